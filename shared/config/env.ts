@@ -1,0 +1,61 @@
+import { z } from 'zod';
+
+/**
+ * The environment, parsed once. Each value is optional here because every function needs a different subset;
+ * `required()` fails fast with the variable's name when a function reaches for one it was not given.
+ */
+const intFromEnv = (fallback: number) =>
+  z.string().optional().transform((v, ctx) => {
+    if (v === undefined || v.trim() === '') return fallback;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 0) {
+      ctx.addIssue({ code: 'custom', message: `expected a non-negative integer, got "${v}"` });
+      return z.NEVER;
+    }
+    return n;
+  });
+
+const schema = z.object({
+  TABLE_NAME: z.string().min(1).optional(),
+  PAYROLL_ENVIRONMENT: z.enum(['sandbox', 'production']).default('sandbox'),
+  /** HMAC secret for page tokens, given directly (local stack, tests)… */
+  PAYROLL_SIGNING_SECRET: z.string().min(32).optional(),
+  /** …or read once per container from Secrets Manager (deployed). */
+  PAYROLL_SIGNING_SECRET_ARN: z.string().min(1).optional(),
+  /** KMS key for envelope encryption of bank account numbers (deployed). */
+  PAYROLL_KMS_KEY_ID: z.string().min(1).optional(),
+  /** Base64 32-byte master key used instead of KMS by the local stack and the tests. */
+  PAYROLL_LOCAL_MASTER_KEY: z.string().min(1).optional(),
+  /** How long a verified token is trusted by one warm container before it is read again. */
+  PAYROLL_AUTH_CACHE_TTL_MS: intFromEnv(5_000),
+  PAYROLL_RATE_LIMIT_READ: intFromEnv(300),
+  PAYROLL_RATE_LIMIT_PAYROLL_WRITE: intFromEnv(100),
+  PAYROLL_RATE_LIMIT_EMPLOYEE_WRITE: intFromEnv(100),
+});
+
+export type Config = z.infer<typeof schema>;
+
+let cached: Config | undefined;
+
+export function config(): Config {
+  if (!cached) {
+    const parsed = schema.safeParse(process.env);
+    if (!parsed.success) {
+      const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+      throw new Error(`Invalid environment: ${problems}`);
+    }
+    cached = parsed.data;
+  }
+  return cached;
+}
+
+export function required<K extends keyof Config>(key: K): NonNullable<Config[K]> {
+  const value = config()[key];
+  if (value === undefined || value === null) throw new Error(`Missing environment variable ${String(key)}`);
+  return value as NonNullable<Config[K]>;
+}
+
+/** Tests and the local stack change the environment between runs; this forgets the parsed copy. */
+export function resetConfigForTests(): void {
+  cached = undefined;
+}

@@ -1,0 +1,21 @@
+import type { z } from 'zod';
+
+/** Items read back are checked against their schema: a corrupt or foreign item fails loudly, never silently. */
+export function parseItem<S extends z.ZodType>(schema: S, item: Record<string, unknown>, entity: string): z.infer<S> {
+  const parsed = schema.safeParse(item);
+  if (!parsed.success) {
+    throw new Error(`Stored ${entity} item does not match its schema: ${parsed.error.issues.map((i) => i.path.join('.')).join(', ')}`);
+  }
+  return parsed.data;
+}
+
+export function isConditionalCheckFailure(err: unknown): boolean {
+  return (err as { name?: string })?.name === 'ConditionalCheckFailedException';
+}
+
+/** For a cancelled transaction, which of its operations failed their condition (by index). */
+export function cancelledConditions(err: unknown): boolean[] | undefined {
+  const e = err as { name?: string; CancellationReasons?: { Code?: string }[] };
+  if (e?.name !== 'TransactionCanceledException' || !e.CancellationReasons) return undefined;
+  return e.CancellationReasons.map((r) => r.Code === 'ConditionalCheckFailed');
+}

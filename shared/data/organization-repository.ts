@@ -1,0 +1,79 @@
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { z } from 'zod';
+import type { TableRef } from '../adapters/dynamo.js';
+import type { OrganizationSettings } from '../domain/settings.js';
+import { parseItem } from './item.js';
+import { keys } from './keys.js';
+import type { ApiKeyRecord } from './api-key-repository.js';
+import { apiKeyItems } from './api-key-repository.js';
+
+const organizationItem = z.object({
+  organization_id: z.string(),
+  name: z.string(),
+  environment: z.enum(['sandbox', 'production']),
+  created_at: z.string(),
+});
+export type Organization = z.infer<typeof organizationItem>;
+
+const settingsItem = z.object({
+  employment_types: z.array(z.string()),
+  pay_groups: z.array(z.string()),
+  pay_schedules: z.array(z.string()),
+  max_net_pay_per_employee: z.string(),
+  max_payroll_total: z.string(),
+  originator: z.object({
+    company_name: z.string(),
+    company_identification: z.string(),
+    originating_dfi_identification: z.string(),
+    immediate_destination: z.string(),
+    immediate_destination_name: z.string(),
+    immediate_origin: z.string(),
+    immediate_origin_name: z.string(),
+  }),
+  updated_at: z.string(),
+});
+
+export class OrganizationRepository {
+  constructor(private readonly table: TableRef) {}
+
+  /** The organization, its settings and its first admin key appear together or not at all. */
+  async create(org: Organization, settings: OrganizationSettings, firstKey: ApiKeyRecord, tokenHash: string): Promise<void> {
+    await this.table.doc.send(new TransactWriteCommand({
+      TransactItems: [
+        { Put: { TableName: this.table.tableName, Item: { ...keys.organization(org.organization_id), entity: 'organization', ...org }, ConditionExpression: 'attribute_not_exists(PK)' } },
+        { Put: { TableName: this.table.tableName, Item: { ...keys.settings(org.organization_id), entity: 'settings', ...settings }, ConditionExpression: 'attribute_not_exists(PK)' } },
+        ...apiKeyItems(this.table.tableName, firstKey, tokenHash),
+      ],
+    }));
+  }
+
+  async get(orgId: string): Promise<Organization | undefined> {
+    const out = await this.table.doc.send(new GetCommand({ TableName: this.table.tableName, Key: keys.organization(orgId) }));
+    return out.Item ? parseItem(organizationItem, out.Item, 'organization') : undefined;
+  }
+
+  async getSettings(orgId: string): Promise<OrganizationSettings | undefined> {
+    const out = await this.table.doc.send(new GetCommand({ TableName: this.table.tableName, Key: keys.settings(orgId), ConsistentRead: true }));
+    return out.Item ? parseItem(settingsItem, out.Item, 'settings') : undefined;
+  }
+
+  async putSettings(orgId: string, settings: OrganizationSettings, expectedUpdatedAt: string): Promise<void> {
+    const { updated_at, ...rest } = settings;
+    const names: Record<string, string> = { '#updated_at': 'updated_at' };
+    const values: Record<string, unknown> = { ':updated_at': updated_at, ':expected': expectedUpdatedAt };
+    const sets = ['#updated_at = :updated_at'];
+    for (const [k, v] of Object.entries(rest)) {
+      names[`#${k}`] = k;
+      values[`:${k}`] = v;
+      sets.push(`#${k} = :${k}`);
+    }
+    await this.table.doc.send(new UpdateCommand({
+      TableName: this.table.tableName,
+      Key: keys.settings(orgId),
+      UpdateExpression: `SET ${sets.join(', ')}`,
+      ConditionExpression: '#updated_at = :expected',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    }));
+  }
+}

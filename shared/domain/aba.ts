@@ -1,0 +1,13 @@
+/**
+ * ABA routing number check: 9 digits whose weighted sum 3-7-1 is a multiple of 10, and whose first two digits
+ * are a Federal Reserve routing symbol (00 is the US government, 01–12 banks, 21–32 thrifts, 61–72 electronic, 80 travellers' cheques).
+ */
+export function isValidRoutingNumber(value: string): boolean {
+  if (!/^\d{9}$/.test(value)) return false;
+  const prefix = Number(value.slice(0, 2));
+  const knownPrefix = prefix <= 12 || (prefix >= 21 && prefix <= 32) || (prefix >= 61 && prefix <= 72) || prefix === 80;
+  if (!knownPrefix) return false;
+  const weights = [3, 7, 1, 3, 7, 1, 3, 7, 1];
+  const sum = weights.reduce((acc, w, i) => acc + w * Number(value[i]), 0);
+  return sum % 10 === 0;
+}

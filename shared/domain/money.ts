@@ -1,0 +1,54 @@
+/**
+ * Money is held as integer cents. Inputs are JSON numbers or numeric strings with at most two decimals; they
+ * are parsed from their decimal text, never through binary floating point arithmetic. Every total stays far
+ * below Number.MAX_SAFE_INTEGER cents (about 90 trillion dollars), and each operation checks that it does.
+ */
+export type Cents = number;
+
+const DECIMAL = /^(0|[1-9]\d{0,14})(?:\.(\d{1,2}))?$/;
+
+export type MoneyParse = { ok: true; cents: Cents } | { ok: false; reason: 'negative' | 'format' | 'precision' };
+
+export function parseMoney(value: unknown): MoneyParse {
+  let text: string;
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) return { ok: false, reason: 'format' };
+    // String(n) of a double gives the shortest text that round-trips, i.e. what the client wrote (0.1 → "0.1").
+    text = String(value);
+  } else if (typeof value === 'string') {
+    text = value.trim();
+  } else {
+    return { ok: false, reason: 'format' };
+  }
+  if (text.startsWith('-')) {
+    return /^-\d/.test(text) && !/^-0*(\.0*)?$/.test(text) ? { ok: false, reason: 'negative' } : { ok: false, reason: 'format' };
+  }
+  const m = DECIMAL.exec(text);
+  if (!m) return /^\d+\.\d{3,}$/.test(text) ? { ok: false, reason: 'precision' } : { ok: false, reason: 'format' };
+  const cents = Number(m[1]) * 100 + Number((m[2] ?? '').padEnd(2, '0'));
+  return { ok: true, cents };
+}
+
+export function addCents(a: Cents, b: Cents): Cents {
+  const sum = a + b;
+  if (!Number.isSafeInteger(sum)) throw new RangeError('Money total out of range');
+  return sum;
+}
+
+export function sumCents(values: Iterable<Cents>): Cents {
+  let total = 0;
+  for (const v of values) total = addCents(total, v);
+  return total;
+}
+
+/** Cents as the decimal string stored and signed over ("1234.50"). */
+export function formatCents(cents: Cents): string {
+  const sign = cents < 0 ? '-' : '';
+  const abs = Math.abs(cents);
+  return `${sign}${Math.trunc(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
+}
+
+/** Cents as the JSON number the API answers with: exact, because a two-decimal value's shortest form is itself. */
+export function centsToNumber(cents: Cents): number {
+  return Number(formatCents(cents));
+}

@@ -1,0 +1,91 @@
+import middy from '@middy/core';
+import type { APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { z } from 'zod';
+import { InvalidQueryError, InvalidRequestError } from '../domain/errors.js';
+import { problemsFromZod } from '../schemas/problems.js';
+import { renderSuccess, type ApiResult } from './envelope.js';
+import { authenticate } from './middleware/authenticate.js';
+import { errorEnvelope } from './middleware/error-envelope.js';
+import { jsonBody } from './middleware/json-body.js';
+import { requestContext, requestIdOf, type ApiEvent } from './middleware/request-context.js';
+import type { Principal } from './principal.js';
+import type { RouteDef } from './routes.js';
+
+export interface ApiRequest<B, Q, P> {
+  principal: Principal;
+  body: B;
+  query: Q;
+  params: P;
+  requestId: string;
+  header(name: string): string | undefined;
+  event: ApiEvent;
+}
+
+interface Schemas<B, Q, P> {
+  /** 'raw': the body must be a JSON object but the use case validates it (it needs stored settings to). */
+  body?: z.ZodType<B> | 'raw';
+  query?: z.ZodType<Q>;
+  params?: z.ZodType<P>;
+}
+
+type Out<S, Fallback> = S extends z.ZodType<infer T> ? T : Fallback;
+
+/**
+ * Builds a Lambda handler for one route: middleware first (request context, error envelope, HTTPS and auth,
+ * JSON body), then zod validation of body, query and path, then the use case. Every problem of the body is
+ * reported at once in `details`.
+ */
+export function apiHandler<S extends Schemas<any, any, any>>(
+  route: RouteDef,
+  schemas: S,
+  fn: (req: ApiRequest<S['body'] extends 'raw' ? Record<string, unknown> : Out<S['body'], undefined>, Out<S['query'], Record<string, string>>, Out<S['params'], Record<string, string>>>) => Promise<ApiResult>,
+) {
+  const inner = async (event: ApiEvent, _context: Context): Promise<APIGatewayProxyResult> => {
+    const requestId = requestIdOf(event);
+    let body: unknown = event.jsonBody;
+    if (schemas.body === undefined) {
+      body = undefined;
+    } else if (body === undefined) {
+      throw new InvalidRequestError([{ code: 'required', message: 'A JSON object body is required' }]);
+    } else if (schemas.body !== 'raw') {
+      const parsed = schemas.body.safeParse(body);
+      if (!parsed.success) throw new InvalidRequestError(problemsFromZod(parsed.error, body));
+      body = parsed.data;
+    }
+    const rawQuery = event.queryStringParameters ?? {};
+    let query: unknown = rawQuery;
+    if (schemas.query) {
+      const parsed = schemas.query.safeParse(rawQuery);
+      if (!parsed.success) throw new InvalidQueryError(problemsFromZod(parsed.error, rawQuery));
+      query = parsed.data;
+    }
+    const rawParams = event.pathParameters ?? {};
+    let params: unknown = rawParams;
+    if (schemas.params) {
+      const parsed = schemas.params.safeParse(rawParams);
+      if (!parsed.success) throw new InvalidQueryError(problemsFromZod(parsed.error, rawParams));
+      params = parsed.data;
+    }
+    const headers = event.headers ?? {};
+    const result = await fn({
+      principal: event.principal!,
+      body: body as never,
+      query: query as never,
+      params: params as never,
+      requestId,
+      header: (name) => {
+        const key = Object.keys(headers).find((k) => k.toLowerCase() === name.toLowerCase());
+        return key === undefined ? undefined : (headers[key] ?? undefined);
+      },
+      event,
+    });
+    return renderSuccess(result, requestId);
+  };
+
+  return middy<ApiEvent, APIGatewayProxyResult>()
+    .use(requestContext())
+    .use(errorEnvelope())
+    .use(authenticate(route))
+    .use(jsonBody())
+    .handler(inner);
+}

@@ -1,0 +1,50 @@
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import { DomainError } from '../domain/errors.js';
+
+/** What a use case answers; the envelope is added here, once. */
+export interface ApiResult {
+  status: number;
+  message: string;
+  data?: unknown;
+  headers?: Record<string, string>;
+}
+
+const BASE_HEADERS = {
+  'Content-Type': 'application/json; charset=utf-8',
+  'Cache-Control': 'no-store',
+  'X-Content-Type-Options': 'nosniff',
+};
+
+export function renderSuccess(result: ApiResult, requestId: string): APIGatewayProxyResult {
+  if (result.status === 204) {
+    return { statusCode: 204, headers: { ...result.headers, 'X-Request-Id': requestId }, body: '' };
+  }
+  return {
+    statusCode: result.status,
+    headers: { ...BASE_HEADERS, ...result.headers, 'X-Request-Id': requestId },
+    body: JSON.stringify({ status: result.status, message: result.message, data: result.data ?? null, request_id: requestId }),
+  };
+}
+
+/** Domain errors keep their code and details; anything else becomes a bare 500 with no internals. */
+export function renderError(error: unknown, requestId: string): APIGatewayProxyResult {
+  const known = error instanceof DomainError;
+  const status = known ? error.status : 500;
+  const body = {
+    status,
+    error: {
+      code: known ? error.code : 'internal_error',
+      message: known ? error.message : 'Internal server error',
+      details: known ? error.details : [],
+    },
+    request_id: requestId,
+  };
+  return {
+    statusCode: status,
+    headers: { ...BASE_HEADERS, ...(known ? error.headers : {}), 'X-Request-Id': requestId },
+    body: JSON.stringify(body),
+  };
+}
+
+export const ok = (data: unknown, message = 'OK', headers?: Record<string, string>): ApiResult => ({ status: 200, message, data, headers });
+export const created = (data: unknown, location: string, message = 'Created'): ApiResult => ({ status: 201, message, data, headers: { Location: location } });

@@ -1,0 +1,26 @@
+import type { MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import { HttpsRequiredError, InsufficientScopeError } from '../../domain/errors.js';
+import { hasScope } from '../../domain/scopes.js';
+import { authenticator } from '../context.js';
+import type { RouteDef } from '../routes.js';
+import type { ApiEvent } from './request-context.js';
+
+function header(event: ApiEvent, name: string): string | undefined {
+  const headers = event.headers ?? {};
+  const key = Object.keys(headers).find((k) => k.toLowerCase() === name);
+  return key === undefined ? undefined : (headers[key] ?? undefined);
+}
+
+/** HTTPS only, then the bearer token, then the route's scope. Runs in every handler, deployed and locally. */
+export function authenticate(route: RouteDef): MiddlewareObj<ApiEvent, APIGatewayProxyResult> {
+  return {
+    before: async ({ event }) => {
+      if (header(event, 'x-forwarded-proto')?.toLowerCase() === 'http') throw new HttpsRequiredError();
+      if (route.scope === null) return;
+      const principal = await authenticator().authenticate(header(event, 'authorization'));
+      event.principal = principal;
+      if (!hasScope(principal.scopes, route.scope)) throw new InsufficientScopeError(route.scope);
+    },
+  };
+}

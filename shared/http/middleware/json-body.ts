@@ -1,0 +1,24 @@
+import type { MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import { InvalidRequestError } from '../../domain/errors.js';
+import type { ApiEvent } from './request-context.js';
+
+/** A request body must be a JSON object; anything else is 400 invalid_request_body before the handler runs. */
+export function jsonBody(): MiddlewareObj<ApiEvent, APIGatewayProxyResult> {
+  return {
+    before: ({ event }) => {
+      if (event.body === null || event.body === undefined || event.body === '') return;
+      const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        throw new InvalidRequestError([{ code: 'invalid_json', message: 'The body is not valid JSON' }]);
+      }
+      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+        throw new InvalidRequestError([{ code: 'invalid_type', message: 'The body must be a JSON object' }]);
+      }
+      event.jsonBody = parsed;
+    },
+  };
+}

@@ -1,0 +1,11 @@
+import type { Environment } from '../adapters/tokens.js';
+import type { Scope, TokenType } from '../domain/scopes.js';
+
+export interface Principal {
+  organizationId: string;
+  apiKeyId: string;
+  type: TokenType;
+  scopes: readonly Scope[];
+  environment: Environment;
+  tokenHash: string;
+}

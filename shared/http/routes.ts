@@ -1,0 +1,89 @@
+import type { Scope } from '../domain/scopes.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+export type RateBucket = 'read' | 'payroll_write' | 'employee_write';
+
+/**
+ * What a route's function may touch beyond the table reads and writes every authenticated route needs (token
+ * lookup, last-used stamp, rate limit). The CDK stack grants exactly this, nothing more.
+ */
+export type Access =
+  | 'kms:encrypt'
+  | 'kms:decrypt'
+  | 'secret:signing'
+  | 'bucket:read'
+  | 'bucket:write'
+  | 'queue:payroll:send'
+  | 'queue:webhooks:send';
+
+export interface RouteDef {
+  /** Stable name: the CDK construct id and the OpenAPI operationId. */
+  readonly id: string;
+  readonly method: HttpMethod;
+  /** API Gateway style path, `{name}` for a parameter. */
+  readonly path: string;
+  /** The entry file under functions/, without extension. */
+  readonly handler: string;
+  /** null: no token needed. */
+  readonly scope: Scope | null;
+  readonly bucket: RateBucket | null;
+  readonly summary: string;
+  readonly access: readonly Access[];
+}
+
+const route = <const R extends RouteDef>(r: R): R => r;
+
+/**
+ * The one route table. The CDK API stack, the local HTTPS server, the authorization matrix tests and the
+ * OpenAPI document are all generated from it: a new endpoint is one entry here plus one handler file.
+ */
+export const ROUTES = [
+  route({ id: 'createEmployee', method: 'POST', path: '/v1/employees', handler: 'api/create-employee', scope: 'write:employees', bucket: 'employee_write', summary: 'Onboard an employee', access: ['kms:encrypt'] }),
+  route({ id: 'listEmployees', method: 'GET', path: '/v1/employees', handler: 'api/list-employees', scope: 'read:employees', bucket: 'read', summary: 'List active employees', access: ['secret:signing'] }),
+  route({ id: 'getEmployee', method: 'GET', path: '/v1/employees/{id}', handler: 'api/get-employee', scope: 'read:employees', bucket: 'read', summary: 'Get an employee', access: [] }),
+  route({ id: 'updateEmployee', method: 'PATCH', path: '/v1/employees/{id}', handler: 'api/update-employee', scope: 'write:employees', bucket: 'employee_write', summary: 'Update an employee', access: ['kms:encrypt'] }),
+  route({ id: 'deleteEmployee', method: 'DELETE', path: '/v1/employees/{id}', handler: 'api/delete-employee', scope: 'write:employees', bucket: 'employee_write', summary: 'Remove an employee', access: [] }),
+  route({ id: 'getSettings', method: 'GET', path: '/v1/settings', handler: 'api/get-settings', scope: 'admin', bucket: 'read', summary: 'Get organization settings', access: [] }),
+  route({ id: 'updateSettings', method: 'PATCH', path: '/v1/settings', handler: 'api/update-settings', scope: 'admin', bucket: 'employee_write', summary: 'Update organization settings', access: [] }),
+  route({ id: 'createApiKey', method: 'POST', path: '/v1/api-keys', handler: 'api/create-api-key', scope: 'admin', bucket: 'employee_write', summary: 'Create an API key', access: [] }),
+  route({ id: 'listApiKeys', method: 'GET', path: '/v1/api-keys', handler: 'api/list-api-keys', scope: 'admin', bucket: 'read', summary: 'List API keys', access: ['secret:signing'] }),
+  route({ id: 'revokeApiKey', method: 'DELETE', path: '/v1/api-keys/{id}', handler: 'api/revoke-api-key', scope: 'admin', bucket: 'employee_write', summary: 'Revoke an API key', access: [] }),
+] as const satisfies readonly RouteDef[];
+
+export type RouteId = (typeof ROUTES)[number]['id'];
+
+export const routeById = Object.fromEntries(ROUTES.map((r) => [r.id, r])) as { [K in RouteId]: Extract<(typeof ROUTES)[number], { id: K }> };
+
+/** Answers unknown paths (404) and known paths with another method (405), deployed and locally. */
+export const FALLBACK_HANDLER = 'api/route-not-found';
+
+export interface RouteMatch {
+  route: RouteDef;
+  params: Record<string, string>;
+}
+
+function compile(path: string): { regex: RegExp; names: string[] } {
+  const names: string[] = [];
+  const pattern = path.replace(/\{(\w+)\}/g, (_, name: string) => {
+    names.push(name);
+    return '([^/]+)';
+  });
+  return { regex: new RegExp(`^${pattern}/?$`), names };
+}
+
+const compiled = ROUTES.map((r) => ({ route: r as RouteDef, ...compile(r.path) }));
+
+/** The routes whose path matches, whatever their method. */
+export function matchPath(path: string): RouteMatch[] {
+  const out: RouteMatch[] = [];
+  for (const c of compiled) {
+    const m = c.regex.exec(path);
+    if (!m) continue;
+    const params: Record<string, string> = {};
+    c.names.forEach((name, i) => {
+      params[name] = decodeURIComponent(m[i + 1]!);
+    });
+    out.push({ route: c.route, params });
+  }
+  return out;
+}

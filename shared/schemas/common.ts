@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { isValidRoutingNumber } from '../domain/aba.js';
+import { isCalendarDate } from '../domain/dates.js';
+import { parseMoney } from '../domain/money.js';
+
+export const calendarDate = z.string().refine(isCalendarDate, {
+  message: 'Must be a real calendar date in YYYY-MM-DD form',
+  params: { code: 'invalid_date' },
+});
+
+export const personName = z.string().trim().min(1).max(100);
+
+export const email = z
+  .string()
+  .trim()
+  .max(254)
+  .pipe(z.email({ message: 'Must be an email address' }));
+
+export const routingNumber = z
+  .string()
+  .regex(/^\d{9}$/, { message: 'Must be 9 digits' })
+  .refine(isValidRoutingNumber, { message: 'Not a valid ABA routing number (check digit)', params: { code: 'invalid_check_digit' } });
+
+export const accountNumber = z.string().regex(/^\d{4,17}$/, { message: 'Must be 4 to 17 digits' });
+
+export const accountType = z.enum(['checking', 'savings']);
+
+/** Non-negative money with at most two decimals, from a JSON number or a numeric string; yields cents. */
+export const money = z.union([z.number(), z.string()]).transform((value, ctx) => {
+  const parsed = parseMoney(value);
+  if (parsed.ok) return parsed.cents;
+  const byReason = {
+    negative: { code: 'negative_pay', message: 'Must not be negative' },
+    precision: { code: 'invalid_precision', message: 'At most two decimal places' },
+    format: { code: 'invalid_amount', message: 'Must be a decimal amount such as 1234.56' },
+  } as const;
+  const problem = byReason[parsed.reason];
+  ctx.addIssue({ code: 'custom', message: problem.message, params: { code: problem.code } });
+  return z.NEVER;
+});
+
+export const limitParam = z
+  .string()
+  .regex(/^\d+$/, { message: 'Must be a whole number from 1 to 100' })
+  .transform(Number)
+  .pipe(z.number().int().min(1).max(100))
+  .optional()
+  .default(50);
+
+export const pageTokenParam = z.string().min(1).max(4096).optional();
