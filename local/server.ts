@@ -1,0 +1,178 @@
+import { randomUUID } from 'node:crypto';
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context, Handler } from 'aws-lambda';
+import { HttpsRequiredError, InvalidRequestError, PayloadTooLargeError } from '../shared/domain/errors.js';
+import { renderError } from '../shared/http/envelope.js';
+import { FALLBACK_HANDLER, matchPath, type RouteDef } from '../shared/http/routes.js';
+
+/**
+ * The local stand-in for API Gateway: it turns each HTTPS request into the same REST proxy event API Gateway
+ * sends, invokes the route's own Lambda handler in process, and writes its result back. The route table is the
+ * one the CDK stack deploys, so the local stack and AWS route identically.
+ */
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+/** API Gateway's payload limit for a REST API request. */
+const MAX_BODY_BYTES = 6 * 1024 * 1024;
+const FUNCTION_TIMEOUT_MS = 29_000;
+
+type ProxyHandler = Handler<APIGatewayProxyEvent, APIGatewayProxyResult>;
+const loaded = new Map<string, Promise<ProxyHandler>>();
+
+function loadHandler(entry: string): Promise<ProxyHandler> {
+  let p = loaded.get(entry);
+  if (!p) {
+    const url = pathToFileURL(join(ROOT, 'functions', `${entry}.ts`)).href;
+    p = import(url).then((m: { handler: ProxyHandler }) => m.handler);
+    loaded.set(entry, p);
+  }
+  return p;
+}
+
+function lambdaContext(entry: string, requestId: string): Context {
+  const deadline = Date.now() + FUNCTION_TIMEOUT_MS;
+  const name = `local-${entry.replace(/\//g, '-')}`;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: name,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${name}`,
+    memoryLimitInMB: '512',
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/${name}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > MAX_BODY_BYTES) throw new PayloadTooLargeError(`A request body may be at most ${MAX_BODY_BYTES} bytes`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new PayloadTooLargeError(`A request body may be at most ${MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+function toEvent(req: IncomingMessage, url: URL, body: Buffer, requestId: string, route: RouteDef | undefined, params: Record<string, string>): APIGatewayProxyEvent {
+  const headers: Record<string, string> = {};
+  const multiValueHeaders: Record<string, string[]> = {};
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i]!;
+    const value = req.rawHeaders[i + 1]!;
+    headers[name] = value;
+    (multiValueHeaders[name] ??= []).push(value);
+  }
+  const query: Record<string, string> = {};
+  const multiQuery: Record<string, string[]> = {};
+  for (const [k, v] of url.searchParams) {
+    query[k] = v;
+    (multiQuery[k] ??= []).push(v);
+  }
+  const hasQuery = Object.keys(query).length > 0;
+  const text = body.toString('utf8');
+  const binary = body.length > 0 && !Buffer.from(text, 'utf8').equals(body);
+  const resource = route?.path ?? '/{proxy+}';
+  return {
+    resource,
+    path: url.pathname,
+    httpMethod: req.method ?? 'GET',
+    headers,
+    multiValueHeaders,
+    queryStringParameters: hasQuery ? query : null,
+    multiValueQueryStringParameters: hasQuery ? multiQuery : null,
+    pathParameters: Object.keys(params).length > 0 ? params : null,
+    stageVariables: null,
+    body: body.length === 0 ? null : binary ? body.toString('base64') : text,
+    isBase64Encoded: binary,
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'local',
+      authorizer: null,
+      protocol: `HTTP/${req.httpVersion}`,
+      httpMethod: req.method ?? 'GET',
+      identity: { sourceIp: req.socket.remoteAddress ?? '127.0.0.1', userAgent: req.headers['user-agent'] ?? null } as APIGatewayProxyEvent['requestContext']['identity'],
+      path: url.pathname,
+      stage: 'local',
+      requestId,
+      requestTimeEpoch: Date.now(),
+      resourceId: 'local',
+      resourcePath: resource,
+    },
+  };
+}
+
+function send(res: ServerResponse, result: APIGatewayProxyResult): void {
+  const headers: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(result.headers ?? {})) headers[k] = String(v);
+  for (const [k, v] of Object.entries(result.multiValueHeaders ?? {})) headers[k] = v.map(String);
+  const body = result.isBase64Encoded ? Buffer.from(result.body, 'base64') : Buffer.from(result.body ?? '', 'utf8');
+  if (result.statusCode !== 204) headers['Content-Length'] = String(body.length);
+  res.writeHead(result.statusCode, headers);
+  res.end(result.statusCode === 204 ? undefined : body);
+}
+
+export async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const requestId = randomUUID();
+  try {
+    const url = new URL(req.url ?? '/', 'https://localhost');
+    let body: Buffer;
+    try {
+      body = await readBody(req);
+    } catch (err) {
+      send(res, renderError(err instanceof PayloadTooLargeError ? err : new InvalidRequestError(), requestId));
+      return;
+    }
+    let matches: ReturnType<typeof matchPath> = [];
+    try {
+      matches = matchPath(url.pathname);
+    } catch {
+      matches = []; // an undecodable path parameter matches no route
+    }
+    const match = matches.find((m) => m.route.method === req.method);
+    const entry = match?.route.handler ?? FALLBACK_HANDLER;
+    const event = toEvent(req, url, body, requestId, match?.route, match?.params ?? {});
+    const handler = await loadHandler(entry);
+    const result = (await handler(event, lambdaContext(entry, requestId), () => undefined)) as APIGatewayProxyResult;
+    send(res, result);
+  } catch (err) {
+    // A handler renders its own errors; reaching here means the adapter itself failed.
+    console.error(JSON.stringify({ level: 'ERROR', message: 'local adapter failure', request_id: requestId, error: String(err) }));
+    if (!res.headersSent) send(res, renderError(err, requestId));
+    else res.destroy();
+  }
+}
+
+export function createApiServer(tls: { key: string; cert: string }): Server {
+  const server = createHttpsServer({ key: tls.key, cert: tls.cert }, (req, res) => void dispatch(req, res));
+  server.keepAliveTimeout = 65_000;
+  return server;
+}
+
+/** Plain HTTP is answered, never served: every request gets 403 https_required. */
+export function createHttpRejectServer(): Server {
+  return createHttpServer((req, res) => {
+    req.resume();
+    send(res, renderError(new HttpsRequiredError(), randomUUID()));
+  });
+}
+
+export function listen(server: Server, port: number, host = '127.0.0.1'): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: Error) => reject(err);
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+}

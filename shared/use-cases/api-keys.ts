@@ -1,0 +1,85 @@
+import type { Deps } from '../adapters/clock.js';
+import { generateToken, hashToken, tokenHint, type Environment } from '../adapters/tokens.js';
+import type { ApiKeyRecord, ApiKeyRepository } from '../data/api-key-repository.js';
+import type { OrganizationRepository } from '../data/organization-repository.js';
+import { NotFoundError } from '../domain/errors.js';
+import { SCOPES_BY_TYPE, type TokenType } from '../domain/scopes.js';
+import { defaultSettings } from '../domain/settings.js';
+
+export function apiKeyView(k: ApiKeyRecord) {
+  return {
+    api_key_id: k.api_key_id,
+    name: k.name,
+    type: k.type,
+    scopes: k.scopes,
+    token_hint: k.token_hint,
+    created_at: k.created_at,
+    expires_at: k.expires_at,
+    revoked_at: k.revoked_at,
+    last_used_at: k.last_used_at,
+  };
+}
+
+export interface IssuedKey {
+  record: ApiKeyRecord;
+  /** The only time the token exists outside the caller's hands: it is returned once and stored as a hash. */
+  token: string;
+}
+
+function newKey(deps: Deps, orgId: string, environment: Environment, input: { name: string; type: TokenType; expires_at?: string | null }): IssuedKey {
+  const token = generateToken(environment);
+  const record: ApiKeyRecord = {
+    api_key_id: deps.newId('key'),
+    organization_id: orgId,
+    environment,
+    name: input.name,
+    type: input.type,
+    scopes: [...SCOPES_BY_TYPE[input.type]],
+    token_hint: tokenHint(token),
+    token_hash: hashToken(token),
+    created_at: deps.now().toISOString(),
+    expires_at: input.expires_at ? new Date(input.expires_at).toISOString() : null,
+    revoked_at: null,
+    last_used_at: null,
+  };
+  return { record, token };
+}
+
+export async function createApiKey(
+  apiKeys: ApiKeyRepository,
+  deps: Deps,
+  orgId: string,
+  environment: Environment,
+  input: { name: string; type: TokenType; expires_at?: string | null },
+): Promise<IssuedKey> {
+  const issued = newKey(deps, orgId, environment, input);
+  await apiKeys.create(issued.record);
+  return issued;
+}
+
+export async function revokeApiKey(apiKeys: ApiKeyRepository, deps: Deps, orgId: string, apiKeyId: string): Promise<ApiKeyRecord> {
+  const key = await apiKeys.get(orgId, apiKeyId);
+  if (!key) throw new NotFoundError();
+  if (key.revoked_at) return key;
+  const revokedAt = deps.now().toISOString();
+  const outcome = await apiKeys.revoke(key, revokedAt);
+  return outcome === 'revoked' ? { ...key, revoked_at: revokedAt } : ((await apiKeys.get(orgId, apiKeyId)) ?? key);
+}
+
+/** A new organization, its default settings and its first admin key, created atomically. */
+export async function createOrganization(
+  organizations: OrganizationRepository,
+  deps: Deps,
+  input: { name: string; environment: Environment },
+): Promise<{ organization_id: string; api_key_id: string; token: string }> {
+  const now = deps.now();
+  const orgId = deps.newId('org');
+  const issued = newKey(deps, orgId, input.environment, { name: 'Initial admin key', type: 'admin' });
+  await organizations.create(
+    { organization_id: orgId, name: input.name, environment: input.environment, created_at: now.toISOString() },
+    defaultSettings(input.name, input.environment, now),
+    issued.record,
+    issued.record.token_hash,
+  );
+  return { organization_id: orgId, api_key_id: issued.record.api_key_id, token: issued.token };
+}

@@ -1,0 +1,214 @@
+import { randomBytes } from 'node:crypto';
+import { GetCommand, DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { generateToken, hashToken } from '../../shared/adapters/tokens.js';
+import { resetConfigForTests } from '../../shared/config/env.js';
+import { SCOPES_BY_TYPE, type TokenType } from '../../shared/domain/scopes.js';
+import { defaultSettings } from '../../shared/domain/settings.js';
+import { apiEvent, lambdaContext, parse } from '../support/api-event.js';
+
+/**
+ * The middy stack and the handlers, with DynamoDB replaced by aws-sdk-client-mock: authentication outcomes,
+ * validation details, and how storage faults (conditional failures, throttling) reach the client.
+ */
+const ddb = mockClient(DynamoDBDocumentClient);
+const ORG = 'org_01jaaaaaaaaaaaaaaaaaaaaaaa';
+const tokens: Record<TokenType | 'expired', string> = {
+  'read-only': generateToken('sandbox'),
+  'payroll-submitter': generateToken('sandbox'),
+  admin: generateToken('sandbox'),
+  expired: generateToken('sandbox'),
+};
+
+function tokenItem(type: TokenType, expiresAt: string | null = null) {
+  return { api_key_id: `key_${type}`, organization_id: ORG, environment: 'sandbox', type, scopes: [...SCOPES_BY_TYPE[type]], expires_at: expiresAt };
+}
+
+const handlers = {
+  create: () => import('../../functions/api/create-employee.js').then((m) => m.handler),
+  get: () => import('../../functions/api/get-employee.js').then((m) => m.handler),
+  fallback: () => import('../../functions/api/route-not-found.js').then((m) => m.handler),
+};
+
+async function call(which: keyof typeof handlers, event: ReturnType<typeof apiEvent>) {
+  const handler = await handlers[which]();
+  return parse(await handler(event, lambdaContext));
+}
+
+const auth = (t: string) => ({ Authorization: `Bearer ${t}` });
+const validEmployee = {
+  first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.com', employment_type: 'full_time', pay_group: 'default',
+  pay_schedule: 'biweekly', start_date: '2026-01-05', bank_account: { account_number: '123456789', routing_number: '021000021', account_type: 'checking' },
+};
+
+beforeAll(() => {
+  process.env.TABLE_NAME = 'unit-table';
+  process.env.PAYROLL_SIGNING_SECRET = randomBytes(32).toString('base64url');
+  process.env.PAYROLL_LOCAL_MASTER_KEY = randomBytes(32).toString('base64');
+  process.env.PAYROLL_AUTH_CACHE_TTL_MS = '0';
+  process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
+  resetConfigForTests();
+});
+
+beforeEach(() => {
+  ddb.reset();
+  ddb.on(GetCommand).resolves({});
+  for (const type of ['read-only', 'payroll-submitter', 'admin'] as const) {
+    ddb.on(GetCommand, { Key: { PK: `TOKEN#${hashToken(tokens[type])}`, SK: 'TOKEN' } }).resolves({ Item: tokenItem(type) });
+  }
+  ddb.on(GetCommand, { Key: { PK: `TOKEN#${hashToken(tokens.expired)}`, SK: 'TOKEN' } }).resolves({ Item: tokenItem('admin', new Date(Date.now() - 1000).toISOString()) });
+  ddb.on(GetCommand, { Key: { PK: `ORG#${ORG}`, SK: 'SETTINGS' } }).resolves({ Item: defaultSettings('Acme', 'sandbox', new Date()) });
+  ddb.on(UpdateCommand).resolves({});
+});
+
+afterAll(() => ddb.restore());
+
+const post = (body: unknown, headers: Record<string, string> = auth(tokens.admin)) =>
+  apiEvent({ method: 'POST', path: '/v1/employees', headers, body });
+
+describe('authentication', () => {
+  it('answers 401 with WWW-Authenticate and the envelope when the header is missing', async () => {
+    const res = await call('create', post(validEmployee, {}));
+    expect(res.statusCode).toBe(401);
+    expect(res.headers['WWW-Authenticate']).toMatch(/^Bearer/);
+    expect(res.body).toMatchObject({ status: 401, error: { code: 'unauthorized', message: 'Unauthorized', details: [] } });
+    expect(res.body.request_id).toBe(res.headers['X-Request-Id']);
+  });
+
+  it.each([
+    ['a malformed header', 'Token abc'],
+    ['a malformed token', 'Bearer pk_sandbox_short'],
+    ['an unknown token', `Bearer ${generateToken('sandbox')}`],
+    ['a token of another environment', `Bearer ${generateToken('production')}`],
+    ['an expired token', `Bearer ${tokens.expired}`],
+  ])('answers 401 invalid_token for %s', async (_, header) => {
+    const res = await call('create', post(validEmployee, { Authorization: header }));
+    expect(res.statusCode).toBe(401);
+    expect(res.body.error.code).toBe('unauthorized');
+    expect(res.headers['WWW-Authenticate']).toContain('error="invalid_token"');
+  });
+
+  it.each(['read-only', 'payroll-submitter'] as const)('answers 403 insufficient_scope to a %s token on POST /employees', async (type) => {
+    const res = await call('create', post(validEmployee, auth(tokens[type])));
+    expect(res.statusCode).toBe(403);
+    expect(res.body.error).toMatchObject({ code: 'insufficient_scope', message: 'Forbidden: Insufficient scope' });
+  });
+
+  it('refuses a request that reached it over plain HTTP', async () => {
+    const res = await call('get', apiEvent({ method: 'GET', path: '/v1/employees/x', headers: { ...auth(tokens.admin), 'X-Forwarded-Proto': 'http' }, params: { id: 'x' } }));
+    expect(res.statusCode).toBe(403);
+    expect(res.body.error.code).toBe('https_required');
+  });
+});
+
+describe('POST /v1/employees validation (spec 7.1)', () => {
+  const invalid = async (body: unknown) => {
+    const res = await call('create', post(body));
+    expect(res.statusCode).toBe(400);
+    expect(res.body.error.code).toBe('invalid_request_body');
+    expect(res.body.error.message).toBe('Invalid request body');
+    return res.body.error.details as { field?: string; code: string }[];
+  };
+
+  it('lists every missing field at once', async () => {
+    const details = await invalid({});
+    expect(details.map((d) => d.field).sort()).toEqual(
+      ['email', 'employment_type', 'first_name', 'last_name', 'pay_group', 'pay_schedule', 'start_date']);
+    expect(new Set(details.map((d) => d.code))).toEqual(new Set(['required']));
+  });
+
+  it.each([
+    [{ first_name: '' }, 'first_name', 'required'],
+    [{ first_name: 'x'.repeat(101) }, 'first_name', 'too_long'],
+    [{ email: 'not-an-email' }, 'email', 'invalid_format'],
+    [{ start_date: '2026-02-30' }, 'start_date', 'invalid_date'],
+    [{ start_date: '05/01/2026' }, 'start_date', 'invalid_date'],
+    [{ employment_type: 'Full_Time' }, 'employment_type', 'invalid_value'],
+    [{ pay_group: 'executives' }, 'pay_group', 'invalid_value'],
+    [{ pay_schedule: 'daily' }, 'pay_schedule', 'invalid_value'],
+    [{ bank_account: { ...validEmployee.bank_account, routing_number: '021000022' } }, 'bank_account.routing_number', 'invalid_check_digit'],
+    [{ bank_account: { ...validEmployee.bank_account, routing_number: '12345' } }, 'bank_account.routing_number', 'invalid_format'],
+    [{ bank_account: { ...validEmployee.bank_account, account_number: '123' } }, 'bank_account.account_number', 'invalid_format'],
+    [{ bank_account: { ...validEmployee.bank_account, account_type: 'money_market' } }, 'bank_account.account_type', 'invalid_value'],
+    [{ bank_account: { account_type: 'checking' } }, 'bank_account.account_number', 'required'],
+    [{ nickname: 'Ada' }, 'nickname', 'unknown_field'],
+    [{ bank_account: { ...validEmployee.bank_account, iban: 'x' } }, 'bank_account.iban', 'unknown_field'],
+    [{ first_name: 42 }, 'first_name', 'invalid_type'],
+  ])('rejects %j naming %s (%s)', async (patch, field, code) => {
+    const details = await invalid({ ...validEmployee, ...patch });
+    expect(details).toContainEqual(expect.objectContaining({ field, code }));
+  });
+
+  it('reports schema and configured-value problems together', async () => {
+    const details = await invalid({ ...validEmployee, email: 'nope', pay_group: 'Default' });
+    expect(details.map((d) => d.field).sort()).toEqual(['email', 'pay_group']);
+  });
+
+  it.each([['not json', '{"first_name":'], ['an array', '[]'], ['a string', '"x"'], ['null', 'null']])('rejects a body that is %s', async (_, raw) => {
+    const res = await call('create', post(raw));
+    expect(res.statusCode).toBe(400);
+    expect(res.body.error.code).toBe('invalid_request_body');
+  });
+
+  it('rejects a missing body', async () => {
+    const res = await call('create', post(undefined));
+    expect(res.statusCode).toBe(400);
+  });
+});
+
+describe('storage outcomes', () => {
+  it('answers 409 employee_already_exists when the email item condition fails', async () => {
+    ddb.on(TransactWriteCommand).rejects(Object.assign(new Error('Transaction cancelled'), {
+      name: 'TransactionCanceledException',
+      CancellationReasons: [{ Code: 'None' }, { Code: 'ConditionalCheckFailed' }],
+    }));
+    const res = await call('create', post(validEmployee));
+    expect(res.statusCode).toBe(409);
+    expect(res.body.error).toMatchObject({ code: 'employee_already_exists', message: 'Employee already exists' });
+  });
+
+  it('stores an encrypted account number and answers only its last four digits', async () => {
+    ddb.on(TransactWriteCommand).resolves({});
+    const res = await call('create', post(validEmployee));
+    expect(res.statusCode).toBe(201);
+    expect(res.headers.Location).toBe(`/v1/employees/${res.body.data.employee_id}`);
+    expect(res.body.data.bank_account).toEqual({ account_type: 'checking', routing_number: '021000021', account_number_last4: '6789', status: 'active' });
+    expect(JSON.stringify(res.body)).not.toContain('123456789"');
+    const written = JSON.stringify(ddb.commandCalls(TransactWriteCommand)[0]!.args[0].input);
+    expect(written).not.toContain('"123456789"');
+    expect(written).toContain('account_number_ciphertext');
+  });
+
+  it('answers a storage fault with 500 internal_error and nothing internal', async () => {
+    ddb.on(TransactWriteCommand).rejects(Object.assign(new Error('Rate of requests exceeds the allowed throughput at arn:aws:dynamodb:secret'), {
+      name: 'ProvisionedThroughputExceededException',
+    }));
+    const res = await call('create', post(validEmployee));
+    expect(res.statusCode).toBe(500);
+    expect(res.body.error).toEqual({ code: 'internal_error', message: 'Internal server error', details: [] });
+    expect(JSON.stringify(res.body)).not.toMatch(/arn:aws|Throughput|stack/i);
+    expect(res.body.request_id).toBe(res.headers['X-Request-Id']);
+  });
+
+  it('answers 404 for an employee of another organization', async () => {
+    const res = await call('get', apiEvent({ method: 'GET', path: '/v1/employees/emp_x', headers: auth(tokens.admin), params: { id: 'emp_x' } }));
+    expect(res.statusCode).toBe(404);
+    expect(res.body.error).toMatchObject({ code: 'not_found', message: 'Not found' });
+  });
+});
+
+describe('unknown routes', () => {
+  it('answers 404 not_found for an unknown path', async () => {
+    const res = await call('fallback', apiEvent({ method: 'GET', path: '/v1/nothing-here' }));
+    expect(res.statusCode).toBe(404);
+    expect(res.body.error.code).toBe('not_found');
+  });
+
+  it('answers 405 with Allow for a known path and another method', async () => {
+    const res = await call('fallback', apiEvent({ method: 'PUT', path: '/v1/employees/emp_1' }));
+    expect(res.statusCode).toBe(405);
+    expect(res.body.error.code).toBe('method_not_allowed');
+    expect(res.headers.Allow).toBe('GET, PATCH, DELETE');
+  });
+});
