@@ -14,17 +14,21 @@ export function requestIdOf(event: APIGatewayProxyEvent): string {
  * and writes one access line per request. The line holds no header, body or query value: those may carry
  * tokens or bank numbers.
  */
+/** Keyed by event, not held in the closure: the local stack runs many invocations of one handler at once. */
+const startedAt = new WeakMap<object, number>();
+
 export function requestContext(): MiddlewareObj<ApiEvent, APIGatewayProxyResult> {
-  let started = 0;
   const finish = (request: { event: ApiEvent; response: APIGatewayProxyResult | null }) => {
     const requestId = requestIdOf(request.event);
     if (request.response) request.response.headers = { ...request.response.headers, 'X-Request-Id': requestId };
     const status = request.response?.statusCode ?? 500;
     const line = {
+      request_id: requestId,
       method: request.event.httpMethod,
-      path: request.event.requestContext?.resourcePath ?? request.event.path,
+      path: request.event.path,
+      route: request.event.requestContext?.resourcePath,
       status,
-      latency_ms: Date.now() - started,
+      latency_ms: Date.now() - (startedAt.get(request.event) ?? Date.now()),
       api_key_id: request.event.principal?.apiKeyId,
       organization_id: request.event.principal?.organizationId,
     };
@@ -33,7 +37,7 @@ export function requestContext(): MiddlewareObj<ApiEvent, APIGatewayProxyResult>
   };
   return {
     before: (request) => {
-      started = Date.now();
+      startedAt.set(request.event, Date.now());
       logger.appendKeys({ request_id: requestIdOf(request.event) });
       logger.setCorrelationId(requestIdOf(request.event));
     },

@@ -1,0 +1,324 @@
+import { Aws, CfnOutput, Fn, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import {
+  AccessLogField,
+  AccessLogFormat,
+  CfnRestApi,
+  EndpointType,
+  type IResource,
+  LambdaIntegration,
+  LogGroupLogDestination,
+  MethodLoggingLevel,
+  ResponseType,
+  RestApi,
+} from 'aws-cdk-lib/aws-apigateway';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { TABLE_DEFINITION } from '../shared/data/table-definition.js';
+import { type Access, FALLBACK_HANDLER, ROUTES, type RouteDef } from '../shared/http/routes.js';
+import { PayrollFunction } from './constructs/payroll-function.js';
+import type { DeploymentEnvironment, QueueName } from './stateful-stack.js';
+
+export const SERVICE_NAME = 'payroll-api';
+
+/** The stage-wide ceiling in front of the per-token rate limits the handlers enforce. */
+export const STAGE_THROTTLING = { rateLimit: 1000, burstLimit: 2000 } as const;
+
+export interface ApiStackProps extends StackProps {
+  readonly environment: DeploymentEnvironment;
+  readonly stage: string;
+  readonly table: ITable;
+  readonly key: IKey;
+  readonly disbursementBucket: IBucket;
+  readonly signingSecret: ISecret;
+  readonly queues: Record<QueueName, IQueue>;
+}
+
+/**
+ * The REST API generated from the route table: one function per route, plus one fallback that answers unknown
+ * paths (404) and known paths with another method (405) in the service's envelope. API Gateway prefers an
+ * explicit method over ANY, so the fallback only sees what no route claims.
+ */
+export class ApiStack extends Stack {
+  readonly api: RestApi;
+  /** By route id, plus FALLBACK_HANDLER for the fallback. */
+  readonly functions: Record<string, PayrollFunction> = {};
+  /** The URL clients prefix paths with: `<apiUrl>/v1/employees`. */
+  readonly apiUrl: string;
+
+  private readonly props: ApiStackProps;
+
+  constructor(scope: Construct, id: string, props: ApiStackProps) {
+    super(scope, id, props);
+    this.props = props;
+    const production = props.environment === 'production';
+    const removalPolicy = production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+
+    const accessLogs = new LogGroup(this, 'AccessLogs', {
+      retention: production ? RetentionDays.ONE_YEAR : RetentionDays.ONE_MONTH,
+      removalPolicy,
+    });
+
+    this.api = new RestApi(this, 'Api', {
+      restApiName: `payroll-${props.environment}-${props.stage}`,
+      description: `Payroll API (${props.environment}/${props.stage})`,
+      endpointConfiguration: { types: [EndpointType.REGIONAL] },
+      // No custom domain: the execute-api endpoint is the API's address.
+      disableExecuteApiEndpoint: false,
+      // Execution and access logs need the account-level API Gateway CloudWatch role. Retained, because it is
+      // one setting per account and region that other stacks (other sandboxes) rely on after this one is gone.
+      cloudWatchRole: true,
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      deployOptions: {
+        stageName: props.stage,
+        tracingEnabled: true,
+        metricsEnabled: true,
+        // Errors only and never the data trace: request bodies carry bank account numbers.
+        loggingLevel: MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
+        accessLogDestination: new LogGroupLogDestination(accessLogs),
+        accessLogFormat: AccessLogFormat.custom(JSON.stringify({
+          requestId: AccessLogField.contextRequestId(),
+          extendedRequestId: AccessLogField.contextExtendedRequestId(),
+          requestTime: AccessLogField.contextRequestTime(),
+          ip: AccessLogField.contextIdentitySourceIp(),
+          userAgent: AccessLogField.contextIdentityUserAgent(),
+          httpMethod: AccessLogField.contextHttpMethod(),
+          resourcePath: AccessLogField.contextResourcePath(),
+          path: AccessLogField.contextPath(),
+          protocol: AccessLogField.contextProtocol(),
+          status: AccessLogField.contextStatus(),
+          responseLength: AccessLogField.contextResponseLength(),
+          responseLatency: AccessLogField.contextResponseLatency(),
+          integrationLatency: AccessLogField.contextIntegrationLatency(),
+          integrationStatus: AccessLogField.contextIntegrationStatus(),
+          errorType: AccessLogField.contextErrorResponseType(),
+          errorMessage: AccessLogField.contextErrorMessageString(),
+          xrayTraceId: AccessLogField.contextXrayTraceId(),
+        })),
+        throttlingRateLimit: STAGE_THROTTLING.rateLimit,
+        throttlingBurstLimit: STAGE_THROTTLING.burstLimit,
+      },
+    });
+    // The L2 construct has no property for it yet; the execute-api endpoint refuses TLS below 1.2.
+    (this.api.node.defaultChild as CfnRestApi).securityPolicy = 'TLS_1_2';
+
+    this.addGatewayResponses();
+
+    const fallback = this.fallbackFunction(removalPolicy);
+    const fallbackIntegration = new LambdaIntegration(fallback.function, { allowTestInvoke: false });
+
+    // Build the resource tree from the route paths as given (they already start with /v1).
+    const resources = new Map<string, IResource>([['/', this.api.root]]);
+    const resourceFor = (path: string): IResource => {
+      let current: IResource = this.api.root;
+      let sofar = '';
+      for (const segment of path.split('/').filter(Boolean)) {
+        sofar += `/${segment}`;
+        let next = resources.get(sofar);
+        if (!next) {
+          next = current.addResource(segment);
+          resources.set(sofar, next);
+        }
+        current = next;
+      }
+      return current;
+    };
+
+    for (const route of ROUTES) {
+      const fn = this.routeFunction(route, removalPolicy);
+      resourceFor(route.path).addMethod(route.method, new LambdaIntegration(fn.function, { allowTestInvoke: false }), {
+        operationName: route.id,
+      });
+    }
+
+    // Anything no route claims goes to the fallback: ANY on every resource (known path, other method → 405)
+    // and a greedy proxy under the root (unknown path → 404).
+    resources.set('/{proxy+}', this.api.root.addResource('{proxy+}'));
+    for (const resource of resources.values()) resource.addMethod('ANY', fallbackIntegration);
+
+    Validations.of(this.api).acknowledge(
+      {
+        id: 'AwsSolutions-APIG2',
+        reason: 'Each handler validates its body, query and path with zod and answers every problem at once in the JSON error envelope (CONTRACT.md); an API Gateway validator would answer first, in another shape, with one problem.',
+      },
+      {
+        id: 'AwsSolutions-APIG4',
+        reason: 'Callers authenticate with organization-scoped bearer API keys that each handler verifies against the stored token hash, checks the route scope of and rate-limits (shared/http/authenticate); the 404/405 fallback must answer without a token.',
+      },
+      {
+        id: 'AwsSolutions-COG4',
+        reason: 'The API is for machine clients holding API keys issued by the service itself, not Cognito users; see the AwsSolutions-APIG4 acknowledgment.',
+      },
+    );
+    Validations.of(this.api.deploymentStage).acknowledge({
+      id: 'AwsSolutions-APIG3',
+      reason: 'No WAF web ACL yet: the stage throttle bounds total traffic and every token has its own rate limit; a web ACL is a per-account cost decision left to the production rollout.',
+    });
+    const cloudWatchRole = this.api.node.tryFindChild('CloudWatchRole');
+    if (cloudWatchRole) {
+      Validations.of(cloudWatchRole).acknowledge({
+        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+        reason: 'The AWS-maintained policy API Gateway documents for its account-level logging role; it only allows writing to CloudWatch Logs.',
+      });
+    }
+
+    this.apiUrl = Fn.join('', ['https://', this.api.restApiId, '.execute-api.', Aws.REGION, '.', Aws.URL_SUFFIX, '/', this.api.deploymentStage.stageName]);
+    new CfnOutput(this, 'ApiUrl', { value: this.apiUrl, description: 'Base URL: clients call <ApiUrl>/v1/…' });
+    new CfnOutput(this, 'RestApiId', { value: this.api.restApiId });
+    new CfnOutput(this, 'AccessLogGroupName', { value: accessLogs.logGroupName });
+  }
+
+  private baseEnvironment(): Record<string, string> {
+    return { POWERTOOLS_SERVICE_NAME: SERVICE_NAME, PAYROLL_ENVIRONMENT: this.props.environment };
+  }
+
+  private fallbackFunction(logRemovalPolicy: RemovalPolicy): PayrollFunction {
+    // Touches nothing but its logs: it answers before any token is read.
+    const fn = new PayrollFunction(this, 'RouteNotFound', {
+      handler: FALLBACK_HANDLER,
+      description: 'Unknown path (404) or method (405), in the JSON envelope',
+      environment: this.baseEnvironment(),
+      memorySize: 256,
+      logRemovalPolicy,
+    });
+    this.functions[FALLBACK_HANDLER] = fn;
+    return fn;
+  }
+
+  private routeFunction(route: RouteDef, logRemovalPolicy: RemovalPolicy): PayrollFunction {
+    const { table, key } = this.props;
+    const fn = new PayrollFunction(this, pascal(route.id), {
+      handler: route.handler,
+      description: `${route.method} ${route.path}: ${route.summary}`,
+      environment: { ...this.baseEnvironment(), TABLE_NAME: table.tableName },
+      logRemovalPolicy,
+    });
+    this.functions[route.id] = fn;
+
+    // Every route reads the token item, stamps its last use and counts its rate limit, and the use cases
+    // write with transactions (ConditionCheck for invariants). No Scan: every access is by key or index.
+    fn.addToAccessPolicy(new PolicyStatement({
+      sid: 'TableItems',
+      actions: [
+        'dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query',
+        'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem',
+        'dynamodb:ConditionCheckItem',
+      ],
+      resources: [table.tableArn],
+    }));
+    fn.addToAccessPolicy(new PolicyStatement({
+      sid: 'TableIndexes',
+      actions: ['dynamodb:Query'],
+      resources: TABLE_DEFINITION.globalSecondaryIndexes.map((index) => `${table.tableArn}/index/${index.indexName}`),
+    }));
+    // The table is encrypted with the service key, and DynamoDB uses it with the caller's permissions. The
+    // kms:ViaService condition keeps this to DynamoDB's own use: the function cannot call KMS with it directly,
+    // so it cannot unwrap bank account data keys unless its route has 'kms:decrypt'.
+    fn.addToAccessPolicy(new PolicyStatement({
+      sid: 'TableKeyViaDynamoDB',
+      actions: ['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey', 'kms:DescribeKey'],
+      resources: [key.keyArn],
+      conditions: { StringEquals: { 'kms:ViaService': `dynamodb.${Aws.REGION}.amazonaws.com` } },
+    }));
+
+    for (const access of route.access) this.grant(fn, access);
+    return fn;
+  }
+
+  /** Exactly what a route's `access` entry allows; a new Access value fails to compile until it is handled here. */
+  private grant(fn: PayrollFunction, access: Access): void {
+    const { key, disbursementBucket: bucket, signingSecret, queues } = this.props;
+    const viaS3 = { StringEquals: { 'kms:ViaService': `s3.${Aws.REGION}.amazonaws.com` } };
+    switch (access) {
+      case 'kms:encrypt':
+        fn.addToAccessPolicy(new PolicyStatement({ sid: 'EnvelopeEncrypt', actions: ['kms:GenerateDataKey', 'kms:Encrypt'], resources: [key.keyArn] }));
+        fn.function.addEnvironment('PAYROLL_KMS_KEY_ID', key.keyArn);
+        return;
+      case 'kms:decrypt':
+        fn.addToAccessPolicy(new PolicyStatement({ sid: 'EnvelopeDecrypt', actions: ['kms:Decrypt'], resources: [key.keyArn] }));
+        fn.function.addEnvironment('PAYROLL_KMS_KEY_ID', key.keyArn);
+        return;
+      case 'secret:signing':
+        fn.addToAccessPolicy(new PolicyStatement({ sid: 'SigningSecret', actions: ['secretsmanager:GetSecretValue'], resources: [signingSecret.secretArn] }));
+        fn.function.addEnvironment('PAYROLL_SIGNING_SECRET_ARN', signingSecret.secretArn);
+        return;
+      case 'bucket:read':
+        fn.addToAccessPolicy(new PolicyStatement({ sid: 'BucketList', actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
+        fn.addToAccessPolicy(new PolicyStatement({ sid: 'BucketRead', actions: ['s3:GetObject', 's3:GetObjectVersion'], resources: [bucket.arnForObjects('*')] }));
+        // Objects are encrypted with the service key; only S3 may use it on the function's behalf.
+        fn.addToAccessPolicy(new PolicyStatement({ sid: 'BucketKeyRead', actions: ['kms:Decrypt'], resources: [key.keyArn], conditions: viaS3 }));
+        fn.function.addEnvironment('DISBURSEMENT_BUCKET', bucket.bucketName);
+        return;
+      case 'bucket:write':
+        fn.addToAccessPolicy(new PolicyStatement({ sid: 'BucketWrite', actions: ['s3:PutObject', 's3:AbortMultipartUpload'], resources: [bucket.arnForObjects('*')] }));
+        // Decrypt too: multipart uploads read back the data key of the parts already sent.
+        fn.addToAccessPolicy(new PolicyStatement({ sid: 'BucketKeyWrite', actions: ['kms:GenerateDataKey', 'kms:Decrypt'], resources: [key.keyArn], conditions: viaS3 }));
+        fn.function.addEnvironment('DISBURSEMENT_BUCKET', bucket.bucketName);
+        return;
+      case 'queue:payroll:send':
+        fn.addToAccessPolicy(new PolicyStatement({ sid: 'PayrollQueueSend', actions: ['sqs:SendMessage'], resources: [queues.payroll.queueArn] }));
+        fn.function.addEnvironment('PAYROLL_QUEUE_URL', queues.payroll.queueUrl);
+        return;
+      case 'queue:webhooks:send':
+        fn.addToAccessPolicy(new PolicyStatement({ sid: 'WebhookQueueSend', actions: ['sqs:SendMessage'], resources: [queues.webhooks.queueArn] }));
+        fn.function.addEnvironment('WEBHOOK_QUEUE_URL', queues.webhooks.queueUrl);
+        return;
+      default: {
+        const unhandled: never = access;
+        throw new Error(`No grant for access ${String(unhandled)}`);
+      }
+    }
+  }
+
+  /**
+   * Errors API Gateway answers itself (throttling, oversized body, its own faults) in the service's envelope.
+   * Gateway response templates do no VTL, so each type states its status literally; the DEFAULT_4XX/5XX
+   * catch-alls only meet types not listed here.
+   */
+  private addGatewayResponses(): void {
+    const responses: [string, ResponseType, number, string, string, Record<string, string>?, Record<string, number>?][] = [
+      ['Default4xx', ResponseType.DEFAULT_4XX, 400, 'bad_request', 'Bad request'],
+      ['Default5xx', ResponseType.DEFAULT_5XX, 500, 'internal_error', 'Internal server error'],
+      // Only reachable if a path escapes the fallback's ANY and {proxy+} methods.
+      ['MissingAuthenticationToken', ResponseType.MISSING_AUTHENTICATION_TOKEN, 404, 'not_found', 'Not found'],
+      ['ResourceNotFound', ResponseType.RESOURCE_NOT_FOUND, 404, 'not_found', 'Not found'],
+      ['AccessDenied', ResponseType.ACCESS_DENIED, 403, 'forbidden', 'Forbidden'],
+      ['WafFiltered', ResponseType.WAF_FILTERED, 403, 'forbidden', 'Forbidden'],
+      ['Unauthorized', ResponseType.UNAUTHORIZED, 401, 'unauthorized', 'Unauthorized', { 'WWW-Authenticate': "'Bearer realm=\"payroll\"'" }],
+      ['Throttled', ResponseType.THROTTLED, 429, 'rate_limited', 'Too Many Requests', { 'Retry-After': "'1'" }, { retry_after: 1 }],
+      ['QuotaExceeded', ResponseType.QUOTA_EXCEEDED, 429, 'rate_limited', 'Too Many Requests', { 'Retry-After': "'60'" }, { retry_after: 60 }],
+      ['RequestTooLarge', ResponseType.REQUEST_TOO_LARGE, 413, 'payload_too_large', 'Payload too large'],
+      ['UnsupportedMediaType', ResponseType.UNSUPPORTED_MEDIA_TYPE, 415, 'unsupported_media_type', 'Unsupported media type'],
+      ['BadRequestBody', ResponseType.BAD_REQUEST_BODY, 400, 'invalid_request_body', 'Invalid request body'],
+      ['BadRequestParameters', ResponseType.BAD_REQUEST_PARAMETERS, 400, 'invalid_request_body', 'Invalid request parameters'],
+      ['IntegrationFailure', ResponseType.INTEGRATION_FAILURE, 502, 'internal_error', 'Internal server error'],
+      ['IntegrationTimeout', ResponseType.INTEGRATION_TIMEOUT, 504, 'timeout', 'The request took too long; retry it'],
+    ];
+    for (const [id, type, status, code, message, headers, extra] of responses) {
+      this.api.addGatewayResponse(id, {
+        type,
+        statusCode: String(status),
+        responseHeaders: {
+          'X-Request-Id': 'context.requestId',
+          'Content-Type': "'application/json; charset=utf-8'",
+          'Cache-Control': "'no-store'",
+          ...headers,
+        },
+        templates: {
+          'application/json': JSON.stringify({ status, error: { code, message, details: [], ...extra }, request_id: '$context.requestId' }),
+        },
+      });
+    }
+  }
+}
+
+/** `createEmployee` → `CreateEmployee`, for construct ids. */
+function pascal(id: string): string {
+  return id[0]!.toUpperCase() + id.slice(1);
+}

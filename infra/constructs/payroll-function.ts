@@ -1,0 +1,120 @@
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { type IGrantable, type IPrincipal, Policy, type PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+
+/** The repository root: NodejsFunction resolves entries, the lock file and esbuild's working directory from it. */
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * esbuild emits ESM, but some dependencies are still CommonJS and call `require` for Node built-ins; ESM has no
+ * `require`, so the bundle recreates one at its top.
+ */
+const ESM_REQUIRE_SHIM = "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
+
+export interface PayrollFunctionProps {
+  /** Entry file under functions/, without extension (a route's `handler`), e.g. `api/create-employee`. */
+  readonly handler: string;
+  readonly description?: string;
+  readonly environment?: Record<string, string>;
+  /** @default 512 */
+  readonly memorySize?: number;
+  /** @default 29 seconds, API Gateway's integration limit, so a function never outlives its caller */
+  readonly timeout?: Duration;
+  /** What happens to the function's log group when the stack is deleted. */
+  readonly logRemovalPolicy: RemovalPolicy;
+}
+
+/**
+ * Every Lambda of the service, with its settings fixed in one place (STYLE.md: "one construct that fixes every
+ * function's settings"), so a stack only says what differs: the entry, the environment and the grants.
+ *
+ * The function gets its own role with no managed policy. The role's default policy holds only what the
+ * function itself needs (writing its own log group, X-Ray); everything the stack grants from the route table
+ * goes through `addToAccessPolicy` into a separate policy, so the two can be reviewed (and nag-checked) apart.
+ */
+export class PayrollFunction extends Construct implements IGrantable {
+  readonly function: NodejsFunction;
+  readonly logGroup: LogGroup;
+  readonly role: Role;
+  readonly grantPrincipal: IPrincipal;
+  private accessPolicy?: Policy;
+
+  constructor(scope: Construct, id: string, props: PayrollFunctionProps) {
+    super(scope, id);
+
+    this.logGroup = new LogGroup(this, 'LogGroup', {
+      retention: RetentionDays.ONE_MONTH,
+      removalPolicy: props.logRemovalPolicy,
+    });
+
+    // An explicit role instead of the default AWSLambdaBasicExecutionRole, whose log permissions cover every
+    // log group in the account.
+    this.role = new Role(this, 'Role', { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
+    this.logGroup.grantWrite(this.role);
+    this.grantPrincipal = this.role;
+
+    this.function = new NodejsFunction(this, 'Function', {
+      entry: join(REPO_ROOT, 'functions', `${props.handler}.ts`),
+      handler: 'handler',
+      projectRoot: REPO_ROOT,
+      depsLockFilePath: join(REPO_ROOT, 'package-lock.json'),
+      description: props.description,
+      runtime: Runtime.NODEJS_22_X,
+      architecture: Architecture.ARM_64,
+      memorySize: props.memorySize ?? 512,
+      timeout: props.timeout ?? Duration.seconds(29),
+      tracing: Tracing.ACTIVE,
+      role: this.role,
+      logGroup: this.logGroup,
+      environment: {
+        NODE_OPTIONS: '--enable-source-maps',
+        ...props.environment,
+      },
+      bundling: {
+        // Bundle locally with the esbuild devDependency; Docker is neither needed nor available.
+        forceDockerBundling: false,
+        format: OutputFormat.ESM,
+        target: 'node22',
+        // Prefer the ESM builds of dependencies so esbuild can tree-shake them.
+        mainFields: ['module', 'main'],
+        banner: ESM_REQUIRE_SHIM,
+        minify: true,
+        sourceMap: true,
+        // The maps only need line mappings for --enable-source-maps; embedding the sources would double the upload.
+        sourcesContent: false,
+        // The AWS SDK v3 is bundled, not taken from the runtime: the deployed code then runs the exact client
+        // versions the lock file pins and the tests exercised (the runtime's copy lags and changes under us), and
+        // esbuild keeps only the commands the function uses, which keeps cold starts short.
+        externalModules: [],
+        bundleAwsSDK: true,
+      },
+    });
+
+    Validations.of(this.function).acknowledge({
+      id: 'AwsSolutions-L1',
+      reason: 'nodejs22.x is the runtime STYLE.md fixes for every function and the one the bundles target (node22); moving to nodejs24.x is a deliberate, tested upgrade, not a side effect of a CDK bump.',
+    });
+    const defaultPolicy = this.role.node.tryFindChild('DefaultPolicy');
+    if (defaultPolicy) {
+      Validations.of(defaultPolicy).acknowledge({
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason: 'Only the X-Ray statement Lambda adds for active tracing (xray:PutTraceSegments, xray:PutTelemetryRecords), which supports no resource-level permissions; route grants live in the separate access policy, where a wildcard is still reported.',
+      });
+    }
+  }
+
+  /** Adds a grant the stack derives from the route's `access` list. */
+  addToAccessPolicy(statement: PolicyStatement): void {
+    if (!this.accessPolicy) {
+      this.accessPolicy = new Policy(this, 'AccessPolicy', { roles: [this.role] });
+      // No window in which the deployed function runs without its grants.
+      this.function.node.addDependency(this.accessPolicy);
+    }
+    this.accessPolicy.addStatements(statement);
+  }
+}

@@ -1,0 +1,130 @@
+import { rmSync } from 'node:fs';
+import { createServer as createNetServer } from 'node:net';
+import type { Server } from 'node:http';
+import { localCertificate } from './certificate.js';
+import { startEngines } from './engines/index.js';
+import { createApiServer, createHttpRejectServer, listen } from './server.js';
+import { dataDir, handlerEnvironment, localSecrets, readState, stateFile, writeState, type StackState } from './stack-state.js';
+
+/**
+ * `npm start`: the whole service on one machine. Real engines (DynamoDB Local on disk, fauxqs for SQS and S3),
+ * the same handlers behind a local HTTPS server, and a plain-HTTP listener that refuses everything. Problems a
+ * person can fix (no Java, a busy port, a stack already running) are one line, not a stack trace.
+ */
+class StartupError extends Error {}
+
+function port(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > 65_535) throw new StartupError(`${name} must be a port number, got "${raw}"`);
+  return n;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function assertPortFree(p: number, variable: string): Promise<void> {
+  if (p === 0) return;
+  await new Promise<void>((resolve, reject) => {
+    const probe = createNetServer();
+    probe.once('error', (err: NodeJS.ErrnoException) =>
+      reject(new StartupError(err.code === 'EADDRINUSE'
+        ? `Port ${p} is already in use: stop whatever uses it, or choose another with ${variable}`
+        : `Cannot listen on port ${p}: ${err.message}`)));
+    probe.listen(p, '127.0.0.1', () => probe.close(() => resolve()));
+  });
+}
+
+const boundPort = (server: Server) => (server.address() as { port: number }).port;
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  // Lambda runs Node 22; the SDK's notice about Node 20 concerns this machine only.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  const dir = dataDir();
+  const httpsPort = port('PAYROLL_HTTPS_PORT', 8443);
+  const httpPort = port('PAYROLL_HTTP_PORT', 8080);
+  const environment = process.env.PAYROLL_ENVIRONMENT === 'production' ? 'production' : 'sandbox';
+  if (process.env.PAYROLL_ENVIRONMENT && !['sandbox', 'production'].includes(process.env.PAYROLL_ENVIRONMENT)) {
+    throw new StartupError('PAYROLL_ENVIRONMENT must be sandbox or production');
+  }
+
+  const previous = readState(dir);
+  if (previous && previous.pid !== process.pid && isAlive(previous.pid)) {
+    throw new StartupError(`A local stack is already running from ${dir} (pid ${previous.pid}) at ${previous.base_url}`);
+  }
+  await assertPortFree(httpsPort, 'PAYROLL_HTTPS_PORT');
+  await assertPortFree(httpPort, 'PAYROLL_HTTP_PORT');
+
+  const [tls, engines] = await Promise.all([localCertificate(dir), startEngines({ dataDir: dir })]);
+  let api: Server | undefined;
+  let plain: Server | undefined;
+  const shutdown = async (code: number) => {
+    await Promise.all([api, plain].map((s) => s && new Promise<void>((resolve) => {
+      s.close(() => resolve());
+      s.closeAllConnections();
+    })));
+    await engines.stop();
+    rmSync(stateFile(dir), { force: true });
+    process.exit(code);
+  };
+  try {
+    const secrets = localSecrets(dir);
+    // The handlers read their configuration from the environment, exactly as deployed.
+    const partial: Omit<StackState, 'https_port' | 'http_port' | 'base_url'> = {
+      version: 1, pid: process.pid, started_at: new Date().toISOString(), environment, ...engines.state,
+    };
+    Object.assign(process.env, handlerEnvironment({ ...partial, https_port: httpsPort, http_port: httpPort, base_url: '' }, secrets));
+
+    api = createApiServer(tls);
+    plain = createHttpRejectServer();
+    await listen(api, httpsPort);
+    await listen(plain, httpPort);
+    const state: StackState = {
+      ...partial,
+      https_port: boundPort(api),
+      http_port: boundPort(plain),
+      base_url: `https://localhost:${boundPort(api)}/v1/`,
+    };
+    writeState(dir, state);
+    printReady(state, tls.certPath, performance.now() - started);
+  } catch (err) {
+    await engines.stop();
+    throw err;
+  }
+  let stopping = false;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      if (stopping) return;
+      stopping = true;
+      process.stdout.write('\nStopping the local stack…\n');
+      void shutdown(0);
+    });
+  }
+}
+
+function printReady(state: StackState, certPath: string, ms: number): void {
+  process.stdout.write([
+    `Payroll API (${state.environment}) ready at ${state.base_url}  [${Math.round(ms)} ms]`,
+    `  plain HTTP on http://localhost:${state.http_port}/ answers 403 https_required`,
+    `  TLS certificate: ${certPath}`,
+    `  DynamoDB Local: ${state.dynamodb_endpoint}  SQS/S3: ${state.sqs_endpoint}`,
+    `  data folder: ${dataDir()}`,
+    `  Create an organization: npm run --silent admin -- org create --name "Acme" --json`,
+    '',
+  ].join('\n'));
+}
+
+main().catch((err: unknown) => {
+  const message = err instanceof Error ? err.message : String(err);
+  process.stderr.write(`npm start: ${message}\n`);
+  if (!(err instanceof StartupError) && process.env.PAYROLL_DEBUG) console.error(err);
+  process.exit(1);
+});
