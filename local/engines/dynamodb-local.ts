@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
+import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 
@@ -14,6 +14,10 @@ import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
  * through a tiny launcher class that sets the Jetty connector's host to 127.0.0.1 before starting. The launcher is
  * compiled once with `javac` into node_modules/.cache; when no JDK compiler is available we fall back to the
  * stock jar and report `loopbackOnly: false` (it then listens on 0.0.0.0).
+ *
+ * The JVM must not outlive Node: `stop()` sends SIGTERM (SIGKILL after 5 s), a process 'exit' hook SIGKILLs it
+ * if nobody called stop, and the launcher also exits when its stdin closes, which covers a parent that was itself
+ * SIGKILLed (measured: gone about 2 s later). Only the stock-jar fallback lacks that last guard.
  */
 export interface DynamoDbLocalOptions {
   /** Fixed port; when absent a free one is picked. */
@@ -301,11 +305,11 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
   for (let attempt = 1; ; attempt++) {
     const port = options.port ?? (await freePort());
     const main = launcher
-      ? ['-cp', `${launcher}${process.platform === 'win32' ? ';' : ':'}${dist.jar}`, LAUNCHER_CLASS]
+      ? ['-cp', `${launcher}${delimiter}${dist.jar}`, LAUNCHER_CLASS]
       : ['-jar', dist.jar];
     const args = [
       '-Xmx512m',
-      // Shaves start-up time: DynamoDB Local is short-lived and small, C2 compilation rarely pays off.
+      // C1 only: measured here, ready in ~1.0 s instead of 1.2-3 s, and 10k BatchWrite items no slower.
       '-XX:TieredStopAtLevel=1',
       `-Djava.library.path=${join(dist.libDir, 'DynamoDBLocal_lib')}`,
       ...main,

@@ -2,7 +2,8 @@ import type { TestProject } from 'vitest/node';
 import { startDynamoDbLocal } from '../../local/engines/dynamodb-local.js';
 import { startFauxqsEngine } from '../../local/engines/fauxqs.js';
 import { DEFAULT_REGION } from '../../local/engines/provision.js';
-import './engines.js';
+// Type-only: engines.ts imports vitest's runtime, which a globalSetup must not load. It also declares ProvidedContext.
+import type { TestEngines } from './engines.js';
 
 /**
  * One in-memory DynamoDB Local and one fauxqs for the whole run, shared by every test file through `inject`.
@@ -16,12 +17,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
     if (fauxqs.status === 'fulfilled') await fauxqs.value.stop();
     throw dynamo.status === 'rejected' ? dynamo.reason : (fauxqs as PromiseRejectedResult).reason;
   }
-  project.provide('engines', {
+  const engines: TestEngines = {
     region: DEFAULT_REGION,
     dynamodbEndpoint: dynamo.value.endpoint,
     sqsEndpoint: fauxqs.value.endpoint,
     s3Endpoint: fauxqs.value.endpoint,
-  });
+  };
+  project.provide('engines', engines);
   return async () => {
     await Promise.all([dynamo.value.stop(), fauxqs.value.stop()]);
   };

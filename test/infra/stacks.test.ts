@@ -1,0 +1,510 @@
+import { readFileSync } from 'node:fs';
+import { App, CfnResource, Stack, Validations } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import type { CfnRole } from 'aws-cdk-lib/aws-iam';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import type { IConstruct } from 'constructs';
+import { describe, expect, it } from 'vitest';
+import { ApiStack } from '../../infra/api-stack.js';
+import { addPayrollStacks, deploymentContext, type PayrollStacks } from '../../infra/app.js';
+import { QUEUE_DEFINITIONS, TABLE_DEFINITION } from '../../shared/data/table-definition.js';
+import { type Access, FALLBACK_HANDLER, ROUTES, type RouteDef } from '../../shared/http/routes.js';
+import { handlerEnvironment, type StackState } from '../../local/stack-state.js';
+
+/**
+ * The stacks are built exactly as `cdk synth` builds them (same entry function, same cdk.json feature flags),
+ * minus esbuild: `aws:cdk:bundling-stacks: []` leaves the function code unbundled, which changes nothing the
+ * templates say about the functions.
+ */
+const CDK_CONTEXT = (JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as { context: Record<string, unknown> }).context;
+
+function appWith(context: Record<string, unknown>, builtinCloudFormationValidation = false): App {
+  return new App({ context: { ...CDK_CONTEXT, 'aws:cdk:bundling-stacks': [], ...context }, builtinCloudFormationValidation });
+}
+
+interface Synthesized extends PayrollStacks {
+  app: App;
+  statefulTemplate: Template;
+  apiTemplate: Template;
+}
+
+function synthesize(environment: 'sandbox' | 'production', builtinCloudFormationValidation = false): Synthesized {
+  const app = appWith({ environment, stage: 'test' }, builtinCloudFormationValidation);
+  const stacks = addPayrollStacks(app);
+  // Template.fromStack synthesizes the whole app, which runs the registered cdk-nag plugin: an unacknowledged
+  // AwsSolutions error would throw right here.
+  return { app, ...stacks, statefulTemplate: Template.fromStack(stacks.stateful), apiTemplate: Template.fromStack(stacks.api) };
+}
+
+// Synthesized once per environment; the sandbox also runs CDK's built-in CloudFormation schema validation, as `cdk synth` does.
+const sandbox = synthesize('sandbox', true);
+const production = synthesize('production');
+
+type Resources = Record<string, { Type: string; Properties?: Record<string, any>; DeletionPolicy?: string; UpdateReplacePolicy?: string; DependsOn?: string[] }>;
+const resourcesOf = (template: Template): Resources => template.toJSON().Resources as Resources;
+const logicalId = (construct: IConstruct): string => {
+  const child = construct instanceof CfnResource ? construct : construct.node.defaultChild;
+  return Stack.of(construct).getLogicalId(child as CfnResource);
+};
+const asArray = <T>(value: T | T[] | undefined): T[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
+
+interface Statement {
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+  Condition?: Record<string, Record<string, unknown>>;
+}
+
+/** Every statement of every IAM policy attached to a role. */
+function statementsOfRole(template: Template, roleLogicalId: string): Statement[] {
+  return Object.values(resourcesOf(template))
+    .filter((r) => r.Type === 'AWS::IAM::Policy' && asArray<{ Ref?: string }>(r.Properties!.Roles).some((role) => role.Ref === roleLogicalId))
+    .flatMap((r) => asArray<Statement>(r.Properties!.PolicyDocument.Statement));
+}
+
+const actionsOf = (statements: Statement[]): string[] => statements.flatMap((s) => asArray(s.Action));
+/** Statements a function can use by calling the service itself, not only through DynamoDB or S3 on its behalf. */
+const direct = (statements: Statement[]): Statement[] => statements.filter((s) => !s.Condition?.StringEquals?.['kms:ViaService']);
+
+function functionOf(stacks: { api: ApiStack }, id: string) {
+  const fn = stacks.api.functions[id];
+  if (!fn) throw new Error(`No function for ${id}`);
+  return {
+    fn,
+    functionId: logicalId(fn.function.node.defaultChild as CfnFunction),
+    roleId: logicalId(fn.role.node.defaultChild as CfnRole),
+  };
+}
+
+function environmentOf(template: Template, functionLogicalId: string): Record<string, unknown> {
+  return (resourcesOf(template)[functionLogicalId]!.Properties!.Environment?.Variables ?? {}) as Record<string, unknown>;
+}
+
+describe('deployment context', () => {
+  it('defaults to a sandbox named dev and puts environment and stage in the stack names', () => {
+    const app = appWith({});
+    expect(deploymentContext(app)).toEqual({ environment: 'sandbox', stage: 'dev' });
+    expect(sandbox.stateful.stackName).toBe('Payroll-sandbox-test-Stateful');
+    expect(sandbox.api.stackName).toBe('Payroll-sandbox-test-Api');
+  });
+
+  it('rejects an unknown environment and a stage that cannot name an API Gateway stage', () => {
+    expect(() => deploymentContext(appWith({ environment: 'staging' }))).toThrow(/sandbox or production/);
+    expect(() => deploymentContext(appWith({ stage: 'Alice Smith' }))).toThrow(/stage/);
+  });
+});
+
+describe('stateful stack', () => {
+  const resources = resourcesOf(sandbox.statefulTemplate);
+  const keyId = logicalId(sandbox.stateful.key);
+
+  it('has one customer-managed KMS key with rotation on', () => {
+    sandbox.statefulTemplate.resourceCountIs('AWS::KMS::Key', 1);
+    sandbox.statefulTemplate.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
+  });
+
+  it('has one on-demand table shaped by TABLE_DEFINITION, with PITR, TTL and the customer-managed key', () => {
+    sandbox.statefulTemplate.resourceCountIs('AWS::DynamoDB::Table', 1);
+    sandbox.statefulTemplate.hasResourceProperties('AWS::DynamoDB::Table', {
+      KeySchema: [
+        { AttributeName: TABLE_DEFINITION.partitionKey, KeyType: 'HASH' },
+        { AttributeName: TABLE_DEFINITION.sortKey, KeyType: 'RANGE' },
+      ],
+      BillingMode: 'PAY_PER_REQUEST',
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      TimeToLiveSpecification: { AttributeName: TABLE_DEFINITION.ttlAttribute, Enabled: true },
+      SSESpecification: { SSEEnabled: true, SSEType: 'KMS', KMSMasterKeyId: { 'Fn::GetAtt': [keyId, 'Arn'] } },
+    });
+  });
+
+  it('has every GSI of TABLE_DEFINITION with string keys and ALL projection', () => {
+    const table = Object.values(resources).find((r) => r.Type === 'AWS::DynamoDB::Table')!.Properties!;
+    const indexes = table.GlobalSecondaryIndexes as { IndexName: string; KeySchema: unknown; Projection: unknown }[];
+    expect(indexes.map((i) => i.IndexName).sort()).toEqual(TABLE_DEFINITION.globalSecondaryIndexes.map((i) => i.indexName).sort());
+    for (const def of TABLE_DEFINITION.globalSecondaryIndexes) {
+      expect(indexes.find((i) => i.IndexName === def.indexName)).toEqual({
+        IndexName: def.indexName,
+        KeySchema: [
+          { AttributeName: def.partitionKey, KeyType: 'HASH' },
+          { AttributeName: def.sortKey, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
+      });
+    }
+    const definitions = table.AttributeDefinitions as { AttributeName: string; AttributeType: string }[];
+    expect(definitions.every((d) => d.AttributeType === 'S')).toBe(true);
+  });
+
+  it('keeps disbursement files private, versioned, KMS-encrypted with the key and access-logged', () => {
+    const bucket = resources[logicalId(sandbox.stateful.disbursementBucket)]!.Properties!;
+    expect(bucket.PublicAccessBlockConfiguration).toEqual({
+      BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true,
+    });
+    expect(bucket.VersioningConfiguration).toEqual({ Status: 'Enabled' });
+    expect(bucket.BucketEncryption.ServerSideEncryptionConfiguration).toEqual([
+      { BucketKeyEnabled: true, ServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms', KMSMasterKeyID: { 'Fn::GetAtt': [keyId, 'Arn'] } } },
+    ]);
+    expect(bucket.LoggingConfiguration.DestinationBucketName).toEqual({ Ref: logicalId(sandbox.stateful.accessLogsBucket) });
+  });
+
+  it('blocks public access on every bucket and denies every request not made over TLS', () => {
+    const buckets = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::S3::Bucket');
+    expect(buckets.length).toBe(2);
+    for (const [id, bucket] of buckets) {
+      expect(bucket.Properties!.PublicAccessBlockConfiguration).toEqual({
+        BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true,
+      });
+      sandbox.statefulTemplate.hasResourceProperties('AWS::S3::BucketPolicy', {
+        Bucket: { Ref: id },
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({ Effect: 'Deny', Action: 's3:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          ]),
+        },
+      });
+    }
+  });
+
+  it('gives every queue of QUEUE_DEFINITIONS its own DLQ with the configured maxReceiveCount', () => {
+    for (const [name, def] of Object.entries(QUEUE_DEFINITIONS) as [keyof typeof QUEUE_DEFINITIONS, (typeof QUEUE_DEFINITIONS)[keyof typeof QUEUE_DEFINITIONS]][]) {
+      const { queue, deadLetterQueue } = sandbox.stateful.queues[name];
+      const props = resources[logicalId(queue)]!.Properties!;
+      expect(props.VisibilityTimeout).toBe(def.visibilityTimeoutSeconds);
+      expect(props.RedrivePolicy).toEqual({
+        deadLetterTargetArn: { 'Fn::GetAtt': [logicalId(deadLetterQueue), 'Arn'] },
+        maxReceiveCount: def.maxReceiveCount,
+      });
+      expect(resources[logicalId(deadLetterQueue)]!.Properties!.MessageRetentionPeriod).toBe(14 * 24 * 3600);
+    }
+    // Each work queue has a DLQ of its own; no queue is left without either role.
+    const queues = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::SQS::Queue');
+    const withRedrive = queues.filter(([, r]) => r.Properties!.RedrivePolicy);
+    expect(withRedrive.length).toBe(Object.keys(QUEUE_DEFINITIONS).length);
+    const targets = new Set(withRedrive.map(([, r]) => (r.Properties!.RedrivePolicy.deadLetterTargetArn['Fn::GetAtt'] as string[])[0]));
+    expect(targets.size).toBe(withRedrive.length);
+    expect(queues.length).toBe(withRedrive.length * 2);
+  });
+
+  it('encrypts every queue and denies every request not made over TLS', () => {
+    const queues = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::SQS::Queue');
+    for (const [id, queue] of queues) {
+      expect(queue.Properties!.SqsManagedSseEnabled ?? queue.Properties!.KmsMasterKeyId).toBeTruthy();
+      sandbox.statefulTemplate.hasResourceProperties('AWS::SQS::QueuePolicy', {
+        Queues: [{ Ref: id }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({ Effect: 'Deny', Action: 'sqs:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          ]),
+        },
+      });
+    }
+  });
+
+  it('alarms as soon as one message is visible in each DLQ', () => {
+    for (const name of Object.keys(QUEUE_DEFINITIONS) as (keyof typeof QUEUE_DEFINITIONS)[]) {
+      sandbox.statefulTemplate.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        Namespace: 'AWS/SQS',
+        MetricName: 'ApproximateNumberOfMessagesVisible',
+        Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalId(sandbox.stateful.queues[name].deadLetterQueue), 'QueueName'] } }],
+        ComparisonOperator: 'GreaterThanThreshold',
+        Threshold: 0,
+        EvaluationPeriods: 1,
+      });
+    }
+    sandbox.statefulTemplate.resourceCountIs('AWS::CloudWatch::Alarm', Object.keys(QUEUE_DEFINITIONS).length);
+  });
+
+  it('generates a 64-character page-token signing secret', () => {
+    sandbox.statefulTemplate.hasResourceProperties('AWS::SecretsManager::Secret', {
+      GenerateSecretString: Match.objectLike({ PasswordLength: 64 }),
+    });
+  });
+
+  it('outputs what the operator CLI and operators read', () => {
+    const outputs = Object.keys(sandbox.statefulTemplate.toJSON().Outputs as object);
+    expect(outputs).toEqual(expect.arrayContaining(['TableName', 'Environment', 'BucketName', 'PayrollProcessingQueueUrl', 'WebhookDeliveryQueueUrl']));
+    sandbox.statefulTemplate.hasOutput('TableName', { Value: { Ref: logicalId(sandbox.stateful.table) } });
+  });
+
+  it('lets a sandbox be deleted with everything in it', () => {
+    const table = resources[logicalId(sandbox.stateful.table)]!;
+    expect(table.DeletionPolicy).toBe('Delete');
+    expect(table.Properties!.DeletionProtectionEnabled).toBeFalsy();
+    sandbox.statefulTemplate.resourceCountIs('Custom::S3AutoDeleteObjects', 2);
+    expect(sandbox.stateful.terminationProtection).toBe(false);
+  });
+
+  it('protects production data: deletion protection, RETAIN, termination protection, no auto-delete', () => {
+    const prod = resourcesOf(production.statefulTemplate);
+    const table = prod[logicalId(production.stateful.table)]!;
+    expect(table.Properties!.DeletionProtectionEnabled).toBe(true);
+    expect(table.DeletionPolicy).toBe('Retain');
+    expect(table.UpdateReplacePolicy).toBe('Retain');
+    for (const construct of [production.stateful.key, production.stateful.disbursementBucket, production.stateful.accessLogsBucket, production.stateful.signingSecret]) {
+      expect(prod[logicalId(construct)]!.DeletionPolicy).toBe('Retain');
+    }
+    production.statefulTemplate.resourceCountIs('Custom::S3AutoDeleteObjects', 0);
+    expect(production.stateful.terminationProtection).toBe(true);
+    production.statefulTemplate.hasOutput('Environment', { Value: 'production' });
+  });
+});
+
+describe('api stack', () => {
+  const template = sandbox.apiTemplate;
+  const resources = resourcesOf(template);
+
+  it('is a REGIONAL REST API on the execute-api endpoint with a TLS 1.2 floor', () => {
+    template.resourceCountIs('AWS::ApiGateway::RestApi', 1);
+    template.hasResourceProperties('AWS::ApiGateway::RestApi', {
+      EndpointConfiguration: { Types: ['REGIONAL'] },
+      DisableExecuteApiEndpoint: false,
+      SecurityPolicy: 'TLS_1_2',
+    });
+  });
+
+  it('has a stage named after the stage context, with JSON access logs, X-Ray, error logging and throttling', () => {
+    const stage = Object.values(resources).find((r) => r.Type === 'AWS::ApiGateway::Stage')!.Properties!;
+    expect(stage.StageName).toBe('test');
+    expect(stage.TracingEnabled).toBe(true);
+    expect(stage.AccessLogSetting.DestinationArn).toBeDefined();
+    const format = JSON.parse(stage.AccessLogSetting.Format as string) as Record<string, string>;
+    expect(format.requestId).toBe('$context.requestId');
+    expect(format.status).toBe('$context.status');
+    expect(stage.MethodSettings).toEqual([
+      expect.objectContaining({
+        HttpMethod: '*', ResourcePath: '/*', LoggingLevel: 'ERROR', DataTraceEnabled: false,
+        ThrottlingRateLimit: 1000, ThrottlingBurstLimit: 2000,
+      }),
+    ]);
+  });
+
+  it('has one function per route plus the fallback, all nodejs22.x on arm64 with active tracing', () => {
+    template.resourceCountIs('AWS::Lambda::Function', ROUTES.length + 1);
+    const functions = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Function');
+    for (const fn of functions) {
+      expect(fn.Properties).toMatchObject({
+        Runtime: 'nodejs22.x',
+        Architectures: ['arm64'],
+        TracingConfig: { Mode: 'Active' },
+        MemorySize: expect.any(Number),
+        Timeout: 29,
+        Environment: { Variables: expect.objectContaining({ NODE_OPTIONS: '--enable-source-maps', POWERTOOLS_SERVICE_NAME: 'payroll-api', PAYROLL_ENVIRONMENT: 'sandbox' }) },
+      });
+      // Its own log group, with a retention, rather than one created on first write and kept forever.
+      const logGroupId = (fn.Properties!.LoggingConfig.LogGroup as { Ref: string }).Ref;
+      expect(resources[logGroupId]!.Properties!.RetentionInDays).toBe(30);
+    }
+  });
+
+  /** Full path of every API Gateway resource, by logical id ('' for the root). */
+  const pathsById = (): Map<string, string> => {
+    const apiResources = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::ApiGateway::Resource');
+    const paths = new Map<string, string>();
+    const pathOf = (id: string): string => {
+      const known = paths.get(id);
+      if (known !== undefined) return known;
+      const props = resources[id]!.Properties!;
+      const parent = props.ParentId as { Ref?: string };
+      const path = `${parent.Ref ? pathOf(parent.Ref) : ''}/${props.PathPart as string}`;
+      paths.set(id, path);
+      return path;
+    };
+    for (const [id] of apiResources) pathOf(id);
+    return paths;
+  };
+  const methods = () => {
+    const paths = pathsById();
+    return Object.values(resources)
+      .filter((r) => r.Type === 'AWS::ApiGateway::Method')
+      .map((r) => {
+        const resourceId = r.Properties!.ResourceId as { Ref?: string };
+        const uri = JSON.stringify(r.Properties!.Integration.Uri);
+        return { path: resourceId.Ref ? paths.get(resourceId.Ref)! : '/', method: r.Properties!.HttpMethod as string, uri, props: r.Properties! };
+      });
+  };
+
+  it('routes each entry of ROUTES to its own function, by its path as given', () => {
+    const all = methods();
+    for (const route of ROUTES) {
+      const { functionId } = functionOf(sandbox, route.id);
+      const method = all.find((m) => m.path === route.path && m.method === route.method);
+      expect(method, `${route.method} ${route.path}`).toBeDefined();
+      expect(method!.uri).toContain(functionId);
+      expect(method!.props.Integration.Type).toBe('AWS_PROXY');
+      expect(method!.props.AuthorizationType).toBe('NONE');
+    }
+  });
+
+  it('sends every other method and path to the fallback: ANY on each resource, the root and a root {proxy+}', () => {
+    const { functionId } = functionOf(sandbox, FALLBACK_HANDLER);
+    const all = methods();
+    const expectedPaths = new Set(['/', '/{proxy+}']);
+    for (const route of ROUTES) {
+      const segments = route.path.split('/').filter(Boolean);
+      segments.forEach((_, i) => expectedPaths.add(`/${segments.slice(0, i + 1).join('/')}`));
+    }
+    const anyMethods = all.filter((m) => m.method === 'ANY');
+    expect(new Set(anyMethods.map((m) => m.path))).toEqual(expectedPaths);
+    for (const m of anyMethods) expect(m.uri).toContain(functionId);
+    // The fallback never sees a routed method.
+    for (const m of all.filter((x) => x.method !== 'ANY')) expect(m.uri).not.toContain(functionId);
+  });
+
+  it('answers API Gateway errors in the service envelope with X-Request-Id', () => {
+    const responses = Object.values(resources).filter((r) => r.Type === 'AWS::ApiGateway::GatewayResponse').map((r) => r.Properties!);
+    const byType = new Map(responses.map((r) => [r.ResponseType as string, r]));
+    for (const [type, status] of [['DEFAULT_4XX', 400], ['DEFAULT_5XX', 500], ['ACCESS_DENIED', 403], ['THROTTLED', 429], ['REQUEST_TOO_LARGE', 413], ['MISSING_AUTHENTICATION_TOKEN', 404]] as const) {
+      expect(byType.get(type), type).toBeDefined();
+      expect(byType.get(type)!.StatusCode).toBe(String(status));
+    }
+    for (const response of responses) {
+      expect(response.ResponseParameters['gatewayresponse.header.X-Request-Id']).toBe('context.requestId');
+      const body = JSON.parse(response.ResponseTemplates['application/json'] as string) as { status: number; error: { code: string; message: string }; request_id: string };
+      expect(body.status).toBe(Number(response.StatusCode));
+      expect(body.error.code).toMatch(/^[a-z_]+$/);
+      expect(body.error.message).not.toBe('');
+      expect(body.request_id).toBe('$context.requestId');
+    }
+    expect(JSON.parse(byType.get('THROTTLED')!.ResponseTemplates['application/json'] as string).error.code).toBe('rate_limited');
+  });
+
+  it('outputs the API URL ending in the stage, for clients to append /v1/…', () => {
+    const url = (template.toJSON().Outputs as Record<string, { Value: { 'Fn::Join': [string, unknown[]] } }>).ApiUrl!.Value['Fn::Join'][1];
+    expect(url[0]).toBe('https://');
+    expect(url[url.length - 1]).toEqual({ Ref: logicalId(sandbox.api.api.deploymentStage) });
+  });
+});
+
+describe('least privilege', () => {
+  const template = sandbox.apiTemplate;
+
+  it('gives no function a wildcard action', () => {
+    const all = Object.values(resourcesOf(template))
+      .filter((r) => r.Type === 'AWS::IAM::Policy')
+      .flatMap((r) => actionsOf(asArray<Statement>(r.Properties!.PolicyDocument.Statement)));
+    expect(all.filter((action) => action === '*' || action.endsWith(':*'))).toEqual([]);
+  });
+
+  it.each(ROUTES.map((r) => [r.id, r] as const))('%s gets the table and exactly its access list', (_, route) => {
+    const { roleId, functionId } = functionOf(sandbox, route.id);
+    const statements = statementsOfRole(template, roleId);
+    const actions = actionsOf(statements);
+    const directKms = actionsOf(direct(statements)).filter((a) => a.startsWith('kms:'));
+    const access = new Set<Access>(route.access);
+
+    expect(actions).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query']));
+    expect(actions).not.toContain('dynamodb:Scan');
+    expect(directKms.includes('kms:GenerateDataKey')).toBe(access.has('kms:encrypt'));
+    expect(directKms.includes('kms:Decrypt')).toBe(access.has('kms:decrypt'));
+    expect(actions.includes('secretsmanager:GetSecretValue')).toBe(access.has('secret:signing'));
+    expect(actions.includes('s3:GetObject')).toBe(access.has('bucket:read'));
+    expect(actions.includes('s3:PutObject')).toBe(access.has('bucket:write'));
+    expect(actions.includes('sqs:SendMessage')).toBe(access.has('queue:payroll:send') || access.has('queue:webhooks:send'));
+
+    const env = environmentOf(template, functionId);
+    expect(env.TABLE_NAME).toBeDefined();
+    expect('PAYROLL_KMS_KEY_ID' in env).toBe(access.has('kms:encrypt') || access.has('kms:decrypt'));
+    expect('PAYROLL_SIGNING_SECRET_ARN' in env).toBe(access.has('secret:signing'));
+  });
+
+  it('only lets DynamoDB use the key on behalf of a function without kms access', () => {
+    const route = ROUTES.find((r) => r.access.length === 0)!;
+    const statements = statementsOfRole(template, functionOf(sandbox, route.id).roleId);
+    const kms = statements.filter((s) => actionsOf([s]).some((a) => a.startsWith('kms:')));
+    expect(kms.length).toBe(1);
+    expect(JSON.stringify(kms[0]!.Condition)).toContain('dynamodb.');
+  });
+
+  it('gives the fallback nothing but its own logs and X-Ray', () => {
+    const { roleId, functionId } = functionOf(sandbox, FALLBACK_HANDLER);
+    const actions = actionsOf(statementsOfRole(template, roleId));
+    expect(new Set(actions)).toEqual(new Set(['logs:CreateLogStream', 'logs:PutLogEvents', 'xray:PutTraceSegments', 'xray:PutTelemetryRecords']));
+    expect(environmentOf(template, functionId).TABLE_NAME).toBeUndefined();
+  });
+
+  it('attaches no managed policy to any function role', () => {
+    const roles = Object.values(resourcesOf(template)).filter((r) => r.Type === 'AWS::IAM::Role' && JSON.stringify(r.Properties!.AssumeRolePolicyDocument).includes('lambda.amazonaws.com'));
+    expect(roles.length).toBe(ROUTES.length + 1);
+    for (const role of roles) expect(role.Properties!.ManagedPolicyArns).toBeUndefined();
+  });
+
+  // No route uses every kind of access yet, so one table that does checks each grant and its variable.
+  describe('for every kind of access', () => {
+    const everyAccess: Access[] = ['kms:encrypt', 'kms:decrypt', 'secret:signing', 'bucket:read', 'bucket:write', 'queue:payroll:send', 'queue:webhooks:send'];
+    const routes: RouteDef[] = everyAccess.map((access, i) => ({
+      id: `probe${i}`, method: 'GET', path: `/v1/probe${i}`, handler: ROUTES[0].handler, scope: null, bucket: null, summary: access, access: [access],
+    }));
+    const app = appWith({ environment: 'sandbox', stage: 'probe' });
+    const { stateful } = addPayrollStacks(app);
+    const probe = new ApiStack(app, 'Probe', {
+      environment: 'sandbox', stage: 'probe', routes,
+      table: stateful.table, key: stateful.key, disbursementBucket: stateful.disbursementBucket, signingSecret: stateful.signingSecret,
+      queues: { payroll: stateful.queues.payroll.queue, webhooks: stateful.queues.webhooks.queue },
+    });
+    const probeTemplate = Template.fromStack(probe);
+    const expected: Record<Access, { actions: string[]; env: string }> = {
+      'kms:encrypt': { actions: ['kms:GenerateDataKey'], env: 'PAYROLL_KMS_KEY_ID' },
+      'kms:decrypt': { actions: ['kms:Decrypt'], env: 'PAYROLL_KMS_KEY_ID' },
+      'secret:signing': { actions: ['secretsmanager:GetSecretValue'], env: 'PAYROLL_SIGNING_SECRET_ARN' },
+      'bucket:read': { actions: ['s3:GetObject', 's3:ListBucket'], env: 'DISBURSEMENT_BUCKET' },
+      'bucket:write': { actions: ['s3:PutObject'], env: 'DISBURSEMENT_BUCKET' },
+      'queue:payroll:send': { actions: ['sqs:SendMessage'], env: 'PAYROLL_QUEUE_URL' },
+      'queue:webhooks:send': { actions: ['sqs:SendMessage'], env: 'WEBHOOK_QUEUE_URL' },
+    };
+
+    it.each(routes.map((r) => [r.summary, r] as const))('%s', (_, route) => {
+      const { roleId, functionId } = functionOf({ api: probe }, route.id);
+      const statements = statementsOfRole(probeTemplate, roleId);
+      const access = route.access[0]!;
+      expect(actionsOf(statements)).toEqual(expect.arrayContaining(expected[access].actions));
+      const env = environmentOf(probeTemplate, functionId);
+      expect(Object.keys(env).filter((k) => Object.values(expected).some((e) => e.env === k))).toEqual([expected[access].env]);
+      // Bucket objects are under the key, but only S3 may use it for the function.
+      if (access.startsWith('bucket:')) expect(actionsOf(direct(statements)).filter((a) => a.startsWith('kms:'))).toEqual([]);
+    });
+
+    it('sets every variable the local stack gives the handlers, except the local-only ones', () => {
+      const state = { region: 'r', table_name: 't', dynamodb_endpoint: 'e', sqs_endpoint: 'e', s3_endpoint: 'e', bucket: 'b', queues: { payroll: 'q', payroll_dlq: 'q', webhooks: 'q', webhooks_dlq: 'q' }, environment: 'sandbox' } as StackState;
+      const localOnly = /^(AWS_ENDPOINT_URL_|AWS_ACCESS_KEY_ID$|AWS_SECRET_ACCESS_KEY$|AWS_REGION$|PAYROLL_LOCAL_MASTER_KEY$|PAYROLL_SIGNING_SECRET$)/;
+      const needed = Object.keys(handlerEnvironment(state, { master_key: 'm', signing_secret: 's' })).filter((k) => !localOnly.test(k));
+      const deployed = new Set(
+        Object.values(resourcesOf(probeTemplate)).filter((r) => r.Type === 'AWS::Lambda::Function').flatMap((r) => Object.keys(r.Properties!.Environment?.Variables ?? {})),
+      );
+      for (const name of needed) expect(deployed, name).toContain(name);
+    });
+  });
+});
+
+describe('cdk-nag AwsSolutions', () => {
+  it.each([['sandbox', sandbox], ['production', production]] as const)('reports no unacknowledged error in %s', (_, synthesized) => {
+    // cdk-nag 3 reports through CDK's policy-validation framework, not annotations; validateScope gives the same report.
+    const report = new AwsSolutionsChecks().validateScope(synthesized.app);
+    const errors = report.violations
+      .filter((v) => v.severity === 'error')
+      .map((v) => `${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`);
+    expect(errors).toEqual([]);
+  });
+
+  it('runs as a plugin of the app built by infra/app.ts', () => {
+    const plugins = (sandbox.app as unknown as { _validationPlugins: { name: string }[] })._validationPlugins;
+    expect(plugins.map((p) => p.name)).toContain('AwsSolutions');
+  });
+
+  it('carries a specific reason on every acknowledgment', () => {
+    const acknowledgments: { path: string; id: string; reason: string }[] = [];
+    const visit = (construct: IConstruct) => {
+      for (const entry of construct.node.metadata) {
+        if (entry.type !== Validations.ACKNOWLEDGED_RULES_METADATA_KEY) continue;
+        for (const [id, reason] of Object.entries(entry.data as Record<string, string>)) acknowledgments.push({ path: construct.node.path, id, reason });
+      }
+      construct.node.children.forEach(visit);
+    };
+    visit(sandbox.app);
+    expect(acknowledgments.length).toBeGreaterThan(0);
+    for (const a of acknowledgments) {
+      expect(a.id, a.path).toMatch(/AwsSolutions-/);
+      expect(a.reason.length, `${a.path} ${a.id}`).toBeGreaterThanOrEqual(60);
+    }
+  });
+});

@@ -1,0 +1,142 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { readState, type StackState } from '../../local/stack-state.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const TSX = join(ROOT, 'node_modules', 'tsx', 'dist', 'esm', 'index.mjs');
+
+export interface HttpResponse {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+  body: any;
+}
+
+export interface RunningStack {
+  dir: string;
+  state: StackState;
+  /** Everything the stack wrote, for assertions on logs. */
+  output(): string;
+  request(method: string, path: string, options?: { token?: string; body?: unknown; headers?: Record<string, string> }): Promise<HttpResponse>;
+  plainHttp(method: string, path: string): Promise<HttpResponse>;
+  admin(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
+  /** An organization and its admin token, made with the admin CLI. */
+  createOrganization(name?: string): Promise<{ organization_id: string; token: string }>;
+  stop(): Promise<void>;
+}
+
+function run(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
+  return spawn(process.execPath, ['--import', TSX, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+export function runToEnd(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolvePromise, reject) => {
+    const child = run(args, env);
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d) => (stdout += d));
+    child.stderr!.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('exit', (code) => resolvePromise({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+function parseBody(text: string): unknown {
+  try {
+    return text ? JSON.parse(text) : null;
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * Starts `local/start.ts` (what `npm start` runs) in its own process with a fresh data folder (or a given one, to
+ * test restarts) and ports chosen by the OS, and waits for its ready line: no sleeps.
+ */
+export async function startLocalStack(options: { dir?: string; env?: Record<string, string> } = {}): Promise<RunningStack> {
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'payroll-e2e-'));
+  const env = {
+    ...process.env,
+    PAYROLL_DATA_DIR: dir,
+    PAYROLL_HTTPS_PORT: '0',
+    PAYROLL_HTTP_PORT: '0',
+    ...options.env,
+  };
+  const child = run([join(ROOT, 'local', 'start.ts')], env);
+  let output = '';
+  await new Promise<void>((ready, fail) => {
+    const timer = setTimeout(() => fail(new Error(`local stack not ready in 60 s:\n${output}`)), 60_000);
+    const onData = (d: Buffer) => {
+      output += d.toString();
+      if (output.includes(' ready at ')) {
+        clearTimeout(timer);
+        ready();
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      fail(new Error(`local stack exited with ${code} before it was ready:\n${output}`));
+    });
+  });
+  const state = readState(dir)!;
+  const ca = readFileSync(join(dir, 'tls', 'cert.pem'));
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+
+  const send = (transport: typeof httpsRequest, port: number, method: string, path: string, body: string | undefined, headers: Record<string, string>) =>
+    new Promise<HttpResponse>((resolvePromise, reject) => {
+      const req = transport({ host: '127.0.0.1', servername: 'localhost', port, method, path, headers, ca, agent: false }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolvePromise({
+          status: res.statusCode ?? 0,
+          headers: Object.fromEntries(Object.entries(res.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v)])),
+          text,
+          body: parseBody(text),
+        }));
+      });
+      req.on('error', reject);
+      if (body !== undefined) req.write(body);
+      req.end();
+    });
+
+  const stack: RunningStack = {
+    dir,
+    state,
+    output: () => output,
+    request(method, path, opts = {}) {
+      const headers: Record<string, string> = { ...opts.headers };
+      if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
+      let body: string | undefined;
+      if (opts.body !== undefined) {
+        body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+        headers['Content-Type'] ??= 'application/json';
+        headers['Content-Length'] = String(Buffer.byteLength(body));
+      }
+      return send(httpsRequest, state.https_port, method, path, body, headers);
+    },
+    plainHttp(method, path) {
+      return send(httpRequest as unknown as typeof httpsRequest, state.http_port, method, path, undefined, {});
+    },
+    admin: (...args) => runToEnd([join(ROOT, 'local', 'admin-cli.ts'), ...args], env),
+    async createOrganization(name = 'Acme Test') {
+      const res = await stack.admin('org', 'create', '--name', name, '--json');
+      if (res.code !== 0) throw new Error(`org create failed: ${res.stderr}`);
+      return JSON.parse(res.stdout) as { organization_id: string; token: string };
+    },
+    async stop() {
+      if (child.exitCode === null) {
+        child.kill('SIGINT');
+        await exited;
+      }
+      if (!options.dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return stack;
+}
