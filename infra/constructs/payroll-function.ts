@@ -108,13 +108,14 @@ export class PayrollFunction extends Construct implements IGrantable {
     }
   }
 
-  /** Adds a grant the stack derives from the route's `access` list. */
-  addToAccessPolicy(statement: PolicyStatement): void {
+  /** Adds a grant the stack derives from the route's `access` list; returns the policy, to acknowledge findings on. */
+  addToAccessPolicy(statement: PolicyStatement): Policy {
     if (!this.accessPolicy) {
       this.accessPolicy = new Policy(this, 'AccessPolicy', { roles: [this.role] });
       // No window in which the deployed function runs without its grants.
       this.function.node.addDependency(this.accessPolicy);
     }
     this.accessPolicy.addStatements(statement);
+    return this.accessPolicy;
   }
 }

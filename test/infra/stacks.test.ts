@@ -3,6 +3,7 @@ import { App, CfnResource, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { CfnRole } from 'aws-cdk-lib/aws-iam';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { describe, expect, it } from 'vitest';
@@ -223,7 +224,8 @@ describe('stateful stack', () => {
 
   it('outputs what the operator CLI and operators read', () => {
     const outputs = Object.keys(sandbox.statefulTemplate.toJSON().Outputs as object);
-    expect(outputs).toEqual(expect.arrayContaining(['TableName', 'Environment', 'BucketName', 'PayrollProcessingQueueUrl', 'WebhookDeliveryQueueUrl']));
+    const queueOutputs = Object.keys(QUEUE_DEFINITIONS).map((name) => `${name[0]!.toUpperCase()}${name.slice(1)}QueueUrl`);
+    expect(outputs).toEqual(expect.arrayContaining(['TableName', 'Environment', 'BucketName', ...queueOutputs]));
     sandbox.statefulTemplate.hasOutput('TableName', { Value: { Ref: logicalId(sandbox.stateful.table) } });
   });
 
@@ -486,9 +488,11 @@ describe('cdk-nag AwsSolutions', () => {
     expect(errors).toEqual([]);
   });
 
-  it('runs as a plugin of the app built by infra/app.ts', () => {
-    const plugins = (sandbox.app as unknown as { _validationPlugins: { name: string }[] })._validationPlugins;
-    expect(plugins.map((p) => p.name)).toContain('AwsSolutions');
+  it('fails the synthesis of the app infra/app.ts builds when a finding is not acknowledged', () => {
+    const app = appWith({ environment: 'sandbox', stage: 'nag' });
+    const { stateful } = addPayrollStacks(app);
+    new Bucket(stateful, 'UnloggedBucket');
+    expect(() => app.synth()).toThrow(/AwsSolutions-S1/);
   });
 
   it('carries a specific reason on every acknowledgment', () => {
