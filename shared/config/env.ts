@@ -17,6 +17,13 @@ const intFromEnv = (fallback: number) =>
 
 const schema = z.object({
   TABLE_NAME: z.string().min(1).optional(),
+  /** Payroll bodies, chunk work files and NACHA files. */
+  DISBURSEMENT_BUCKET: z.string().min(1).optional(),
+  /** The processor's queue: start, chunk and finalize messages of payroll runs. */
+  PAYROLL_QUEUE_URL: z.string().min(1).optional(),
+  WEBHOOK_QUEUE_URL: z.string().min(1).optional(),
+  /** Entries a processor chunk handles; smaller chunks mean more parallelism and finer progress. */
+  PAYROLL_CHUNK_SIZE: intFromEnv(1_000),
   PAYROLL_ENVIRONMENT: z.enum(['sandbox', 'production']).default('sandbox'),
   /** HMAC secret for page tokens, given directly (local stack, tests)… */
   PAYROLL_SIGNING_SECRET: z.string().min(32).optional(),

@@ -9,6 +9,13 @@
  * | token (by hash)   | TOKEN#<sha256>         | TOKEN                   |                 |
  * | employee          | ORG#<org>              | EMP#<employee>          |                 |
  * | email uniqueness  | ORG#<org>              | EMAIL#<lower-case email>|                 |
+ * | payroll           | ORG#<org>              | PAYROLL#<payroll>       | GSI2: ACTIVE_PAYROLLS / <updated_at> while not terminal (sparse) |
+ * | payroll window    | ORG#<org>              | WINDOW#<start>#<end>    |                 |
+ * | idempotency key   | ORG#<org>              | IDEMPOTENCY#<sha256(key)> | (ttl 24 h)    |
+ * | paystub           | STUB#<paystub>         | STUB                    | GSI1: PAYROLL#<payroll> / <paystub>; GSI2: EMP#<employee> / <pay_date>#<paystub> |
+ *
+ * Paystubs get a partition each rather than living under the organization, so a 25,000-employee run spreads
+ * its writes instead of pressing on one partition key; the organization is checked on every read.
  */
 export const TABLE_KEYS = { pk: 'PK', sk: 'SK' } as const;
 export const GSI1 = { name: 'GSI1', pk: 'GSI1PK', sk: 'GSI1SK' } as const;
@@ -30,4 +37,12 @@ export const keys = {
   employeePrefix: 'EMP#',
   employeeEmail: (orgId: string, email: string): Key => ({ PK: `ORG#${orgId}`, SK: `EMAIL#${email.toLowerCase()}` }),
   orgPartition: (orgId: string): string => `ORG#${orgId}`,
+  payroll: (orgId: string, payrollId: string): Key => ({ PK: `ORG#${orgId}`, SK: `PAYROLL#${payrollId}` }),
+  payrollPrefix: 'PAYROLL#',
+  payrollWindow: (orgId: string, start: string, end: string): Key => ({ PK: `ORG#${orgId}`, SK: `WINDOW#${start}#${end}` }),
+  idempotency: (orgId: string, keyHash: string): Key => ({ PK: `ORG#${orgId}`, SK: `IDEMPOTENCY#${keyHash}` }),
+  activePayrollsIndex: 'ACTIVE_PAYROLLS',
+  paystub: (paystubId: string): Key => ({ PK: `STUB#${paystubId}`, SK: 'STUB' }),
+  paystubsByPayroll: (payrollId: string) => ({ GSI1PK: `PAYROLL#${payrollId}` }),
+  paystubsByEmployee: (employeeId: string) => ({ GSI2PK: `EMP#${employeeId}` }),
 } as const;

@@ -1,0 +1,288 @@
+import { GetCommand, TransactWriteCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { z } from 'zod';
+import type { TableRef } from '../adapters/dynamo.js';
+import { PAYROLL_STATUSES, isTerminal, sourcesOf, type PayrollStatus } from '../domain/payroll-status.js';
+import { cancelledConditions, isConditionalCheckFailure, parseItem } from './item.js';
+import { keys } from './keys.js';
+import { queryPage, type Page } from './paginate.js';
+
+const cents = z.number().int();
+
+const payrollItem = z.object({
+  payroll_id: z.string(),
+  organization_id: z.string(),
+  environment: z.enum(['sandbox', 'production']),
+  type: z.enum(['regular', 'off_cycle']),
+  status: z.enum(PAYROLL_STATUSES),
+  pay_period_start: z.string(),
+  pay_period_end: z.string(),
+  pay_date: z.string(),
+  employee_count: z.number().int(),
+  totals: z.object({ gross_pay: cents, bonuses: cents, deductions: cents, net_pay: cents }),
+  content_hash: z.string(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  status_history: z.array(z.object({ status: z.enum(PAYROLL_STATUSES), at: z.string(), reason: z.string().nullable().optional() })),
+  chunk_size: z.number().int().positive(),
+  chunk_count: z.number().int().nullable().default(null),
+  chunks_done: z.set(z.number()).optional().transform((s) => s ?? new Set<number>()),
+  returned_employee_ids: z.set(z.string()).optional().transform((s) => s ?? new Set<string>()),
+  processing_started_at: z.string().nullable().default(null),
+  findings: z.array(z.object({ code: z.string(), message: z.string(), employee_id: z.string().nullable().optional(), field: z.string().nullable().optional() })).default([]),
+  disbursement: z.object({
+    entry_count: z.number().int(),
+    entry_hash: z.string(),
+    total_credit: cents,
+    total_debit: cents,
+    batch_count: z.number().int(),
+    block_count: z.number().int(),
+    created_at: z.string(),
+  }).nullable().default(null),
+  failure_reason: z.string().nullable().default(null),
+});
+export type PayrollRecord = z.infer<typeof payrollItem>;
+
+const windowItem = z.object({ payroll_id: z.string() });
+const idempotencyItem = z.object({ content_hash: z.string(), payroll_id: z.string(), expires_epoch: z.number() });
+export type IdempotencyRecord = z.infer<typeof idempotencyItem>;
+
+const parse = (item: Record<string, unknown>) => parseItem(payrollItem, item, 'payroll');
+
+export type CreateOutcome =
+  | { ok: true }
+  | { ok: false; reason: 'window_taken'; existingPayrollId: string }
+  | { ok: false; reason: 'idempotency_key_taken' };
+
+export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
+
+function toItem(record: PayrollRecord): Record<string, unknown> {
+  const { chunks_done, returned_employee_ids, ...rest } = record;
+  return {
+    ...keys.payroll(record.organization_id, record.payroll_id),
+    entity: 'payroll',
+    ...rest,
+    // Empty sets cannot be stored; absent means empty.
+    ...(chunks_done.size > 0 && { chunks_done }),
+    ...(returned_employee_ids.size > 0 && { returned_employee_ids }),
+    ...(!isTerminal(record.status) && { GSI2PK: keys.activePayrollsIndex, GSI2SK: `${record.updated_at}#${record.payroll_id}` }),
+  };
+}
+
+export class PayrollRepository {
+  constructor(private readonly table: TableRef) {}
+
+  /**
+   * The record, the window item (regular runs) and the idempotency item (when a key is given) are written in one
+   * transaction: of any number of concurrent identical submissions exactly one succeeds, and the others learn
+   * from the cancellation reasons which item someone else holds.
+   */
+  async create(record: PayrollRecord, options: { window: boolean; idempotencyKeyHash?: string; now: Date }): Promise<CreateOutcome> {
+    const t = this.table.tableName;
+    const items: NonNullable<TransactWriteCommandInput['TransactItems']> = [
+      { Put: { TableName: t, Item: toItem(record), ConditionExpression: 'attribute_not_exists(PK)' } },
+    ];
+    let windowIndex = -1;
+    let idempotencyIndex = -1;
+    if (options.window) {
+      windowIndex = items.length;
+      items.push({
+        Put: {
+          TableName: t,
+          Item: { ...keys.payrollWindow(record.organization_id, record.pay_period_start, record.pay_period_end), entity: 'payroll_window', payroll_id: record.payroll_id },
+          ConditionExpression: 'attribute_not_exists(PK)',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        },
+      });
+    }
+    if (options.idempotencyKeyHash) {
+      idempotencyIndex = items.length;
+      const nowEpoch = Math.floor(options.now.getTime() / 1000);
+      items.push({
+        Put: {
+          TableName: t,
+          Item: {
+            ...keys.idempotency(record.organization_id, options.idempotencyKeyHash),
+            entity: 'idempotency_key',
+            content_hash: record.content_hash,
+            payroll_id: record.payroll_id,
+            expires_epoch: nowEpoch + IDEMPOTENCY_TTL_SECONDS,
+            ttl: nowEpoch + IDEMPOTENCY_TTL_SECONDS,
+          },
+          // TTL deletes lazily: an expired key is free again even before it disappears.
+          ConditionExpression: 'attribute_not_exists(PK) OR expires_epoch < :now',
+          ExpressionAttributeValues: { ':now': nowEpoch },
+        },
+      });
+    }
+    try {
+      await this.table.doc.send(new TransactWriteCommand({ TransactItems: items }));
+      return { ok: true };
+    } catch (err) {
+      const failed = cancelledConditions(err);
+      if (!failed) throw err;
+      if (idempotencyIndex >= 0 && failed[idempotencyIndex]) return { ok: false, reason: 'idempotency_key_taken' };
+      if (windowIndex >= 0 && failed[windowIndex]) {
+        const reasons = (err as { CancellationReasons?: { Item?: Record<string, { S?: string }> }[] }).CancellationReasons;
+        const existing = reasons?.[windowIndex]?.Item?.payroll_id?.S;
+        return { ok: false, reason: 'window_taken', existingPayrollId: existing ?? (await this.getWindow(record.organization_id, record.pay_period_start, record.pay_period_end)) ?? 'unknown' };
+      }
+      throw err;
+    }
+  }
+
+  async get(orgId: string, payrollId: string): Promise<PayrollRecord | undefined> {
+    const out = await this.table.doc.send(new GetCommand({ TableName: this.table.tableName, Key: keys.payroll(orgId, payrollId), ConsistentRead: true }));
+    return out.Item ? parse(out.Item) : undefined;
+  }
+
+  async getWindow(orgId: string, start: string, end: string): Promise<string | undefined> {
+    const out = await this.table.doc.send(new GetCommand({ TableName: this.table.tableName, Key: keys.payrollWindow(orgId, start, end), ConsistentRead: true }));
+    return out.Item ? parseItem(windowItem, out.Item, 'payroll window').payroll_id : undefined;
+  }
+
+  async getIdempotency(orgId: string, keyHash: string, now: Date): Promise<IdempotencyRecord | undefined> {
+    const out = await this.table.doc.send(new GetCommand({ TableName: this.table.tableName, Key: keys.idempotency(orgId, keyHash), ConsistentRead: true }));
+    if (!out.Item) return undefined;
+    const record = parseItem(idempotencyItem, out.Item, 'idempotency key');
+    return record.expires_epoch >= Math.floor(now.getTime() / 1000) ? record : undefined;
+  }
+
+  async list(orgId: string, filters: { status?: PayrollStatus; from?: string; to?: string }, limit: number, startKey?: Record<string, unknown>): Promise<Page<PayrollRecord>> {
+    const conditions: string[] = [];
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = { ':pk': keys.orgPartition(orgId), ':prefix': keys.payrollPrefix };
+    if (filters.status) {
+      conditions.push('#status = :status');
+      names['#status'] = 'status';
+      values[':status'] = filters.status;
+    }
+    if (filters.from) {
+      conditions.push('pay_date >= :from');
+      values[':from'] = filters.from;
+    }
+    if (filters.to) {
+      conditions.push('pay_date <= :to');
+      values[':to'] = filters.to;
+    }
+    return queryPage(this.table, {
+      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+      ...(conditions.length > 0 && { FilterExpression: conditions.join(' AND ') }),
+      ...(Object.keys(names).length > 0 && { ExpressionAttributeNames: names }),
+      ExpressionAttributeValues: values,
+      ScanIndexForward: false,
+    }, limit, startKey, parse);
+  }
+
+  /**
+   * Moves the payroll to `to` if it is in a status that may move there, appending to its history. Returns false
+   * when the condition fails (another worker moved it, or it is already there): transitions are idempotent.
+   * `set` adds attributes in the same write; `alsoWrite` adds items to the same transaction (events, window release).
+   */
+  async transition(
+    record: Pick<PayrollRecord, 'organization_id' | 'payroll_id'>,
+    to: PayrollStatus,
+    at: string,
+    options: { reason?: string; set?: Record<string, unknown>; alsoWrite?: NonNullable<TransactWriteCommandInput['TransactItems']> } = {},
+  ): Promise<boolean> {
+    const names: Record<string, string> = { '#status': 'status' };
+    const values: Record<string, unknown> = {
+      ':to': to, ':at': at, ':entry': [{ status: to, at, reason: options.reason ?? null }],
+    };
+    const sets = ['#status = :to', 'updated_at = :at', 'status_history = list_append(status_history, :entry)'];
+    const sources = sourcesOf(to);
+    sources.forEach((s, i) => (values[`:from${i}`] = s));
+    for (const [k, v] of Object.entries(options.set ?? {})) {
+      names[`#${k}`] = k;
+      values[`:${k}`] = v;
+      sets.push(`#${k} = :${k}`);
+    }
+    let update = `SET ${sets.join(', ')}`;
+    if (isTerminal(to)) {
+      update += ' REMOVE GSI2PK, GSI2SK';
+    } else {
+      values[':gsi2pk'] = keys.activePayrollsIndex;
+      values[':gsi2sk'] = `${at}#${record.payroll_id}`;
+      update = update.replace('SET ', 'SET GSI2PK = :gsi2pk, GSI2SK = :gsi2sk, ');
+    }
+    const condition = `#status IN (${sources.map((_, i) => `:from${i}`).join(', ')})`;
+    const key = keys.payroll(record.organization_id, record.payroll_id);
+    try {
+      if (options.alsoWrite && options.alsoWrite.length > 0) {
+        await this.table.doc.send(new TransactWriteCommand({
+          TransactItems: [
+            { Update: { TableName: this.table.tableName, Key: key, UpdateExpression: update, ConditionExpression: condition, ExpressionAttributeNames: names, ExpressionAttributeValues: values } },
+            ...options.alsoWrite,
+          ],
+        }));
+      } else {
+        await this.table.doc.send(new UpdateCommand({
+          TableName: this.table.tableName, Key: key, UpdateExpression: update, ConditionExpression: condition,
+          ExpressionAttributeNames: names, ExpressionAttributeValues: values,
+        }));
+      }
+      return true;
+    } catch (err) {
+      if (isConditionalCheckFailure(err) || cancelledConditions(err)?.[0]) return false;
+      throw err;
+    }
+  }
+
+  /** Records the chunk plan once; a re-run finds it already set and keeps the first one. */
+  async planChunks(orgId: string, payrollId: string, chunkCount: number, startedAt: string): Promise<void> {
+    try {
+      await this.table.doc.send(new UpdateCommand({
+        TableName: this.table.tableName,
+        Key: keys.payroll(orgId, payrollId),
+        UpdateExpression: 'SET chunk_count = :n, processing_started_at = :at',
+        ConditionExpression: '#status = :processing AND (attribute_not_exists(chunk_count) OR chunk_count = :null)',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':n': chunkCount, ':at': startedAt, ':processing': 'processing', ':null': null },
+      }));
+    } catch (err) {
+      if (!isConditionalCheckFailure(err)) throw err;
+    }
+  }
+
+  /**
+   * Adds the chunk to the set of finished chunks. A set, not a counter: a chunk finished twice (re-delivery)
+   * is counted once. Returns the record as it now stands, or undefined if the payroll is no longer processing.
+   */
+  async markChunkDone(orgId: string, payrollId: string, chunk: number, returnedEmployeeIds: string[], at: string): Promise<PayrollRecord | undefined> {
+    const values: Record<string, unknown> = { ':chunk': new Set([chunk]), ':processing': 'processing', ':at': at };
+    let update = 'ADD chunks_done :chunk SET updated_at = :at';
+    if (returnedEmployeeIds.length > 0) {
+      update = 'ADD chunks_done :chunk, returned_employee_ids :returned SET updated_at = :at';
+      values[':returned'] = new Set(returnedEmployeeIds);
+    }
+    try {
+      const out = await this.table.doc.send(new UpdateCommand({
+        TableName: this.table.tableName,
+        Key: keys.payroll(orgId, payrollId),
+        UpdateExpression: update,
+        ConditionExpression: '#status = :processing',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+      }));
+      return parse(out.Attributes!);
+    } catch (err) {
+      if (isConditionalCheckFailure(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** Cancelling a regular run frees its window for a new submission, in the same transaction. */
+  async cancel(record: PayrollRecord, at: string): Promise<boolean> {
+    const alsoWrite: NonNullable<TransactWriteCommandInput['TransactItems']> = record.type === 'regular'
+      ? [{
+        Delete: {
+          TableName: this.table.tableName,
+          Key: keys.payrollWindow(record.organization_id, record.pay_period_start, record.pay_period_end),
+          ConditionExpression: 'attribute_not_exists(PK) OR payroll_id = :id',
+          ExpressionAttributeValues: { ':id': record.payroll_id },
+        },
+      }]
+      : [];
+    return this.transition(record, 'cancelled', at, { reason: 'Cancelled through the API (sandbox)', alsoWrite });
+  }
+}

@@ -1,0 +1,206 @@
+import { z } from 'zod';
+import { isCalendarDate } from '../domain/dates.js';
+import type { ProblemDetail } from '../domain/errors.js';
+import { parseMoney, type Cents } from '../domain/money.js';
+import { MAX_EMPLOYEES_PER_PAYROLL, netPay, periodDays, type PayrollEntry, type PayrollSubmission } from '../domain/payroll.js';
+import { PAYROLL_STATUSES } from '../domain/payroll-status.js';
+import { calendarDate, limitParam, money, pageTokenParam } from './common.js';
+import { fieldPath, problemsFromZod } from './problems.js';
+
+/** The contract's payroll problem codes, with the HTTP status each one implies. */
+export const PAYROLL_PROBLEM_STATUS = {
+  invalid_request_body: 400,
+  invalid_date_range: 400,
+  negative_pay: 400,
+  missing_bank_account: 422,
+  employee_not_found: 422,
+  duplicate_payroll_window: 409,
+} as const;
+export type PayrollProblemCode = keyof typeof PAYROLL_PROBLEM_STATUS;
+
+export const PAYROLL_PROBLEM_MESSAGE: Record<PayrollProblemCode, string> = {
+  invalid_request_body: 'Invalid request body',
+  invalid_date_range: 'Invalid date range',
+  negative_pay: 'Negative pay',
+  missing_bank_account: 'Missing bank account info',
+  employee_not_found: 'Employee not found',
+  duplicate_payroll_window: 'Duplicate payroll window',
+};
+
+export interface PayrollProblem extends ProblemDetail {
+  code: PayrollProblemCode;
+  /** The finer reason (required, out_of_range, invalid_precision …), as for other endpoints' details. */
+  reason?: string;
+}
+
+const hours = z.union([z.number(), z.string()]).transform((value, ctx): number => {
+  const text = typeof value === 'number' ? (Number.isFinite(value) ? String(value) : '') : value.trim();
+  if (text === '') {
+    ctx.addIssue({ code: 'custom', message: 'hours_worked must not be blank', params: { code: 'required' } });
+    return z.NEVER;
+  }
+  if (text.startsWith('-')) {
+    ctx.addIssue({ code: 'custom', message: 'hours_worked must not be negative', params: { code: 'out_of_range' } });
+    return z.NEVER;
+  }
+  const m = /^(\d{1,5})(?:\.(\d{1,2}))?$/.exec(text);
+  if (!m) {
+    ctx.addIssue({ code: 'custom', message: 'hours_worked must be a number with at most two decimals', params: { code: 'invalid_format' } });
+    return z.NEVER;
+  }
+  return Number(m[1]) * 100 + Number((m[2] ?? '').padEnd(2, '0'));
+});
+
+const DEDUCTION_NAME = /^[a-z][a-z0-9_]{0,39}$/;
+
+/** A bare amount, or an object of named non-negative amounts (taxes, benefits, retirement, garnishments, other…). */
+const deductions = z.unknown().transform((value, ctx): Record<string, Cents> => {
+  if (typeof value === 'number' || typeof value === 'string') {
+    const parsed = parseMoney(value);
+    if (parsed.ok) return { total: parsed.cents };
+    ctx.addIssue({ code: 'custom', message: parsed.reason === 'negative' ? 'Deductions must not be negative' : 'Must be a decimal amount with at most two decimals', params: { code: parsed.reason === 'negative' ? 'negative_pay' : 'invalid_amount' } });
+    return z.NEVER;
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    ctx.addIssue({ code: 'custom', message: 'Must be an amount or an object of named amounts', params: { code: 'invalid_type' } });
+    return z.NEVER;
+  }
+  const out: Record<string, Cents> = {};
+  const entries = Object.entries(value);
+  if (entries.length > 20) ctx.addIssue({ code: 'custom', message: 'At most 20 named deductions', params: { code: 'out_of_range' } });
+  for (const [name, amount] of entries) {
+    if (!DEDUCTION_NAME.test(name) || name === 'total') {
+      ctx.addIssue({ code: 'custom', path: [name], message: 'Deduction names are snake_case (taxes, benefits, retirement, garnishments, other…)', params: { code: 'invalid_format' } });
+      continue;
+    }
+    const parsed = parseMoney(amount);
+    if (parsed.ok) out[name] = parsed.cents;
+    else ctx.addIssue({ code: 'custom', path: [name], message: parsed.reason === 'negative' ? 'Deductions must not be negative' : 'Must be a decimal amount with at most two decimals', params: { code: parsed.reason === 'negative' ? 'negative_pay' : 'invalid_amount' } });
+  }
+  return out;
+});
+
+const entrySchema = z.strictObject({
+  employee_id: z.string().min(1).max(64),
+  gross_pay: money,
+  hours_worked: hours,
+  bonuses: money.optional(),
+  deductions: deductions.optional(),
+  notes: z.string().max(500).nullable().optional(),
+});
+
+const headerSchema = z.strictObject({
+  type: z.enum(['regular', 'off_cycle']).optional(),
+  pay_period_start: calendarDate,
+  pay_period_end: calendarDate,
+  pay_date: calendarDate,
+  employees: z.unknown(),
+});
+
+const DATE_FIELDS = new Set(['pay_period_start', 'pay_period_end', 'pay_date']);
+
+function toPayrollProblems(details: ProblemDetail[]): PayrollProblem[] {
+  return details.map((d) => {
+    const top = d.field?.split(/[.[]/)[0] ?? '';
+    const code: PayrollProblemCode = DATE_FIELDS.has(top) ? 'invalid_date_range' : d.code === 'negative_pay' ? 'negative_pay' : 'invalid_request_body';
+    return { ...d, code, reason: d.code };
+  });
+}
+
+export class TooManyEmployeesError extends Error {}
+
+/**
+ * Validates a submission and reports every problem of the body at once, each with its entry index. Problems
+ * that need storage (unknown employees, bank accounts, the window) are added by the use case.
+ */
+export function validatePayrollBody(body: Record<string, unknown>): { submission?: PayrollSubmission; problems: PayrollProblem[] } {
+  if (Array.isArray(body.employees) && body.employees.length > MAX_EMPLOYEES_PER_PAYROLL) throw new TooManyEmployeesError();
+  const problems: PayrollProblem[] = [];
+  const header = headerSchema.safeParse(body);
+  if (!header.success) problems.push(...toPayrollProblems(problemsFromZod(header.error, body)));
+
+  const start = typeof body.pay_period_start === 'string' && isCalendarDate(body.pay_period_start) ? body.pay_period_start : undefined;
+  const end = typeof body.pay_period_end === 'string' && isCalendarDate(body.pay_period_end) ? body.pay_period_end : undefined;
+  const payDate = typeof body.pay_date === 'string' && isCalendarDate(body.pay_date) ? body.pay_date : undefined;
+  if (start && end && end <= start) {
+    problems.push({ field: 'pay_period_end', code: 'invalid_date_range', reason: 'reversed', message: 'pay_period_end must be after pay_period_start' });
+  }
+  if (start && payDate && payDate < start) {
+    problems.push({ field: 'pay_date', code: 'invalid_date_range', reason: 'reversed', message: 'pay_date must not be before pay_period_start' });
+  }
+  const maxHundredths = start && end && end > start ? periodDays(start, end) * 24 * 100 : undefined;
+
+  const rawEntries = body.employees;
+  const entries: PayrollEntry[] = [];
+  if (rawEntries === undefined || rawEntries === null) {
+    problems.push({ field: 'employees', code: 'invalid_request_body', reason: 'required', message: 'employees is required' });
+  } else if (!Array.isArray(rawEntries)) {
+    problems.push({ field: 'employees', code: 'invalid_request_body', reason: 'invalid_type', message: 'employees must be an array' });
+  } else if (rawEntries.length === 0) {
+    problems.push({ field: 'employees', code: 'invalid_request_body', reason: 'too_short', message: 'A payroll pays at least one employee' });
+  } else {
+    const seen = new Map<string, number>();
+    rawEntries.forEach((raw, i) => {
+      const prefix = ['employees', i];
+      if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+        problems.push({ field: fieldPath(prefix), code: 'invalid_request_body', reason: 'invalid_type', message: 'Each entry must be an object' });
+        return;
+      }
+      const id = (raw as { employee_id?: unknown }).employee_id;
+      if (typeof id === 'string' && id !== '') {
+        const first = seen.get(id);
+        if (first !== undefined) {
+          problems.push({ field: fieldPath([...prefix, 'employee_id']), code: 'invalid_request_body', reason: 'duplicate_employee', message: `This employee is already paid by employees[${first}]` });
+        } else {
+          seen.set(id, i);
+        }
+      }
+      const parsed = entrySchema.safeParse(raw);
+      if (!parsed.success) {
+        problems.push(...toPayrollProblems(problemsFromZod(parsed.error, raw, prefix)));
+        return;
+      }
+      const e = parsed.data;
+      const entry: PayrollEntry = {
+        employee_id: e.employee_id,
+        gross_pay: e.gross_pay,
+        hours_worked_hundredths: e.hours_worked,
+        bonuses: e.bonuses ?? 0,
+        deductions: e.deductions ?? {},
+        notes: e.notes ?? null,
+      };
+      if (maxHundredths !== undefined && entry.hours_worked_hundredths > maxHundredths) {
+        problems.push({ field: fieldPath([...prefix, 'hours_worked']), code: 'invalid_request_body', reason: 'out_of_range', message: `At most ${maxHundredths / 100} hours fit in the pay period` });
+      }
+      if (netPay(entry) < 0) {
+        problems.push({ field: fieldPath(prefix), code: 'negative_pay', reason: 'net_pay_below_zero', message: 'Deductions exceed gross pay plus bonuses: net pay would be below zero' });
+      }
+      entries.push(entry);
+    });
+  }
+  if (problems.length > 0 || !header.success) return { problems };
+  return {
+    problems,
+    submission: {
+      type: header.data.type ?? 'regular',
+      pay_period_start: header.data.pay_period_start,
+      pay_period_end: header.data.pay_period_end,
+      pay_date: header.data.pay_date,
+      employees: entries,
+    },
+  };
+}
+
+export const listPayrollsQuery = z.strictObject({
+  status: z.enum(PAYROLL_STATUSES).optional(),
+  from: calendarDate.optional(),
+  to: calendarDate.optional(),
+  limit: limitParam,
+  page_token: pageTokenParam,
+});
+
+export const payrollIdParams = z.object({ id: z.string().min(1).max(64) });
+
+export const submitPayrollQuery = z.strictObject({
+  dry_run: z.enum(['true', 'false']).optional().transform((v) => v === 'true'),
+});

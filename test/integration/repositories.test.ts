@@ -1,0 +1,117 @@
+import { randomBytes } from 'node:crypto';
+import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { systemDeps } from '../../shared/adapters/clock.js';
+import { FieldEncryptor, LocalDataKeyProvider } from '../../shared/adapters/envelope-encryption.js';
+import { hashToken } from '../../shared/adapters/tokens.js';
+import { ApiKeyRepository } from '../../shared/data/api-key-repository.js';
+import { EmployeeRepository } from '../../shared/data/employee-repository.js';
+import { OrganizationRepository } from '../../shared/data/organization-repository.js';
+import { queryPage } from '../../shared/data/paginate.js';
+import { ConcurrentModificationError, EmployeeAlreadyExistsError } from '../../shared/domain/errors.js';
+import { createApiKey, createOrganization, revokeApiKey } from '../../shared/use-cases/api-keys.js';
+import { createEmployee, deleteEmployee, updateEmployee, type EmployeeServices } from '../../shared/use-cases/employees.js';
+import { createTestTable } from '../support/engines.js';
+
+/** Repositories and use cases against DynamoDB Local through the real SDK, each test in its own table. */
+async function setup() {
+  const table = await createTestTable();
+  const organizations = new OrganizationRepository(table);
+  const org = await createOrganization(organizations, systemDeps, { name: 'Repo Co', environment: 'sandbox' });
+  const services: EmployeeServices = {
+    employees: new EmployeeRepository(table),
+    organizations,
+    encryptor: new FieldEncryptor(new LocalDataKeyProvider(randomBytes(32).toString('base64'))),
+    deps: systemDeps,
+  };
+  return { table, org, services, apiKeys: new ApiKeyRepository(table) };
+}
+
+const body = (email: string, extra: Record<string, unknown> = {}) => ({
+  first_name: 'Mary', last_name: 'Jackson', email, employment_type: 'full_time', pay_group: 'default', pay_schedule: 'weekly',
+  start_date: '2026-03-02', bank_account: { account_number: '4444333322', routing_number: '122105155', account_type: 'checking' }, ...extra,
+});
+
+describe('organizations and tokens', () => {
+  it('creates an organization with settings and an admin key, storing only the token hash', async () => {
+    const { table, org, apiKeys } = await setup();
+    const found = await apiKeys.findByTokenHash(hashToken(org.token));
+    expect(found).toMatchObject({ organization_id: org.organization_id, type: 'admin', environment: 'sandbox' });
+    const all = await table.doc.send(new ScanCommand({ TableName: table.tableName }));
+    expect(JSON.stringify(all.Items)).not.toContain(org.token);
+    expect(all.Items!.map((i) => i.entity).sort()).toEqual(['api_key', 'organization', 'settings', 'token']);
+  });
+
+  it('revokes a key by deleting its token item in the same transaction, once', async () => {
+    const { org, apiKeys } = await setup();
+    const issued = await createApiKey(apiKeys, systemDeps, org.organization_id, 'sandbox', { name: 'temp', type: 'read-only' });
+    expect(await apiKeys.findByTokenHash(hashToken(issued.token))).toBeDefined();
+    const revoked = await revokeApiKey(apiKeys, systemDeps, org.organization_id, issued.record.api_key_id);
+    expect(revoked.revoked_at).not.toBeNull();
+    expect(await apiKeys.findByTokenHash(hashToken(issued.token))).toBeUndefined();
+    expect(await apiKeys.revoke(issued.record, new Date().toISOString())).toBe('already_revoked');
+  });
+});
+
+describe('employees', () => {
+  it('enforces email uniqueness in the database, case-insensitively, even under concurrency', async () => {
+    const { org, services } = await setup();
+    const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) =>
+      createEmployee(services, org.organization_id, body(i % 2 ? 'Same@Example.com' : 'same@example.com'))));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    const rejected = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    expect(rejected).toHaveLength(19);
+    for (const r of rejected) expect(r.reason).toBeInstanceOf(EmployeeAlreadyExistsError);
+  });
+
+  it('stores the account number encrypted, decryptable only for its organization', async () => {
+    const { table, org, services } = await setup();
+    const e = await createEmployee(services, org.organization_id, body('enc@example.com'));
+    const raw = await table.doc.send(new GetCommand({ TableName: table.tableName, Key: { PK: `ORG#${org.organization_id}`, SK: `EMP#${e.employee_id}` } }));
+    expect(JSON.stringify(raw.Item)).not.toContain('4444333322');
+    const ciphertext = raw.Item!.bank_account.account_number_ciphertext as string;
+    expect(await services.encryptor.decrypt(ciphertext, org.organization_id)).toBe('4444333322');
+    await expect(services.encryptor.decrypt(ciphertext, 'org_other')).rejects.toThrow();
+  });
+
+  it('refuses a stale write (optimistic concurrency) and the use case re-applies the patch', async () => {
+    const { org, services } = await setup();
+    const e = await createEmployee(services, org.organization_id, body('occ@example.com'));
+    const stale = { ...e };
+    await services.employees.replace(e, { ...e, first_name: 'Dorothy', version: e.version + 1 });
+    await expect(services.employees.replace(stale, { ...stale, last_name: 'Vaughan', version: stale.version + 1 })).rejects.toBeInstanceOf(ConcurrentModificationError);
+    const patched = await updateEmployee(services, org.organization_id, e.employee_id, { last_name: 'Vaughan' });
+    expect(patched).toMatchObject({ first_name: 'Dorothy', last_name: 'Vaughan', version: e.version + 2 });
+  });
+
+  it('removes an employee but keeps the record, and frees the email', async () => {
+    const { org, services } = await setup();
+    const e = await createEmployee(services, org.organization_id, body('gone@example.com'));
+    await deleteEmployee(services, org.organization_id, e.employee_id);
+    expect((await services.employees.get(org.organization_id, e.employee_id))?.status).toBe('removed');
+    await expect(services.employees.getActive(org.organization_id, e.employee_id)).rejects.toThrow('Not found');
+    const again = await createEmployee(services, org.organization_id, body('gone@example.com'));
+    expect(again.employee_id).not.toBe(e.employee_id);
+    const page = await services.employees.listActive(org.organization_id, 50);
+    expect(page.items.map((x) => x.employee_id)).toEqual([again.employee_id]);
+  });
+});
+
+describe('queryPage', () => {
+  it('fills a page past filtered-out items and gives no token when the page ends the results', async () => {
+    const table = await createTestTable();
+    for (let i = 0; i < 30; i++) {
+      await table.doc.send(new PutCommand({ TableName: table.tableName, Item: { PK: 'P', SK: `S#${String(i).padStart(2, '0')}`, keep: i % 3 === 0 } }));
+    }
+    const read = (limit: number, start?: Record<string, unknown>) => queryPage(table, {
+      KeyConditionExpression: 'PK = :pk', FilterExpression: '#keep = :t',
+      ExpressionAttributeNames: { '#keep': 'keep' }, ExpressionAttributeValues: { ':pk': 'P', ':t': true },
+    }, limit, start, (item) => item.SK as string);
+    const first = await read(4);
+    expect(first.items).toEqual(['S#00', 'S#03', 'S#06', 'S#09']);
+    expect(first.lastKey).toEqual({ PK: 'P', SK: 'S#09' });
+    const second = await read(6, first.lastKey);
+    expect(second.items).toEqual(['S#12', 'S#15', 'S#18', 'S#21', 'S#24', 'S#27']);
+    expect(second.lastKey).toBeUndefined();
+  });
+});
