@@ -5,7 +5,7 @@ import type { Originator } from '../domain/settings.js';
 /**
  * NACHA ACH file writer for payroll direct deposit: one PPD batch of credits (service class 220).
  *
- * Why hand-written rather than a library (STYLE.md asks): the payroll is split into chunks whose entry records
+ * Why hand-written rather than a library: the payroll is split into chunks whose entry records
  * are built in parallel and assembled later, and a re-run must give byte-identical output. The npm writers do
  * not fit that: `nach2` builds a whole file from objects through async callbacks with moment/lodash and has no
  * per-entry API; `achkit`'s generator writes the creation date and time in the machine's local time zone. The
