@@ -100,7 +100,7 @@ export interface NachaControlTotals {
  * turned into a space, runs of spaces collapsed and the ends trimmed: a subset of NACHA's allowed characters
  * that every bank's system accepts.
  */
-function sanitize(value: string): string {
+export function sanitize(value: string): string {
   return value
     .normalize('NFKD')
     .replace(/\p{M}/gu, '')

@@ -2,6 +2,7 @@ import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
 import { ConcurrentModificationError, EmployeeAlreadyExistsError, NotFoundError } from '../domain/errors.js';
+import { batchGetAll } from './batch.js';
 import { cancelledConditions, parseItem } from './item.js';
 import { keys } from './keys.js';
 import { queryPage, type Page } from './paginate.js';
@@ -37,6 +38,8 @@ export type EmployeeRecord = z.infer<typeof employeeItem>;
 
 const parse = (item: Record<string, unknown>) => parseItem(employeeItem, item, 'employee');
 
+export type EmployeeReader = Pick<EmployeeRepository, 'getMany'>;
+
 export class EmployeeRepository {
   constructor(private readonly table: TableRef) {}
 
@@ -60,6 +63,15 @@ export class EmployeeRepository {
   async get(orgId: string, employeeId: string): Promise<EmployeeRecord | undefined> {
     const out = await this.table.doc.send(new GetCommand({ TableName: this.table.tableName, Key: keys.employee(orgId, employeeId), ConsistentRead: true }));
     return out.Item ? parse(out.Item) : undefined;
+  }
+
+  /** Many employees of one organization by id, in batched reads; ids not found are simply absent. */
+  async getMany(orgId: string, employeeIds: readonly string[]): Promise<Map<string, EmployeeRecord>> {
+    const items = await batchGetAll(this.table, employeeIds.map((id) => keys.employee(orgId, id)));
+    return new Map(items.map((item) => {
+      const e = parse(item);
+      return [e.employee_id, e];
+    }));
   }
 
   async getActive(orgId: string, employeeId: string): Promise<EmployeeRecord> {

@@ -2,8 +2,9 @@ import { GetCommand, TransactWriteCommand, UpdateCommand, type TransactWriteComm
 import { z } from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
 import { PAYROLL_STATUSES, isTerminal, sourcesOf, type PayrollStatus } from '../domain/payroll-status.js';
+import type { Originator } from '../domain/settings.js';
 import { cancelledConditions, isConditionalCheckFailure, parseItem } from './item.js';
-import { keys } from './keys.js';
+import { GSI2, keys } from './keys.js';
 import { queryPage, type Page } from './paginate.js';
 
 const cents = z.number().int();
@@ -39,6 +40,16 @@ const payrollItem = z.object({
     created_at: z.string(),
   }).nullable().default(null),
   failure_reason: z.string().nullable().default(null),
+  /** The NACHA originator as it stood when processing began: every chunk and the file use this one. */
+  originator: z.object({
+    company_name: z.string(),
+    company_identification: z.string(),
+    originating_dfi_identification: z.string(),
+    immediate_destination: z.string(),
+    immediate_destination_name: z.string(),
+    immediate_origin: z.string(),
+    immediate_origin_name: z.string(),
+  }).nullable().default(null),
 });
 export type PayrollRecord = z.infer<typeof payrollItem>;
 
@@ -227,16 +238,19 @@ export class PayrollRepository {
     }
   }
 
-  /** Records the chunk plan once; a re-run finds it already set and keeps the first one. */
-  async planChunks(orgId: string, payrollId: string, chunkCount: number, startedAt: string): Promise<void> {
+  /**
+   * Records the chunk plan, the start time and the originator once; a re-run finds them already set and keeps the
+   * first ones, so every chunk and the file agree on trace numbers and dates.
+   */
+  async planChunks(orgId: string, payrollId: string, plan: { chunkCount: number; startedAt: string; originator: Originator }): Promise<void> {
     try {
       await this.table.doc.send(new UpdateCommand({
         TableName: this.table.tableName,
         Key: keys.payroll(orgId, payrollId),
-        UpdateExpression: 'SET chunk_count = :n, processing_started_at = :at',
+        UpdateExpression: 'SET chunk_count = :n, processing_started_at = :at, originator = :originator',
         ConditionExpression: '#status = :processing AND (attribute_not_exists(chunk_count) OR chunk_count = :null)',
         ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':n': chunkCount, ':at': startedAt, ':processing': 'processing', ':null': null },
+        ExpressionAttributeValues: { ':n': plan.chunkCount, ':at': plan.startedAt, ':originator': plan.originator, ':processing': 'processing', ':null': null },
       }));
     } catch (err) {
       if (!isConditionalCheckFailure(err)) throw err;
@@ -248,10 +262,10 @@ export class PayrollRepository {
    * is counted once. Returns the record as it now stands, or undefined if the payroll is no longer processing.
    */
   async markChunkDone(orgId: string, payrollId: string, chunk: number, returnedEmployeeIds: string[], at: string): Promise<PayrollRecord | undefined> {
-    const values: Record<string, unknown> = { ':chunk': new Set([chunk]), ':processing': 'processing', ':at': at };
-    let update = 'ADD chunks_done :chunk SET updated_at = :at';
+    const values: Record<string, unknown> = { ':chunk': new Set([chunk]), ':processing': 'processing', ':at': at, ':gsi2sk': `${at}#${payrollId}` };
+    let update = 'ADD chunks_done :chunk SET updated_at = :at, GSI2SK = :gsi2sk';
     if (returnedEmployeeIds.length > 0) {
-      update = 'ADD chunks_done :chunk, returned_employee_ids :returned SET updated_at = :at';
+      update = 'ADD chunks_done :chunk, returned_employee_ids :returned SET updated_at = :at, GSI2SK = :gsi2sk';
       values[':returned'] = new Set(returnedEmployeeIds);
     }
     try {
@@ -269,6 +283,16 @@ export class PayrollRepository {
       if (isConditionalCheckFailure(err)) return undefined;
       throw err;
     }
+  }
+
+  /** Runs still pending or processing whose last change is older than `before` (ISO time), oldest first. */
+  async listUnfinished(before: string, limit: number): Promise<PayrollRecord[]> {
+    const page = await queryPage(this.table, {
+      IndexName: GSI2.name,
+      KeyConditionExpression: 'GSI2PK = :pk AND GSI2SK < :before',
+      ExpressionAttributeValues: { ':pk': keys.activePayrollsIndex, ':before': before },
+    }, limit, undefined, parse);
+    return page.items;
   }
 
   /** Cancelling a regular run frees its window for a new submission, in the same transaction. */

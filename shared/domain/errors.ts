@@ -101,3 +101,27 @@ export class ConcurrentModificationError extends DomainError {
     super(409, 'conflict', 'The resource was modified concurrently; retry the request');
   }
 }
+
+export class PayrollImmutableError extends DomainError {
+  constructor() {
+    super(409, 'payroll_immutable', 'Payroll is immutable', [
+      { code: 'payroll_immutable', message: 'A submitted payroll cannot be changed: correct it with an off-cycle payroll' },
+    ]);
+  }
+}
+
+export class SandboxOnlyError extends DomainError {
+  constructor() {
+    super(403, 'sandbox_only', 'Cancellation is only available in the sandbox');
+  }
+}
+
+export class PayrollNotCancellableError extends DomainError {
+  constructor(status: string) {
+    super(409, 'payroll_not_cancellable', `A ${status} payroll cannot be cancelled`, [
+      { field: 'status', code: 'payroll_not_cancellable', message: status === 'processing'
+        ? 'The run is being processed; cancel it once it has completed'
+        : `The run is already ${status}` },
+    ]);
+  }
+}

@@ -7,6 +7,8 @@ export interface ApiResult {
   message: string;
   data?: unknown;
   headers?: Record<string, string>;
+  /** A body that is not the JSON envelope (a NACHA file, a PDF), sent as is. */
+  raw?: { body: string | Buffer; contentType: string };
 }
 
 const BASE_HEADERS = {
@@ -16,6 +18,15 @@ const BASE_HEADERS = {
 };
 
 export function renderSuccess(result: ApiResult, requestId: string): APIGatewayProxyResult {
+  if (result.raw) {
+    const binary = Buffer.isBuffer(result.raw.body);
+    return {
+      statusCode: result.status,
+      headers: { 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff', ...result.headers, 'Content-Type': result.raw.contentType, 'X-Request-Id': requestId },
+      body: binary ? (result.raw.body as Buffer).toString('base64') : (result.raw.body as string),
+      isBase64Encoded: binary,
+    };
+  }
   if (result.status === 204) {
     return { statusCode: 204, headers: { ...result.headers, 'X-Request-Id': requestId }, body: '' };
   }

@@ -1,0 +1,45 @@
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { z } from 'zod';
+import { logger } from '../../shared/adapters/logger.js';
+import { QUEUE_DEFINITIONS } from '../../shared/data/table-definition.js';
+import { processorServices } from '../../shared/http/processor-services.js';
+import { failRun, processMessage } from '../../shared/use-cases/process-payroll.js';
+
+const message = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('start'), organization_id: z.string(), payroll_id: z.string() }),
+  z.object({ kind: z.literal('chunk'), organization_id: z.string(), payroll_id: z.string(), chunk: z.number().int().nonnegative() }),
+  z.object({ kind: z.literal('finalize'), organization_id: z.string(), payroll_id: z.string() }),
+]);
+
+const processor = new BatchProcessor(EventType.SQS);
+
+async function handleRecord(record: SQSRecord): Promise<void> {
+  let parsed: z.infer<typeof message>;
+  try {
+    parsed = message.parse(JSON.parse(record.body));
+  } catch {
+    // A message that can never be understood is logged and dropped, not retried into the dead-letter queue.
+    logger.error('unreadable processor message', { message_id: record.messageId });
+    return;
+  }
+  const context = { payroll_id: parsed.payroll_id, organization_id: parsed.organization_id, kind: parsed.kind };
+  try {
+    await processMessage(processorServices(), parsed);
+  } catch (err) {
+    const receives = Number(record.attributes.ApproximateReceiveCount ?? '1');
+    logger.warn('payroll step failed', { ...context, receives, error: err as Error });
+    if (receives >= QUEUE_DEFINITIONS.payroll.maxReceiveCount) {
+      // The queue gives up after this attempt (the message goes to the dead-letter queue): the run must not stay
+      // `processing` forever, so it ends `failed` with the reason.
+      const reason = `Processing failed after ${receives} attempts (${parsed.kind} step): ${(err as Error).name}`;
+      await failRun(processorServices(), parsed.organization_id, parsed.payroll_id, reason);
+      logger.error('payroll failed', { ...context, reason });
+    }
+    throw err;
+  }
+}
+
+/** Each record succeeds or fails alone: only failed ones return to the queue (ReportBatchItemFailures). */
+export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>
+  processPartialResponse(event, handleRecord, processor, { context, throwOnFullBatchFailure: false });

@@ -1,0 +1,30 @@
+import { fieldEncryptor } from '../adapters/envelope-encryption.js';
+import { defaultObjectStore } from '../adapters/object-store.js';
+import { Queue, sqsClient } from '../adapters/queue.js';
+import { required } from '../config/env.js';
+import { PaystubRepository } from '../data/paystub-repository.js';
+import { PayrollRepository } from '../data/payroll-repository.js';
+import type { ProcessorServices } from '../use-cases/process-payroll.js';
+import { appServices } from './context.js';
+
+let services: ProcessorServices | undefined;
+
+/** What the processor and the payroll handlers use, built once per container on first use. */
+export function processorServices(): ProcessorServices {
+  if (!services) {
+    const base = appServices();
+    services = {
+      payrolls: new PayrollRepository(base.table),
+      employees: base.employees,
+      organizations: base.organizations,
+      paystubs: new PaystubRepository(base.table),
+      objects: defaultObjectStore(),
+      queue: new Queue(sqsClient(), required('PAYROLL_QUEUE_URL')),
+      get encryptor() {
+        return fieldEncryptor();
+      },
+      deps: base.deps,
+    };
+  }
+  return services;
+}

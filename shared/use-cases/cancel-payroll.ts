@@ -1,0 +1,34 @@
+import { objectKeys } from '../adapters/object-store.js';
+import type { PayrollRecord } from '../data/payroll-repository.js';
+import { NotFoundError, PayrollNotCancellableError, SandboxOnlyError } from '../domain/errors.js';
+import { canTransition } from '../domain/payroll-status.js';
+import { voidPaystubs, type ProcessorServices } from './process-payroll.js';
+import type { StoredSubmission } from './submit-payroll.js';
+
+/**
+ * Sandbox only. Frees the pay period's window for a new regular run and voids the run's paystubs (they stay
+ * readable). Cancelling twice answers the cancelled run again.
+ */
+export async function cancelPayroll(
+  s: Pick<ProcessorServices, 'payrolls' | 'paystubs' | 'objects' | 'deps'>,
+  environment: 'sandbox' | 'production',
+  orgId: string,
+  payrollId: string,
+): Promise<PayrollRecord> {
+  if (environment !== 'sandbox') throw new SandboxOnlyError();
+  let record = await s.payrolls.get(orgId, payrollId);
+  if (!record) throw new NotFoundError();
+  if (record.status !== 'cancelled') {
+    if (!canTransition(record.status, 'cancelled')) throw new PayrollNotCancellableError(record.status);
+    if (!(await s.payrolls.cancel(record, s.deps.now().toISOString()))) {
+      const now = (await s.payrolls.get(orgId, payrollId))!;
+      if (now.status !== 'cancelled') throw new PayrollNotCancellableError(now.status);
+    }
+    record = (await s.payrolls.get(orgId, payrollId))!;
+  }
+  if (record.chunk_count !== null) {
+    const submission = await s.objects.getJson<StoredSubmission>(objectKeys.submission(orgId, payrollId));
+    if (submission) await voidPaystubs(s, payrollId, submission, 'cancelled');
+  }
+  return record;
+}

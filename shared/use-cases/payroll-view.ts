@@ -1,0 +1,74 @@
+import type { PayrollRecord } from '../data/payroll-repository.js';
+import { centsToNumber } from '../domain/money.js';
+import type { Totals } from '../domain/payroll.js';
+
+function totals(t: Totals) {
+  return { gross_pay: centsToNumber(t.gross_pay), bonuses: centsToNumber(t.bonuses), deductions: centsToNumber(t.deductions), net_pay: centsToNumber(t.net_pay) };
+}
+
+/** Entries written so far: the sizes of the finished chunks (every chunk is full but possibly the last). */
+export function progressOf(r: PayrollRecord): { total: number; done: number } {
+  if (r.status === 'completed') return { total: r.employee_count, done: r.employee_count };
+  let done = 0;
+  for (const chunk of r.chunks_done) done += Math.max(0, Math.min(r.chunk_size, r.employee_count - chunk * r.chunk_size));
+  return { total: r.employee_count, done };
+}
+
+/**
+ * What a submission answers (202, and every replay of it): only what cannot change afterwards, so a replay
+ * 24 hours later is byte-for-byte the first answer. The current state is read with GET /v1/payroll/{id}.
+ */
+function submitted(r: PayrollRecord, employeeIds: string[]) {
+  return {
+    payroll_id: r.payroll_id,
+    status: 'pending' as const,
+    type: r.type,
+    pay_period_start: r.pay_period_start,
+    pay_period_end: r.pay_period_end,
+    pay_date: r.pay_date,
+    employee_ids: employeeIds,
+    employee_count: r.employee_count,
+    totals: totals(r.totals),
+    content_hash: r.content_hash,
+    created_at: r.created_at,
+  };
+}
+
+function summary(r: PayrollRecord) {
+  return {
+    payroll_id: r.payroll_id,
+    status: r.status,
+    type: r.type,
+    pay_period_start: r.pay_period_start,
+    pay_period_end: r.pay_period_end,
+    pay_date: r.pay_date,
+    employee_count: r.employee_count,
+    totals: totals(r.totals),
+    progress: progressOf(r),
+    content_hash: r.content_hash,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  };
+}
+
+function full(r: PayrollRecord, employeeIds: string[]) {
+  return {
+    ...summary(r),
+    employee_ids: employeeIds,
+    status_history: r.status_history.map((h) => ({ status: h.status, at: h.at, reason: h.reason ?? null })),
+    findings: r.findings.map((f) => ({ code: f.code, message: f.message, employee_id: f.employee_id ?? null })),
+    disbursement: r.disbursement && {
+      entry_count: r.disbursement.entry_count,
+      entry_hash: r.disbursement.entry_hash,
+      total_credit: centsToNumber(r.disbursement.total_credit),
+      total_debit: centsToNumber(r.disbursement.total_debit),
+      batch_count: r.disbursement.batch_count,
+      block_count: r.disbursement.block_count,
+      created_at: r.disbursement.created_at,
+    },
+    failure_reason: r.failure_reason,
+  };
+}
+
+export const payrollView = { totals, submitted, summary, full };
+export type PayrollView = ReturnType<typeof submitted>;

@@ -1,0 +1,263 @@
+import type { Deps } from '../adapters/clock.js';
+import type { FieldEncryptor } from '../adapters/envelope-encryption.js';
+import { deterministicId } from '../adapters/ids.js';
+import { buildNachaFile, entryDetailRecord, sanitize, traceNumber } from '../adapters/nacha.js';
+import { objectKeys, type ObjectStore } from '../adapters/object-store.js';
+import type { Queue } from '../adapters/queue.js';
+import type { EmployeeRepository } from '../data/employee-repository.js';
+import type { OrganizationRepository } from '../data/organization-repository.js';
+import type { PaystubRecord, PaystubRepository } from '../data/paystub-repository.js';
+import type { PayrollRecord, PayrollRepository } from '../data/payroll-repository.js';
+import { complianceFindings, type EmployeeFacts } from '../domain/compliance.js';
+import { parseMoney } from '../domain/money.js';
+import { deductionsTotal, netPay, type PayrollEntry } from '../domain/payroll.js';
+import type { StoredSubmission } from './submit-payroll.js';
+
+/**
+ * The processing pipeline, driven by three kinds of queue message:
+ *
+ *   start     verify again, run the compliance checks, split the run into chunks, enqueue one message per chunk
+ *   chunk     decrypt the chunk's accounts, write its paystubs and its NACHA entry records, mark the chunk done
+ *   finalize  once every chunk is done, assemble the NACHA file, and complete (or fail) the run
+ *
+ * Any step may crash and be delivered again. Each one is idempotent: status changes are conditional updates,
+ * paystub ids and trace numbers are derived from the run and the entry, files are rewritten byte for byte, and
+ * finished chunks are a set. A re-run never duplicates a paystub, an entry, a file or a status change.
+ */
+export type ProcessorMessage =
+  | { kind: 'start'; organization_id: string; payroll_id: string }
+  | { kind: 'chunk'; organization_id: string; payroll_id: string; chunk: number }
+  | { kind: 'finalize'; organization_id: string; payroll_id: string };
+
+export interface ProcessorServices {
+  payrolls: PayrollRepository;
+  employees: EmployeeRepository;
+  organizations: OrganizationRepository;
+  paystubs: PaystubRepository;
+  objects: ObjectStore;
+  queue: Queue;
+  encryptor: FieldEncryptor;
+  deps: Deps;
+}
+
+/** An account number that makes the run end `failed`, as a returned deposit would (sandbox only). */
+export const SIMULATED_RETURN_ACCOUNT = '000000000';
+
+interface ChunkFile {
+  /** Index of the first entry of this chunk in the run: trace sequences are `offset + i + 1`. */
+  offset: number;
+  entries: PayrollEntry[];
+}
+
+export function paystubIdFor(payrollId: string, employeeId: string): string {
+  return deterministicId('stub', payrollId, employeeId);
+}
+
+export async function processMessage(s: ProcessorServices, message: ProcessorMessage): Promise<void> {
+  switch (message.kind) {
+    case 'start': return startRun(s, message.organization_id, message.payroll_id);
+    case 'chunk': return processChunk(s, message.organization_id, message.payroll_id, message.chunk);
+    case 'finalize': return finalizeRun(s, message.organization_id, message.payroll_id);
+  }
+}
+
+async function loadSubmission(s: ProcessorServices, r: PayrollRecord): Promise<StoredSubmission> {
+  const stored = await s.objects.getJson<StoredSubmission>(objectKeys.submission(r.organization_id, r.payroll_id));
+  if (!stored) throw new Error(`The stored body of payroll ${r.payroll_id} is missing`);
+  return stored;
+}
+
+async function startRun(s: ProcessorServices, orgId: string, payrollId: string): Promise<void> {
+  let record = await s.payrolls.get(orgId, payrollId);
+  if (!record) return;
+  if (record.status === 'pending') {
+    await s.payrolls.transition(record, 'processing', s.deps.now().toISOString());
+    record = (await s.payrolls.get(orgId, payrollId))!;
+  }
+  if (record.status !== 'processing') return;
+
+  if (record.chunk_count === null) {
+    const [submission, settings] = await Promise.all([loadSubmission(s, record), s.organizations.getSettings(orgId)]);
+    if (!settings) throw new Error(`Organization ${orgId} has no settings`);
+    const employees = await s.employees.getMany(orgId, submission.employees.map((e) => e.employee_id));
+    const facts = new Map<string, EmployeeFacts>([...employees].map(([id, e]) => [id, {
+      status: e.status, start_date: e.start_date, hasActiveBankAccount: e.bank_account?.status === 'active',
+    }]));
+    const caps = { maxNetPerEmployee: centsOf(settings.max_net_pay_per_employee), maxPayrollTotal: centsOf(settings.max_payroll_total) };
+    const findings = complianceFindings(submission, facts, caps, record.environment);
+    if (findings.length > 0) {
+      await s.payrolls.transition(record, 'rejected', s.deps.now().toISOString(), {
+        reason: `${findings.length} compliance finding(s): ${findings[0]!.message}`, set: { findings },
+      });
+      return;
+    }
+    const chunkCount = Math.ceil(submission.employees.length / record.chunk_size);
+    // Chunk files are derived from the stored body alone, so writing them again yields the same bytes.
+    await Promise.all(Array.from({ length: chunkCount }, (_, i) => {
+      const offset = i * record!.chunk_size;
+      const file: ChunkFile = { offset, entries: submission.employees.slice(offset, offset + record!.chunk_size) };
+      return s.objects.putJson(objectKeys.chunk(orgId, payrollId, i), file);
+    }));
+    await s.payrolls.planChunks(orgId, payrollId, { chunkCount, startedAt: s.deps.now().toISOString(), originator: settings.originator });
+    record = (await s.payrolls.get(orgId, payrollId))!;
+    if (record.status !== 'processing') return;
+  }
+  const remaining = Array.from({ length: record.chunk_count! }, (_, i) => i).filter((i) => !record!.chunks_done.has(i));
+  if (remaining.length === 0) {
+    await s.queue.send({ kind: 'finalize', organization_id: orgId, payroll_id: payrollId } satisfies ProcessorMessage);
+    return;
+  }
+  await s.queue.sendAll(remaining.map((chunk) => ({ kind: 'chunk', organization_id: orgId, payroll_id: payrollId, chunk } satisfies ProcessorMessage)));
+}
+
+function centsOf(text: string): number {
+  const parsed = parseMoney(text);
+  if (!parsed.ok) throw new Error(`Stored amount "${text}" is not money`);
+  return parsed.cents;
+}
+
+async function processChunk(s: ProcessorServices, orgId: string, payrollId: string, chunk: number): Promise<void> {
+  const record = await s.payrolls.get(orgId, payrollId);
+  if (!record || record.status !== 'processing' || record.chunk_count === null || !record.originator || !record.processing_started_at) return;
+  if (!record.chunks_done.has(chunk)) {
+    const file = await s.objects.getJson<ChunkFile>(objectKeys.chunk(orgId, payrollId, chunk));
+    if (!file) throw new Error(`Chunk ${chunk} of payroll ${payrollId} is missing`);
+    const employees = await s.employees.getMany(orgId, file.entries.map((e) => e.employee_id));
+    const odfi = record.originator.originating_dfi_identification;
+    const issued = record.processing_started_at;
+    const paystubs: PaystubRecord[] = [];
+    const records: string[] = [];
+    const returned: string[] = [];
+    for (const [i, entry] of file.entries.entries()) {
+      const employee = employees.get(entry.employee_id);
+      const bank = employee?.bank_account;
+      // Verified at start; an employee removed since is still paid for work already done in the period.
+      if (!employee || !bank) throw new Error(`Employee ${entry.employee_id} or their bank account disappeared during processing`);
+      const net = netPay(entry);
+      const sequence = file.offset + i + 1;
+      let trace: string | null = null;
+      if (net > 0) {
+        const accountNumber = await s.encryptor.decrypt(bank.account_number_ciphertext, orgId);
+        if (record.environment === 'sandbox' && accountNumber === SIMULATED_RETURN_ACCOUNT) returned.push(entry.employee_id);
+        trace = traceNumber(odfi, sequence);
+        records.push(entryDetailRecord(odfi, {
+          routingNumber: bank.routing_number, accountNumber, accountType: bank.account_type, amountCents: net,
+          individualId: entry.employee_id.slice(-15), individualName: sanitize(`${employee.first_name} ${employee.last_name}`) || 'EMPLOYEE',
+          traceSequence: sequence,
+        }));
+      }
+      paystubs.push({
+        paystub_id: paystubIdFor(payrollId, entry.employee_id),
+        organization_id: orgId,
+        employee_id: entry.employee_id,
+        payroll_id: payrollId,
+        employee_name: `${employee.first_name} ${employee.last_name}`,
+        period_start: record.pay_period_start,
+        period_end: record.pay_period_end,
+        pay_date: record.pay_date,
+        issued_date: issued.slice(0, 10),
+        hours_worked_hundredths: entry.hours_worked_hundredths,
+        gross_pay: entry.gross_pay,
+        bonuses: entry.bonuses,
+        deductions: entry.deductions,
+        deductions_total: deductionsTotal(entry),
+        net_pay: net,
+        notes: entry.notes,
+        payment: {
+          method: 'direct_deposit', account_type: bank.account_type, account_number_last4: bank.account_number_last4,
+          routing_number: bank.routing_number, trace_number: trace, status: net > 0 ? 'scheduled' : 'no_payment',
+        },
+        status: 'issued',
+        created_at: issued,
+      });
+    }
+    await Promise.all([
+      s.paystubs.putAll(paystubs),
+      s.objects.putText(objectKeys.chunkEntries(orgId, payrollId, chunk), records.join('\n'), 'text/plain'),
+    ]);
+    const updated = await s.payrolls.markChunkDone(orgId, payrollId, chunk, returned, s.deps.now().toISOString());
+    if (!updated) return;
+    if (updated.chunks_done.size === updated.chunk_count) {
+      await s.queue.send({ kind: 'finalize', organization_id: orgId, payroll_id: payrollId } satisfies ProcessorMessage);
+    }
+    return;
+  }
+  // A re-delivered chunk whose work is done: make sure the run still gets finalized if that message was lost.
+  if (record.chunks_done.size === record.chunk_count) {
+    await s.queue.send({ kind: 'finalize', organization_id: orgId, payroll_id: payrollId } satisfies ProcessorMessage);
+  }
+}
+
+async function finalizeRun(s: ProcessorServices, orgId: string, payrollId: string): Promise<void> {
+  const record = await s.payrolls.get(orgId, payrollId);
+  if (!record || record.status !== 'processing' || record.chunk_count === null || !record.originator || !record.processing_started_at) return;
+  if (record.chunks_done.size < record.chunk_count) return; // the last chunk will send finalize again
+  const parts = await Promise.all(Array.from({ length: record.chunk_count }, async (_, i) => {
+    const text = await s.objects.getText(objectKeys.chunkEntries(orgId, payrollId, i));
+    if (text === undefined) throw new Error(`Entries of chunk ${i} of payroll ${payrollId} are missing`);
+    return text === '' ? [] : text.split('\n');
+  }));
+  const entries = parts.flat();
+  let disbursement: PayrollRecord['disbursement'] = null;
+  if (entries.length > 0) {
+    const file = buildNachaFile({
+      originator: record.originator,
+      fileCreation: new Date(record.processing_started_at),
+      effectiveEntryDate: record.pay_date,
+      companyEntryDescription: 'PAYROLL',
+      companyDescriptiveDate: record.pay_date,
+      entries,
+    });
+    await s.objects.putText(objectKeys.disbursement(orgId, payrollId), file.content, 'text/plain');
+    disbursement = {
+      entry_count: file.control.entryAddendaCount,
+      entry_hash: file.control.entryHash,
+      total_credit: file.control.totalCreditCents,
+      total_debit: file.control.totalDebitCents,
+      batch_count: file.control.batchCount,
+      block_count: file.control.blockCount,
+      created_at: record.processing_started_at,
+    };
+  }
+  const now = s.deps.now().toISOString();
+  if (record.returned_employee_ids.size > 0) {
+    const returned = [...record.returned_employee_ids].sort();
+    await voidPaystubs(s, payrollId, await loadSubmission(s, record), 'returned');
+    await s.payrolls.transition(record, 'failed', now, {
+      reason: `The bank returned the deposit of ${returned.length} employee(s): R03 no account / unable to locate account`,
+      set: { disbursement, failure_reason: `Deposit returned (R03) for ${returned.join(', ')}` },
+    });
+    return;
+  }
+  await s.payrolls.transition(record, 'completed', now, { set: { disbursement } });
+}
+
+/** Re-writes the run's paystubs as voided: read by their derived ids from the base table (strongly consistent). */
+export async function voidPaystubs(s: Pick<ProcessorServices, 'paystubs'>, payrollId: string, submission: StoredSubmission, paymentStatus: 'returned' | 'cancelled'): Promise<number> {
+  const ids = submission.employees.map((e) => paystubIdFor(payrollId, e.employee_id));
+  const stubs = await s.paystubs.getMany(ids);
+  await s.paystubs.putAll(stubs.map((p) => ({
+    ...p,
+    status: 'voided',
+    payment: { ...p.payment, status: p.payment.trace_number === null ? p.payment.status : paymentStatus },
+  })));
+  return stubs.length;
+}
+
+/** The run is marked failed with the reason, so nothing stays `processing` after the queue gives up on it. */
+export async function failRun(s: Pick<ProcessorServices, 'payrolls' | 'deps'>, orgId: string, payrollId: string, reason: string): Promise<boolean> {
+  const record = await s.payrolls.get(orgId, payrollId);
+  if (!record) return false;
+  return s.payrolls.transition(record, 'failed', s.deps.now().toISOString(), { reason, set: { failure_reason: reason } });
+}
+
+/**
+ * Sends `start` again for every run not finished and not changed since `staleBefore`. Starting is idempotent, so
+ * a run that is merely slow loses nothing, and a run whose messages were lost (a crash, a purged queue, the local
+ * stack's in-memory queue across a restart) picks up where its finished chunks left off.
+ */
+export async function resumeUnfinishedRuns(s: Pick<ProcessorServices, 'payrolls' | 'queue'>, staleBefore: Date): Promise<number> {
+  const runs = await s.payrolls.listUnfinished(staleBefore.toISOString(), 1000);
+  await s.queue.sendAll(runs.map((r) => ({ kind: 'start', organization_id: r.organization_id, payroll_id: r.payroll_id } satisfies ProcessorMessage)));
+  return runs.length;
+}

@@ -1,0 +1,162 @@
+import { createHash } from 'node:crypto';
+import type { Deps } from '../adapters/clock.js';
+import { objectKeys, type ObjectStore } from '../adapters/object-store.js';
+import type { Queue } from '../adapters/queue.js';
+import type { Environment } from '../adapters/tokens.js';
+import type { EmployeeReader, EmployeeRecord } from '../data/employee-repository.js';
+import type { PayrollRecord, PayrollRepository } from '../data/payroll-repository.js';
+import { DomainError, PayloadTooLargeError } from '../domain/errors.js';
+import { MAX_EMPLOYEES_PER_PAYROLL, contentHash, payrollTotals, type PayrollSubmission } from '../domain/payroll.js';
+import {
+  PAYROLL_PROBLEM_MESSAGE,
+  PAYROLL_PROBLEM_STATUS,
+  TooManyEmployeesError,
+  validatePayrollBody,
+  type PayrollProblem,
+} from '../schemas/payroll.js';
+import { payrollView, type PayrollView } from './payroll-view.js';
+
+export interface SubmitServices {
+  payrolls: PayrollRepository;
+  employees: EmployeeReader;
+  objects: ObjectStore;
+  queue: Queue;
+  deps: Deps;
+  chunkSize: number;
+}
+
+export interface StoredSubmission extends PayrollSubmission {
+  payroll_id: string;
+  organization_id: string;
+}
+
+/** The contract's precedence: 400 if any problem is malformed input, else 422, else 409. */
+export class PayrollRejectedError extends DomainError {
+  constructor(problems: PayrollProblem[]) {
+    const status = Math.min(...problems.map((p) => PAYROLL_PROBLEM_STATUS[p.code]));
+    const code = problems.find((p) => PAYROLL_PROBLEM_STATUS[p.code] === status)!.code;
+    super(status, code, PAYROLL_PROBLEM_MESSAGE[code], problems);
+  }
+}
+
+export class IdempotencyKeyReusedError extends DomainError {
+  constructor() {
+    super(422, 'idempotency_key_reused', 'Idempotency key reused with a different request', [
+      { field: 'Idempotency-Key', code: 'idempotency_key_reused', message: 'This key was used with a different body in the last 24 hours' },
+    ]);
+  }
+}
+
+function employeeProblems(entries: unknown[], found: Map<string, EmployeeRecord>): PayrollProblem[] {
+  const problems: PayrollProblem[] = [];
+  entries.forEach((raw, i) => {
+    const id = (raw as { employee_id?: unknown } | null)?.employee_id;
+    if (typeof id !== 'string' || id === '') return;
+    const employee = found.get(id);
+    if (!employee || employee.status !== 'active') {
+      problems.push({ field: `employees[${i}].employee_id`, code: 'employee_not_found', message: `No current employee ${id} in this organization` });
+    } else if (!employee.bank_account || employee.bank_account.status !== 'active') {
+      problems.push({ field: `employees[${i}].employee_id`, code: 'missing_bank_account', message: `Employee ${id} has no active bank account on file` });
+    }
+  });
+  return problems;
+}
+
+function windowProblem(existingPayrollId: string): PayrollProblem {
+  return {
+    field: 'pay_period_start', code: 'duplicate_payroll_window', payroll_id: existingPayrollId,
+    message: `A regular payroll for this pay period was already submitted: ${existingPayrollId}`,
+  };
+}
+
+export type SubmitOutcome =
+  | { kind: 'dry_run'; data: Omit<PayrollView, 'payroll_id' | 'status' | 'created_at'> }
+  | { kind: 'accepted'; data: PayrollView; replayed: boolean };
+
+/**
+ * Validates a payroll exactly as a real submission would be (every problem, same codes), then either answers
+ * the computed totals (dry run) or stores the body in S3, the record, window and idempotency items in one
+ * DynamoDB transaction, and puts a reference to it on the processing queue.
+ */
+export async function submitPayroll(
+  s: SubmitServices,
+  caller: { organizationId: string; environment: Environment },
+  body: Record<string, unknown>,
+  options: { dryRun: boolean; idempotencyKey?: string },
+): Promise<SubmitOutcome> {
+  const orgId = caller.organizationId;
+  let validated: ReturnType<typeof validatePayrollBody>;
+  try {
+    validated = validatePayrollBody(body);
+  } catch (err) {
+    if (err instanceof TooManyEmployeesError) throw new PayloadTooLargeError(`A payroll pays at most ${MAX_EMPLOYEES_PER_PAYROLL} employees`);
+    throw err;
+  }
+  const keyHash = options.idempotencyKey ? createHash('sha256').update(options.idempotencyKey).digest('hex') : undefined;
+  const hash = validated.submission ? contentHash(validated.submission) : undefined;
+
+  // A replay must not run into its own window: the key is looked at before anything else is checked.
+  if (keyHash && hash && !options.dryRun) {
+    const replay = await replayIfKnown(s, orgId, keyHash, hash);
+    if (replay) return replay;
+  }
+
+  const entries = Array.isArray(body.employees) ? (body.employees as unknown[]) : [];
+  const ids = [...new Set(entries.map((e) => (e as { employee_id?: unknown } | null)?.employee_id).filter((id): id is string => typeof id === 'string' && id !== '' && id.length <= 64))];
+  const checkWindow = (body.type ?? 'regular') === 'regular' && typeof body.pay_period_start === 'string' && typeof body.pay_period_end === 'string';
+  const [found, existingWindow] = await Promise.all([
+    s.employees.getMany(orgId, ids),
+    checkWindow ? s.payrolls.getWindow(orgId, body.pay_period_start as string, body.pay_period_end as string) : undefined,
+  ]);
+  const problems = [...validated.problems, ...employeeProblems(entries, found)];
+  if (existingWindow) problems.push(windowProblem(existingWindow));
+  if (problems.length > 0 || !validated.submission || !hash) throw new PayrollRejectedError(problems);
+
+  const submission = validated.submission;
+  const totals = payrollTotals(submission.employees);
+  if (options.dryRun) {
+    return {
+      kind: 'dry_run',
+      data: {
+        type: submission.type, pay_period_start: submission.pay_period_start, pay_period_end: submission.pay_period_end,
+        pay_date: submission.pay_date, employee_ids: submission.employees.map((e) => e.employee_id),
+        employee_count: submission.employees.length, totals: payrollView.totals(totals), content_hash: hash,
+      },
+    };
+  }
+
+  const now = s.deps.now();
+  const payrollId = s.deps.newId('pay');
+  const stored: StoredSubmission = { payroll_id: payrollId, organization_id: orgId, ...submission };
+  await s.objects.putJson(objectKeys.submission(orgId, payrollId), stored);
+  const at = now.toISOString();
+  const record: PayrollRecord = {
+    payroll_id: payrollId, organization_id: orgId, environment: caller.environment, type: submission.type, status: 'pending',
+    pay_period_start: submission.pay_period_start, pay_period_end: submission.pay_period_end, pay_date: submission.pay_date,
+    employee_count: submission.employees.length, totals, content_hash: hash, created_at: at, updated_at: at,
+    status_history: [{ status: 'pending', at, reason: null }], chunk_size: s.chunkSize, chunk_count: null,
+    chunks_done: new Set(), returned_employee_ids: new Set(), processing_started_at: null, findings: [], disbursement: null,
+    failure_reason: null, originator: null,
+  };
+  const outcome = await s.payrolls.create(record, { window: submission.type === 'regular', idempotencyKeyHash: keyHash, now });
+  if (!outcome.ok) {
+    // Someone else won the race; the body written above belongs to nobody.
+    await s.objects.delete(objectKeys.submission(orgId, payrollId)).catch(() => undefined);
+    if (outcome.reason === 'window_taken') throw new PayrollRejectedError([windowProblem(outcome.existingPayrollId)]);
+    const replay = await replayIfKnown(s, orgId, keyHash!, hash);
+    if (replay) return replay;
+    throw new IdempotencyKeyReusedError();
+  }
+  await s.queue.send({ kind: 'start', organization_id: orgId, payroll_id: payrollId });
+  return { kind: 'accepted', data: payrollView.submitted(record, stored.employees.map((e) => e.employee_id)), replayed: false };
+}
+
+async function replayIfKnown(s: SubmitServices, orgId: string, keyHash: string, hash: string): Promise<SubmitOutcome | undefined> {
+  const known = await s.payrolls.getIdempotency(orgId, keyHash, s.deps.now());
+  if (!known) return undefined;
+  if (known.content_hash !== hash) throw new IdempotencyKeyReusedError();
+  const record = await s.payrolls.get(orgId, known.payroll_id);
+  const stored = await s.objects.getJson<StoredSubmission>(objectKeys.submission(orgId, known.payroll_id));
+  if (!record || !stored) throw new Error(`Idempotency key points at a missing payroll ${known.payroll_id}`);
+  return { kind: 'accepted', data: payrollView.submitted(record, stored.employees.map((e) => e.employee_id)), replayed: true };
+}
