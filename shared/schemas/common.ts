@@ -25,8 +25,15 @@ export const accountNumber = z.string().regex(/^\d{4,17}$/, { message: 'Must be 
 
 export const accountType = z.enum(['checking', 'savings']);
 
-/** Non-negative money with at most two decimals, from a JSON number or a numeric string; yields cents. */
-export const money = z.union([z.number(), z.string()]).transform((value, ctx) => {
+/**
+ * Non-negative money with at most two decimals, from a JSON number or a numeric string; yields cents. Parsed from
+ * `unknown` so a missing, null, non-finite or wrongly typed value gets its own precise reason.
+ */
+export const money = z.unknown().transform((value, ctx): number => {
+  if (value === undefined || value === null || (typeof value === 'string' && value.trim() === '')) {
+    ctx.addIssue({ code: 'custom', message: 'This field is required', params: { code: 'required' } });
+    return z.NEVER;
+  }
   const parsed = parseMoney(value);
   if (parsed.ok) return parsed.cents;
   const byReason = {

@@ -33,8 +33,17 @@ export interface PayrollProblem extends ProblemDetail {
   reason?: string;
 }
 
-const hours = z.union([z.number(), z.string()]).transform((value, ctx): number => {
-  const text = typeof value === 'number' ? (Number.isFinite(value) ? String(value) : '') : value.trim();
+const hours = z.unknown().transform((value, ctx): number => {
+  if (typeof value !== 'number' && typeof value !== 'string') {
+    const missing = value === undefined || value === null;
+    ctx.addIssue({ code: 'custom', message: missing ? 'hours_worked is required' : 'hours_worked must be a number', params: { code: missing ? 'required' : 'invalid_type' } });
+    return z.NEVER;
+  }
+  if (typeof value === 'number' && !Number.isFinite(value)) {
+    ctx.addIssue({ code: 'custom', message: 'hours_worked must be a finite number', params: { code: 'invalid_format' } });
+    return z.NEVER;
+  }
+  const text = typeof value === 'number' ? String(value) : value.trim();
   if (text === '') {
     ctx.addIssue({ code: 'custom', message: 'hours_worked must not be blank', params: { code: 'required' } });
     return z.NEVER;

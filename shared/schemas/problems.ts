@@ -35,7 +35,7 @@ export function problemsFromZod(error: z.ZodError, input: unknown, prefix: reado
     const value = valueAt(input, issue.path);
     let code: string;
     let message = issue.message;
-    if (issue.code === 'invalid_type' && (value === undefined || value === null)) {
+    if ((issue.code === 'invalid_type' || issue.code === 'invalid_union') && (value === undefined || value === null)) {
       code = 'required';
       message = 'This field is required';
     } else if (issue.code === 'custom') {

@@ -30,10 +30,13 @@ export interface StoredSubmission extends PayrollSubmission {
   organization_id: string;
 }
 
-/** The contract's precedence: 400 if any problem is malformed input, else 422, else 409. */
+/** The contract's precedence (not numeric order): 400 if any problem is malformed input, else 422, else 409. */
+const STATUS_PRECEDENCE = [400, 422, 409] as const;
+
 export class PayrollRejectedError extends DomainError {
   constructor(problems: PayrollProblem[]) {
-    const status = Math.min(...problems.map((p) => PAYROLL_PROBLEM_STATUS[p.code]));
+    const present = new Set(problems.map((p) => PAYROLL_PROBLEM_STATUS[p.code]));
+    const status = STATUS_PRECEDENCE.find((st) => present.has(st))!;
     const code = problems.find((p) => PAYROLL_PROBLEM_STATUS[p.code] === status)!.code;
     super(status, code, PAYROLL_PROBLEM_MESSAGE[code], problems);
   }
