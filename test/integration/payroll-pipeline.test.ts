@@ -1,0 +1,155 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { parseControlTotals } from '../../shared/adapters/nacha.js';
+import { objectKeys } from '../../shared/adapters/object-store.js';
+import { GSI1 } from '../../shared/data/keys.js';
+import { centsToNumber } from '../../shared/domain/money.js';
+import { SIMULATED_RETURN_ACCOUNT, type ProcessorServices } from '../../shared/use-cases/process-payroll.js';
+import { submitPayroll, type SubmitOutcome } from '../../shared/use-cases/submit-payroll.js';
+import { drain, payrollBody, payrollWorld } from '../support/payroll-fixture.js';
+
+const EMPLOYEES = 25;
+const CHUNK = 10;
+
+async function submit(world: Awaited<ReturnType<typeof payrollWorld>>, body = payrollBody(world.employeeIds)) {
+  const outcome = await submitPayroll({ ...world.services, chunkSize: CHUNK }, { organizationId: world.org.organization_id, environment: 'sandbox' }, body, { dryRun: false });
+  if (outcome.kind !== 'accepted') throw new Error('expected acceptance');
+  return outcome as Extract<SubmitOutcome, { kind: 'accepted' }>;
+}
+
+async function paystubsOf(world: Awaited<ReturnType<typeof payrollWorld>>, payrollId: string) {
+  const out = await world.table.doc.send(new QueryCommand({
+    TableName: world.table.tableName, IndexName: GSI1.name, KeyConditionExpression: 'GSI1PK = :pk', ExpressionAttributeValues: { ':pk': `PAYROLL#${payrollId}` },
+  }));
+  return out.Items ?? [];
+}
+
+/** Everything a finished run must be, however many times its steps ran. */
+async function expectExactlyOnce(world: Awaited<ReturnType<typeof payrollWorld>>, payrollId: string) {
+  const orgId = world.org.organization_id;
+  const record = (await world.services.payrolls.get(orgId, payrollId))!;
+  expect(record.status).toBe('completed');
+  expect(record.status_history.map((h) => h.status)).toEqual(['pending', 'processing', 'completed']);
+  const stubs = await paystubsOf(world, payrollId);
+  expect(stubs).toHaveLength(EMPLOYEES);
+  expect(new Set(stubs.map((s) => s.employee_id))).toEqual(new Set(world.employeeIds));
+  const file = (await world.services.objects.getText(objectKeys.disbursement(orgId, payrollId)))!;
+  const control = parseControlTotals(file);
+  expect(control.entryAddendaCount).toBe(EMPLOYEES);
+  expect(control.totalCreditCents).toBe(record.totals.net_pay);
+  expect(stubs.reduce((sum, s) => sum + (s.net_pay as number), 0)).toBe(record.totals.net_pay);
+  const fileTraces = file.split('\n').filter((l) => l.startsWith('6')).map((l) => l.slice(79, 94));
+  expect(new Set(fileTraces).size).toBe(EMPLOYEES);
+  expect(new Set(stubs.map((s) => (s.payment as { trace_number: string }).trace_number))).toEqual(new Set(fileTraces));
+  expect(record.disbursement).toMatchObject({ entry_count: EMPLOYEES, total_credit: record.totals.net_pay, entry_hash: control.entryHash });
+  return record;
+}
+
+type Wrap = (s: ProcessorServices) => void;
+
+/** Makes `method` crash once, right after (or before) its real effect: the worst moment for a worker to die. */
+function crash<T extends object>(target: T, method: keyof T, moment: 'after' | 'before', when: (...args: any[]) => boolean = () => true) {
+  const original = (target[method] as (...a: unknown[]) => Promise<unknown>).bind(target);
+  let fired = false;
+  (target as Record<keyof T, unknown>)[method] = async (...args: unknown[]) => {
+    const hit = !fired && when(...args);
+    if (hit && moment === 'before') {
+      fired = true;
+      throw new Error(`injected crash before ${String(method)}`);
+    }
+    const result = await original(...args);
+    if (hit) {
+      fired = true;
+      throw new Error(`injected crash after ${String(method)}`);
+    }
+    return result;
+  };
+}
+
+const faults: [string, Wrap][] = [
+  ['after pending → processing', (s) => crash(s.payrolls, 'transition', 'after', (_r, to) => to === 'processing')],
+  ['after writing a chunk file', (s) => crash(s.objects, 'putJson', 'after', (key: string) => key.includes('/chunks/'))],
+  ['after recording the chunk plan', (s) => crash(s.payrolls, 'planChunks', 'after')],
+  ['after enqueueing the chunks', (s) => crash(s.queue, 'sendAll', 'after')],
+  ['after writing a chunk\'s paystubs', (s) => crash(s.paystubs, 'putAll', 'after')],
+  ['before writing a chunk\'s paystubs', (s) => crash(s.paystubs, 'putAll', 'before')],
+  ['after writing a chunk\'s NACHA entries', (s) => crash(s.objects, 'putText', 'after', (key: string) => key.includes('/entries/'))],
+  ['after marking a chunk done', (s) => crash(s.payrolls, 'markChunkDone', 'after')],
+  ['after enqueueing finalize', (s) => crash(s.queue, 'send', 'after')],
+  ['after writing the NACHA file', (s) => crash(s.objects, 'putText', 'after', (key: string) => key.endsWith('disbursement.ach'))],
+  ['after processing → completed', (s) => crash(s.payrolls, 'transition', 'after', (_r, to) => to === 'completed')],
+];
+
+describe('the payroll pipeline on the real engines', () => {
+  it('turns a submission into paystubs and a NACHA file that agree', async () => {
+    const world = await payrollWorld(EMPLOYEES);
+    const accepted = await submit(world);
+    expect(accepted.data).toMatchObject({ status: 'pending', employee_count: EMPLOYEES });
+    const failures = await drain(world.services, world.queues.payroll, world.org.organization_id, accepted.data.payroll_id);
+    expect(failures).toBe(0);
+    const record = await expectExactlyOnce(world, accepted.data.payroll_id);
+    expect(centsToNumber(record.totals.net_pay)).toBe(accepted.data.totals.net_pay);
+    expect(record.chunk_count).toBe(3);
+    expect([...record.chunks_done].sort()).toEqual([0, 1, 2]);
+  });
+
+  it.each(faults)('stays exactly-once with a crash %s and a re-delivery', async (_, inject) => {
+    const world = await payrollWorld(EMPLOYEES);
+    const accepted = await submit(world);
+    inject(world.services);
+    const failures = await drain(world.services, world.queues.payroll, world.org.organization_id, accepted.data.payroll_id);
+    expect(failures).toBeGreaterThanOrEqual(1);
+    await expectExactlyOnce(world, accepted.data.payroll_id);
+  });
+
+  it('survives every message being delivered twice', async () => {
+    const world = await payrollWorld(EMPLOYEES);
+    const accepted = await submit(world);
+    const sendAll = world.services.queue.sendAll.bind(world.services.queue);
+    const send = world.services.queue.send.bind(world.services.queue);
+    world.services.queue.sendAll = async (m) => { await sendAll(m); await sendAll(m); };
+    world.services.queue.send = async (m) => { await send(m); await send(m); };
+    await send({ kind: 'start', organization_id: world.org.organization_id, payroll_id: accepted.data.payroll_id });
+    await drain(world.services, world.queues.payroll, world.org.organization_id, accepted.data.payroll_id);
+    await expectExactlyOnce(world, accepted.data.payroll_id);
+  });
+
+  it('rejects a run whose compliance checks fail, with its findings, and writes nothing', async () => {
+    const world = await payrollWorld(3);
+    const body = payrollBody(world.employeeIds);
+    (body.employees[1] as Record<string, unknown>).notes = 'simulate:reject';
+    const accepted = await submit(world, body);
+    await drain(world.services, world.queues.payroll, world.org.organization_id, accepted.data.payroll_id);
+    const record = (await world.services.payrolls.get(world.org.organization_id, accepted.data.payroll_id))!;
+    expect(record.status).toBe('rejected');
+    expect(record.findings).toEqual([expect.objectContaining({ code: 'simulated_rejection', employee_id: world.employeeIds[1] })]);
+    expect(await paystubsOf(world, accepted.data.payroll_id)).toHaveLength(0);
+    expect(record.disbursement).toBeNull();
+  });
+
+  it('fails a run whose deposit comes back (sandbox account 000000000) and voids its paystubs', async () => {
+    const world = await payrollWorld(3, { accountNumber: (i) => (i === 2 ? SIMULATED_RETURN_ACCOUNT : String(55_000_000 + i)) });
+    const accepted = await submit(world);
+    await drain(world.services, world.queues.payroll, world.org.organization_id, accepted.data.payroll_id);
+    const record = (await world.services.payrolls.get(world.org.organization_id, accepted.data.payroll_id))!;
+    expect(record.status).toBe('failed');
+    expect(record.status_history.map((h) => h.status)).toEqual(['pending', 'processing', 'failed']);
+    expect(record.failure_reason).toContain(world.employeeIds[2]);
+    const stubs = await paystubsOf(world, accepted.data.payroll_id);
+    expect(stubs).toHaveLength(3);
+    expect(stubs.every((s) => s.status === 'voided')).toBe(true);
+  });
+
+  it('lets exactly one of 50 concurrent identical submissions through and names it to the others', async () => {
+    const world = await payrollWorld(3);
+    const results = await Promise.allSettled(Array.from({ length: 50 }, () => submit(world)));
+    const accepted = results.filter((r) => r.status === 'fulfilled') as PromiseFulfilledResult<Awaited<ReturnType<typeof submit>>>[];
+    expect(accepted).toHaveLength(1);
+    const rejected = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    expect(rejected).toHaveLength(49);
+    for (const r of rejected) {
+      expect(r.reason).toMatchObject({ status: 409, code: 'duplicate_payroll_window' });
+      expect(r.reason.details[0].payroll_id).toBe(accepted[0]!.value.data.payroll_id);
+    }
+  });
+});
