@@ -11,35 +11,27 @@ import {
   ResponseType,
   RestApi,
 } from 'aws-cdk-lib/aws-apigateway';
-import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import type { IBucket } from 'aws-cdk-lib/aws-s3';
-import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
-import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { TABLE_DEFINITION } from '../shared/data/table-definition.js';
-import { type Access, FALLBACK_HANDLER, ROUTES, type RouteDef } from '../shared/http/routes.js';
+import { FALLBACK_HANDLER, ROUTES, type RouteDef } from '../shared/http/routes.js';
 import { PayrollFunction } from './constructs/payroll-function.js';
-import type { DeploymentEnvironment, QueueName } from './stateful-stack.js';
+import { grantAccess, grantTable, type ServiceResources } from './constructs/service-access.js';
+import type { DeploymentEnvironment } from './stateful-stack.js';
 
 export const SERVICE_NAME = 'payroll-api';
 
-const OBJECTS_WILDCARD_REASON =
-  'Object-level S3 actions can only name objects by key pattern; the pattern covers the disbursement bucket alone, which holds nothing but this service\'s disbursement files.';
+/** What every function of the service is told, whatever it is granted. */
+export function baseEnvironment(environment: DeploymentEnvironment): Record<string, string> {
+  return { POWERTOOLS_SERVICE_NAME: SERVICE_NAME, PAYROLL_ENVIRONMENT: environment };
+}
 
 /** The stage-wide ceiling in front of the per-token rate limits the handlers enforce. */
 export const STAGE_THROTTLING = { rateLimit: 1000, burstLimit: 2000 } as const;
 
-export interface ApiStackProps extends StackProps {
+export interface ApiStackProps extends StackProps, ServiceResources {
   readonly environment: DeploymentEnvironment;
   readonly stage: string;
-  readonly table: ITable;
-  readonly key: IKey;
-  readonly disbursementBucket: IBucket;
-  readonly signingSecret: ISecret;
-  readonly queues: Record<QueueName, IQueue>;
   /** @default ROUTES; the tests pass a table that uses every kind of access. */
   readonly routes?: readonly RouteDef[];
 }
@@ -135,6 +127,9 @@ export class ApiStack extends Stack {
       return current;
     };
 
+    // One function per route, even where routes share a handler file (PUT/PATCH/DELETE /v1/payroll/{id}): each
+    // route keeps its own role (its own access list), log group and metrics, and a shared function would have to
+    // hold the union of its routes' grants.
     for (const route of props.routes ?? ROUTES) {
       const fn = this.routeFunction(route, removalPolicy);
       resourceFor(route.path).addMethod(route.method, new LambdaIntegration(fn.function, { allowTestInvoke: false }), {
@@ -182,7 +177,7 @@ export class ApiStack extends Stack {
   }
 
   private baseEnvironment(): Record<string, string> {
-    return { POWERTOOLS_SERVICE_NAME: SERVICE_NAME, PAYROLL_ENVIRONMENT: this.props.environment };
+    return baseEnvironment(this.props.environment);
   }
 
   private fallbackFunction(logRemovalPolicy: RemovalPolicy): PayrollFunction {
@@ -199,111 +194,26 @@ export class ApiStack extends Stack {
   }
 
   private routeFunction(route: RouteDef, logRemovalPolicy: RemovalPolicy): PayrollFunction {
-    const { table, key } = this.props;
     const fn = new PayrollFunction(this, pascal(route.id), {
       handler: route.handler,
       description: `${route.method} ${route.path}: ${route.summary}`,
-      environment: { ...this.baseEnvironment(), TABLE_NAME: table.tableName },
+      environment: this.baseEnvironment(),
       logRemovalPolicy,
     });
     this.functions[route.id] = fn;
 
     // Every route reads the token item, stamps its last use and counts its rate limit, and the use cases
     // write with transactions (ConditionCheck for invariants). No Scan: every access is by key or index.
-    fn.addToAccessPolicy(new PolicyStatement({
-      sid: 'TableItems',
+    grantTable(fn, this.props, {
       actions: [
         'dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query',
         'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem',
         'dynamodb:ConditionCheckItem',
       ],
-      resources: [table.tableArn],
-    }));
-    fn.addToAccessPolicy(new PolicyStatement({
-      sid: 'TableIndexes',
-      actions: ['dynamodb:Query'],
-      resources: TABLE_DEFINITION.globalSecondaryIndexes.map((index) => `${table.tableArn}/index/${index.indexName}`),
-    }));
-    // The table is encrypted with the service key, and DynamoDB uses it with the caller's permissions. The
-    // kms:ViaService condition keeps this to DynamoDB's own use: the function cannot call KMS with it directly,
-    // so it cannot unwrap bank account data keys unless its route has 'kms:decrypt'.
-    fn.addToAccessPolicy(new PolicyStatement({
-      sid: 'TableKeyViaDynamoDB',
-      actions: ['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey', 'kms:DescribeKey'],
-      resources: [key.keyArn],
-      conditions: { StringEquals: { 'kms:ViaService': `dynamodb.${Aws.REGION}.amazonaws.com` } },
-    }));
-
-    for (const access of route.access) this.grant(fn, access);
+      indexes: TABLE_DEFINITION.globalSecondaryIndexes.map((index) => index.indexName),
+    });
+    for (const access of route.access) grantAccess(fn, access, this.props);
     return fn;
-  }
-
-  /** Exactly what a route's `access` entry allows; a new Access value fails to compile until it is handled here. */
-  private grant(fn: PayrollFunction, access: Access): void {
-    const { key, disbursementBucket: bucket, signingSecret, queues } = this.props;
-    const viaS3 = { StringEquals: { 'kms:ViaService': `s3.${Aws.REGION}.amazonaws.com` } };
-    switch (access) {
-      case 'kms:encrypt':
-        fn.addToAccessPolicy(new PolicyStatement({ sid: 'EnvelopeEncrypt', actions: ['kms:GenerateDataKey', 'kms:Encrypt'], resources: [key.keyArn] }));
-        fn.function.addEnvironment('PAYROLL_KMS_KEY_ID', key.keyArn);
-        return;
-      case 'kms:decrypt':
-        fn.addToAccessPolicy(new PolicyStatement({ sid: 'EnvelopeDecrypt', actions: ['kms:Decrypt'], resources: [key.keyArn] }));
-        fn.function.addEnvironment('PAYROLL_KMS_KEY_ID', key.keyArn);
-        return;
-      case 'secret:signing':
-        fn.addToAccessPolicy(new PolicyStatement({ sid: 'SigningSecret', actions: ['secretsmanager:GetSecretValue'], resources: [signingSecret.secretArn] }));
-        fn.function.addEnvironment('PAYROLL_SIGNING_SECRET_ARN', signingSecret.secretArn);
-        return;
-      case 'bucket:read': {
-        const objects = this.bucketObjects();
-        fn.addToAccessPolicy(new PolicyStatement({ sid: 'BucketList', actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
-        const policy = fn.addToAccessPolicy(new PolicyStatement({ sid: 'BucketRead', actions: ['s3:GetObject', 's3:GetObjectVersion'], resources: [objects.arn] }));
-        Validations.of(policy).acknowledge({ id: objects.finding, reason: OBJECTS_WILDCARD_REASON });
-        // Objects are encrypted with the service key; only S3 may use it on the function's behalf.
-        fn.addToAccessPolicy(new PolicyStatement({ sid: 'BucketKeyRead', actions: ['kms:Decrypt'], resources: [key.keyArn], conditions: viaS3 }));
-        fn.function.addEnvironment('DISBURSEMENT_BUCKET', bucket.bucketName);
-        return;
-      }
-      case 'bucket:write': {
-        const objects = this.bucketObjects();
-        const policy = fn.addToAccessPolicy(new PolicyStatement({ sid: 'BucketWrite', actions: ['s3:PutObject', 's3:AbortMultipartUpload'], resources: [objects.arn] }));
-        Validations.of(policy).acknowledge({ id: objects.finding, reason: OBJECTS_WILDCARD_REASON });
-        // Decrypt too: multipart uploads read back the data key of the parts already sent.
-        fn.addToAccessPolicy(new PolicyStatement({ sid: 'BucketKeyWrite', actions: ['kms:GenerateDataKey', 'kms:Decrypt'], resources: [key.keyArn], conditions: viaS3 }));
-        fn.function.addEnvironment('DISBURSEMENT_BUCKET', bucket.bucketName);
-        return;
-      }
-      case 'queue:payroll:send':
-        fn.addToAccessPolicy(new PolicyStatement({ sid: 'PayrollQueueSend', actions: ['sqs:SendMessage'], resources: [queues.payroll.queueArn] }));
-        fn.function.addEnvironment('PAYROLL_QUEUE_URL', queues.payroll.queueUrl);
-        return;
-      case 'queue:webhooks:send':
-        fn.addToAccessPolicy(new PolicyStatement({ sid: 'WebhookQueueSend', actions: ['sqs:SendMessage'], resources: [queues.webhooks.queueArn] }));
-        fn.function.addEnvironment('WEBHOOK_QUEUE_URL', queues.webhooks.queueUrl);
-        return;
-      default: {
-        const unhandled: never = access;
-        throw new Error(`No grant for access ${String(unhandled)}`);
-      }
-    }
-  }
-
-  /**
-   * The ARN of every object in the disbursement bucket, and the id of the cdk-nag finding its `/*` raises.
-   *
-   * An automatic cross-stack reference would render as an export whose name ends in a hash CDK computes during
-   * synthesis, so the finding could not be acknowledged by its exact id (cdk-nag 3 matches ids exactly). A
-   * named export of the bucket ARN gives the finding a stable id.
-   */
-  private bucketObjects(): { arn: string; finding: string } {
-    const producer = Stack.of(this.props.disbursementBucket);
-    const exportName = `${producer.stackName}-DisbursementBucketArn`;
-    if (!producer.node.tryFindChild(`Export${exportName}`)) {
-      producer.exportValue(this.props.disbursementBucket.bucketArn, { name: exportName });
-    }
-    this.addDependency(producer);
-    return { arn: `${Fn.importValue(exportName)}/*`, finding: `AwsSolutions-IAM5[Resource::${exportName}/*]` };
   }
 
   /**

@@ -4,6 +4,7 @@ import { App, Tags, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { ApiStack, SERVICE_NAME } from './api-stack.js';
 import { type DeploymentEnvironment, StatefulStack } from './stateful-stack.js';
+import { WorkersStack } from './workers-stack.js';
 
 export interface DeploymentContext {
   readonly environment: DeploymentEnvironment;
@@ -30,6 +31,7 @@ export function deploymentContext(app: App): DeploymentContext {
 export interface PayrollStacks {
   readonly stateful: StatefulStack;
   readonly api: ApiStack;
+  readonly workers: WorkersStack;
 }
 
 /**
@@ -50,16 +52,27 @@ export function addPayrollStacks(app: App): PayrollStacks {
     stage,
     terminationProtection: environment === 'production',
   });
-  const api = new ApiStack(app, `${prefix}-Api`, {
-    stackName: `${prefix}-Api`,
-    description: `Payroll API ${environment}/${stage}: REST API and functions`,
-    environment,
-    stage,
+  const resources = {
     table: stateful.table,
     key: stateful.key,
     disbursementBucket: stateful.disbursementBucket,
     signingSecret: stateful.signingSecret,
     queues: { payroll: stateful.queues.payroll.queue, webhooks: stateful.queues.webhooks.queue },
+  };
+  const api = new ApiStack(app, `${prefix}-Api`, {
+    stackName: `${prefix}-Api`,
+    description: `Payroll API ${environment}/${stage}: REST API and functions`,
+    environment,
+    stage,
+    ...resources,
+  });
+  // Independent of the API stack: both only import from the stateful one.
+  const workers = new WorkersStack(app, `${prefix}-Workers`, {
+    stackName: `${prefix}-Workers`,
+    description: `Payroll API ${environment}/${stage}: payroll processor and stuck-run sweeper`,
+    environment,
+    stage,
+    ...resources,
   });
 
   Tags.of(app).add('service', SERVICE_NAME);
@@ -72,7 +85,7 @@ export function addPayrollStacks(app: App): PayrollStacks {
   // are also written into the templates' metadata for auditors.
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { writeSuppressionsToCloudFormation: true }));
 
-  return { stateful, api };
+  return { stateful, api, workers };
 }
 
 const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href;

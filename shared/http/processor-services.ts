@@ -8,8 +8,13 @@ import type { ProcessorServices } from '../use-cases/process-payroll.js';
 import { appServices } from './context.js';
 
 let services: ProcessorServices | undefined;
+let queue: Queue | undefined;
 
-/** What the processor and the payroll handlers use, built once per container on first use. */
+/**
+ * What the processor and the payroll handlers use, built once per container. The bucket, the queue and the
+ * encryptor are resolved on first use: a deployed function only has the variables its grants come with (GET
+ * /v1/payroll has no queue, submit has no KMS key), so nothing may be read before a use case asks for it.
+ */
 export function processorServices(): ProcessorServices {
   if (!services) {
     const base = appServices();
@@ -18,8 +23,13 @@ export function processorServices(): ProcessorServices {
       employees: base.employees,
       organizations: base.organizations,
       paystubs: new PaystubRepository(base.table),
-      objects: defaultObjectStore(),
-      queue: new Queue(sqsClient(), required('PAYROLL_QUEUE_URL')),
+      get objects() {
+        return defaultObjectStore();
+      },
+      get queue() {
+        queue ??= new Queue(sqsClient(), required('PAYROLL_QUEUE_URL'));
+        return queue;
+      },
       get encryptor() {
         return fieldEncryptor();
       },

@@ -6,9 +6,14 @@ import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ApiStack } from '../../infra/api-stack.js';
 import { addPayrollStacks, deploymentContext, type PayrollStacks } from '../../infra/app.js';
+import type { PayrollFunction } from '../../infra/constructs/payroll-function.js';
+import { PROCESSOR_BATCH_SIZE, PROCESSOR_MAX_CONCURRENCY } from '../../infra/constructs/payroll-processor.js';
+import { DISBURSEMENT_OBJECT_PREFIX } from '../../infra/constructs/service-access.js';
+import { objectKeys } from '../../shared/adapters/object-store.js';
+import { GSI2 } from '../../shared/data/keys.js';
 import { QUEUE_DEFINITIONS, TABLE_DEFINITION } from '../../shared/data/table-definition.js';
 import { type Access, FALLBACK_HANDLER, ROUTES, type RouteDef } from '../../shared/http/routes.js';
 import { handlerEnvironment, type StackState } from '../../local/stack-state.js';
@@ -28,6 +33,7 @@ interface Synthesized extends PayrollStacks {
   app: App;
   statefulTemplate: Template;
   apiTemplate: Template;
+  workersTemplate: Template;
 }
 
 function synthesize(environment: 'sandbox' | 'production', builtinCloudFormationValidation = false): Synthesized {
@@ -35,7 +41,12 @@ function synthesize(environment: 'sandbox' | 'production', builtinCloudFormation
   const stacks = addPayrollStacks(app);
   // Template.fromStack synthesizes the whole app, which runs the registered cdk-nag plugin: an unacknowledged
   // AwsSolutions error would throw right here.
-  return { app, ...stacks, statefulTemplate: Template.fromStack(stacks.stateful), apiTemplate: Template.fromStack(stacks.api) };
+  return {
+    app, ...stacks,
+    statefulTemplate: Template.fromStack(stacks.stateful),
+    apiTemplate: Template.fromStack(stacks.api),
+    workersTemplate: Template.fromStack(stacks.workers),
+  };
 }
 
 // Synthesized once per environment; the sandbox also runs CDK's built-in CloudFormation schema validation, as `cdk synth` does.
@@ -68,9 +79,7 @@ const actionsOf = (statements: Statement[]): string[] => statements.flatMap((s) 
 /** Statements a function can use by calling the service itself, not only through DynamoDB or S3 on its behalf. */
 const direct = (statements: Statement[]): Statement[] => statements.filter((s) => !s.Condition?.StringEquals?.['kms:ViaService']);
 
-function functionOf(stacks: { api: ApiStack }, id: string) {
-  const fn = stacks.api.functions[id];
-  if (!fn) throw new Error(`No function for ${id}`);
+function idsOf(fn: PayrollFunction) {
   return {
     fn,
     functionId: logicalId(fn.function.node.defaultChild as CfnFunction),
@@ -78,8 +87,42 @@ function functionOf(stacks: { api: ApiStack }, id: string) {
   };
 }
 
+function functionOf(stacks: { api: ApiStack }, id: string) {
+  const fn = stacks.api.functions[id];
+  if (!fn) throw new Error(`No function for ${id}`);
+  return idsOf(fn);
+}
+
 function environmentOf(template: Template, functionLogicalId: string): Record<string, unknown> {
   return (resourcesOf(template)[functionLogicalId]!.Properties!.Environment?.Variables ?? {}) as Record<string, unknown>;
+}
+
+/**
+ * The function is told the disbursement bucket's name, and its S3 statements name that bucket (ListBucket) or its
+ * objects under the service prefix, never another resource or a destructive version-level action.
+ */
+function expectBucketConfined(template: Template, roleId: string, functionId: string): void {
+  const bucketId = logicalId(sandbox.stateful.disbursementBucket);
+  const statements = statementsOfRole(template, roleId);
+  const s3 = statements.filter((st) => actionsOf([st]).some((a) => a.startsWith('s3:')));
+  expect(s3.length).toBeGreaterThan(0);
+  for (const statement of s3) {
+    const actions = actionsOf([statement]);
+    expect(actions.every((a) => a.startsWith('s3:'))).toBe(true);
+    const resources = asArray(statement.Resource);
+    expect(resources.length).toBe(1);
+    if (actions.includes('s3:ListBucket')) {
+      expect(actions).toEqual(['s3:ListBucket']);
+      expect(JSON.stringify(resources[0])).toContain(bucketId);
+    } else {
+      expect(resources[0]).toEqual({ 'Fn::Join': ['', [{ 'Fn::ImportValue': `${sandbox.stateful.stackName}-DisbursementBucketArn` }, `/${DISBURSEMENT_OBJECT_PREFIX}*`]] });
+    }
+  }
+  expect(actionsOf(s3)).not.toContain('s3:DeleteObjectVersion');
+  // Objects are under the service key; only S3 may use it for the function.
+  const kmsForS3 = statements.filter((st) => JSON.stringify(st.Condition ?? {}).includes('s3.'));
+  expect(kmsForS3.length).toBeGreaterThan(0);
+  expect(JSON.stringify(environmentOf(template, functionId).DISBURSEMENT_BUCKET)).toContain(bucketId);
 }
 
 describe('deployment context', () => {
@@ -88,6 +131,12 @@ describe('deployment context', () => {
     expect(deploymentContext(app)).toEqual({ environment: 'sandbox', stage: 'dev' });
     expect(sandbox.stateful.stackName).toBe('Payroll-sandbox-test-Stateful');
     expect(sandbox.api.stackName).toBe('Payroll-sandbox-test-Api');
+    expect(sandbox.workers.stackName).toBe('Payroll-sandbox-test-Workers');
+  });
+
+  it('keeps the API and the workers independent of each other: both depend on the stateful stack alone', () => {
+    expect(sandbox.api.dependencies).toEqual([sandbox.stateful]);
+    expect(sandbox.workers.dependencies).toEqual([sandbox.stateful]);
   });
 
   it('rejects an unknown environment and a stage that cannot name an API Gateway stage', () => {
@@ -382,7 +431,7 @@ describe('least privilege', () => {
   const template = sandbox.apiTemplate;
 
   it('gives no function a wildcard action', () => {
-    const all = Object.values(resourcesOf(template))
+    const all = [...Object.values(resourcesOf(template)), ...Object.values(resourcesOf(sandbox.workersTemplate))]
       .filter((r) => r.Type === 'AWS::IAM::Policy')
       .flatMap((r) => actionsOf(asArray<Statement>(r.Properties!.PolicyDocument.Statement)));
     expect(all.filter((action) => action === '*' || action.endsWith(':*'))).toEqual([]);
@@ -402,12 +451,37 @@ describe('least privilege', () => {
     expect(actions.includes('secretsmanager:GetSecretValue')).toBe(access.has('secret:signing'));
     expect(actions.includes('s3:GetObject')).toBe(access.has('bucket:read'));
     expect(actions.includes('s3:PutObject')).toBe(access.has('bucket:write'));
+    expect(actions.some((a) => a.startsWith('s3:'))).toBe(access.has('bucket:read') || access.has('bucket:write'));
     expect(actions.includes('sqs:SendMessage')).toBe(access.has('queue:payroll:send') || access.has('queue:webhooks:send'));
 
     const env = environmentOf(template, functionId);
     expect(env.TABLE_NAME).toBeDefined();
     expect('PAYROLL_KMS_KEY_ID' in env).toBe(access.has('kms:encrypt') || access.has('kms:decrypt'));
     expect('PAYROLL_SIGNING_SECRET_ARN' in env).toBe(access.has('secret:signing'));
+    expect('DISBURSEMENT_BUCKET' in env).toBe(access.has('bucket:read') || access.has('bucket:write'));
+    expect('PAYROLL_QUEUE_URL' in env).toBe(access.has('queue:payroll:send'));
+    expect('WEBHOOK_QUEUE_URL' in env).toBe(access.has('queue:webhooks:send'));
+  });
+
+  const bucketRoutes = ROUTES.filter((r) => r.access.some((a) => a.startsWith('bucket:')));
+  it.each(bucketRoutes.map((r) => [r.id, r] as const))('%s reaches the disbursement bucket and nothing else in S3', (_, route) => {
+    const { roleId, functionId } = functionOf(sandbox, route.id);
+    expectBucketConfined(template, roleId, functionId);
+  });
+
+  it('gives kms:Decrypt on the key directly only to routes with kms:decrypt access (and the processor)', () => {
+    const decrypting = ROUTES.filter((route) => actionsOf(direct(statementsOfRole(template, functionOf(sandbox, route.id).roleId))).includes('kms:Decrypt'));
+    expect(decrypting.map((r) => r.id)).toEqual(ROUTES.filter((r) => (r.access as readonly Access[]).includes('kms:decrypt')).map((r) => r.id));
+    // Today no route reads bank account numbers back: only the processor does.
+    expect(decrypting).toEqual([]);
+    const processor = idsOf(sandbox.workers.functions.processor);
+    expect(actionsOf(direct(statementsOfRole(sandbox.workersTemplate, processor.roleId)))).toContain('kms:Decrypt');
+  });
+
+  it('names every object the service writes under the prefix the object grants cover', () => {
+    for (const key of [objectKeys.submission('o', 'p'), objectKeys.chunk('o', 'p', 1), objectKeys.chunkEntries('o', 'p', 1), objectKeys.disbursement('o', 'p')]) {
+      expect(key.startsWith(DISBURSEMENT_OBJECT_PREFIX), key).toBe(true);
+    }
   });
 
   it('only lets DynamoDB use the key on behalf of a function without kms access', () => {
@@ -426,9 +500,10 @@ describe('least privilege', () => {
   });
 
   it('attaches no managed policy to any function role', () => {
-    const roles = Object.values(resourcesOf(template)).filter((r) => r.Type === 'AWS::IAM::Role' && JSON.stringify(r.Properties!.AssumeRolePolicyDocument).includes('lambda.amazonaws.com'));
-    expect(roles.length).toBe(ROUTES.length + 1);
-    for (const role of roles) expect(role.Properties!.ManagedPolicyArns).toBeUndefined();
+    const lambdaRoles = (t: Template) => Object.values(resourcesOf(t)).filter((r) => r.Type === 'AWS::IAM::Role' && JSON.stringify(r.Properties!.AssumeRolePolicyDocument).includes('lambda.amazonaws.com'));
+    expect(lambdaRoles(template).length).toBe(ROUTES.length + 1);
+    expect(lambdaRoles(sandbox.workersTemplate).length).toBe(2);
+    for (const role of [...lambdaRoles(template), ...lambdaRoles(sandbox.workersTemplate)]) expect(role.Properties!.ManagedPolicyArns).toBeUndefined();
   });
 
   // No route uses every kind of access yet, so one table that does checks each grant and its variable.
@@ -475,6 +550,152 @@ describe('least privilege', () => {
       );
       for (const name of needed) expect(deployed, name).toContain(name);
     });
+  });
+});
+
+describe('workers stack', () => {
+  const template = sandbox.workersTemplate;
+  const resources = resourcesOf(template);
+  const processor = idsOf(sandbox.workers.functions.processor);
+  const sweeper = idsOf(sandbox.workers.functions.sweeper);
+  const payrollQueueId = logicalId(sandbox.stateful.queues.payroll.queue);
+  const fnProps = (id: string) => resources[id]!.Properties!;
+
+  it('has the processor and the sweeper, nodejs22.x on arm64 with active tracing and their own log groups', () => {
+    template.resourceCountIs('AWS::Lambda::Function', 2);
+    for (const { functionId } of [processor, sweeper]) {
+      expect(fnProps(functionId)).toMatchObject({
+        Runtime: 'nodejs22.x',
+        Architectures: ['arm64'],
+        TracingConfig: { Mode: 'Active' },
+        Environment: { Variables: expect.objectContaining({ NODE_OPTIONS: '--enable-source-maps', POWERTOOLS_SERVICE_NAME: 'payroll-api', PAYROLL_ENVIRONMENT: 'sandbox' }) },
+      });
+      const logGroupId = (fnProps(functionId).LoggingConfig.LogGroup as { Ref: string }).Ref;
+      expect(resources[logGroupId]!.Properties!.RetentionInDays).toBe(30);
+    }
+    expect(fnProps(processor.functionId).Handler).toBe('index.handler');
+    expect(fnProps(processor.functionId).MemorySize).toBe(1024);
+    expect(fnProps(sweeper.functionId).Timeout).toBe(60);
+  });
+
+  it('feeds the processor from the payroll queue in batches, reporting failures per message, with bounded concurrency', () => {
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
+    const mapping = Object.values(resources).find((r) => r.Type === 'AWS::Lambda::EventSourceMapping')!.Properties!;
+    expect(mapping.FunctionName).toEqual({ Ref: processor.functionId });
+    expect(JSON.stringify(mapping.EventSourceArn)).toContain(payrollQueueId);
+    expect(mapping.BatchSize).toBe(10);
+    expect(PROCESSOR_BATCH_SIZE).toBe(10);
+    expect(mapping.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+    expect(mapping.ScalingConfig).toEqual({ MaximumConcurrency: PROCESSOR_MAX_CONCURRENCY });
+    // No other queue has a consumer yet (webhook delivery is still to come), and the API consumes nothing.
+    sandbox.apiTemplate.resourceCountIs('AWS::Lambda::EventSourceMapping', 0);
+  });
+
+  it('never lets a payroll message reappear while the processor may still be working on it', () => {
+    const queue = resourcesOf(sandbox.statefulTemplate)[payrollQueueId]!.Properties!;
+    const timeout = fnProps(processor.functionId).Timeout as number;
+    expect(queue.VisibilityTimeout).toBe(QUEUE_DEFINITIONS.payroll.visibilityTimeoutSeconds);
+    // Lambda refuses the event source otherwise; the minute of margin covers the receive-to-invoke delay.
+    expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(timeout + 60);
+    expect(timeout).toBe(840);
+  });
+
+  it('invokes the sweeper every five minutes', () => {
+    template.resourceCountIs('AWS::Events::Rule', 1);
+    const rule = Object.entries(resources).find(([, r]) => r.Type === 'AWS::Events::Rule')!;
+    expect(rule[1].Properties).toMatchObject({
+      ScheduleExpression: 'rate(5 minutes)',
+      State: 'ENABLED',
+      Targets: [expect.objectContaining({ Arn: { 'Fn::GetAtt': [sweeper.functionId, 'Arn'] } })],
+    });
+    template.hasResourceProperties('AWS::Lambda::Permission', {
+      Action: 'lambda:InvokeFunction',
+      FunctionName: { 'Fn::GetAtt': [sweeper.functionId, 'Arn'] },
+      Principal: 'events.amazonaws.com',
+      SourceArn: { 'Fn::GetAtt': [rule[0], 'Arn'] },
+    });
+    // The next sweep redoes a failed one; retrying it would only overlap sweeps.
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { FunctionName: { Ref: sweeper.functionId }, MaximumRetryAttempts: 0 });
+  });
+
+  it('tells the processor and the sweeper what they read', () => {
+    const env = environmentOf(template, processor.functionId);
+    expect(Object.keys(env)).toEqual(expect.arrayContaining([
+      'TABLE_NAME', 'DISBURSEMENT_BUCKET', 'PAYROLL_QUEUE_URL', 'PAYROLL_ENVIRONMENT', 'PAYROLL_KMS_KEY_ID', 'PAYROLL_CHUNK_SIZE', 'POWERTOOLS_SERVICE_NAME',
+    ]));
+    expect(env.PAYROLL_CHUNK_SIZE).toBe('1000');
+    expect(JSON.stringify(env.PAYROLL_QUEUE_URL)).toContain(payrollQueueId);
+    expect(JSON.stringify(env.PAYROLL_KMS_KEY_ID)).toContain(logicalId(sandbox.stateful.key));
+    expect(Object.keys(environmentOf(template, sweeper.functionId))).toEqual(expect.arrayContaining(['TABLE_NAME', 'PAYROLL_QUEUE_URL', 'DISBURSEMENT_BUCKET']));
+  });
+
+  it('lets the processor do exactly what processing takes', () => {
+    const statements = statementsOfRole(template, processor.roleId);
+    const actions = actionsOf(statements);
+    const dynamo = statements.filter((st) => actionsOf([st]).some((a) => a.startsWith('dynamodb:')));
+    expect(new Set(actionsOf(dynamo))).toEqual(new Set(['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem']));
+    for (const st of dynamo) expect(JSON.stringify(st.Resource)).toContain(logicalId(sandbox.stateful.table));
+    expect(JSON.stringify(dynamo)).not.toContain('/index/');
+    // Bank account numbers: decrypt only, the key named.
+    const directKms = direct(statements).filter((st) => actionsOf([st]).some((a) => a.startsWith('kms:')));
+    expect(actionsOf(directKms)).toEqual(['kms:Decrypt']);
+    expect(JSON.stringify(directKms[0]!.Resource)).toContain(logicalId(sandbox.stateful.key));
+    // Its own queue only: send (chunk and finalize messages) and consume.
+    const sqs = statements.filter((st) => actionsOf([st]).some((a) => a.startsWith('sqs:')));
+    expect(new Set(actionsOf(sqs))).toEqual(new Set(['sqs:SendMessage', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl']));
+    for (const st of sqs) expect(JSON.stringify(st.Resource)).toContain(payrollQueueId);
+    expect(actions.filter((a) => a.startsWith('secretsmanager:'))).toEqual([]);
+    expectBucketConfined(template, processor.roleId, processor.functionId);
+  });
+
+  it('lets the sweeper query the active-payrolls index and send start messages, nothing more', () => {
+    const statements = statementsOfRole(template, sweeper.roleId);
+    expect(new Set(actionsOf(statements))).toEqual(new Set([
+      'logs:CreateLogStream', 'logs:PutLogEvents', 'xray:PutTraceSegments', 'xray:PutTelemetryRecords',
+      'dynamodb:Query', 'kms:Decrypt', 'kms:DescribeKey', 'sqs:SendMessage',
+    ]));
+    const query = statements.find((st) => actionsOf([st]).includes('dynamodb:Query'))!;
+    expect(asArray(query.Resource)).toEqual([{ 'Fn::Join': ['', [expect.objectContaining({ 'Fn::ImportValue': expect.stringContaining(logicalId(sandbox.stateful.table)) }), `/index/${GSI2.name}`]] }]);
+    // The key only through DynamoDB: the sweeper never sees a bank account.
+    expect(actionsOf(direct(statements)).filter((a) => a.startsWith('kms:'))).toEqual([]);
+  });
+
+  it('keeps production logs when the stack goes', () => {
+    const prod = resourcesOf(production.workersTemplate);
+    const logGroups = Object.values(prod).filter((r) => r.Type === 'AWS::Logs::LogGroup');
+    expect(logGroups.length).toBe(2);
+    for (const group of logGroups) expect(group.DeletionPolicy).toBe('Retain');
+  });
+});
+
+/**
+ * Deployed functions get only the variables their grants come with, while the local stack gives every handler
+ * all of them; so each function that builds the processor services is checked here against its deployed
+ * variables, the way its handler builds them: a handler that spreads the services (`{ ...s }`) reads every lazy
+ * member, the encryptor included.
+ */
+describe('deployed environment', () => {
+  const handlerSource = (handler: string) => readFileSync(new URL(`../../functions/${handler}.ts`, import.meta.url), 'utf8');
+  const spreads = (source: string) => /\.\.\.(s|processorServices\(\))\b/.test(source);
+  const cases: [string, Template, string, boolean][] = [
+    ...ROUTES.filter((r) => handlerSource(r.handler).includes('processorServices(')).map((r) => [r.id, sandbox.apiTemplate, functionOf(sandbox, r.id).functionId, spreads(handlerSource(r.handler))] as [string, Template, string, boolean]),
+    ['processor', sandbox.workersTemplate, idsOf(sandbox.workers.functions.processor).functionId, false],
+    ['sweeper', sandbox.workersTemplate, idsOf(sandbox.workers.functions.sweeper).functionId, false],
+  ];
+  const configVariable = /^(TABLE_NAME|DISBURSEMENT_BUCKET|PAYROLL_|WEBHOOK_QUEUE_URL|AWS_ENDPOINT_URL)/;
+
+  it.each(cases)('%s can build the processor services from its deployed variables', async (_, template, functionId, spread) => {
+    const saved = { ...process.env };
+    try {
+      for (const name of Object.keys(process.env)) if (configVariable.test(name)) delete process.env[name];
+      for (const [name, value] of Object.entries(environmentOf(template, functionId))) process.env[name] = typeof value === 'string' ? value : `deployed-${name}`;
+      vi.resetModules();
+      const { processorServices } = await import('../../shared/http/processor-services.js');
+      expect(() => (spread ? { ...processorServices() } : processorServices())).not.toThrow();
+    } finally {
+      process.env = saved;
+      vi.resetModules();
+    }
   });
 });
 

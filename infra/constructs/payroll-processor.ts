@@ -1,0 +1,107 @@
+import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { Construct } from 'constructs';
+import { GSI2 } from '../../shared/data/keys.js';
+import { PayrollFunction } from './payroll-function.js';
+import { grantAccess, grantTable, type ServiceResources } from './service-access.js';
+
+/** Messages per invocation. Powertools handles a batch's records in parallel, each succeeding or failing alone. */
+export const PROCESSOR_BATCH_SIZE = 10;
+/**
+ * Concurrent processor invocations the SQS event source may run: a 25,000-employee run is 25 chunks, so 20
+ * invocations of up to 10 chunks each take it at once, while leaving the account's concurrency to the API.
+ * The event source stops polling at this limit instead of invoking into throttles, so messages are not received
+ * (and counted towards maxReceiveCount) for nothing.
+ */
+export const PROCESSOR_MAX_CONCURRENCY = 20;
+/** How far below the queue's visibility timeout the processor's timeout stays (see PayrollProcessor). */
+export const VISIBILITY_MARGIN = Duration.seconds(60);
+export const SWEEP_EVERY = Duration.minutes(5);
+
+export interface PayrollProcessorProps {
+  readonly resources: ServiceResources;
+  /** The payroll queue's visibility timeout (QUEUE_DEFINITIONS): the processor's timeout is derived from it. */
+  readonly queueVisibilityTimeout: Duration;
+  readonly environment: Record<string, string>;
+  readonly logRemovalPolicy: RemovalPolicy;
+}
+
+/**
+ * The payroll pipeline behind the API: the processor consumes the payroll queue (start, chunk and finalize
+ * messages, enqueueing the next ones itself), and the sweeper sends `start` again, every five minutes, for runs
+ * nothing has touched for fifteen.
+ *
+ * The processor's timeout is the queue's visibility timeout less a minute. Lambda refuses an SQS event source
+ * whose queue hides messages for less than the function may run; the margin covers the time between the event
+ * source receiving a batch and the invocation starting, so a message never reappears (and is processed twice at
+ * once) while the invocation holding it is still within its timeout.
+ */
+export class PayrollProcessor extends Construct {
+  readonly processor: PayrollFunction;
+  readonly sweeper: PayrollFunction;
+  readonly eventSource: SqsEventSource;
+  readonly schedule: Rule;
+
+  constructor(scope: Construct, id: string, props: PayrollProcessorProps) {
+    super(scope, id);
+    const { resources } = props;
+    const timeout = Duration.seconds(props.queueVisibilityTimeout.toSeconds() - VISIBILITY_MARGIN.toSeconds());
+    if (timeout.toSeconds() < 60) {
+      throw new Error(`The payroll queue's visibility timeout (${props.queueVisibilityTimeout.toSeconds()} s) leaves the processor less than a minute`);
+    }
+
+    this.processor = new PayrollFunction(this, 'Processor', {
+      handler: 'processor/process-payroll',
+      description: 'Payroll processor: start, chunk and finalize messages of the payroll queue',
+      environment: props.environment,
+      memorySize: 1024,
+      timeout,
+      logRemovalPolicy: props.logRemovalPolicy,
+    });
+    // Exactly the calls shared/use-cases/process-payroll.ts makes: runs are read by key and moved by conditional
+    // UpdateItem (transition, planChunks, markChunkDone); employees and paystubs go through BatchGet/BatchWrite.
+    // No Query, Put, Delete or transaction: the processor never calls them.
+    grantTable(this.processor, resources, {
+      actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem'],
+      indexes: [],
+    });
+    // Bank account numbers are decrypted for the NACHA entries; submissions and chunk files are read, chunk and
+    // NACHA files written; chunk and finalize messages are sent to its own queue.
+    for (const access of ['kms:decrypt', 'bucket:read', 'bucket:write', 'queue:payroll:send'] as const) grantAccess(this.processor, access, resources);
+
+    // The event source grants the role what consuming takes (ReceiveMessage, DeleteMessage,
+    // ChangeMessageVisibility, GetQueueAttributes) on this queue alone.
+    this.eventSource = new SqsEventSource(resources.queues.payroll, {
+      batchSize: PROCESSOR_BATCH_SIZE,
+      reportBatchItemFailures: true,
+      maxConcurrency: PROCESSOR_MAX_CONCURRENCY,
+    });
+    this.processor.function.addEventSource(this.eventSource);
+
+    this.sweeper = new PayrollFunction(this, 'Sweeper', {
+      handler: 'processor/resume-stuck-payrolls',
+      description: 'Stuck-run sweeper: sends start again for payroll runs untouched for 15 minutes',
+      environment: {
+        ...props.environment,
+        // Only because the processor services it shares build the object store eagerly; it is granted no S3 access.
+        DISBURSEMENT_BUCKET: resources.disbursementBucket.bucketName,
+      },
+      memorySize: 256,
+      timeout: Duration.seconds(60),
+      logRemovalPolicy: props.logRemovalPolicy,
+    });
+    // Unfinished runs are the sparse GSI2 partition ACTIVE_PAYROLLS: one Query on that index, nothing else.
+    grantTable(this.sweeper, resources, { actions: [], indexes: [GSI2.name], readOnly: true });
+    grantAccess(this.sweeper, 'queue:payroll:send', resources);
+    // A failed sweep is not retried: the next one, five minutes later, does the same work.
+    this.sweeper.function.configureAsyncInvoke({ retryAttempts: 0 });
+
+    this.schedule = new Rule(this, 'SweepSchedule', {
+      description: 'Every five minutes: resume payroll runs that stopped moving',
+      schedule: Schedule.rate(SWEEP_EVERY),
+      targets: [new LambdaFunction(this.sweeper.function, { retryAttempts: 2, maxEventAge: SWEEP_EVERY })],
+    });
+  }
+}
