@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { dataDir, type StackState } from '../stack-state.js';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.js';
 import { type FauxqsEngine, startFauxqsEngine } from './fauxqs.js';
+import type { S3PersistenceStats } from './s3-persistence.js';
 import {
   DEFAULT_REGION,
   ensureBucket,
@@ -16,12 +17,16 @@ export { JAVA_REQUIRED_MESSAGE, startDynamoDbLocal } from './dynamodb-local.js';
 export type { DynamoDbLocal, DynamoDbLocalOptions } from './dynamodb-local.js';
 export { startFauxqsEngine } from './fauxqs.js';
 export type { FauxqsEngine, FauxqsEngineOptions } from './fauxqs.js';
+export type { S3PersistenceStats } from './s3-persistence.js';
 export * from './provision.js';
 
 export interface StartEnginesOptions {
-  /** Where DynamoDB Local keeps its file (`<dataDir>/dynamodb`); defaults to PAYROLL_DATA_DIR or .data. */
+  /**
+   * Where DynamoDB Local keeps its file (`<dataDir>/dynamodb`) and S3 its buckets and objects (`<dataDir>/s3`);
+   * defaults to PAYROLL_DATA_DIR or .data.
+   */
   dataDir?: string;
-  /** Keep DynamoDB in memory instead (fauxqs is always in memory). */
+  /** Keep DynamoDB and S3 in memory instead (SQS always is: unfinished runs are re-driven at start). */
   inMemory?: boolean;
   region?: string;
   tableName?: string;
@@ -43,6 +48,8 @@ export interface Engines {
   /** True when both engines accept connections from 127.0.0.1 only. */
   loopbackOnly: boolean;
   timings: { dynamodbMs: number; fauxqsMs: number; provisionMs: number; totalMs: number };
+  /** What S3 read back from `<dataDir>/s3` (its load time is part of fauxqsMs); absent in memory mode. */
+  s3Persistence?: S3PersistenceStats;
   stop(): Promise<void>;
 }
 
@@ -52,24 +59,29 @@ export const DEFAULT_BUCKET = 'payroll-disbursements';
 const since = (start: number) => Math.round(performance.now() - start);
 
 /**
- * Starts DynamoDB Local and fauxqs side by side, then provisions table, queues and bucket (idempotently: the table
- * survives restarts when persisted, fauxqs' queues and bucket never do). If anything fails, whatever started is
- * stopped before the error propagates, so no JVM is left behind.
+ * Starts DynamoDB Local and fauxqs side by side, then provisions table, queues and bucket (idempotently: table,
+ * bucket and objects survive restarts when persisted, fauxqs' queues never do). If anything fails, whatever
+ * started is stopped before the error propagates, so no JVM is left behind.
  */
 export async function startEngines(options: StartEnginesOptions = {}): Promise<Engines> {
   const start = performance.now();
   const region = options.region ?? DEFAULT_REGION;
   const tableName = options.tableName ?? DEFAULT_TABLE_NAME;
   const bucket = options.bucket ?? DEFAULT_BUCKET;
+  const dir = options.inMemory ? undefined : (options.dataDir ?? dataDir());
 
   let dynamodbMs = 0;
   let fauxqsMs = 0;
   const [dynamo, fauxqs] = await Promise.allSettled([
     startDynamoDbLocal({
       port: options.dynamodbPort,
-      dbPath: options.inMemory ? undefined : join(options.dataDir ?? dataDir(), 'dynamodb'),
+      dbPath: dir === undefined ? undefined : join(dir, 'dynamodb'),
     }).then((engine) => ((dynamodbMs = since(start)), engine)),
-    startFauxqsEngine({ port: options.fauxqsPort, region }).then((engine) => ((fauxqsMs = since(start)), engine)),
+    startFauxqsEngine({
+      port: options.fauxqsPort,
+      region,
+      s3Dir: dir === undefined ? undefined : join(dir, 's3'),
+    }).then((engine) => ((fauxqsMs = since(start)), engine)),
   ]);
   const started = [dynamo, fauxqs].flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const stopAll = async () => {
@@ -115,6 +127,7 @@ export async function startEngines(options: StartEnginesOptions = {}): Promise<E
     },
     loopbackOnly: ddb.loopbackOnly,
     timings: { dynamodbMs, fauxqsMs, provisionMs: since(provisionStart), totalMs: since(start) },
+    ...(fq.s3Persistence && { s3Persistence: fq.s3Persistence }),
     stop: () => (stopped ??= stopAll()),
   };
 }
