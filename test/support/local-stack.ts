@@ -18,6 +18,8 @@ export interface HttpResponse {
 
 export interface RunningStack {
   dir: string;
+  /** The stack's own process (API, workers and the in-process queue engine). */
+  pid: number;
   state: StackState;
   /** Everything the stack wrote, for assertions on logs. */
   output(): string;
@@ -108,6 +110,7 @@ export async function startLocalStack(options: { dir?: string; env?: Record<stri
 
   const stack: RunningStack = {
     dir,
+    pid: child.pid!,
     state,
     output: () => output,
     request(method, path, opts = {}) {

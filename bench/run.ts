@@ -1,0 +1,71 @@
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { startLocalStack } from '../test/support/local-stack.js';
+import { machine, ms, progress } from './machine.js';
+import { benchPayroll, type PayrollBenchResult } from './payroll.js';
+
+/**
+ * `npm run bench`: every figure measured side by side with the engine's own speed on the same work, in one run on
+ * this machine, and written to BENCHMARKS.md with the ratio beside it. Shared machines are noisy: compare ratios.
+ */
+const { values } = parseArgs({ options: { employees: { type: 'string', default: '10000,25000' }, out: { type: 'string', default: 'BENCHMARKS.md' } } });
+const sizes = values.employees!.split(',').map(Number);
+
+const ratio = (a: number, b: number) => (a / b).toFixed(2);
+
+function payrollTable(results: PayrollBenchResult[]): string {
+  const rows = results.map((r) => [
+    r.employees.toLocaleString('en-US'),
+    `${ms(r.to202Ms)} (${ratio(r.to202Ms, r.directReadPlusBodyMs)}× of ${ms(r.directReadPlusBodyMs)})`,
+    `${ms(r.toCompletedMs)} (${ratio(r.toCompletedMs, r.directWriteMs)}× of ${ms(r.directWriteMs)})`,
+    Math.round(r.itemsPerSecond).toLocaleString('en-US'),
+    r.peakRssMiB === undefined ? 'n/a' : `${Math.round(r.peakRssMiB)} MiB`,
+  ].join(' | '));
+  return [
+    '| employees | time to 202 (× direct read + body write) | POST to completed (× direct paystub batch-write) | paystubs/s | peak RSS of the stack process |',
+    '|---:|---|---|---:|---:|',
+    ...rows.map((r) => `| ${r} |`),
+  ].join('\n');
+}
+
+async function main() {
+  progress(`machine: ${machine()}`);
+  progress('starting a local stack (own data folder, free ports)');
+  const stack = await startLocalStack();
+  try {
+    const org = await stack.createOrganization('Bench Co');
+    const results: PayrollBenchResult[] = [];
+    for (const [i, n] of sizes.entries()) results.push(await benchPayroll(stack, org.token, org.organization_id, n, i));
+    const report = `# Benchmarks
+
+Produced by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}: ${machine()}.
+Every figure is measured in the same run beside the storage engine's own speed on the same work, because these
+machines are shared and noisy: the ratios are what to compare.
+
+## Payroll throughput
+
+A payroll submitted over HTTPS to the local stack (\`npm start\`'s own code: HTTPS adapter, handlers, queue
+worker, DynamoDB Local, fauxqs), followed until \`completed\`. Employees are seeded directly in the table.
+
+- **time to 202**: POST /v1/payroll until the answer, beside a direct batched read of the same employee items plus
+  the write of a body of the same size (the storage work the submission cannot avoid). Target ≤ 1.5×.
+- **POST to completed**: until GET /v1/payroll/{id} says \`completed\` (NACHA file written, every paystub stored),
+  beside the engine batch-writing the same number of paystub-sized items directly (8 requests of 25 in flight).
+  Target ≤ 2×.
+- **peak RSS**: the high-water mark of the whole local stack process (API, queue worker, the in-process SQS/S3
+  engine), so an upper bound for the processor alone. Target < 512 MB at 25,000 employees.
+
+${payrollTable(results)}
+`;
+    writeFileSync(values.out!, report);
+    progress(`wrote ${values.out}`);
+    process.stdout.write(`${payrollTable(results)}\n`);
+  } finally {
+    await stack.stop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
