@@ -76,7 +76,7 @@ async function directPaystubWrite(table: TableRef, count: number): Promise<numbe
   return (await timed(() => batchPutAll(table, items))).ms;
 }
 
-export async function benchPayroll(stack: RunningStack, token: string, orgId: string, employees: number, period: number): Promise<PayrollBenchResult> {
+export async function benchPayroll(stack: RunningStack, token: string, orgId: string, employees: number, period: number, processorPid: number): Promise<PayrollBenchResult> {
   const { table, objects } = clients(stack);
   progress(`payroll ${employees}: seeding employees`);
   const ids = await seedEmployees(stack, table, orgId, employees);
@@ -110,6 +110,6 @@ export async function benchPayroll(stack: RunningStack, token: string, orgId: st
   const toCompletedMs = performance.now() - started;
   return {
     employees, to202Ms, toCompletedMs, itemsPerSecond: employees / (toCompletedMs / 1000), directWriteMs, directReadPlusBodyMs,
-    peakRssMiB: await peakRssMiB(stack.pid),
+    peakRssMiB: await peakRssMiB(processorPid),
   };
 }

@@ -1,12 +1,10 @@
 import { rmSync } from 'node:fs';
 import { createServer as createNetServer } from 'node:net';
 import type { Server } from 'node:http';
-import { SQSClient } from '@aws-sdk/client-sqs';
-import { handler as processPayroll } from '../functions/processor/process-payroll.js';
 import { processorServices } from '../shared/http/processor-services.js';
 import { resumeUnfinishedRuns } from '../shared/use-cases/process-payroll.js';
 import { localCertificate } from './certificate.js';
-import { startWorker, type Worker } from './workers.js';
+import { startLocalWorkers, type Worker } from './workers.js';
 import { startEngines } from './engines/index.js';
 import { createApiServer, createHttpRejectServer, listen } from './server.js';
 import { dataDir, handlerEnvironment, localSecrets, readState, stateFile, writeState, type StackState } from './stack-state.js';
@@ -100,7 +98,8 @@ async function main(): Promise<void> {
       http_port: boundPort(plain),
       base_url: `https://localhost:${boundPort(api)}/v1/`,
     };
-    workers.push(...startWorkers(state));
+    // PAYROLL_LOCAL_WORKERS=external leaves the queues to `npm run workers` in another process.
+    if (process.env.PAYROLL_LOCAL_WORKERS !== 'external') workers.push(...startLocalWorkers(state));
     // The local queue engine keeps messages in memory: runs left unfinished by the last stop start again here.
     const resumed = await resumeUnfinishedRuns(processorServices(), new Date());
     writeState(dir, state);
@@ -119,22 +118,6 @@ async function main(): Promise<void> {
       void shutdown(0);
     });
   }
-}
-
-function queueArn(state: StackState, url: string): string {
-  return `arn:aws:sqs:${state.region}:000000000000:${url.split('/').pop()}`;
-}
-
-/** The queue consumers Lambda runs on AWS, polled in this process. */
-function startWorkers(state: StackState): Worker[] {
-  const sqs = new SQSClient({ endpoint: state.sqs_endpoint, region: state.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  const onError = (err: unknown) => process.stderr.write(`${JSON.stringify({ level: 'ERROR', message: 'local worker error', error: String(err) })}\n`);
-  return [
-    startWorker(sqs, {
-      name: 'process-payroll', queueUrl: state.queues.payroll, queueArn: queueArn(state, state.queues.payroll),
-      handler: processPayroll, concurrency: 4, onError,
-    }),
-  ];
 }
 
 function printReady(state: StackState, certPath: string, ms: number): void {

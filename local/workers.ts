@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { ChangeMessageVisibilityCommand, DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { handler as processPayroll } from '../functions/processor/process-payroll.js';
+import type { StackState } from './stack-state.js';
 
 /**
  * The local stand-in for Lambda's SQS event source: long-polls a queue, hands each batch to the same handler
@@ -127,3 +129,20 @@ export function startWorker(sqs: SQSClient, o: WorkerOptions): Worker {
     idle: () => (busy === 0 ? Promise.resolve() : new Promise<void>((r) => idleWaiters.push(r))),
   };
 }
+
+function queueArn(state: StackState, url: string): string {
+  return `arn:aws:sqs:${state.region}:000000000000:${url.split('/').pop()}`;
+}
+
+/** The queue consumers Lambda runs on AWS, polled in this process. */
+export function startLocalWorkers(state: StackState, concurrency = Number(process.env.PAYROLL_LOCAL_WORKER_CONCURRENCY ?? 4)): Worker[] {
+  const sqs = new SQSClient({ endpoint: state.sqs_endpoint, region: state.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const onError = (err: unknown) => process.stderr.write(`${JSON.stringify({ level: 'ERROR', message: 'local worker error', error: String(err) })}\n`);
+  return [
+    startWorker(sqs, {
+      name: 'process-payroll', queueUrl: state.queues.payroll, queueArn: queueArn(state, state.queues.payroll),
+      handler: processPayroll, concurrency, onError,
+    }),
+  ];
+}
+

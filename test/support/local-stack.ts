@@ -143,3 +143,27 @@ export async function startLocalStack(options: { dir?: string; env?: Record<stri
   };
   return stack;
 }
+
+/** `npm run workers` for a stack started with PAYROLL_LOCAL_WORKERS=external: the processor in its own process. */
+export async function startWorkersProcess(stack: RunningStack): Promise<{ pid: number; stop(): Promise<void> }> {
+  const child = run([join(ROOT, 'local', 'run-workers.ts')], { ...process.env, PAYROLL_DATA_DIR: stack.dir });
+  let output = '';
+  await new Promise<void>((ready, fail) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      output += d.toString();
+      if (output.includes('Workers polling')) ready();
+    });
+    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    child.on('exit', (code) => fail(new Error(`workers exited with ${code}:\n${output}`)));
+  });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  return {
+    pid: child.pid!,
+    async stop() {
+      if (child.exitCode === null) {
+        child.kill('SIGINT');
+        await exited;
+      }
+    },
+  };
+}
