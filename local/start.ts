@@ -103,8 +103,7 @@ async function main(): Promise<void> {
     // The local queue engine keeps messages in memory: runs left unfinished by the last stop start again here.
     const resumed = await resumeUnfinishedRuns(processorServices(), new Date());
     writeState(dir, state);
-    printReady(state, tls.certPath, performance.now() - started);
-    if (resumed > 0) process.stdout.write(`  resumed ${resumed} unfinished payroll run(s)\n`);
+    printReady(state, tls.certPath, performance.now() - started, resumed);
   } catch (err) {
     await engines.stop();
     throw err;
@@ -120,8 +119,10 @@ async function main(): Promise<void> {
   }
 }
 
-function printReady(state: StackState, certPath: string, ms: number): void {
+function printReady(state: StackState, certPath: string, ms: number, resumed: number): void {
+  // One write, so a reader that waits for the ready line also has everything printed with it.
   process.stdout.write([
+    ...(resumed > 0 ? [`Resumed ${resumed} unfinished payroll run(s) left by the last stop`] : []),
     `Payroll API (${state.environment}) ready at ${state.base_url}  [${Math.round(ms)} ms]`,
     `  plain HTTP on http://localhost:${state.http_port}/ answers 403 https_required`,
     `  TLS certificate: ${certPath}`,

@@ -217,3 +217,44 @@ describe('payroll in production', () => {
     }
   });
 });
+
+describe('payroll across a restart of the local stack', () => {
+  it('completes a run that was still pending when the stack stopped', async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = mkdtempSync(join(tmpdir(), 'payroll-resume-'));
+    try {
+      // No queue worker: the run is accepted and stays pending, its message held only by the in-memory queue.
+      const first = await startLocalStack({ dir, env: { PAYROLL_LOCAL_WORKERS: 'external' } });
+      const org = await first.createOrganization('Resume Co');
+      const emp = await first.request('POST', '/v1/employees', { token: org.token, body: {
+        first_name: 'Rita', last_name: 'Restart', email: 'rita@example.com', employment_type: 'full_time', pay_group: 'default',
+        pay_schedule: 'biweekly', start_date: '2026-01-05', bank_account: { account_number: '31415926', routing_number: '021000021', account_type: 'checking' },
+      } });
+      const submitted = await first.request('POST', '/v1/payroll', { token: org.token, body: {
+        pay_period_start: '2026-03-01', pay_period_end: '2026-03-14', pay_date: '2026-03-20',
+        employees: [{ employee_id: emp.body.data.employee_id, gross_pay: 1000, hours_worked: 40 }],
+      } });
+      expect(submitted.status).toBe(202);
+      await first.stop();
+
+      const second = await startLocalStack({ dir });
+      try {
+        expect(second.output()).toContain('Resumed 1 unfinished payroll run(s)');
+        const id = submitted.body.data.payroll_id;
+        const deadline = Date.now() + 20_000;
+        let status = 'pending';
+        while (!['completed', 'failed', 'rejected'].includes(status) && Date.now() < deadline) {
+          status = (await second.request('GET', `/v1/payroll/${id}`, { token: org.token })).body.data.status;
+        }
+        expect(status).toBe('completed');
+        expect((await second.request('GET', `/v1/payroll/${id}/disbursement`, { token: org.token })).status).toBe(200);
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
