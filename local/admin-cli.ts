@@ -9,7 +9,7 @@ import { ApiKeyRepository } from '../shared/data/api-key-repository.js';
 import { OrganizationRepository } from '../shared/data/organization-repository.js';
 import { TOKEN_TYPES, type TokenType } from '../shared/domain/scopes.js';
 import { createApiKey, createOrganization } from '../shared/use-cases/api-keys.js';
-import { dataDir, readState } from './stack-state.js';
+import { dataDir, isAlive, readState } from './stack-state.js';
 
 /**
  * The operator's CLI. Against the local stack it finds the engines through the data folder's stack.json (the
@@ -49,14 +49,6 @@ async function resolveTarget(stack: string | undefined, environmentFlag: string 
   return { table: { doc: createDocumentClient(client), tableName: state.table_name }, environment: state.environment };
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function print(json: boolean, value: Record<string, unknown>, human: string): void {
   process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${human}\n`);

@@ -79,3 +79,13 @@ export function handlerEnvironment(state: StackState, secrets: LocalSecrets): Re
     PAYROLL_SIGNING_SECRET: secrets.signing_secret,
   };
 }
+
+/** Whether the process that wrote a state file still runs (a stale stack.json outlives a crash). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

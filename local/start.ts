@@ -7,7 +7,7 @@ import { localCertificate } from './certificate.js';
 import { startLocalWorkers, type Worker } from './workers.js';
 import { startEngines } from './engines/index.js';
 import { createApiServer, createHttpRejectServer, listen } from './server.js';
-import { dataDir, handlerEnvironment, localSecrets, readState, stateFile, writeState, type StackState } from './stack-state.js';
+import { dataDir, handlerEnvironment, isAlive, localSecrets, readState, stateFile, writeState, type StackState } from './stack-state.js';
 
 /**
  * `npm start`: the whole service on one machine. Real engines (DynamoDB Local on disk, fauxqs for SQS and S3),
@@ -24,14 +24,6 @@ function port(name: string, fallback: number): number {
   return n;
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function assertPortFree(p: number, variable: string): Promise<void> {
   if (p === 0) return;

@@ -15,21 +15,24 @@ const organizationItem = z.object({
 });
 export type Organization = z.infer<typeof organizationItem>;
 
+/** The NACHA originator as stored: in an organization's settings, and snapshotted on each payroll run. */
+export const originatorItem = z.object({
+  company_name: z.string(),
+  company_identification: z.string(),
+  originating_dfi_identification: z.string(),
+  immediate_destination: z.string(),
+  immediate_destination_name: z.string(),
+  immediate_origin: z.string(),
+  immediate_origin_name: z.string(),
+});
+
 const settingsItem = z.object({
   employment_types: z.array(z.string()),
   pay_groups: z.array(z.string()),
   pay_schedules: z.array(z.string()),
   max_net_pay_per_employee: z.string(),
   max_payroll_total: z.string(),
-  originator: z.object({
-    company_name: z.string(),
-    company_identification: z.string(),
-    originating_dfi_identification: z.string(),
-    immediate_destination: z.string(),
-    immediate_destination_name: z.string(),
-    immediate_origin: z.string(),
-    immediate_origin_name: z.string(),
-  }),
+  originator: originatorItem,
   updated_at: z.string(),
 });
 

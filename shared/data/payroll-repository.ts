@@ -5,6 +5,7 @@ import { PAYROLL_STATUSES, isTerminal, sourcesOf, type PayrollStatus } from '../
 import type { Originator } from '../domain/settings.js';
 import { cancelledConditions, isConditionalCheckFailure, parseItem } from './item.js';
 import { GSI2, keys } from './keys.js';
+import { originatorItem } from './organization-repository.js';
 import { queryPage, type Page } from './paginate.js';
 
 const cents = z.number().int();
@@ -41,15 +42,7 @@ const payrollItem = z.object({
   }).nullable().default(null),
   failure_reason: z.string().nullable().default(null),
   /** The NACHA originator as it stood when processing began: every chunk and the file use this one. */
-  originator: z.object({
-    company_name: z.string(),
-    company_identification: z.string(),
-    originating_dfi_identification: z.string(),
-    immediate_destination: z.string(),
-    immediate_destination_name: z.string(),
-    immediate_origin: z.string(),
-    immediate_origin_name: z.string(),
-  }).nullable().default(null),
+  originator: originatorItem.nullable().default(null),
 });
 export type PayrollRecord = z.infer<typeof payrollItem>;
 
