@@ -1,6 +1,7 @@
 import {
   CreateTableCommand,
   DescribeTableCommand,
+  UpdateTableCommand,
   DescribeTimeToLiveCommand,
   DynamoDBClient,
   ResourceInUseException,
@@ -101,6 +102,7 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
     }
   }
   await waitUntilActive(client, tableName);
+  await addMissingIndexes(client, tableName);
 
   const { TimeToLiveDescription } = await client.send(new DescribeTimeToLiveCommand({ TableName: tableName }));
   const status = TimeToLiveDescription?.TimeToLiveStatus;
@@ -111,6 +113,33 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
         TimeToLiveSpecification: { AttributeName: ttlAttribute, Enabled: true },
       }),
     );
+  }
+}
+
+/**
+ * A data folder made by an older version lacks the indexes added since: create them in place (one at a time, as
+ * DynamoDB requires), so `npm start` upgrades the local table instead of failing on a query.
+ */
+async function addMissingIndexes(client: DynamoDBClient, tableName: string): Promise<void> {
+  const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+  const present = new Set((Table?.GlobalSecondaryIndexes ?? []).map((i) => i.IndexName));
+  for (const gsi of TABLE_DEFINITION.globalSecondaryIndexes) {
+    if (present.has(gsi.indexName)) continue;
+    await client.send(new UpdateTableCommand({
+      TableName: tableName,
+      AttributeDefinitions: [
+        { AttributeName: gsi.partitionKey, AttributeType: 'S' },
+        { AttributeName: gsi.sortKey, AttributeType: 'S' },
+      ],
+      GlobalSecondaryIndexUpdates: [{
+        Create: {
+          IndexName: gsi.indexName,
+          KeySchema: [{ AttributeName: gsi.partitionKey, KeyType: 'HASH' }, { AttributeName: gsi.sortKey, KeyType: 'RANGE' }],
+          Projection: { ProjectionType: 'ALL' },
+        },
+      }],
+    }));
+    await waitUntilActive(client, tableName);
   }
 }
 

@@ -12,7 +12,8 @@
  * | payroll           | ORG#<org>              | PAYROLL#<payroll>       | GSI2: ACTIVE_PAYROLLS / <updated_at> while not terminal (sparse) |
  * | payroll window    | ORG#<org>              | WINDOW#<start>#<end>    |                 |
  * | idempotency key   | ORG#<org>              | IDEMPOTENCY#<sha256(key)> | (ttl 24 h)    |
- * | paystub           | STUB#<paystub>         | STUB                    | GSI1: PAYROLL#<payroll> / <paystub>; GSI2: EMP#<employee> / <pay_date>#<paystub> |
+ * | paystub           | STUB#<paystub>         | STUB                    | GSI1: PAYROLL#<payroll> / <paystub>; GSI2: EMP#<employee> / <desc pay_date>#<paystub>; GSI3: ORG#<org>#STUBS / <desc pay_date>#<paystub> |
+ * | paystub date bounds | ORG#<org>            | PAYSTUB_BOUNDS          |                 |
  *
  * Paystubs get a partition each rather than living under the organization, so a 25,000-employee run spreads
  * its writes instead of pressing on one partition key; the organization is checked on every read.
@@ -20,6 +21,7 @@
 export const TABLE_KEYS = { pk: 'PK', sk: 'SK' } as const;
 export const GSI1 = { name: 'GSI1', pk: 'GSI1PK', sk: 'GSI1SK' } as const;
 export const GSI2 = { name: 'GSI2', pk: 'GSI2PK', sk: 'GSI2SK' } as const;
+export const GSI3 = { name: 'GSI3', pk: 'GSI3PK', sk: 'GSI3SK' } as const;
 export const TTL_ATTRIBUTE = 'ttl';
 
 export interface Key {
@@ -43,6 +45,16 @@ export const keys = {
   idempotency: (orgId: string, keyHash: string): Key => ({ PK: `ORG#${orgId}`, SK: `IDEMPOTENCY#${keyHash}` }),
   activePayrollsIndex: 'ACTIVE_PAYROLLS',
   paystub: (paystubId: string): Key => ({ PK: `STUB#${paystubId}`, SK: 'STUB' }),
-  paystubsByPayroll: (payrollId: string) => ({ GSI1PK: `PAYROLL#${payrollId}` }),
-  paystubsByEmployee: (employeeId: string) => ({ GSI2PK: `EMP#${employeeId}` }),
+  paystubsByPayroll: (payrollId: string) => `PAYROLL#${payrollId}`,
+  paystubsByEmployee: (employeeId: string) => `EMP#${employeeId}`,
+  paystubsByOrganization: (orgId: string) => `ORG#${orgId}#STUBS`,
+  paystubDateBounds: (orgId: string): Key => ({ PK: `ORG#${orgId}`, SK: 'PAYSTUB_BOUNDS' }),
 } as const;
+
+/**
+ * A date as a sort key that orders newest first on a forward scan (99999999 − YYYYMMDD), so an index reads
+ * "pay date descending, then paystub id ascending" in one pass. Ranges flip: [a, b] becomes [desc(b), desc(a)].
+ */
+export function descendingDate(isoDate: string): string {
+  return String(99_999_999 - Number(isoDate.replaceAll('-', ''))).padStart(8, '0');
+}

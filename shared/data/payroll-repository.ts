@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
 import { PAYROLL_STATUSES, isTerminal, sourcesOf, type PayrollStatus } from '../domain/payroll-status.js';
 import type { Originator } from '../domain/settings.js';
+import { batchGetAll } from './batch.js';
 import { cancelledConditions, isConditionalCheckFailure, parseItem } from './item.js';
 import { GSI2, keys } from './keys.js';
 import { originatorItem } from './organization-repository.js';
@@ -137,6 +138,10 @@ export class PayrollRepository {
   async get(orgId: string, payrollId: string): Promise<PayrollRecord | undefined> {
     const out = await this.table.doc.send(new GetCommand({ TableName: this.table.tableName, Key: keys.payroll(orgId, payrollId), ConsistentRead: true }));
     return out.Item ? parse(out.Item) : undefined;
+  }
+
+  async getMany(orgId: string, payrollIds: readonly string[]): Promise<PayrollRecord[]> {
+    return (await batchGetAll(this.table, payrollIds.map((id) => keys.payroll(orgId, id)))).map(parse);
   }
 
   async getWindow(orgId: string, start: string, end: string): Promise<string | undefined> {

@@ -1,9 +1,10 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
 import { batchGetAll, batchPutAll } from './batch.js';
-import { parseItem } from './item.js';
-import { keys } from './keys.js';
+import { isConditionalCheckFailure, parseItem } from './item.js';
+import { GSI1, GSI2, GSI3, descendingDate, keys } from './keys.js';
+import { queryPage, type Page } from './paginate.js';
 
 const cents = z.number().int();
 
@@ -39,17 +40,43 @@ export type PaystubRecord = z.infer<typeof paystubItem>;
 
 const parse = (item: Record<string, unknown>) => parseItem(paystubItem, item, 'paystub');
 
+/** Sort key of the employee and organization indexes: pay date descending, then paystub id ascending. */
+const dateOrder = (p: Pick<PaystubRecord, 'pay_date' | 'paystub_id'>) => `${descendingDate(p.pay_date)}#${p.paystub_id}`;
+
 function toItem(p: PaystubRecord): Record<string, unknown> {
   return {
     ...keys.paystub(p.paystub_id),
     entity: 'paystub',
-    ...keys.paystubsByPayroll(p.payroll_id),
+    GSI1PK: keys.paystubsByPayroll(p.payroll_id),
     GSI1SK: p.paystub_id,
-    ...keys.paystubsByEmployee(p.employee_id),
-    GSI2SK: `${p.pay_date}#${p.paystub_id}`,
+    GSI2PK: keys.paystubsByEmployee(p.employee_id),
+    GSI2SK: dateOrder(p),
+    GSI3PK: keys.paystubsByOrganization(p.organization_id),
+    GSI3SK: dateOrder(p),
     ...p,
   };
 }
+
+export interface PaystubFilters {
+  employeeId?: string;
+  payrollId?: string;
+  from?: string;
+  to?: string;
+}
+
+/**
+ * How far a paystub's pay date may sit from its period, over every run the organization has processed: the pay
+ * date is never before the period start (validated), at most `after_start` days after it, and at most
+ * `before_end` days before the period end. With them a date-range query becomes a key range on the pay date.
+ */
+export interface DateBounds {
+  after_start: number;
+  before_end: number;
+}
+
+const DAY_MS = 86_400_000;
+const shift = (date: string, days: number) => new Date(Date.parse(`${date}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
+const daysBetween = (a: string, b: string) => Math.round((Date.parse(`${b}T00:00:00Z`) - Date.parse(`${a}T00:00:00Z`)) / DAY_MS);
 
 export class PaystubRepository {
   constructor(private readonly table: TableRef) {}
@@ -69,5 +96,109 @@ export class PaystubRepository {
 
   async getMany(paystubIds: readonly string[]): Promise<PaystubRecord[]> {
     return (await batchGetAll(this.table, paystubIds.map(keys.paystub))).map(parse);
+  }
+
+  /**
+   * Widens the organization's date bounds to cover a run about to write paystubs. Done before its paystubs exist,
+   * so a date query never misses one. Only ever grows (each bound a conditional max).
+   */
+  async widenDateBounds(orgId: string, run: { pay_period_start: string; pay_period_end: string; pay_date: string }): Promise<void> {
+    const wanted: DateBounds = {
+      after_start: daysBetween(run.pay_period_start, run.pay_date),
+      before_end: Math.max(0, daysBetween(run.pay_date, run.pay_period_end)),
+    };
+    await Promise.all((Object.keys(wanted) as (keyof DateBounds)[]).map(async (name) => {
+      try {
+        await this.table.doc.send(new UpdateCommand({
+          TableName: this.table.tableName,
+          Key: keys.paystubDateBounds(orgId),
+          UpdateExpression: 'SET #b = :v, entity = :entity',
+          ConditionExpression: 'attribute_not_exists(#b) OR #b < :v',
+          ExpressionAttributeNames: { '#b': name },
+          ExpressionAttributeValues: { ':v': wanted[name], ':entity': 'paystub_bounds' },
+        }));
+      } catch (err) {
+        if (!isConditionalCheckFailure(err)) throw err;
+      }
+    }));
+  }
+
+  async dateBounds(orgId: string): Promise<DateBounds> {
+    const out = await this.table.doc.send(new GetCommand({ TableName: this.table.tableName, Key: keys.paystubDateBounds(orgId), ConsistentRead: true }));
+    return { after_start: Number(out.Item?.after_start ?? 0), before_end: Number(out.Item?.before_end ?? 0) };
+  }
+
+  /**
+   * One page of an organization's paystubs, filters combined with AND, always from a key or an index: by payroll
+   * (GSI1), else by employee (GSI2), else by the organization's date index (GSI3), the other filters applied to
+   * that narrow read. `from`/`to` select paystubs whose period overlaps [from, to]; order is pay date descending,
+   * then paystub id.
+   */
+  async list(orgId: string, f: PaystubFilters, limit: number, startKey?: Record<string, unknown>): Promise<Page<PaystubRecord>> {
+    const names: Record<string, string> = { '#org': 'organization_id' };
+    const values: Record<string, unknown> = { ':org': orgId };
+    const filters = ['#org = :org'];
+    if (f.from) {
+      filters.push('period_end >= :from');
+      values[':from'] = f.from;
+    }
+    if (f.to) {
+      filters.push('period_start <= :to');
+      values[':to'] = f.to;
+    }
+    let query: Omit<QueryCommandInput, 'TableName' | 'Limit' | 'ExclusiveStartKey'>;
+    if (f.payrollId) {
+      values[':pk'] = keys.paystubsByPayroll(f.payrollId);
+      if (f.employeeId) {
+        filters.push('employee_id = :employee');
+        values[':employee'] = f.employeeId;
+      }
+      query = { IndexName: GSI1.name, KeyConditionExpression: `${GSI1.pk} = :pk` };
+    } else {
+      const index = f.employeeId ? GSI2 : GSI3;
+      values[':pk'] = f.employeeId ? keys.paystubsByEmployee(f.employeeId) : keys.paystubsByOrganization(orgId);
+      let key = `${index.pk} = :pk`;
+      if (f.from || f.to) {
+        // Overlap with [from, to] bounds the pay date: from − before_end ≤ pay_date ≤ to + after_start.
+        const bounds = await this.dateBounds(orgId);
+        const conditions: string[] = [];
+        if (f.to) {
+          values[':newest'] = descendingDate(shift(f.to, bounds.after_start));
+          conditions.push(`${index.sk} >= :newest`);
+        }
+        if (f.from) {
+          values[':oldest'] = `${descendingDate(shift(f.from, -bounds.before_end))}#~`;
+          conditions.push(`${index.sk} <= :oldest`);
+        }
+        key += conditions.length === 2 ? ` AND ${index.sk} BETWEEN :newest AND :oldest` : ` AND ${conditions[0]}`;
+      }
+      query = { IndexName: index.name, KeyConditionExpression: key };
+    }
+    return queryPage(this.table, {
+      ...query,
+      FilterExpression: filters.join(' AND '),
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    }, limit, startKey, parse);
+  }
+
+  /** The employee's paystubs of a calendar year up to and including `upTo` (by pay date, then id). */
+  async yearOf(orgId: string, employeeId: string, upTo: Pick<PaystubRecord, 'pay_date' | 'paystub_id'>): Promise<PaystubRecord[]> {
+    const out: PaystubRecord[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await queryPage(this.table, {
+        IndexName: GSI2.name,
+        KeyConditionExpression: `${GSI2.pk} = :pk AND ${GSI2.sk} BETWEEN :from AND :to`,
+        FilterExpression: 'organization_id = :org',
+        ExpressionAttributeValues: {
+          ':pk': keys.paystubsByEmployee(employeeId), ':org': orgId,
+          ':from': `${descendingDate(upTo.pay_date)}#`, ':to': `${descendingDate(`${upTo.pay_date.slice(0, 4)}-01-01`)}#~`,
+        },
+      }, 100, start, parse);
+      out.push(...page.items);
+      start = page.lastKey;
+    } while (start);
+    return out.filter((p) => p.pay_date < upTo.pay_date || p.paystub_id <= upTo.paystub_id);
   }
 }

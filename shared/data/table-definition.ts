@@ -1,4 +1,4 @@
-import { GSI1, GSI2, TABLE_KEYS, TTL_ATTRIBUTE } from './keys.js';
+import { GSI1, GSI2, GSI3, TABLE_KEYS, TTL_ATTRIBUTE } from './keys.js';
 
 /**
  * The single table's shape, read by the CDK stateful stack and by the local stack's provisioning, so the two
@@ -11,6 +11,7 @@ export const TABLE_DEFINITION = {
   globalSecondaryIndexes: [
     { indexName: GSI1.name, partitionKey: GSI1.pk, sortKey: GSI1.sk },
     { indexName: GSI2.name, partitionKey: GSI2.pk, sortKey: GSI2.sk },
+    { indexName: GSI3.name, partitionKey: GSI3.pk, sortKey: GSI3.sk },
   ],
 } as const;
 

@@ -51,6 +51,8 @@ export const ROUTES = [
   route({ id: 'replacePayroll', method: 'PUT', path: '/v1/payroll/{id}', handler: 'api/reject-payroll-change', scope: 'write:payroll', bucket: 'payroll_write', summary: 'Refused: a submitted payroll is immutable', access: [] }),
   route({ id: 'updatePayroll', method: 'PATCH', path: '/v1/payroll/{id}', handler: 'api/reject-payroll-change', scope: 'write:payroll', bucket: 'payroll_write', summary: 'Refused: a submitted payroll is immutable', access: [] }),
   route({ id: 'deletePayroll', method: 'DELETE', path: '/v1/payroll/{id}', handler: 'api/reject-payroll-change', scope: 'write:payroll', bucket: 'payroll_write', summary: 'Refused: a submitted payroll is immutable', access: [] }),
+  route({ id: 'listPaystubs', method: 'GET', path: '/v1/paystubs', handler: 'api/list-paystubs', scope: 'read:paystubs', bucket: 'read', summary: 'List paystubs by employee, payroll and date range', access: ['secret:signing'] }),
+  route({ id: 'getPaystub', method: 'GET', path: '/v1/paystubs/{id}', handler: 'api/get-paystub', scope: 'read:paystubs', bucket: 'read', summary: 'Get a paystub with year-to-date totals, as JSON or PDF', access: [] }),
   route({ id: 'getSettings', method: 'GET', path: '/v1/settings', handler: 'api/get-settings', scope: 'admin', bucket: 'read', summary: 'Get organization settings', access: [] }),
   route({ id: 'updateSettings', method: 'PATCH', path: '/v1/settings', handler: 'api/update-settings', scope: 'admin', bucket: 'employee_write', summary: 'Update organization settings', access: [] }),
   route({ id: 'createApiKey', method: 'POST', path: '/v1/api-keys', handler: 'api/create-api-key', scope: 'admin', bucket: 'employee_write', summary: 'Create an API key', access: [] }),

@@ -91,6 +91,8 @@ async function startRun(s: ProcessorServices, orgId: string, payrollId: string):
       });
       return;
     }
+    // Before any paystub exists, so a date-range query can never miss one of this run's.
+    await s.paystubs.widenDateBounds(orgId, record);
     const chunkCount = Math.ceil(submission.employees.length / record.chunk_size);
     // Chunk files are derived from the stored body alone, so writing them again yields the same bytes.
     await Promise.all(Array.from({ length: chunkCount }, (_, i) => {

@@ -1,0 +1,92 @@
+import type { PaystubFilters, PaystubRecord, PaystubRepository } from '../data/paystub-repository.js';
+import type { PayrollRecord, PayrollRepository } from '../data/payroll-repository.js';
+import type { Page } from '../data/paginate.js';
+import { NotFoundError } from '../domain/errors.js';
+import { centsToNumber, sumCents } from '../domain/money.js';
+import { formatHours } from '../domain/payroll.js';
+
+export interface PaystubServices {
+  paystubs: PaystubRepository;
+  payrolls: PayrollRepository;
+}
+
+/**
+ * Paystubs are written while their run is processing; until the run has an outcome they are not shown (the
+ * spec: paystubs exist for runs that completed, after a short delay). A stub of a completed run is `issued`; of a
+ * cancelled or failed one, `voided`, and still readable.
+ */
+const VISIBLE: ReadonlySet<PayrollRecord['status']> = new Set(['completed', 'cancelled', 'failed']);
+
+/**
+ * Every visible status is final for visibility (completed may only become cancelled, also visible), so a run seen
+ * visible once is remembered for the container's life and a page of paystubs usually costs no extra read.
+ */
+const knownVisible = new Set<string>();
+
+async function visibleRuns(s: PaystubServices, orgId: string, payrollIds: Iterable<string>): Promise<Set<string>> {
+  const ids = [...new Set(payrollIds)];
+  const unknown = ids.filter((id) => !knownVisible.has(`${orgId}/${id}`));
+  if (unknown.length > 0) {
+    for (const run of await s.payrolls.getMany(orgId, unknown)) {
+      if (!VISIBLE.has(run.status)) continue;
+      if (knownVisible.size >= 50_000) knownVisible.clear();
+      knownVisible.add(`${orgId}/${run.payroll_id}`);
+    }
+  }
+  return new Set(ids.filter((id) => knownVisible.has(`${orgId}/${id}`)));
+}
+
+export function paystubView(p: PaystubRecord, ytd?: { gross_pay: number; bonuses: number; deductions: number; net_pay: number }) {
+  return {
+    paystub_id: p.paystub_id,
+    employee_id: p.employee_id,
+    payroll_id: p.payroll_id,
+    employee_name: p.employee_name,
+    period_start: p.period_start,
+    period_end: p.period_end,
+    pay_date: p.pay_date,
+    issued_date: p.issued_date,
+    status: p.status,
+    hours_worked: Number(formatHours(p.hours_worked_hundredths)),
+    gross_pay: centsToNumber(p.gross_pay),
+    bonuses: centsToNumber(p.bonuses),
+    deductions: {
+      ...Object.fromEntries(Object.entries(p.deductions).map(([k, v]) => [k, centsToNumber(v)])),
+      total: centsToNumber(p.deductions_total),
+    },
+    benefits: centsToNumber(p.deductions.benefits ?? 0),
+    net_pay: centsToNumber(p.net_pay),
+    payment: p.payment,
+    notes: p.notes,
+    ...(ytd && {
+      year_to_date: {
+        gross_pay: centsToNumber(ytd.gross_pay), bonuses: centsToNumber(ytd.bonuses),
+        deductions: centsToNumber(ytd.deductions), net_pay: centsToNumber(ytd.net_pay),
+      },
+    }),
+    created_at: p.created_at,
+  };
+}
+export type PaystubView = ReturnType<typeof paystubView>;
+
+export async function listPaystubs(s: PaystubServices, orgId: string, filters: PaystubFilters, limit: number, startKey?: Record<string, unknown>): Promise<Page<PaystubRecord>> {
+  const page = await s.paystubs.list(orgId, filters, limit, startKey);
+  const shown = await visibleRuns(s, orgId, page.items.map((p) => p.payroll_id));
+  return { items: page.items.filter((p) => shown.has(p.payroll_id)), lastKey: page.lastKey };
+}
+
+/** A paystub with its year-to-date totals: the employee's issued paystubs of the same calendar year up to this one. */
+export async function getPaystub(s: PaystubServices, orgId: string, paystubId: string) {
+  const stub = await s.paystubs.get(orgId, paystubId);
+  if (!stub || !(await visibleRuns(s, orgId, [stub.payroll_id])).has(stub.payroll_id)) throw new NotFoundError();
+  const year = await s.paystubs.yearOf(orgId, stub.employee_id, stub);
+  const shown = await visibleRuns(s, orgId, year.map((p) => p.payroll_id));
+  const counted = year.filter((p) => p.status === 'issued' && shown.has(p.payroll_id));
+  const ytd = {
+    gross_pay: sumCents(counted.map((p) => p.gross_pay)),
+    bonuses: sumCents(counted.map((p) => p.bonuses)),
+    deductions: sumCents(counted.map((p) => p.deductions_total)),
+    net_pay: sumCents(counted.map((p) => p.net_pay)),
+  };
+  return { stub, ytd };
+}
