@@ -1,15 +1,17 @@
 import { PDFDocument, StandardFonts, degrees, grayscale, type PDFFont, type PDFPage } from '@pdfme/pdf-lib';
 import { isCalendarDate } from '../domain/dates.js';
-import { formatCents, type Cents } from '../domain/money.js';
+import { addCents, formatCents, type Cents } from '../domain/money.js';
 
 /**
  * A paystub rendered as a one-page, Letter-size PDF.
  *
  * Library: `@pdfme/pdf-lib`, the maintained fork of pdf-lib (pdf-lib itself has had no release since 1.17.1 in
  * 2021). It writes the standard 14 fonts by name, so no font file ships with the function, and it was the smallest
- * maintained candidate bundled with esbuild (about 580 KB minified, against about 915 KB for pdfkit, which also
- * reads its font metrics from files on disk, and about 925 KB for jsPDF). Only black and greys are used so that a
- * black-and-white print loses nothing.
+ * maintained candidate once bundled: this module minifies to about 590 KB with esbuild, against about 915 KB for
+ * pdfkit (which also reads its font metrics from files beside the code, so it breaks when bundled) and about 925 KB
+ * for jsPDF. None fits a 250 KB bundle: most of the weight is the metrics of all 14 fonts and code this paystub
+ * never calls (PNG, SVG, forms), which these libraries do not let a bundler drop.
+ * Only black and greys are used, so that a black-and-white print loses nothing.
  *
  * The output is deterministic: no clock, no random document id; the creation date is the paystub's issued date.
  */
@@ -138,30 +140,53 @@ interface Fonts {
   bold: PDFFont;
 }
 
+// Latin letters with no decomposition to a bare letter, so NFD below cannot simplify them.
+const FALLBACK: Record<string, string> = { '\u0141': 'L', '\u0142': 'l', '\u0110': 'D', '\u0111': 'd', '\u0126': 'H', '\u0127': 'h', '\u0131': 'i' };
+
+const charsets = new WeakMap<PDFFont, Set<number>>();
+
 /**
- * Free text (names, ids) reduced to what the standard fonts can encode (WinAnsi): whitespace collapsed, accents
- * dropped where the bare letter exists (Ł has none: it becomes '?'), so an unusual name never makes rendering fail.
+ * Free text (names, ids) reduced to what the standard fonts can encode (WinAnsi), because pdf-lib throws on any
+ * other character: whitespace collapsed, accents dropped where only the bare letter exists, anything else '?'.
+ * An unusual name must never stop a paystub from rendering.
  */
 function encodable(font: PDFFont, text: string): string {
-  const charset = new Set(font.getCharacterSet());
+  let charset = charsets.get(font);
+  if (!charset) charsets.set(font, (charset = new Set(font.getCharacterSet())));
+  const has = (c: string) => charset.has(c.codePointAt(0)!);
   let out = '';
   for (const ch of text.replace(/\s+/g, ' ').trim()) {
-    if (charset.has(ch.codePointAt(0)!)) out += ch;
+    if (has(ch)) out += ch;
     else {
-      const bare = ch.normalize('NFD').replace(/\p{M}/gu, '');
-      out += bare && [...bare].every((c) => charset.has(c.codePointAt(0)!)) ? bare : '?';
+      const bare = FALLBACK[ch] ?? ch.normalize('NFD').replace(/\p{M}/gu, '');
+      out += bare && [...bare].every(has) ? bare : '?';
     }
   }
   return out;
 }
 
-/** Shortened with an ellipsis to fit `width`, so a long name cannot run into the next column. */
-function fit(font: PDFFont, size: number, text: string, width: number): string {
-  if (font.widthOfTextAtSize(text, size) <= width) return text;
-  let s = text;
-  while (s.length > 1 && font.widthOfTextAtSize(`${s}\u2026`, size) > width) s = s.slice(0, -1);
-  return `${s.trimEnd()}\u2026`;
+/**
+ * The width the text is drawn at. pdf-lib's `widthOfTextAtSize` subtracts the fonts' kerning pairs, but `drawText`
+ * writes an unkerned string, so right-aligned text measured that way would stick out past the margin.
+ */
+function advance(font: PDFFont, text: string, size: number): number {
+  let w = 0;
+  for (const ch of text) w += font.widthOfTextAtSize(ch, size);
+  return w;
 }
+
+/**
+ * Text made to fit `width` so it cannot run into the next column: first set smaller, down to `minSize` (names and
+ * ids are best shown whole), then shortened with an ellipsis.
+ */
+function fit(font: PDFFont, text: string, size: number, minSize: number, width: number): { text: string; size: number } {
+  for (let s = size; s >= minSize; s -= 0.5) if (advance(font, text, s) <= width) return { text, size: s };
+  let t = text;
+  while (t.length > 1 && advance(font, `${t}\u2026`, minSize) > width) t = t.slice(0, -1);
+  return { text: `${t.trimEnd()}\u2026`, size: minSize };
+}
+
+type Gray = ReturnType<typeof grayscale>;
 
 class Canvas {
   constructor(
@@ -169,13 +194,13 @@ class Canvas {
     readonly fonts: Fonts,
   ) {}
 
-  text(text: string, x: number, y: number, opts: { size?: number; bold?: boolean; color?: ReturnType<typeof grayscale>; align?: 'left' | 'right'; maxWidth?: number } = {}): void {
+  text(text: string, x: number, y: number, opts: { size?: number; minSize?: number; bold?: boolean; color?: Gray; align?: 'left' | 'right'; maxWidth?: number } = {}): void {
     const font = opts.bold ? this.fonts.bold : this.fonts.regular;
-    const size = opts.size ?? 9.5;
-    let s = encodable(font, text);
-    if (opts.maxWidth !== undefined) s = fit(font, size, s, opts.maxWidth);
-    const dx = opts.align === 'right' ? font.widthOfTextAtSize(s, size) : 0;
-    this.page.drawText(s, { x: x - dx, y, size, font, color: opts.color ?? INK });
+    const wanted = opts.size ?? 9.5;
+    let t = { text: encodable(font, text), size: wanted };
+    if (opts.maxWidth !== undefined) t = fit(font, t.text, wanted, opts.minSize ?? wanted, opts.maxWidth);
+    const dx = opts.align === 'right' ? advance(font, t.text, t.size) : 0;
+    this.page.drawText(t.text, { x: x - dx, y, size: t.size, font, color: opts.color ?? INK });
   }
 
   /** Section and column labels: small bold capitals with a little tracking, the one device for hierarchy. */
@@ -183,12 +208,12 @@ class Canvas {
     const spaced = text.toUpperCase();
     const size = 7;
     const track = 0.6;
-    const w = this.fonts.bold.widthOfTextAtSize(spaced, size) + track * (spaced.length - 1);
-    let cx = align === 'right' ? x - w : x;
-    for (const ch of spaced) {
+    const advances = [...spaced].map((ch) => advance(this.fonts.bold, ch, size) + track);
+    let cx = align === 'right' ? x - (advances.reduce((a, b) => a + b, 0) - track) : x;
+    [...spaced].forEach((ch, i) => {
       this.page.drawText(ch, { x: cx, y, size, font: this.fonts.bold, color: MUTED });
-      cx += this.fonts.bold.widthOfTextAtSize(ch, size) + track;
-    }
+      cx += advances[i]!;
+    });
   }
 
   rule(y: number, thickness = 0.5, color = RULE, x1 = LEFT, x2 = RIGHT): void {
@@ -204,7 +229,7 @@ export async function renderPaystubPdf(doc: PaystubDocument): Promise<Buffer> {
   const period = formatPeriod(doc.period_start, doc.period_end);
   const payDate = formatDate(doc.pay_date);
   const issued = formatDate(doc.issued_date);
-  const gross = doc.gross_pay + doc.bonuses;
+  const gross = addCents(doc.gross_pay, doc.bonuses);
   const money = {
     regular: formatUsd(doc.gross_pay),
     bonuses: formatUsd(doc.bonuses),
@@ -230,26 +255,9 @@ export async function renderPaystubPdf(doc: PaystubDocument): Promise<Buffer> {
   const page = pdf.addPage([PAGE_W, PAGE_H]);
   const c = new Canvas(page, fonts);
 
-  if (voided) {
-    // Drawn first so that every figure stays legible on top of it; a light grey survives black-and-white printing.
-    const size = 190;
-    const w = fonts.bold.widthOfTextAtSize('VOID', size);
-    const angle = (33 * Math.PI) / 180;
-    const cx = PAGE_W / 2;
-    const cy = PAGE_H / 2 - 40;
-    page.drawText('VOID', {
-      x: cx - (w / 2) * Math.cos(angle) + (size * 0.35) * Math.sin(angle),
-      y: cy - (w / 2) * Math.sin(angle) - (size * 0.35) * Math.cos(angle),
-      size,
-      font: fonts.bold,
-      color: grayscale(0.87),
-      rotate: degrees(33),
-    });
-  }
-
   // Header: who pays, what this is; the pay date on the right where the eye looks for it.
   let y = PAGE_H - MARGIN - 14;
-  c.text(doc.employer.name, LEFT, y, { size: 18, bold: true, maxWidth: 330 });
+  c.text(doc.employer.name, LEFT, y, { size: 18, minSize: 12, bold: true, maxWidth: 360 });
   c.label('Pay date', RIGHT, y + 6, 'right');
   c.text(payDate, RIGHT, y - 9, { size: 12, bold: true, align: 'right' });
   y -= 18;
@@ -269,10 +277,10 @@ export async function renderPaystubPdf(doc: PaystubDocument): Promise<Buffer> {
   y -= 26;
   const top = y;
   c.label('Employee', LEFT, y);
-  c.text(doc.employee.name, LEFT, y - 17, { size: 14, bold: true, maxWidth: 250 });
-  c.text(`Employee ID  ${doc.employee.employee_id}`, LEFT, y - 32, { size: 9, color: MUTED, maxWidth: 250 });
+  c.text(doc.employee.name, LEFT, y - 17, { size: 14, minSize: 9, bold: true, maxWidth: 250 });
+  c.text(`Employee ID  ${doc.employee.employee_id}`, LEFT, y - 32, { size: 9, minSize: 7, color: MUTED, maxWidth: 250 });
 
-  const keyX = 340;
+  const keyX = 322;
   const refs: [string, string][] = [
     ['Pay period', period],
     ['Pay date', payDate],
@@ -283,7 +291,7 @@ export async function renderPaystubPdf(doc: PaystubDocument): Promise<Buffer> {
   let ry = top;
   for (const [k, v] of refs) {
     c.text(k, keyX, ry, { size: 9, color: MUTED });
-    c.text(v, RIGHT, ry, { size: 9, align: 'right', maxWidth: RIGHT - keyX - 62 });
+    c.text(v, RIGHT, ry, { size: 9, minSize: 7, align: 'right', maxWidth: RIGHT - keyX - 58 });
     ry -= 14;
   }
   y = Math.min(top - 36, ry + 4);
@@ -335,7 +343,7 @@ export async function renderPaystubPdf(doc: PaystubDocument): Promise<Buffer> {
     dy -= row;
   }
   for (const [name, amount] of deductions) {
-    c.text(name, dL, dy, { maxWidth: colW - 90 });
+    c.text(name, dL, dy, { minSize: 8, maxWidth: colW - 80 });
     c.text(amount, dR, dy, { align: 'right' });
     c.rule(dy - 6, 0.4, RULE, dL, dR);
     dy -= row;
@@ -382,14 +390,33 @@ export async function renderPaystubPdf(doc: PaystubDocument): Promise<Buffer> {
   y -= 20;
   const status = p.status.replace(/_/g, ' ');
   const deposit = `Direct deposit to ${p.account_type} ${MASK}${p.account_number_last4}, routing ${p.routing_number}, trace ${p.trace_number ?? 'not yet assigned'}, status ${status}`;
-  c.text(deposit, LEFT, y, { size: 9, maxWidth: RIGHT - LEFT - 66 });
+  c.text(deposit, LEFT, y, { size: 9, minSize: 7.5, maxWidth: RIGHT - LEFT - 70 });
   c.text(money.net, RIGHT, y, { bold: true, align: 'right' });
   c.rule(y - 6, 0.4, RULE);
 
   // Footer.
   c.rule(MARGIN + 14, 0.4, RULE);
-  c.text(`${doc.employer.name} \u00b7 Earnings statement ${doc.paystub_id}`, LEFT, MARGIN, { size: 7.5, color: MUTED, maxWidth: 270 });
+  c.text(`Earnings statement ${doc.paystub_id} \u00b7 page 1 of 1`, LEFT, MARGIN, { size: 7.5, minSize: 6, color: MUTED, maxWidth: 270 });
   c.text('Amounts in US dollars. Keep this statement for your records.', RIGHT, MARGIN, { size: 7.5, color: MUTED, align: 'right' });
+
+  if (voided) {
+    // Over everything, translucent: nothing drawn later (the net pay band) can hide it, every figure stays
+    // legible through it, and a mid grey survives black-and-white printing.
+    const size = 180;
+    const w = advance(fonts.bold, 'VOID', size);
+    const angle = (35 * Math.PI) / 180;
+    const [cx, cy] = [PAGE_W / 2, PAGE_H / 2 - 20];
+    const h = size * 0.36; // half the cap height: the glyphs' optical centre above the baseline
+    page.drawText('VOID', {
+      x: cx - (w / 2) * Math.cos(angle) + h * Math.sin(angle),
+      y: cy - (w / 2) * Math.sin(angle) - h * Math.cos(angle),
+      size,
+      font: fonts.bold,
+      color: grayscale(0.35),
+      opacity: 0.22,
+      rotate: degrees(35),
+    });
+  }
 
   const bytes = await pdf.save();
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);

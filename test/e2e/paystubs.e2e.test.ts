@@ -1,3 +1,4 @@
+import { extractText, getDocumentProxy } from 'unpdf';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalStack, type RunningStack } from '../support/local-stack.js';
 
@@ -143,6 +144,21 @@ describe('GET /v1/paystubs/{id}', () => {
     expect(earliest.year_to_date).toEqual({ gross_pay: 1000, bonuses: 0, deductions: 250, net_pay: 750 });
     expect(earliest.deductions).toEqual({ taxes: 200, benefits: 50, total: 250 });
     expect(earliest.benefits).toBe(50);
+  });
+
+  it('answers a printable PDF that an independent reader reads back', async () => {
+    const [stub] = ids(await list(`employee_id=${emp[0]}&payroll_id=${runs.jan1}`));
+    const res = await stack.request('GET', `/v1/paystubs/${stub}`, { token, headers: { Accept: 'application/pdf' } });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('application/pdf');
+    expect(res.raw.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+    const { text } = await extractText(await getDocumentProxy(new Uint8Array(res.raw)), { mergePages: true });
+    expect(text).toContain('Stub Co');
+    expect(text).toContain('Sam Stub 0');
+    expect(text).toContain('$750.00');
+    expect(text).toContain('Taxes');
+    expect(text).toMatch(/\u2022{4}0000/);
+    expect(text).not.toContain('81000000');
   });
 
   it('is read-only: every other method is 405', async () => {

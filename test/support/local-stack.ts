@@ -12,6 +12,8 @@ const TSX = join(ROOT, 'node_modules', 'tsx', 'dist', 'esm', 'index.mjs');
 export interface HttpResponse {
   status: number;
   headers: Record<string, string>;
+  /** The body's bytes, for binary answers (a PDF). */
+  raw: Buffer;
   text: string;
   body: any;
 }
@@ -93,15 +95,19 @@ export async function startLocalStack(options: { dir?: string; env?: Record<stri
   const send = (transport: typeof httpsRequest, port: number, method: string, path: string, body: string | undefined, headers: Record<string, string>) =>
     new Promise<HttpResponse>((resolvePromise, reject) => {
       const req = transport({ host: '127.0.0.1', servername: 'localhost', port, method, path, headers, ca, agent: false }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c) => (text += c));
-        res.on('end', () => resolvePromise({
-          status: res.statusCode ?? 0,
-          headers: Object.fromEntries(Object.entries(res.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v)])),
-          text,
-          body: parseBody(text),
-        }));
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const raw = Buffer.concat(chunks);
+          const text = raw.toString('utf8');
+          resolvePromise({
+            status: res.statusCode ?? 0,
+            headers: Object.fromEntries(Object.entries(res.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v)])),
+            raw,
+            text,
+            body: parseBody(text),
+          });
+        });
       });
       req.on('error', reject);
       if (body !== undefined) req.write(body);

@@ -1,0 +1,165 @@
+import { extractText, getDocumentProxy } from 'unpdf';
+import { describe, expect, it } from 'vitest';
+import { MASK, PaystubPdfError, deductionLabel, formatUsd, renderPaystubPdf, type PaystubDocument } from '../../shared/adapters/paystub-pdf.js';
+
+// Ids without five digits in a row, so that the check for account-number-like digit runs below stays exact.
+const sample: PaystubDocument = {
+  employer: { name: 'Northwind Robotics, Inc.' },
+  employee: { name: 'Jane Q. Doe', employee_id: 'emp_01jpz4r8kd3vxq7m2h9cwt6naf' },
+  paystub_id: 'stub_4ft7k2qw9xm3nbd8vpz6hr1cey',
+  payroll_id: 'pay_01jqa7w3xe5n8t2kfm4bz9rdhv',
+  period_start: '2026-03-16',
+  period_end: '2026-03-29',
+  pay_date: '2026-04-03',
+  issued_date: '2026-04-01',
+  status: 'issued',
+  hours_worked_hundredths: 8000,
+  gross_pay: 320_000,
+  bonuses: 25_000,
+  deductions: { retirement: 10_000, taxes: 61_240, benefits: 14_810, health_savings_account: 0 },
+  deductions_total: 86_050,
+  net_pay: 258_950,
+  year_to_date: { gross_pay: 2_095_000, net_pay: 1_571_645 },
+  payment: {
+    method: 'direct_deposit',
+    account_type: 'checking',
+    account_number_last4: '6789',
+    routing_number: '021000021',
+    trace_number: '021000020000001',
+    status: 'scheduled',
+  },
+};
+
+/** The text as an independent reader (pdf.js, through unpdf) sees it, one line per row of the page. */
+async function read(pdf: Buffer) {
+  const doc = await getDocumentProxy(new Uint8Array(pdf));
+  const { text } = await extractText(doc, { mergePages: true });
+  const page = await doc.getPage(1);
+  return { text, lines: text.split('\n'), pages: doc.numPages, box: page.view };
+}
+
+describe('renderPaystubPdf', () => {
+  it('writes a one-page Letter PDF', async () => {
+    const pdf = await renderPaystubPdf(sample);
+    expect(pdf.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+    const { pages, box } = await read(pdf);
+    expect(pages).toBe(1);
+    expect(box).toEqual([0, 0, 612, 792]);
+  });
+
+  it('shows the header, the employee and the statement references', async () => {
+    const { text, lines } = await read(await renderPaystubPdf(sample));
+    expect(text).toContain('Northwind Robotics, Inc.');
+    expect(text).toContain('Earnings Statement');
+    expect(lines).toContain('Jane Q. Doe');
+    expect(lines).toContain('Employee ID emp_01jpz4r8kd3vxq7m2h9cwt6naf');
+    expect(lines).toContain('Pay period Mar 16 \u2013 Mar 29, 2026');
+    expect(lines).toContain('Pay date Apr 3, 2026');
+    expect(lines).toContain('Paystub ID stub_4ft7k2qw9xm3nbd8vpz6hr1cey');
+  });
+
+  it('shows earnings, each deduction on its own line with its amount, and the totals', async () => {
+    const { lines } = await read(await renderPaystubPdf(sample));
+    expect(lines).toContain('Regular pay 80.00 $3,200.00');
+    expect(lines).toContain('Bonuses $250.00');
+    expect(lines).toContain('Taxes $612.40');
+    expect(lines).toContain('Benefits $148.10');
+    expect(lines).toContain('Retirement $100.00');
+    expect(lines).toContain('Health Savings Account $0.00');
+    expect(lines).toContain('Gross earnings 80.00 $3,450.00 Total deductions $860.50');
+  });
+
+  it('shows net pay prominently and the year to date', async () => {
+    const { lines } = await read(await renderPaystubPdf(sample));
+    expect(lines).toContain('NET PAY');
+    expect(lines).toContain('Gross earnings $3,450.00, less deductions $860.50 $2,589.50');
+    expect(lines).toContain('Gross earnings $3,450.00 $20,950.00');
+    expect(lines).toContain('Net pay $2,589.50 $15,716.45');
+  });
+
+  it('shows a dash for the year to date when there is none', async () => {
+    const { lines } = await read(await renderPaystubPdf({ ...sample, year_to_date: null }));
+    expect(lines).toContain('Gross earnings $3,450.00 \u2014');
+    expect(lines).toContain('Net pay $2,589.50 \u2014');
+  });
+
+  it('shows the deposit with a masked account, and no other account-like number', async () => {
+    const { text, lines } = await read(await renderPaystubPdf(sample));
+    expect(MASK).toBe('\u2022\u2022\u2022\u2022');
+    expect(lines).toContain('Direct deposit to checking \u2022\u2022\u2022\u20226789, routing 021000021, trace 021000020000001, status scheduled $2,589.50');
+    // Every run of five or more digits on the page is the routing or the trace number.
+    const runs = new Set(text.match(/\d{5,}/g));
+    expect(runs).toEqual(new Set(['021000021', '021000020000001']));
+  });
+
+  it('says when the trace number is not yet known and spells the payment status out', async () => {
+    const { text } = await read(await renderPaystubPdf({ ...sample, payment: { ...sample.payment, account_type: 'savings', trace_number: null, status: 'no_payment' } }));
+    expect(text).toContain('Direct deposit to savings \u2022\u2022\u2022\u20226789, routing 021000021, trace not yet assigned, status no payment');
+  });
+
+  it('refuses anything but four digits as the account, without echoing it', async () => {
+    for (const last4 of ['123456789', '12345', '678', 'abcd']) {
+      const error = await renderPaystubPdf({ ...sample, payment: { ...sample.payment, account_number_last4: last4 } }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(PaystubPdfError);
+      expect((error as Error).message).not.toContain(last4);
+    }
+  });
+
+  it('marks a voided paystub VOID, and only a voided one', async () => {
+    const voided = await read(await renderPaystubPdf({ ...sample, status: 'voided' }));
+    expect(voided.text).toMatch(/\bVOID\b/);
+    expect(voided.text).toContain('This paystub has been voided. It is not a record of payment.');
+    expect(voided.text).toContain('$2,589.50');
+    const issued = await read(await renderPaystubPdf(sample));
+    expect(issued.text).not.toMatch(/VOID/);
+  });
+
+  it('renders names the standard fonts cannot encode instead of failing', async () => {
+    const { lines } = await read(
+      await renderPaystubPdf({ ...sample, employee: { ...sample.employee, name: 'Zo\u00eb \u0141ukasz \u015awi\u0105tek \u5c71\u7530' } }),
+    );
+    expect(lines).toContain('Zo\u00eb Lukasz Swiatek ??');
+  });
+
+  it('is deterministic: the same stub gives the same bytes', async () => {
+    const [a, b] = await Promise.all([renderPaystubPdf(sample), renderPaystubPdf(structuredClone(sample))]);
+    expect(a.equals(b)).toBe(true);
+  });
+
+  it('refuses malformed dates and amounts that are not whole cents', async () => {
+    await expect(renderPaystubPdf({ ...sample, pay_date: '2026-02-30' })).rejects.toBeInstanceOf(PaystubPdfError);
+    await expect(renderPaystubPdf({ ...sample, net_pay: 2589.5 })).rejects.toBeInstanceOf(PaystubPdfError);
+  });
+});
+
+describe('formatUsd', () => {
+  it.each([
+    [0, '$0.00'],
+    [5, '$0.05'],
+    [99, '$0.99'],
+    [100, '$1.00'],
+    [123_456, '$1,234.56'],
+    [100_000_000, '$1,000,000.00'],
+    [123_456_789, '$1,234,567.89'],
+    [-258_950, '-$2,589.50'],
+    [Number.MAX_SAFE_INTEGER, '$90,071,992,547,409.91'],
+  ])('%i cents is %s', (cents, text) => {
+    expect(formatUsd(cents)).toBe(text);
+  });
+
+  it('refuses a fraction of a cent', () => {
+    expect(() => formatUsd(0.5)).toThrow(PaystubPdfError);
+  });
+});
+
+describe('deductionLabel', () => {
+  it.each([
+    ['taxes', 'Taxes'],
+    ['retirement', 'Retirement'],
+    ['garnishments', 'Garnishments'],
+    ['health_savings_account', 'Health Savings Account'],
+    ['total', 'Unitemized deductions'],
+  ])('%s is %s', (name, label) => {
+    expect(deductionLabel(name)).toBe(label);
+  });
+});
