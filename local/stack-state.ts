@@ -75,6 +75,7 @@ export function handlerEnvironment(state: StackState, secrets: LocalSecrets): Re
     PAYROLL_QUEUE_URL: state.queues.payroll,
     WEBHOOK_QUEUE_URL: state.queues.webhooks,
     PAYROLL_ENVIRONMENT: state.environment,
+    PAYROLL_LOCAL_STACK: 'true',
     PAYROLL_LOCAL_MASTER_KEY: secrets.master_key,
     PAYROLL_SIGNING_SECRET: secrets.signing_secret,
   };

@@ -2,7 +2,9 @@ import { rmSync } from 'node:fs';
 import { createServer as createNetServer } from 'node:net';
 import type { Server } from 'node:http';
 import { processorServices } from '../shared/http/processor-services.js';
+import { resumeUndispatchedEvents } from '../shared/use-cases/events.js';
 import { resumeUnfinishedRuns } from '../shared/use-cases/process-payroll.js';
+import { handler as sweep } from '../functions/processor/resume-stuck-payrolls.js';
 import { localCertificate } from './certificate.js';
 import { startLocalWorkers, type Worker } from './workers.js';
 import { startEngines } from './engines/index.js';
@@ -92,8 +94,12 @@ async function main(): Promise<void> {
     };
     // PAYROLL_LOCAL_WORKERS=external leaves the queues to `npm run workers` in another process.
     if (process.env.PAYROLL_LOCAL_WORKERS !== 'external') workers.push(...startLocalWorkers(state));
-    // The local queue engine keeps messages in memory: runs left unfinished by the last stop start again here.
+    // The local queue engine keeps messages in memory: runs and events left unfinished by the last stop resume here.
     const resumed = await resumeUnfinishedRuns(processorServices(), new Date());
+    await resumeUndispatchedEvents(processorServices(), new Date());
+    // EventBridge runs the sweeper every 5 minutes on AWS; here it runs every minute.
+    const sweeper = setInterval(() => void sweep().catch((err) => process.stderr.write(`sweeper: ${String(err)}\n`)), 60_000);
+    sweeper.unref();
     writeState(dir, state);
     printReady(state, tls.certPath, performance.now() - started, resumed);
   } catch (err) {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ChangeMessageVisibilityCommand, DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { handler as processPayroll } from '../functions/processor/process-payroll.js';
+import { handler as deliverEvent } from '../functions/webhooks/deliver-event.js';
 import type { StackState } from './stack-state.js';
 
 /**
@@ -18,8 +19,8 @@ export interface WorkerOptions {
   /** Pollers running side by side; each takes up to `batchSize` messages. */
   concurrency: number;
   batchSize?: number;
-  /** Seconds before a failed message is visible again, by receive count (1st failure, 2nd, …). */
-  retryDelaysSeconds?: readonly number[];
+  /** Seconds before a failed message is visible again, by receive count (1st failure, 2nd, …); 'handler' leaves it to the handler. */
+  retryDelaysSeconds?: readonly number[] | 'handler';
   onError?: (err: unknown) => void;
 }
 
@@ -73,6 +74,7 @@ export function startWorker(sqs: SQSClient, o: WorkerOptions): Worker {
         QueueUrl: o.queueUrl, Entries: succeeded.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })),
       }));
     }
+    if (delays === 'handler') return;
     await Promise.all(messages.filter((m) => failedIds.has(m.MessageId!)).map((m) => {
       const receives = Number(m.Attributes?.ApproximateReceiveCount ?? '1');
       const delay = delays[Math.min(receives - 1, delays.length - 1)] ?? 1;
@@ -142,6 +144,11 @@ export function startLocalWorkers(state: StackState, concurrency = Number(proces
     startWorker(sqs, {
       name: 'process-payroll', queueUrl: state.queues.payroll, queueArn: queueArn(state, state.queues.payroll),
       handler: processPayroll, concurrency, onError,
+    }),
+    // The delivery handler sets each retry's delay itself (from PAYROLL_WEBHOOK_RETRY_DELAYS_S), as it does on AWS.
+    startWorker(sqs, {
+      name: 'deliver-event', queueUrl: state.queues.webhooks, queueArn: queueArn(state, state.queues.webhooks),
+      handler: deliverEvent, concurrency: 2, retryDelaysSeconds: 'handler', onError,
     }),
   ];
 }

@@ -1,12 +1,20 @@
 import { logger } from '../../shared/adapters/logger.js';
 import { processorServices } from '../../shared/http/processor-services.js';
+import { resumeUndispatchedEvents } from '../../shared/use-cases/events.js';
 import { resumeUnfinishedRuns } from '../../shared/use-cases/process-payroll.js';
 
-/** Stuck-run sweeper, run on a schedule: runs untouched for 15 minutes get their start message again. */
-const STALE_AFTER_MS = 15 * 60_000;
+/**
+ * The sweeper, run on a schedule: runs untouched for 15 minutes get their start message again, and events still in
+ * the outbox after a minute (their fan-out was interrupted) are fanned out. Both are idempotent.
+ */
+const STALE_RUN_MS = 15 * 60_000;
+const STALE_EVENT_MS = 60_000;
 
-export const handler = async (): Promise<{ resumed: number }> => {
-  const resumed = await resumeUnfinishedRuns(processorServices(), new Date(Date.now() - STALE_AFTER_MS));
-  if (resumed > 0) logger.warn('resumed unfinished payroll runs', { resumed });
-  return { resumed };
+export const handler = async (): Promise<{ resumed: number; dispatched: number }> => {
+  const s = processorServices();
+  const now = Date.now();
+  const resumed = await resumeUnfinishedRuns(s, new Date(now - STALE_RUN_MS));
+  const dispatched = await resumeUndispatchedEvents(s, new Date(now - STALE_EVENT_MS));
+  if (resumed + dispatched > 0) logger.warn('sweeper resumed work', { resumed, dispatched });
+  return { resumed, dispatched };
 };

@@ -35,6 +35,18 @@ const schema = z.object({
   PAYROLL_LOCAL_MASTER_KEY: z.string().min(1).optional(),
   /** How long a verified token is trusted by one warm container before it is read again. */
   PAYROLL_AUTH_CACHE_TTL_MS: intFromEnv(5_000),
+  /** Seconds before the 2nd and the 3rd delivery attempt of a webhook. */
+  PAYROLL_WEBHOOK_RETRY_DELAYS_S: z.string().optional().transform((v, ctx) => {
+    const raw = v === undefined || v.trim() === '' ? '30,300' : v;
+    const delays = raw.split(',').map((x) => Number(x.trim()));
+    if (delays.some((d) => !Number.isInteger(d) || d < 0 || d > 43_200)) {
+      ctx.addIssue({ code: 'custom', message: `expected comma-separated seconds (0 to 43200), got "${raw}"` });
+      return z.NEVER;
+    }
+    return delays;
+  }),
+  /** Set by the local stack only: it is where a loopback webhook URL means the developer's own machine. */
+  PAYROLL_LOCAL_STACK: z.enum(['true', 'false']).optional(),
   PAYROLL_RATE_LIMIT_READ: intFromEnv(300),
   PAYROLL_RATE_LIMIT_PAYROLL_WRITE: intFromEnv(100),
   PAYROLL_RATE_LIMIT_EMPLOYEE_WRITE: intFromEnv(100),
@@ -65,4 +77,14 @@ export function required<K extends keyof Config>(key: K): NonNullable<Config[K]>
 /** Tests and the local stack change the environment between runs; this forgets the parsed copy. */
 export function resetConfigForTests(): void {
   cached = undefined;
+}
+
+/**
+ * The URL policy for webhooks. Loopback (http://localhost, 127.0.0.1) is accepted only by a sandbox local stack:
+ * inside a deployed Lambda, 127.0.0.1:9001 is the Lambda Runtime API, so even a deployed sandbox applies the
+ * production rule (https, public addresses only).
+ */
+export function webhookUrlPolicy(): 'sandbox' | 'production' {
+  const c = config();
+  return c.PAYROLL_ENVIRONMENT === 'sandbox' && c.PAYROLL_LOCAL_STACK === 'true' ? 'sandbox' : 'production';
 }

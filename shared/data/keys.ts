@@ -14,6 +14,9 @@
  * | idempotency key   | ORG#<org>              | IDEMPOTENCY#<sha256(key)> | (ttl 24 h)    |
  * | paystub           | STUB#<paystub>         | STUB                    | GSI1: PAYROLL#<payroll> / <paystub>; GSI2: EMP#<employee> / <desc pay_date>#<paystub>; GSI3: ORG#<org>#STUBS / <desc pay_date>#<paystub> |
  * | paystub date bounds | ORG#<org>            | PAYSTUB_BOUNDS          |                 |
+ * | webhook endpoint  | ORG#<org>              | WEBHOOK#<webhook>       |                 |
+ * | event (outbox)    | ORG#<org>              | EVENT#<event>           | GSI2: UNDISPATCHED_EVENTS / <created_at>#<event> until fanned out (sparse) |
+ * | delivery          | ORG#<org>              | EVENT#<event>#DELIVERY#<webhook> |        |
  *
  * Paystubs get a partition each rather than living under the organization, so a 25,000-employee run spreads
  * its writes instead of pressing on one partition key; the organization is checked on every read.
@@ -49,6 +52,12 @@ export const keys = {
   paystubsByEmployee: (employeeId: string) => `EMP#${employeeId}`,
   paystubsByOrganization: (orgId: string) => `ORG#${orgId}#STUBS`,
   paystubDateBounds: (orgId: string): Key => ({ PK: `ORG#${orgId}`, SK: 'PAYSTUB_BOUNDS' }),
+  webhook: (orgId: string, webhookId: string): Key => ({ PK: `ORG#${orgId}`, SK: `WEBHOOK#${webhookId}` }),
+  webhookPrefix: 'WEBHOOK#',
+  event: (orgId: string, eventId: string): Key => ({ PK: `ORG#${orgId}`, SK: `EVENT#${eventId}` }),
+  eventPrefix: 'EVENT#',
+  delivery: (orgId: string, eventId: string, webhookId: string): Key => ({ PK: `ORG#${orgId}`, SK: `EVENT#${eventId}#DELIVERY#${webhookId}` }),
+  undispatchedEventsIndex: 'UNDISPATCHED_EVENTS',
 } as const;
 
 /**

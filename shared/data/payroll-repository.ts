@@ -81,7 +81,7 @@ export class PayrollRepository {
    * transaction: of any number of concurrent identical submissions exactly one succeeds, and the others learn
    * from the cancellation reasons which item someone else holds.
    */
-  async create(record: PayrollRecord, options: { window: boolean; idempotencyKeyHash?: string; now: Date }): Promise<CreateOutcome> {
+  async create(record: PayrollRecord, options: { window: boolean; idempotencyKeyHash?: string; now: Date; alsoWrite?: NonNullable<TransactWriteCommandInput['TransactItems']> }): Promise<CreateOutcome> {
     const t = this.table.tableName;
     const items: NonNullable<TransactWriteCommandInput['TransactItems']> = [
       { Put: { TableName: t, Item: toItem(record), ConditionExpression: 'attribute_not_exists(PK)' } },
@@ -119,6 +119,7 @@ export class PayrollRepository {
         },
       });
     }
+    items.push(...(options.alsoWrite ?? []));
     try {
       await this.table.doc.send(new TransactWriteCommand({ TransactItems: items }));
       return { ok: true };
@@ -240,18 +241,27 @@ export class PayrollRepository {
    * Records the chunk plan, the start time and the originator once; a re-run finds them already set and keeps the
    * first ones, so every chunk and the file agree on trace numbers and dates.
    */
-  async planChunks(orgId: string, payrollId: string, plan: { chunkCount: number; startedAt: string; originator: Originator }): Promise<void> {
+  async planChunks(orgId: string, payrollId: string, plan: { chunkCount: number; startedAt: string; originator: Originator }, alsoWrite: NonNullable<TransactWriteCommandInput['TransactItems']> = []): Promise<boolean> {
     try {
-      await this.table.doc.send(new UpdateCommand({
-        TableName: this.table.tableName,
-        Key: keys.payroll(orgId, payrollId),
-        UpdateExpression: 'SET chunk_count = :n, processing_started_at = :at, originator = :originator',
-        ConditionExpression: '#status = :processing AND (attribute_not_exists(chunk_count) OR chunk_count = :null)',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':n': plan.chunkCount, ':at': plan.startedAt, ':originator': plan.originator, ':processing': 'processing', ':null': null },
+      await this.table.doc.send(new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: this.table.tableName,
+              Key: keys.payroll(orgId, payrollId),
+              UpdateExpression: 'SET chunk_count = :n, processing_started_at = :at, originator = :originator',
+              ConditionExpression: '#status = :processing AND (attribute_not_exists(chunk_count) OR chunk_count = :null)',
+              ExpressionAttributeNames: { '#status': 'status' },
+              ExpressionAttributeValues: { ':n': plan.chunkCount, ':at': plan.startedAt, ':originator': plan.originator, ':processing': 'processing', ':null': null },
+            },
+          },
+          ...alsoWrite,
+        ],
       }));
+      return true;
     } catch (err) {
-      if (!isConditionalCheckFailure(err)) throw err;
+      if (cancelledConditions(err)?.[0]) return false;
+      throw err;
     }
   }
 
@@ -294,8 +304,8 @@ export class PayrollRepository {
   }
 
   /** Cancelling a regular run frees its window for a new submission, in the same transaction. */
-  async cancel(record: PayrollRecord, at: string): Promise<boolean> {
-    const alsoWrite: NonNullable<TransactWriteCommandInput['TransactItems']> = record.type === 'regular'
+  async cancel(record: PayrollRecord, at: string, alsoWrite: NonNullable<TransactWriteCommandInput['TransactItems']> = []): Promise<boolean> {
+    const windowRelease: NonNullable<TransactWriteCommandInput['TransactItems']> = record.type === 'regular'
       ? [{
         Delete: {
           TableName: this.table.tableName,
@@ -305,6 +315,6 @@ export class PayrollRepository {
         },
       }]
       : [];
-    return this.transition(record, 'cancelled', at, { reason: 'Cancelled through the API (sandbox)', alsoWrite });
+    return this.transition(record, 'cancelled', at, { reason: 'Cancelled through the API (sandbox)', alsoWrite: [...windowRelease, ...alsoWrite] });
   }
 }

@@ -18,5 +18,6 @@ export const TABLE_DEFINITION = {
 /** Queues: each has a dead-letter queue that receives a message after `maxReceiveCount` failed receives. */
 export const QUEUE_DEFINITIONS = {
   payroll: { name: 'payroll-processing', visibilityTimeoutSeconds: 900, maxReceiveCount: 5 },
-  webhooks: { name: 'webhook-delivery', visibilityTimeoutSeconds: 60, maxReceiveCount: 5 },
+  /** Three receives = the three delivery attempts; the handler sets each retry's delay; then the DLQ keeps it. */
+  webhooks: { name: 'webhook-delivery', visibilityTimeoutSeconds: 60, maxReceiveCount: 3 },
 } as const;

@@ -2,13 +2,16 @@ import { fieldEncryptor } from '../adapters/envelope-encryption.js';
 import { defaultObjectStore } from '../adapters/object-store.js';
 import { Queue, sqsClient } from '../adapters/queue.js';
 import { required } from '../config/env.js';
+import { EventRepository } from '../data/event-repository.js';
 import { PaystubRepository } from '../data/paystub-repository.js';
+import { WebhookRepository } from '../data/webhook-repository.js';
 import { PayrollRepository } from '../data/payroll-repository.js';
 import type { ProcessorServices } from '../use-cases/process-payroll.js';
 import { appServices } from './context.js';
 
 let services: ProcessorServices | undefined;
 let queue: Queue | undefined;
+let webhookQueue: Queue | undefined;
 
 /**
  * What the processor and the payroll handlers use, built once per container. The bucket, the queue and the
@@ -23,6 +26,12 @@ export function processorServices(): ProcessorServices {
       employees: base.employees,
       organizations: base.organizations,
       paystubs: new PaystubRepository(base.table),
+      events: new EventRepository(base.table),
+      webhooks: new WebhookRepository(base.table),
+      get webhookQueue() {
+        webhookQueue ??= new Queue(sqsClient(), required('WEBHOOK_QUEUE_URL'));
+        return webhookQueue;
+      },
       get objects() {
         return defaultObjectStore();
       },

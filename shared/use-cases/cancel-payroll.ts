@@ -2,6 +2,7 @@ import { objectKeys } from '../adapters/object-store.js';
 import type { PayrollRecord } from '../data/payroll-repository.js';
 import { NotFoundError, PayrollNotCancellableError, SandboxOnlyError } from '../domain/errors.js';
 import { canTransition } from '../domain/payroll-status.js';
+import { dispatchQuietly, payrollEvent } from './events.js';
 import { voidPaystubs, type ProcessorServices } from './process-payroll.js';
 import type { StoredSubmission } from './submit-payroll.js';
 
@@ -10,7 +11,7 @@ import type { StoredSubmission } from './submit-payroll.js';
  * readable). Cancelling twice answers the cancelled run again.
  */
 export async function cancelPayroll(
-  s: Pick<ProcessorServices, 'payrolls' | 'paystubs' | 'objects' | 'deps'>,
+  s: Pick<ProcessorServices, 'payrolls' | 'paystubs' | 'objects' | 'deps' | 'events' | 'webhooks' | 'webhookQueue'>,
   environment: 'sandbox' | 'production',
   orgId: string,
   payrollId: string,
@@ -20,7 +21,10 @@ export async function cancelPayroll(
   if (!record) throw new NotFoundError();
   if (record.status !== 'cancelled') {
     if (!canTransition(record.status, 'cancelled')) throw new PayrollNotCancellableError(record.status);
-    if (!(await s.payrolls.cancel(record, s.deps.now().toISOString()))) {
+    const event = payrollEvent(s.deps, { ...record, status: 'cancelled' }, 'payroll.cancelled');
+    if (await s.payrolls.cancel(record, s.deps.now().toISOString(), s.events.items([event]))) {
+      await dispatchQuietly(s, [event]);
+    } else {
       const now = (await s.payrolls.get(orgId, payrollId))!;
       if (now.status !== 'cancelled') throw new PayrollNotCancellableError(now.status);
     }

@@ -9,8 +9,11 @@ import type { OrganizationRepository } from '../data/organization-repository.js'
 import type { PaystubRecord, PaystubRepository } from '../data/paystub-repository.js';
 import type { PayrollRecord, PayrollRepository } from '../data/payroll-repository.js';
 import { complianceFindings, type EmployeeFacts } from '../domain/compliance.js';
-import { parseMoney } from '../domain/money.js';
+import { centsToNumber, parseMoney } from '../domain/money.js';
 import { deductionsTotal, netPay, type PayrollEntry } from '../domain/payroll.js';
+import type { EventRepository } from '../data/event-repository.js';
+import type { WebhookRepository } from '../data/webhook-repository.js';
+import { dispatchQuietly, payrollEvent } from './events.js';
 import type { StoredSubmission } from './submit-payroll.js';
 
 /**
@@ -31,6 +34,9 @@ export type ProcessorMessage =
 
 export interface ProcessorServices {
   payrolls: PayrollRepository;
+  events: EventRepository;
+  webhooks: WebhookRepository;
+  webhookQueue: Queue;
   employees: EmployeeRepository;
   organizations: OrganizationRepository;
   paystubs: PaystubRepository;
@@ -71,7 +77,10 @@ async function startRun(s: ProcessorServices, orgId: string, payrollId: string):
   let record = await s.payrolls.get(orgId, payrollId);
   if (!record) return;
   if (record.status === 'pending') {
-    await s.payrolls.transition(record, 'processing', s.deps.now().toISOString());
+    const event = payrollEvent(s.deps, { ...record, status: 'processing' }, 'payroll.processing');
+    if (await s.payrolls.transition(record, 'processing', s.deps.now().toISOString(), { alsoWrite: s.events.items([event]) })) {
+      await dispatchQuietly(s, [event]);
+    }
     record = (await s.payrolls.get(orgId, payrollId))!;
   }
   if (record.status !== 'processing') return;
@@ -86,9 +95,11 @@ async function startRun(s: ProcessorServices, orgId: string, payrollId: string):
     const caps = { maxNetPerEmployee: centsOf(settings.max_net_pay_per_employee), maxPayrollTotal: centsOf(settings.max_payroll_total) };
     const findings = complianceFindings(submission, facts, caps, record.environment);
     if (findings.length > 0) {
-      await s.payrolls.transition(record, 'rejected', s.deps.now().toISOString(), {
-        reason: `${findings.length} compliance finding(s): ${findings[0]!.message}`, set: { findings },
-      });
+      const reason = `${findings.length} compliance finding(s): ${findings[0]!.message}`;
+      const event = payrollEvent(s.deps, { ...record, status: 'rejected' }, 'payroll.rejected', { reason, findings });
+      if (await s.payrolls.transition(record, 'rejected', s.deps.now().toISOString(), { reason, set: { findings }, alsoWrite: s.events.items([event]) })) {
+        await dispatchQuietly(s, [event]);
+      }
       return;
     }
     // Before any paystub exists, so a date-range query can never miss one of this run's.
@@ -100,7 +111,11 @@ async function startRun(s: ProcessorServices, orgId: string, payrollId: string):
       const file: ChunkFile = { offset, entries: submission.employees.slice(offset, offset + record!.chunk_size) };
       return s.objects.putJson(objectKeys.chunk(orgId, payrollId, i), file);
     }));
-    await s.payrolls.planChunks(orgId, payrollId, { chunkCount, startedAt: s.deps.now().toISOString(), originator: settings.originator });
+    // Approval is recorded with the plan, in one write: a re-run finds the plan and emits no second approval.
+    const approved = payrollEvent(s.deps, record, 'payroll.approved');
+    if (await s.payrolls.planChunks(orgId, payrollId, { chunkCount, startedAt: s.deps.now().toISOString(), originator: settings.originator }, s.events.items([approved]))) {
+      await dispatchQuietly(s, [approved]);
+    }
     record = (await s.payrolls.get(orgId, payrollId))!;
     if (record.status !== 'processing') return;
   }
@@ -222,16 +237,30 @@ async function finalizeRun(s: ProcessorServices, orgId: string, payrollId: strin
     };
   }
   const now = s.deps.now().toISOString();
+  const processed = payrollEvent(s.deps, { ...record, disbursement }, 'payroll.processed', { disbursement: disbursementSummary(disbursement) });
   if (record.returned_employee_ids.size > 0) {
     const returned = [...record.returned_employee_ids].sort();
     await voidPaystubs(s, payrollId, await loadSubmission(s, record), 'returned');
-    await s.payrolls.transition(record, 'failed', now, {
-      reason: `The bank returned the deposit of ${returned.length} employee(s): R03 no account / unable to locate account`,
-      set: { disbursement, failure_reason: `Deposit returned (R03) for ${returned.join(', ')}` },
-    });
+    const reason = `The bank returned the deposit of ${returned.length} employee(s): R03 no account / unable to locate account`;
+    const failed = payrollEvent(s.deps, { ...record, status: 'failed' }, 'payroll.failed', { reason, returned_employee_ids: returned });
+    if (await s.payrolls.transition(record, 'failed', now, {
+      reason, set: { disbursement, failure_reason: `Deposit returned (R03) for ${returned.join(', ')}` }, alsoWrite: s.events.items([processed, failed]),
+    })) await dispatchQuietly(s, [processed, failed]);
     return;
   }
-  await s.payrolls.transition(record, 'completed', now, { set: { disbursement } });
+  // One batched paystub.generated per run (not one per paystub): a 25,000-employee run is one event, with a link.
+  const events = [
+    processed,
+    payrollEvent(s.deps, { ...record, status: 'completed' }, 'payroll.completed'),
+    { ...payrollEvent(s.deps, record, 'paystub.generated'), data: { payroll_id: payrollId, paystub_count: record.employee_count, pay_date: record.pay_date, paystubs_url: `/v1/paystubs?payroll_id=${payrollId}` } },
+  ];
+  if (await s.payrolls.transition(record, 'completed', now, { set: { disbursement }, alsoWrite: s.events.items(events) })) {
+    await dispatchQuietly(s, events);
+  }
+}
+
+function disbursementSummary(d: PayrollRecord['disbursement']) {
+  return d && { entry_count: d.entry_count, entry_hash: d.entry_hash, total_credit: centsToNumber(d.total_credit), batch_count: d.batch_count };
 }
 
 /** Re-writes the run's paystubs as voided: read by their derived ids from the base table (strongly consistent). */
@@ -247,10 +276,13 @@ export async function voidPaystubs(s: Pick<ProcessorServices, 'paystubs'>, payro
 }
 
 /** The run is marked failed with the reason, so nothing stays `processing` after the queue gives up on it. */
-export async function failRun(s: Pick<ProcessorServices, 'payrolls' | 'deps'>, orgId: string, payrollId: string, reason: string): Promise<boolean> {
+export async function failRun(s: ProcessorServices, orgId: string, payrollId: string, reason: string): Promise<boolean> {
   const record = await s.payrolls.get(orgId, payrollId);
   if (!record) return false;
-  return s.payrolls.transition(record, 'failed', s.deps.now().toISOString(), { reason, set: { failure_reason: reason } });
+  const event = payrollEvent(s.deps, { ...record, status: 'failed' }, 'payroll.failed', { reason });
+  const moved = await s.payrolls.transition(record, 'failed', s.deps.now().toISOString(), { reason, set: { failure_reason: reason }, alsoWrite: s.events.items([event]) });
+  if (moved) await dispatchQuietly(s, [event]);
+  return moved;
 }
 
 /**

@@ -14,9 +14,10 @@ import {
   validatePayrollBody,
   type PayrollProblem,
 } from '../schemas/payroll.js';
+import { dispatchQuietly, payrollEvent, type EventServices } from './events.js';
 import { payrollView, type PayrollView } from './payroll-view.js';
 
-export interface SubmitServices {
+export interface SubmitServices extends EventServices {
   payrolls: PayrollRepository;
   employees: EmployeeReader;
   objects: ObjectStore;
@@ -141,7 +142,9 @@ export async function submitPayroll(
     chunks_done: new Set(), returned_employee_ids: new Set(), processing_started_at: null, findings: [], disbursement: null,
     failure_reason: null, originator: null,
   };
-  const outcome = await s.payrolls.create(record, { window: submission.type === 'regular', idempotencyKeyHash: keyHash, now });
+  // The confirmation event is written with the run itself: no accepted run is ever without its payroll.submitted.
+  const submitted = payrollEvent(s.deps, record, 'payroll.submitted');
+  const outcome = await s.payrolls.create(record, { window: submission.type === 'regular', idempotencyKeyHash: keyHash, now, alsoWrite: s.events.items([submitted]) });
   if (!outcome.ok) {
     // Someone else won the race; the body written above belongs to nobody.
     await s.objects.delete(objectKeys.submission(orgId, payrollId)).catch(() => undefined);
@@ -151,6 +154,7 @@ export async function submitPayroll(
     throw new IdempotencyKeyReusedError();
   }
   await s.queue.send({ kind: 'start', organization_id: orgId, payroll_id: payrollId });
+  await dispatchQuietly(s, [submitted]);
   return { kind: 'accepted', data: payrollView.submitted(record, stored.employees.map((e) => e.employee_id)), replayed: false };
 }
 

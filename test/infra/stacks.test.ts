@@ -543,7 +543,7 @@ describe('least privilege', () => {
 
     it('sets every variable the local stack gives the handlers, except the local-only ones', () => {
       const state = { region: 'r', table_name: 't', dynamodb_endpoint: 'e', sqs_endpoint: 'e', s3_endpoint: 'e', bucket: 'b', queues: { payroll: 'q', payroll_dlq: 'q', webhooks: 'q', webhooks_dlq: 'q' }, environment: 'sandbox' } as StackState;
-      const localOnly = /^(AWS_ENDPOINT_URL_|AWS_ACCESS_KEY_ID$|AWS_SECRET_ACCESS_KEY$|AWS_REGION$|PAYROLL_LOCAL_MASTER_KEY$|PAYROLL_SIGNING_SECRET$)/;
+      const localOnly = /^(AWS_ENDPOINT_URL_|AWS_ACCESS_KEY_ID$|AWS_SECRET_ACCESS_KEY$|AWS_REGION$|PAYROLL_LOCAL_MASTER_KEY$|PAYROLL_SIGNING_SECRET$|PAYROLL_LOCAL_STACK$)/;
       const needed = Object.keys(handlerEnvironment(state, { master_key: 'm', signing_secret: 's' })).filter((k) => !localOnly.test(k));
       const deployed = new Set(
         Object.values(resourcesOf(probeTemplate)).filter((r) => r.Type === 'AWS::Lambda::Function').flatMap((r) => Object.keys(r.Properties!.Environment?.Variables ?? {})),

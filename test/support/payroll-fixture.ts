@@ -6,7 +6,9 @@ import { ObjectStore } from '../../shared/adapters/object-store.js';
 import { Queue } from '../../shared/adapters/queue.js';
 import { EmployeeRepository } from '../../shared/data/employee-repository.js';
 import { OrganizationRepository } from '../../shared/data/organization-repository.js';
+import { EventRepository } from '../../shared/data/event-repository.js';
 import { PaystubRepository } from '../../shared/data/paystub-repository.js';
+import { WebhookRepository } from '../../shared/data/webhook-repository.js';
 import { PayrollRepository } from '../../shared/data/payroll-repository.js';
 import { isTerminal } from '../../shared/domain/payroll-status.js';
 import { createOrganization } from '../../shared/use-cases/api-keys.js';
@@ -24,6 +26,9 @@ export async function payrollWorld(employeeCount: number, options: { accountNumb
     employees: new EmployeeRepository(table),
     organizations,
     paystubs: new PaystubRepository(table),
+    events: new EventRepository(table),
+    webhooks: new WebhookRepository(table),
+    webhookQueue: new Queue(testSqsClient(), queues.webhooks),
     objects: new ObjectStore(testS3Client(), bucket),
     queue: new Queue(testSqsClient(), queues.payroll),
     encryptor: new FieldEncryptor(new LocalDataKeyProvider(randomBytes(32).toString('base64'))),

@@ -1,0 +1,54 @@
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { z } from 'zod';
+import { fieldEncryptor } from '../../shared/adapters/envelope-encryption.js';
+import { logger } from '../../shared/adapters/logger.js';
+import { sqsClient } from '../../shared/adapters/queue.js';
+import { config, required, webhookUrlPolicy } from '../../shared/config/env.js';
+import { processorServices } from '../../shared/http/processor-services.js';
+import { deliverEvent, type DeliveryServices } from '../../shared/use-cases/events.js';
+
+const message = z.object({ organization_id: z.string(), event_id: z.string(), webhook_id: z.string() });
+const processor = new BatchProcessor(EventType.SQS);
+
+let services: DeliveryServices | undefined;
+function deliveryServices(): DeliveryServices {
+  if (!services) {
+    const p = processorServices();
+    services = {
+      events: p.events, webhooks: p.webhooks, webhookQueue: p.webhookQueue, deps: p.deps, encryptor: fieldEncryptor(),
+      environment: webhookUrlPolicy(), retryDelaysSeconds: config().PAYROLL_WEBHOOK_RETRY_DELAYS_S,
+    };
+  }
+  return services;
+}
+
+/** Retry delay and dead-lettering ride on SQS: the message becomes visible again after the delay, or at once to be dead-lettered. */
+async function setVisibility(record: SQSRecord, seconds: number): Promise<void> {
+  await sqsClient().send(new ChangeMessageVisibilityCommand({ QueueUrl: required('WEBHOOK_QUEUE_URL'), ReceiptHandle: record.receiptHandle, VisibilityTimeout: seconds }));
+}
+
+class DeliveryFailed extends Error {}
+
+async function handleRecord(record: SQSRecord): Promise<void> {
+  const parsed = message.safeParse(JSON.parse(record.body));
+  if (!parsed.success) {
+    logger.error('unreadable delivery message', { message_id: record.messageId });
+    return;
+  }
+  const receives = Number(record.attributes.ApproximateReceiveCount ?? '1');
+  const outcome = await deliverEvent(deliveryServices(), parsed.data, receives);
+  if (outcome.kind === 'retry') {
+    await setVisibility(record, outcome.delaySeconds);
+    throw new DeliveryFailed(`attempt ${receives} failed; retrying in ${outcome.delaySeconds} s`);
+  }
+  if (outcome.kind === 'failed') {
+    // The third failure: the delivery is recorded failed; the message goes to the dead-letter queue on its next receive.
+    await setVisibility(record, 0);
+    throw new DeliveryFailed(`attempt ${receives} failed; delivery failed`);
+  }
+}
+
+export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>
+  processPartialResponse(event, handleRecord, processor, { context, throwOnFullBatchFailure: false });

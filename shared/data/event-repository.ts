@@ -1,0 +1,201 @@
+import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { z } from 'zod';
+import type { TableRef } from '../adapters/dynamo.js';
+import { EVENT_TYPES, type DeliveryStatus, type EventType } from '../domain/events.js';
+import { cancelledConditions, parseItem } from './item.js';
+import { GSI2, keys } from './keys.js';
+import { queryPage, type Page } from './paginate.js';
+
+const eventItem = z.object({
+  event_id: z.string(),
+  organization_id: z.string(),
+  type: z.enum(EVENT_TYPES),
+  payroll_id: z.string().nullable(),
+  data: z.record(z.string(), z.unknown()),
+  created_at: z.string(),
+  /** Status of the delivery to each endpoint; the two sets make "which events have a failed delivery" a filter. */
+  deliveries: z.record(z.string(), z.enum(['pending', 'succeeded', 'failed'])),
+  pending_endpoints: z.set(z.string()).optional(),
+  failed_endpoints: z.set(z.string()).optional(),
+});
+export type EventRecord = z.infer<typeof eventItem>;
+
+const attempt = z.object({
+  at: z.string(),
+  status_code: z.number().int().nullable(),
+  latency_ms: z.number().int(),
+  error: z.string().nullable(),
+});
+export type DeliveryAttempt = z.infer<typeof attempt>;
+
+const deliveryItem = z.object({
+  event_id: z.string(),
+  webhook_id: z.string(),
+  organization_id: z.string(),
+  url: z.string(),
+  status: z.enum(['pending', 'succeeded', 'failed']),
+  attempts: z.array(attempt),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type DeliveryRecord = z.infer<typeof deliveryItem>;
+
+const parseEvent = (item: Record<string, unknown>) => parseItem(eventItem, item, 'event');
+const parseDelivery = (item: Record<string, unknown>) => parseItem(deliveryItem, item, 'delivery');
+
+export interface NewEvent {
+  event_id: string;
+  organization_id: string;
+  type: EventType;
+  payroll_id: string | null;
+  data: Record<string, unknown>;
+  created_at: string;
+}
+
+export class EventRepository {
+  constructor(private readonly table: TableRef) {}
+
+  /**
+   * The outbox: event items to add to the same transaction as the state change they describe, so a change is
+   * never without its event. Each carries the sparse UNDISPATCHED marker until it has been fanned out.
+   */
+  items(events: readonly NewEvent[]): NonNullable<TransactWriteCommandInput['TransactItems']> {
+    return events.map((e) => ({
+      Put: {
+        TableName: this.table.tableName,
+        Item: {
+          ...keys.event(e.organization_id, e.event_id), entity: 'event', ...e, deliveries: {},
+          GSI2PK: keys.undispatchedEventsIndex, GSI2SK: `${e.created_at}#${e.event_id}`,
+        },
+        ConditionExpression: 'attribute_not_exists(PK)',
+      },
+    }));
+  }
+
+  async get(orgId: string, eventId: string): Promise<EventRecord | undefined> {
+    const out = await this.table.doc.send(new GetCommand({ TableName: this.table.tableName, Key: keys.event(orgId, eventId), ConsistentRead: true }));
+    return out.Item && out.Item.entity === 'event' ? parseEvent(out.Item) : undefined;
+  }
+
+  async deliveries(orgId: string, eventId: string): Promise<DeliveryRecord[]> {
+    const out = await this.table.doc.send(new QueryCommand({
+      TableName: this.table.tableName, ConsistentRead: true,
+      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+      ExpressionAttributeValues: { ':pk': keys.orgPartition(orgId), ':prefix': `${keys.event(orgId, eventId).SK}#DELIVERY#` },
+    }));
+    return (out.Items ?? []).map(parseDelivery);
+  }
+
+  async getDelivery(orgId: string, eventId: string, webhookId: string): Promise<DeliveryRecord | undefined> {
+    const out = await this.table.doc.send(new GetCommand({ TableName: this.table.tableName, Key: keys.delivery(orgId, eventId, webhookId), ConsistentRead: true }));
+    return out.Item ? parseDelivery(out.Item) : undefined;
+  }
+
+  /** Newest first; filters on type, payroll and delivery status. */
+  async list(orgId: string, f: { type?: EventType; payrollId?: string; deliveryStatus?: DeliveryStatus }, limit: number, startKey?: Record<string, unknown>): Promise<Page<EventRecord>> {
+    const filters = ['entity = :event'];
+    const values: Record<string, unknown> = { ':pk': keys.orgPartition(orgId), ':prefix': keys.eventPrefix, ':event': 'event' };
+    const names: Record<string, string> = {};
+    if (f.type) {
+      filters.push('#type = :type');
+      names['#type'] = 'type';
+      values[':type'] = f.type;
+    }
+    if (f.payrollId) {
+      filters.push('payroll_id = :payroll');
+      values[':payroll'] = f.payrollId;
+    }
+    if (f.deliveryStatus === 'pending') filters.push('attribute_exists(pending_endpoints)');
+    if (f.deliveryStatus === 'failed') filters.push('attribute_exists(failed_endpoints)');
+    if (f.deliveryStatus === 'succeeded') {
+      filters.push('size(deliveries) > :zero AND attribute_not_exists(pending_endpoints) AND attribute_not_exists(failed_endpoints)');
+      values[':zero'] = 0;
+    }
+    return queryPage(this.table, {
+      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+      FilterExpression: filters.join(' AND '),
+      ...(Object.keys(names).length > 0 && { ExpressionAttributeNames: names }),
+      ExpressionAttributeValues: values,
+      ScanIndexForward: false,
+      ConsistentRead: true,
+    }, limit, startKey, parseEvent);
+  }
+
+  async listUndispatched(before: string, limit: number): Promise<EventRecord[]> {
+    const page = await queryPage(this.table, {
+      IndexName: GSI2.name,
+      KeyConditionExpression: 'GSI2PK = :pk AND GSI2SK < :before',
+      ExpressionAttributeValues: { ':pk': keys.undispatchedEventsIndex, ':before': before },
+    }, limit, undefined, parseEvent);
+    return page.items;
+  }
+
+  async markDispatched(orgId: string, eventId: string): Promise<void> {
+    await this.table.doc.send(new UpdateCommand({ TableName: this.table.tableName, Key: keys.event(orgId, eventId), UpdateExpression: 'REMOVE GSI2PK, GSI2SK' }));
+  }
+
+  /**
+   * Opens (or re-opens, for a redelivery) the delivery of an event to an endpoint: the delivery item is pending and
+   * the event lists the endpoint as pending, in one transaction. Past attempts are kept.
+   */
+  async openDelivery(event: Pick<EventRecord, 'organization_id' | 'event_id'>, webhook: { webhook_id: string; url: string }, at: string): Promise<void> {
+    const t = this.table.tableName;
+    const org = event.organization_id;
+    await this.table.doc.send(new TransactWriteCommand({
+      TransactItems: [
+        {
+          Update: {
+            TableName: t, Key: keys.delivery(org, event.event_id, webhook.webhook_id),
+            UpdateExpression: 'SET entity = :entity, event_id = :event, webhook_id = :webhook, organization_id = :org, #url = :url, #status = :pending, attempts = if_not_exists(attempts, :none), created_at = if_not_exists(created_at, :at), updated_at = :at',
+            ExpressionAttributeNames: { '#url': 'url', '#status': 'status' },
+            ExpressionAttributeValues: { ':entity': 'delivery', ':event': event.event_id, ':webhook': webhook.webhook_id, ':org': org, ':url': webhook.url, ':pending': 'pending', ':none': [], ':at': at },
+          },
+        },
+        {
+          Update: {
+            TableName: t, Key: keys.event(org, event.event_id),
+            UpdateExpression: 'SET deliveries.#w = :pending ADD pending_endpoints :set DELETE failed_endpoints :set',
+            ConditionExpression: 'attribute_exists(PK)',
+            ExpressionAttributeNames: { '#w': webhook.webhook_id },
+            ExpressionAttributeValues: { ':pending': 'pending', ':set': new Set([webhook.webhook_id]) },
+          },
+        },
+      ],
+    }));
+  }
+
+  /**
+   * Appends an attempt to the delivery and, when `outcome` is final, closes it: the delivery and the event's view
+   * of it move together. A final outcome only applies to a delivery still pending (a re-delivered message whose
+   * delivery was already closed changes nothing); returns false then.
+   */
+  async recordAttempt(orgId: string, eventId: string, webhookId: string, a: DeliveryAttempt, outcome: 'succeeded' | 'failed' | null): Promise<boolean> {
+    const t = this.table.tableName;
+    const items: NonNullable<TransactWriteCommandInput['TransactItems']> = [{
+      Update: {
+        TableName: t, Key: keys.delivery(orgId, eventId, webhookId),
+        UpdateExpression: outcome ? 'SET attempts = list_append(attempts, :a), #status = :outcome, updated_at = :at' : 'SET attempts = list_append(attempts, :a), updated_at = :at',
+        ConditionExpression: '#status = :pending',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':a': [a], ':at': a.at, ':pending': 'pending', ...(outcome && { ':outcome': outcome }) },
+      },
+    }];
+    if (outcome) {
+      items.push({
+        Update: {
+          TableName: t, Key: keys.event(orgId, eventId),
+          UpdateExpression: outcome === 'failed' ? 'SET deliveries.#w = :outcome DELETE pending_endpoints :set ADD failed_endpoints :set' : 'SET deliveries.#w = :outcome DELETE pending_endpoints :set',
+          ExpressionAttributeNames: { '#w': webhookId },
+          ExpressionAttributeValues: { ':outcome': outcome, ':set': new Set([webhookId]) },
+        },
+      });
+    }
+    try {
+      await this.table.doc.send(new TransactWriteCommand({ TransactItems: items }));
+      return true;
+    } catch (err) {
+      if (cancelledConditions(err)?.[0]) return false;
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,132 @@
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { z } from 'zod';
+import type { TableRef } from '../adapters/dynamo.js';
+import { ConcurrentModificationError } from '../domain/errors.js';
+import { EVENT_TYPES, UNRELIABLE_AFTER_FAILED_EVENTS, WEBHOOK_STATUSES } from '../domain/events.js';
+import { isConditionalCheckFailure, parseItem } from './item.js';
+import { keys } from './keys.js';
+import { queryPage, type Page } from './paginate.js';
+
+const webhookItem = z.object({
+  webhook_id: z.string(),
+  organization_id: z.string(),
+  url: z.string(),
+  events: z.array(z.enum(EVENT_TYPES)).nullable(),
+  description: z.string().nullable(),
+  status: z.enum(WEBHOOK_STATUSES),
+  /** Envelope-encrypted signing secrets, newest first; a rotated-out one carries its expiry. */
+  secrets: z.array(z.object({ ciphertext: z.string(), created_at: z.string(), expires_at: z.string().nullable() })),
+  consecutive_failures: z.number().int(),
+  version: z.number().int(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type WebhookRecord = z.infer<typeof webhookItem>;
+
+const parse = (item: Record<string, unknown>) => parseItem(webhookItem, item, 'webhook');
+
+export class WebhookRepository {
+  constructor(private readonly table: TableRef) {}
+
+  async create(w: WebhookRecord): Promise<void> {
+    await this.table.doc.send(new PutCommand({
+      TableName: this.table.tableName, Item: { ...keys.webhook(w.organization_id, w.webhook_id), entity: 'webhook', ...w }, ConditionExpression: 'attribute_not_exists(PK)',
+    }));
+  }
+
+  async get(orgId: string, webhookId: string): Promise<WebhookRecord | undefined> {
+    const out = await this.table.doc.send(new GetCommand({ TableName: this.table.tableName, Key: keys.webhook(orgId, webhookId), ConsistentRead: true }));
+    return out.Item ? parse(out.Item) : undefined;
+  }
+
+  async list(orgId: string, limit: number, startKey?: Record<string, unknown>): Promise<Page<WebhookRecord>> {
+    return queryPage(this.table, {
+      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+      ExpressionAttributeValues: { ':pk': keys.orgPartition(orgId), ':prefix': keys.webhookPrefix },
+      ConsistentRead: true,
+    }, limit, startKey, parse);
+  }
+
+  /** Every endpoint of the organization (an organization has few): the fan-out reads them all. */
+  async all(orgId: string): Promise<WebhookRecord[]> {
+    const out: WebhookRecord[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.list(orgId, 100, start);
+      out.push(...page.items);
+      start = page.lastKey;
+    } while (start);
+    return out;
+  }
+
+  /** Whole-record replace under optimistic concurrency (`version`). */
+  async replace(previous: WebhookRecord, next: WebhookRecord): Promise<void> {
+    try {
+      await this.table.doc.send(new PutCommand({
+        TableName: this.table.tableName,
+        Item: { ...keys.webhook(next.organization_id, next.webhook_id), entity: 'webhook', ...next },
+        ConditionExpression: 'version = :v',
+        ExpressionAttributeValues: { ':v': previous.version },
+      }));
+    } catch (err) {
+      if (isConditionalCheckFailure(err)) throw new ConcurrentModificationError();
+      throw err;
+    }
+  }
+
+  async delete(orgId: string, webhookId: string): Promise<boolean> {
+    try {
+      await this.table.doc.send(new DeleteCommand({ TableName: this.table.tableName, Key: keys.webhook(orgId, webhookId), ConditionExpression: 'attribute_exists(PK)' }));
+      return true;
+    } catch (err) {
+      if (isConditionalCheckFailure(err)) return false;
+      throw err;
+    }
+  }
+
+  async recordSuccess(orgId: string, webhookId: string, at: string): Promise<void> {
+    try {
+      await this.table.doc.send(new UpdateCommand({
+        TableName: this.table.tableName, Key: keys.webhook(orgId, webhookId),
+        UpdateExpression: 'SET consecutive_failures = :zero, updated_at = :at',
+        ConditionExpression: 'attribute_exists(PK) AND consecutive_failures <> :zero',
+        ExpressionAttributeValues: { ':zero': 0, ':at': at },
+      }));
+    } catch (err) {
+      if (!isConditionalCheckFailure(err)) throw err;
+    }
+  }
+
+  /**
+   * One more event whose delivery failed for good. At the fifth in a row the endpoint is marked unreliable and
+   * paused; a success in between resets the count. Returns the status the endpoint now has.
+   */
+  async recordFailedEvent(orgId: string, webhookId: string, at: string): Promise<WebhookRecord['status'] | undefined> {
+    try {
+      const out = await this.table.doc.send(new UpdateCommand({
+        TableName: this.table.tableName, Key: keys.webhook(orgId, webhookId),
+        UpdateExpression: 'ADD consecutive_failures :one SET updated_at = :at',
+        ConditionExpression: 'attribute_exists(PK)',
+        ExpressionAttributeValues: { ':one': 1, ':at': at },
+        ReturnValues: 'ALL_NEW',
+      }));
+      const w = parse(out.Attributes!);
+      if (w.status === 'active' && w.consecutive_failures >= UNRELIABLE_AFTER_FAILED_EVENTS) {
+        await this.table.doc.send(new UpdateCommand({
+          TableName: this.table.tableName, Key: keys.webhook(orgId, webhookId),
+          UpdateExpression: 'SET #status = :unreliable, version = version + :one',
+          ConditionExpression: '#status = :active',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':unreliable': 'unreliable', ':active': 'active', ':one': 1 },
+        })).catch((err) => {
+          if (!isConditionalCheckFailure(err)) throw err;
+        });
+        return 'unreliable';
+      }
+      return w.status;
+    } catch (err) {
+      if (isConditionalCheckFailure(err)) return undefined;
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,159 @@
+import { Webhook } from 'standardwebhooks';
+import type { Deps } from '../adapters/clock.js';
+import type { FieldEncryptor } from '../adapters/envelope-encryption.js';
+import { logger } from '../adapters/logger.js';
+import type { Queue } from '../adapters/queue.js';
+import { postWebhook, type Resolver } from '../adapters/webhook-url.js';
+import type { EventRecord, EventRepository, NewEvent } from '../data/event-repository.js';
+import type { PayrollRecord } from '../data/payroll-repository.js';
+import type { WebhookRepository } from '../data/webhook-repository.js';
+import { NotFoundError } from '../domain/errors.js';
+import { MAX_DELIVERY_ATTEMPTS, type EventType } from '../domain/events.js';
+import { payrollView } from './payroll-view.js';
+import { signingSecrets } from './webhooks.js';
+
+export interface EventServices {
+  events: EventRepository;
+  webhooks: WebhookRepository;
+  webhookQueue: Queue;
+  deps: Deps;
+}
+
+export interface DeliveryServices extends EventServices {
+  encryptor: FieldEncryptor;
+  environment: 'sandbox' | 'production';
+  /** Seconds before the 2nd and 3rd attempts. */
+  retryDelaysSeconds: readonly number[];
+  resolve?: Resolver;
+  timeoutMs?: number;
+}
+
+/** What a delivery message names: one event, one endpoint. */
+export interface DeliveryMessage {
+  organization_id: string;
+  event_id: string;
+  webhook_id: string;
+}
+
+/** The body receivers get, signed as is. */
+export function eventPayload(e: Pick<EventRecord, 'event_id' | 'type' | 'created_at' | 'data'>) {
+  return { id: e.event_id, type: e.type, timestamp: e.created_at, data: e.data };
+}
+
+/** A payroll event: the run as it stands after the change, plus what the event adds (reason, findings…). */
+export function payrollEvent(deps: Deps, r: PayrollRecord, type: EventType, extra: Record<string, unknown> = {}): NewEvent {
+  const { progress: _progress, created_at: _created, updated_at: _updated, ...summary } = payrollView.summary(r);
+  return {
+    event_id: deps.newId('evt'), organization_id: r.organization_id, type, payroll_id: r.payroll_id,
+    data: { ...summary, ...extra }, created_at: deps.now().toISOString(),
+  };
+}
+
+function subscribed(events: readonly EventType[] | null, type: EventType): boolean {
+  return events === null || events.includes(type);
+}
+
+/**
+ * Fans recorded events out to the organization's active endpoints: one delivery item and one queue message per
+ * event and endpoint, then the event leaves the outbox. At least once: a crash before the marker is cleared
+ * makes the sweeper fan it out again, and receivers de-duplicate on the stable `webhook-id` (the event id).
+ */
+export async function dispatchEvents(s: EventServices, events: readonly Pick<EventRecord, 'organization_id' | 'event_id' | 'type'>[]): Promise<void> {
+  const endpointsByOrg = new Map<string, Awaited<ReturnType<WebhookRepository['all']>>>();
+  for (const e of events) {
+    let endpoints = endpointsByOrg.get(e.organization_id);
+    if (!endpoints) {
+      endpoints = await s.webhooks.all(e.organization_id);
+      endpointsByOrg.set(e.organization_id, endpoints);
+    }
+    const targets = endpoints.filter((w) => w.status === 'active' && subscribed(w.events, e.type));
+    const at = s.deps.now().toISOString();
+    for (const w of targets) await s.events.openDelivery(e, w, at);
+    await s.webhookQueue.sendAll(targets.map((w): DeliveryMessage => ({ organization_id: e.organization_id, event_id: e.event_id, webhook_id: w.webhook_id })));
+    await s.events.markDispatched(e.organization_id, e.event_id);
+  }
+}
+
+/** After the state change has committed: a failure here only delays delivery (the sweeper picks the events up). */
+export async function dispatchQuietly(s: EventServices, events: readonly NewEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  try {
+    await dispatchEvents(s, events);
+  } catch (err) {
+    logger.warn('event fan-out deferred to the sweeper', { events: events.map((e) => e.event_id), error: err as Error });
+  }
+}
+
+export async function resumeUndispatchedEvents(s: EventServices, staleBefore: Date): Promise<number> {
+  const events = await s.events.listUndispatched(staleBefore.toISOString(), 500);
+  await dispatchEvents(s, events);
+  return events.length;
+}
+
+export type DeliveryOutcome =
+  | { kind: 'done' }
+  | { kind: 'retry'; delaySeconds: number }
+  | { kind: 'failed' };
+
+/**
+ * One attempt to deliver one event to one endpoint, signed per the Standard Webhooks specification. The queue
+ * carries the retries: `receives` is the message's receive count, so attempts 1 and 2 ask for a retry after the
+ * configured delay, and the third failure closes the delivery `failed` (the message then goes to the DLQ).
+ */
+export async function deliverEvent(s: DeliveryServices, m: DeliveryMessage, receives: number): Promise<DeliveryOutcome> {
+  const [webhook, delivery, event] = await Promise.all([
+    s.webhooks.get(m.organization_id, m.webhook_id),
+    s.events.getDelivery(m.organization_id, m.event_id, m.webhook_id),
+    s.events.get(m.organization_id, m.event_id),
+  ]);
+  // A closed delivery (a duplicate message), a deleted event, or an endpoint removed or disabled since: nothing to send.
+  if (!webhook || !delivery || !event || delivery.status !== 'pending' || webhook.status === 'disabled') return { kind: 'done' };
+  const now = s.deps.now();
+  const payload = JSON.stringify(eventPayload(event));
+  const signatures = (await signingSecrets(s, webhook, now)).map((secret) => new Webhook(secret).sign(event.event_id, now, payload));
+  const result = await postWebhook(webhook.url, payload, {
+    'webhook-id': event.event_id,
+    'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+    'webhook-signature': signatures.join(' '),
+  }, { environment: s.environment, timeoutMs: s.timeoutMs ?? 10_000, resolve: s.resolve });
+  const attempt = { at: now.toISOString(), status_code: result.status, latency_ms: Math.round(result.latencyMs), error: result.error };
+  if (result.ok) {
+    await s.events.recordAttempt(m.organization_id, m.event_id, m.webhook_id, attempt, 'succeeded');
+    await s.webhooks.recordSuccess(m.organization_id, m.webhook_id, attempt.at);
+    return { kind: 'done' };
+  }
+  if (receives < MAX_DELIVERY_ATTEMPTS) {
+    await s.events.recordAttempt(m.organization_id, m.event_id, m.webhook_id, attempt, null);
+    return { kind: 'retry', delaySeconds: s.retryDelaysSeconds[receives - 1] ?? s.retryDelaysSeconds.at(-1) ?? 30 };
+  }
+  if (await s.events.recordAttempt(m.organization_id, m.event_id, m.webhook_id, attempt, 'failed')) {
+    const status = await s.webhooks.recordFailedEvent(m.organization_id, m.webhook_id, attempt.at);
+    if (status === 'unreliable') logger.warn('webhook endpoint marked unreliable and paused', { webhook_id: m.webhook_id, organization_id: m.organization_id });
+  }
+  return { kind: 'failed' };
+}
+
+/**
+ * Sends an event again: to every endpoint it was delivered to (whatever the outcome), or, if it never had one, to
+ * the endpoints subscribed now. The `webhook-id` stays the event id, so receivers recognise a repeat.
+ */
+export async function redeliverEvent(s: EventServices, orgId: string, eventId: string): Promise<EventRecord> {
+  const event = await s.events.get(orgId, eventId);
+  if (!event) throw new NotFoundError();
+  const endpoints = (await s.webhooks.all(orgId)).filter((w) => w.status !== 'disabled');
+  const previous = new Set(Object.keys(event.deliveries));
+  const targets = previous.size > 0 ? endpoints.filter((w) => previous.has(w.webhook_id)) : endpoints.filter((w) => subscribed(w.events, event.type));
+  const at = s.deps.now().toISOString();
+  for (const w of targets) await s.events.openDelivery(event, w, at);
+  await s.webhookQueue.sendAll(targets.map((w): DeliveryMessage => ({ organization_id: orgId, event_id: eventId, webhook_id: w.webhook_id })));
+  return (await s.events.get(orgId, eventId))!;
+}
+
+export async function eventView(s: Pick<EventServices, 'events'>, e: EventRecord) {
+  const deliveries = await s.events.deliveries(e.organization_id, e.event_id);
+  return {
+    ...eventPayload(e),
+    payroll_id: e.payroll_id,
+    deliveries: deliveries.map((d) => ({ webhook_id: d.webhook_id, url: d.url, status: d.status, attempts: d.attempts })),
+  };
+}

@@ -1,0 +1,194 @@
+import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalStack, type RunningStack } from '../support/local-stack.js';
+import { startReceiver } from '../support/webhook-receiver.js';
+
+let stack: RunningStack;
+let seq = 0;
+
+async function organization() {
+  const org = await stack.createOrganization(`Hooks ${seq++}`);
+  const emp = await stack.request('POST', '/v1/employees', { token: org.token, body: {
+    first_name: 'Wanda', last_name: 'Hook', email: `wanda${seq}@example.com`, employment_type: 'full_time', pay_group: 'default',
+    pay_schedule: 'biweekly', start_date: '2026-01-05', bank_account: { account_number: '24681357', routing_number: '021000021', account_type: 'checking' },
+  } });
+  return { token: org.token, employeeId: emp.body.data.employee_id as string };
+}
+
+let period = 0;
+function payroll(employeeId: string, extra: Record<string, unknown> = {}) {
+  const start = new Date(Date.UTC(2026, 2, 1 + 14 * period++));
+  const iso = (d: Date) => d.toISOString().slice(0, 10);
+  return {
+    pay_period_start: iso(start), pay_period_end: iso(new Date(start.getTime() + 13 * 86_400_000)), pay_date: iso(new Date(start.getTime() + 18 * 86_400_000)),
+    employees: [{ employee_id: employeeId, gross_pay: 1000, hours_worked: 40 }], ...extra,
+  };
+}
+
+async function register(token: string, url: string, extra: Record<string, unknown> = {}) {
+  const res = await stack.request('POST', '/v1/webhooks', { token, body: { url, ...extra } });
+  expect(res.status).toBe(201);
+  return res.body.data as { webhook_id: string; secret: string; status: string };
+}
+
+beforeAll(async () => {
+  stack = await startLocalStack({ env: { PAYROLL_WEBHOOK_RETRY_DELAYS_S: '1,1' } });
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+describe('webhooks over the local stack', () => {
+  it('delivers the documented sequence, each event signed and verifiable', async () => {
+    const { token, employeeId } = await organization();
+    const receiver = await startReceiver();
+    const hook = await register(token, receiver.url, { description: 'ledger sync' });
+    expect(hook.secret).toMatch(/^whsec_/);
+    const submitted = await stack.request('POST', '/v1/payroll', { token, body: payroll(employeeId) });
+    const payrollId = submitted.body.data.payroll_id;
+    const all = await receiver.waitFor((r) => r.length >= 6);
+    const verifier = new Webhook(hook.secret);
+    const events = all.map((r) => verifier.verify(r.body, r.headers as Record<string, string>) as { id: string; type: string; timestamp: string; data: { payroll_id: string } });
+    expect(all.map((r) => r.headers['webhook-id'])).toEqual(events.map((e) => e.id));
+    const inOrder = [...events].sort((a, b) => a.timestamp.localeCompare(b.timestamp) || a.id.localeCompare(b.id));
+    expect(inOrder.map((e) => e.type)).toEqual([
+      'payroll.submitted', 'payroll.processing', 'payroll.approved', 'payroll.processed', 'payroll.completed', 'paystub.generated',
+    ]);
+    expect(events.every((e) => e.data.payroll_id === payrollId)).toBe(true);
+    expect(() => verifier.verify(all[0]!.body.replace('payroll', 'Payroll'), all[0]!.headers as Record<string, string>)).toThrow();
+
+    const listed = await stack.request('GET', `/v1/events?payroll_id=${payrollId}`, { token });
+    expect(listed.body.data.events.map((e: { type: string }) => e.type)).toEqual([...inOrder].reverse().map((e) => e.type));
+    for (const e of listed.body.data.events) {
+      expect(e.deliveries).toEqual([expect.objectContaining({ webhook_id: hook.webhook_id, status: 'succeeded', attempts: [expect.objectContaining({ status_code: 200, error: null })] })]);
+    }
+    await receiver.close();
+  });
+
+  it('delivers on the third attempt to a receiver that fails twice', async () => {
+    const { token, employeeId } = await organization();
+    const receiver = await startReceiver((_r, i) => (i < 2 ? 503 : 200));
+    await register(token, receiver.url, { events: ['payroll.submitted'] });
+    await stack.request('POST', '/v1/payroll', { token, body: payroll(employeeId) });
+    const all = await receiver.waitFor((r) => r.length >= 3);
+    expect(new Set(all.map((r) => r.headers['webhook-id'])).size).toBe(1);
+    const [event] = (await stack.request('GET', '/v1/events?type=payroll.submitted', { token })).body.data.events;
+    expect(event.deliveries[0].status).toBe('succeeded');
+    expect(event.deliveries[0].attempts.map((a: { status_code: number }) => a.status_code)).toEqual([503, 503, 200]);
+    expect(all[2]!.at - all[0]!.at).toBeGreaterThanOrEqual(1500);
+    await receiver.close();
+  });
+
+  it('records a failed delivery after three failures, dead-letters the message, and can redeliver', async () => {
+    const { token, employeeId } = await organization();
+    let healthy = false;
+    const receiver = await startReceiver(() => (healthy ? 200 : 500));
+    const hook = await register(token, receiver.url, { events: ['payroll.submitted'] });
+    await stack.request('POST', '/v1/payroll', { token, body: payroll(employeeId) });
+    await receiver.waitFor((r) => r.length >= 3);
+    let event: any;
+    const deadline = Date.now() + 10_000;
+    do {
+      event = (await stack.request('GET', '/v1/events?type=payroll.submitted&delivery_status=failed', { token })).body.data.events[0];
+    } while (!event && Date.now() < deadline);
+    expect(event.deliveries[0]).toMatchObject({ status: 'failed', attempts: [{ status_code: 500 }, { status_code: 500 }, { status_code: 500 }] });
+    expect(event.deliveries[0].attempts[0].error).toContain('HTTP 500');
+
+    const sqs = new SQSClient({ endpoint: stack.state.sqs_endpoint, region: stack.state.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    let dead: string[] = [];
+    const dlqDeadline = Date.now() + 10_000;
+    while (dead.length === 0 && Date.now() < dlqDeadline) {
+      const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: stack.state.queues.webhooks_dlq, WaitTimeSeconds: 1, MaxNumberOfMessages: 10 }));
+      dead = (out.Messages ?? []).map((m) => m.Body!).filter((b) => b.includes(event.id));
+    }
+    expect(dead).toHaveLength(1);
+    expect(JSON.parse(dead[0]!)).toEqual({ organization_id: expect.any(String), event_id: event.id, webhook_id: hook.webhook_id });
+
+    healthy = true;
+    const again = await stack.request('POST', `/v1/events/${event.id}/redeliver`, { token });
+    expect(again.status).toBe(202);
+    const all = await receiver.waitFor((r) => r.length >= 4);
+    expect(all[3]!.headers['webhook-id']).toBe(event.id);
+    const after = (await stack.request('GET', `/v1/events/${event.id}`, { token })).body.data;
+    expect(after.deliveries[0].status).toBe('succeeded');
+    expect(after.deliveries[0].attempts).toHaveLength(4);
+    await receiver.close();
+  });
+
+  it('marks an endpoint unreliable and pauses it after five failed events, until re-enabled', async () => {
+    const { token, employeeId } = await organization();
+    const receiver = await startReceiver(() => 500);
+    const hook = await register(token, receiver.url, { events: ['payroll.submitted'] });
+    for (let i = 0; i < 5; i++) await stack.request('POST', '/v1/payroll', { token, body: payroll(employeeId) });
+    await receiver.waitFor((r) => r.length >= 15, 30_000);
+    let status = 'active';
+    const deadline = Date.now() + 10_000;
+    while (status !== 'unreliable' && Date.now() < deadline) status = (await stack.request('GET', `/v1/webhooks/${hook.webhook_id}`, { token })).body.data.status;
+    expect(status).toBe('unreliable');
+    await stack.request('POST', '/v1/payroll', { token, body: payroll(employeeId) });
+    const paused = await stack.request('GET', '/v1/events?type=payroll.submitted&limit=1', { token });
+    expect(paused.body.data.events[0].deliveries).toEqual([]);
+    const enabled = await stack.request('PATCH', `/v1/webhooks/${hook.webhook_id}`, { token, body: { status: 'active' } });
+    expect(enabled.body.data).toMatchObject({ status: 'active', consecutive_failures: 0 });
+    await receiver.close();
+  });
+
+  it('signs with both secrets for a day after a rotation', async () => {
+    const { token, employeeId } = await organization();
+    const receiver = await startReceiver();
+    const hook = await register(token, receiver.url, { events: ['payroll.submitted'] });
+    const rotated = await stack.request('POST', `/v1/webhooks/${hook.webhook_id}/rotate-secret`, { token });
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.data.secret).not.toBe(hook.secret);
+    expect(Date.parse(rotated.body.data.previous_secret_expires_at) - Date.now()).toBeGreaterThan(23 * 3600 * 1000);
+    await stack.request('POST', '/v1/payroll', { token, body: payroll(employeeId) });
+    const [delivery] = await receiver.waitFor((r) => r.length >= 1);
+    expect(String(delivery!.headers['webhook-signature']).split(' ')).toHaveLength(2);
+    for (const secret of [hook.secret, rotated.body.data.secret]) {
+      expect(new Webhook(secret).verify(delivery!.body, delivery!.headers as Record<string, string>)).toMatchObject({ type: 'payroll.submitted' });
+    }
+    expect(() => new Webhook(`whsec_${Buffer.from('x'.repeat(24)).toString('base64')}`).verify(delivery!.body, delivery!.headers as Record<string, string>)).toThrow();
+    await receiver.close();
+  });
+
+  it('manages endpoints: list without secrets, validation, another organization sees nothing', async () => {
+    const { token } = await organization();
+    const other = await organization();
+    const hook = await register(token, 'http://localhost:9/nowhere', { events: ['payroll.completed', 'payroll.failed'] });
+    const list = await stack.request('GET', '/v1/webhooks', { token });
+    expect(list.body.data.webhooks).toEqual([expect.objectContaining({ webhook_id: hook.webhook_id, events: ['payroll.completed', 'payroll.failed'], status: 'active' })]);
+    expect(list.text).not.toContain('whsec_');
+    expect((await stack.request('GET', `/v1/webhooks/${hook.webhook_id}`, { token: other.token })).status).toBe(404);
+    expect((await stack.request('DELETE', `/v1/webhooks/${hook.webhook_id}`, { token: other.token })).status).toBe(404);
+    const bad = await stack.request('POST', '/v1/webhooks', { token, body: { url: 'http://10.0.0.1/hook', events: ['payroll.exploded'] } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['events[0]']);
+    const unsafe = await stack.request('POST', '/v1/webhooks', { token, body: { url: 'http://10.0.0.1/hook' } });
+    expect(unsafe.status).toBe(400);
+    expect(unsafe.body.error.details[0]).toMatchObject({ field: 'url', code: 'unsafe_url' });
+    expect((await stack.request('DELETE', `/v1/webhooks/${hook.webhook_id}`, { token })).status).toBe(200);
+    expect((await stack.request('GET', `/v1/webhooks/${hook.webhook_id}`, { token })).status).toBe(404);
+    expect((await stack.request('POST', '/v1/events/evt_unknown/redeliver', { token })).status).toBe(404);
+  });
+});
+
+describe('webhook URLs in production', () => {
+  it.each(['http://hooks.example.com/x', 'https://127.0.0.1/hook', 'http://127.0.0.1/hook', 'https://10.0.0.1/hook', 'https://169.254.169.254/latest/meta-data', 'https://localhost/hook'])(
+    'refuses %s', async (url) => {
+      const res = await prod.request('POST', '/v1/webhooks', { token: prodToken, body: { url } });
+      expect(res.status).toBe(400);
+      expect(res.body.error.details[0]).toMatchObject({ field: 'url', code: 'unsafe_url' });
+    });
+});
+
+let prod: RunningStack;
+let prodToken: string;
+beforeAll(async () => {
+  prod = await startLocalStack({ env: { PAYROLL_ENVIRONMENT: 'production' } });
+  prodToken = (await prod.createOrganization('Prod Hooks')).token;
+});
+afterAll(async () => {
+  await prod?.stop();
+});
