@@ -35,7 +35,11 @@ export class InvalidQueryError extends DomainError {
 }
 
 export class UnauthorizedError extends DomainError {
-  constructor(reason: string) {
+  constructor(
+    readonly reason: string,
+    /** The key the token belongs to, when it matched one that was then refused (for the audit log). */
+    readonly identity?: { organizationId: string; apiKeyId: string },
+  ) {
     super(401, 'unauthorized', 'Unauthorized', [], {
       'WWW-Authenticate': `Bearer realm="payroll", error="invalid_token", error_description="${reason}"`,
     });
@@ -43,6 +47,8 @@ export class UnauthorizedError extends DomainError {
 }
 
 export class MissingCredentialsError extends DomainError {
+  readonly reason = 'No bearer token';
+
   constructor() {
     super(401, 'unauthorized', 'Unauthorized', [], { 'WWW-Authenticate': 'Bearer realm="payroll"' });
   }

@@ -27,9 +27,10 @@ export class Authenticator {
     const tokenHash = hashToken(token);
     const record = await this.lookup(tokenHash);
     if (!record) throw new UnauthorizedError('The token is unknown or revoked');
-    if (record.environment !== this.environment) throw new UnauthorizedError('The token belongs to another environment');
+    const identity = { organizationId: record.organization_id, apiKeyId: record.api_key_id };
+    if (record.environment !== this.environment) throw new UnauthorizedError('The token belongs to another environment', identity);
     if (record.expires_at !== null && Date.parse(record.expires_at) <= this.now()) {
-      throw new UnauthorizedError('The token has expired');
+      throw new UnauthorizedError('The token has expired', identity);
     }
     return {
       organizationId: record.organization_id,

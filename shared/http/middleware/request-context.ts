@@ -1,6 +1,8 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { emitAudit } from '../../adapters/audit-sink.js';
 import { logger } from '../../adapters/logger.js';
+import { MissingCredentialsError, UnauthorizedError } from '../../domain/errors.js';
 import type { Principal } from '../principal.js';
 
 export type ApiEvent = APIGatewayProxyEvent & { principal?: Principal; jsonBody?: unknown };
@@ -14,11 +16,34 @@ export function requestIdOf(event: APIGatewayProxyEvent): string {
  * and writes one access line per request. The line holds no header, body or query value: those may carry
  * tokens or bank numbers.
  */
+/** Every authenticated request and every authentication failure goes to the audit log; anonymous 404s do not. */
+function audit(event: ApiEvent, error: unknown, status: number, latencyMs: number, requestId: string): void {
+  const failure = error instanceof UnauthorizedError || error instanceof MissingCredentialsError ? error : undefined;
+  if (!event.principal && !failure) return;
+  const identity = event.principal
+    ? { organizationId: event.principal.organizationId, apiKeyId: event.principal.apiKeyId }
+    : failure instanceof UnauthorizedError ? failure.identity : undefined;
+  emitAudit({
+    request_id: requestId,
+    api_key_id: identity?.apiKeyId ?? null,
+    organization_id: identity?.organizationId ?? null,
+    method: event.httpMethod,
+    path: event.path,
+    route: event.requestContext?.resourcePath ?? null,
+    status,
+    source_ip: event.requestContext?.identity?.sourceIp ?? null,
+    user_agent: event.requestContext?.identity?.userAgent ?? null,
+    at: new Date().toISOString(),
+    latency_ms: latencyMs,
+    auth_failure: failure?.reason ?? null,
+  });
+}
+
 /** Keyed by event, not held in the closure: the local stack runs many invocations of one handler at once. */
 const startedAt = new WeakMap<object, number>();
 
 export function requestContext(): MiddlewareObj<ApiEvent, APIGatewayProxyResult> {
-  const finish = (request: { event: ApiEvent; response: APIGatewayProxyResult | null }) => {
+  const finish = (request: { event: ApiEvent; response: APIGatewayProxyResult | null; error?: unknown }) => {
     const requestId = requestIdOf(request.event);
     if (request.response) request.response.headers = { ...request.response.headers, 'X-Request-Id': requestId };
     const status = request.response?.statusCode ?? 500;
@@ -34,6 +59,7 @@ export function requestContext(): MiddlewareObj<ApiEvent, APIGatewayProxyResult>
     };
     if (status >= 500) logger.error('request failed', line);
     else logger.info('request', line);
+    audit(request.event, request.error, status, line.latency_ms, requestId);
   };
   return {
     before: (request) => {
