@@ -17,6 +17,9 @@
  * | webhook endpoint  | ORG#<org>              | WEBHOOK#<webhook>       |                 |
  * | event (outbox)    | ORG#<org>              | EVENT#<event>           | GSI2: UNDISPATCHED_EVENTS / <created_at>#<event> until fanned out (sparse) |
  * | delivery          | ORG#<org>              | EVENT#<event>#DELIVERY#<webhook> |        |
+ * | audit line        | ORG#<org>#AUDIT        | <at>#<request id>       | (ttl 400 days)  |
+ * | audit line, no org | AUDIT#UNAUTHENTICATED#<yyyy-mm-dd> | <at>#<request id> | (ttl 400 days) |
+ * | rate limit state  | RATE#<key>#<bucket>    | RATE                    | (ttl 2 min)     |
  *
  * Paystubs get a partition each rather than living under the organization, so a 25,000-employee run spreads
  * its writes instead of pressing on one partition key; the organization is checked on every read.
@@ -58,6 +61,10 @@ export const keys = {
   eventPrefix: 'EVENT#',
   delivery: (orgId: string, eventId: string, webhookId: string): Key => ({ PK: `ORG#${orgId}`, SK: `EVENT#${eventId}#DELIVERY#${webhookId}` }),
   undispatchedEventsIndex: 'UNDISPATCHED_EVENTS',
+  auditLog: (orgId: string, at: string, requestId: string): Key => ({ PK: `ORG#${orgId}#AUDIT`, SK: `${at}#${requestId}` }),
+  auditLogPartition: (orgId: string): string => `ORG#${orgId}#AUDIT`,
+  unauthenticatedAuditLog: (at: string, requestId: string): Key => ({ PK: `AUDIT#UNAUTHENTICATED#${at.slice(0, 10)}`, SK: `${at}#${requestId}` }),
+  rateLimit: (bucketKey: string): Key => ({ PK: `RATE#${bucketKey}`, SK: 'RATE' }),
 } as const;
 
 /**

@@ -131,3 +131,11 @@ export class PayrollNotCancellableError extends DomainError {
     ]);
   }
 }
+
+export class RateLimitedError extends DomainError {
+  constructor(readonly retryAfterSeconds: number) {
+    super(429, 'rate_limited', 'Too Many Requests', [
+      { code: 'rate_limited', message: `Rate limit exceeded: retry in ${retryAfterSeconds} s` },
+    ], { 'Retry-After': String(retryAfterSeconds) });
+  }
+}

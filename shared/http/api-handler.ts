@@ -7,6 +7,7 @@ import { renderSuccess, type ApiResult } from './envelope.js';
 import { authenticate } from './middleware/authenticate.js';
 import { errorEnvelope } from './middleware/error-envelope.js';
 import { jsonBody } from './middleware/json-body.js';
+import { rateLimitCheck, rateLimitHeaders } from './middleware/rate-limit.js';
 import { requestContext, requestIdOf, type ApiEvent } from './middleware/request-context.js';
 import type { Principal } from './principal.js';
 import type { RouteDef } from './routes.js';
@@ -83,9 +84,12 @@ export function apiHandler<S extends Schemas<any, any, any>>(
   };
 
   return middy<ApiEvent, APIGatewayProxyResult>()
+    // before: in this order; after/onError: in reverse, so headers are stamped on the envelope's response.
     .use(requestContext())
+    .use(rateLimitHeaders())
     .use(errorEnvelope())
     .use(authenticate(route))
+    .use(rateLimitCheck(route))
     .use(jsonBody())
     .handler(inner);
 }

@@ -4,6 +4,7 @@ import { config } from '../config/env.js';
 import { ApiKeyRepository } from '../data/api-key-repository.js';
 import { EmployeeRepository } from '../data/employee-repository.js';
 import { OrganizationRepository } from '../data/organization-repository.js';
+import { RateLimitRepository } from '../data/rate-limit-repository.js';
 import { Authenticator } from './authenticator.js';
 
 /**
@@ -16,6 +17,7 @@ export interface Services {
   organizations: OrganizationRepository;
   apiKeys: ApiKeyRepository;
   employees: EmployeeRepository;
+  rateLimits: RateLimitRepository;
 }
 
 let services: Services | undefined;
@@ -30,6 +32,7 @@ export function appServices(): Services {
       organizations: new OrganizationRepository(table),
       apiKeys: new ApiKeyRepository(table),
       employees: new EmployeeRepository(table),
+      rateLimits: new RateLimitRepository(table),
     };
   }
   return services;

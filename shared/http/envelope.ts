@@ -1,5 +1,5 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { DomainError } from '../domain/errors.js';
+import { DomainError, RateLimitedError } from '../domain/errors.js';
 
 /** What a use case answers; the envelope is added here, once. */
 export interface ApiResult {
@@ -47,6 +47,7 @@ export function renderError(error: unknown, requestId: string): APIGatewayProxyR
       code: known ? error.code : 'internal_error',
       message: known ? error.message : 'Internal server error',
       details: known ? error.details : [],
+      ...(error instanceof RateLimitedError && { retry_after: error.retryAfterSeconds }),
     },
     request_id: requestId,
   };

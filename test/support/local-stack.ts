@@ -68,6 +68,10 @@ export async function startLocalStack(options: { dir?: string; env?: Record<stri
     PAYROLL_DATA_DIR: dir,
     PAYROLL_HTTPS_PORT: '0',
     PAYROLL_HTTP_PORT: '0',
+    // Tests poll; the rate-limit tests set their own small limits.
+    PAYROLL_RATE_LIMIT_READ: '100000',
+    PAYROLL_RATE_LIMIT_PAYROLL_WRITE: '100000',
+    PAYROLL_RATE_LIMIT_EMPLOYEE_WRITE: '100000',
     ...options.env,
   };
   const child = run([join(ROOT, 'local', 'start.ts')], env);

@@ -1,0 +1,135 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { AuditRecord } from '../adapters/audit-sink.js';
+import type { TableRef } from '../adapters/dynamo.js';
+import { auditExpiresAt } from '../domain/audit.js';
+import { auditRecordSchema } from '../schemas/audit.js';
+import { batchPutAll } from './batch.js';
+import { parseItem } from './item.js';
+import { TABLE_KEYS, TTL_ATTRIBUTE, keys } from './keys.js';
+import type { Page } from './paginate.js';
+
+/**
+ * The audit log, one item per request: PK `ORG#<org>#AUDIT`, SK `<at>#<request id>`.
+ *
+ * One partition per organization, not one per organization and day. A day partition does not spread the writes
+ * that matter: every line written at a given moment still lands in today's partition, so its instantaneous
+ * ceiling is the same one key's ~1,000 writes/s (well above the stage's throttle, which bounds every organization
+ * together). What it would cost is the read: newest-first across a from/to range would walk the days backwards,
+ * one Query per day, up to 400 of them for a sparse or filtered log, and the page token would have to carry the
+ * day. With one partition, any range is one key condition (`SK BETWEEN from AND to`) and DynamoDB's own
+ * LastEvaluatedKey is the cursor. The table has no local secondary index, so an item collection has no size limit,
+ * and the organization's other items (`ORG#<org>`) never share a partition key with this write-heavy log.
+ *
+ * Failures with no organization (an unknown or malformed token) go to `AUDIT#UNAUTHENTICATED#<day>`: nobody reads
+ * them through the API, operators read one day at a time, and that traffic comes from anyone on the Internet,
+ * so a day bounds each collection an operator has to page through.
+ *
+ * Keys are deterministic (the request's own time and id), so a line written twice, as a retried delivery does,
+ * is the same item.
+ */
+export interface AuditFilters {
+  api_key_id?: string;
+  status?: number;
+  path_prefix?: string;
+  /** Inclusive UTC instants in `toISOString` form. */
+  from?: string;
+  to?: string;
+}
+
+/**
+ * A page reads at most this many Query calls. With a filter, DynamoDB evaluates items before filtering them, so
+ * a rare status over a year of lines could otherwise turn one API call into a read of the whole partition; past
+ * the budget the page ends short (possibly empty) with a token to go on from where the reading stopped.
+ */
+const MAX_READS_PER_PAGE = 10;
+/** Items evaluated per Query when a filter is set: large enough that a selective filter still fills a page. */
+const FILTERED_READ_SIZE = 1_000;
+/** Above every ASCII character a request id may contain: `<to>#<anything>` sorts below `<to>#\uffff`. */
+const SK_CEILING = '\uffff';
+
+function toItem(record: AuditRecord): Record<string, unknown> {
+  const key = record.organization_id
+    ? keys.auditLog(record.organization_id, record.at, record.request_id)
+    : keys.unauthenticatedAuditLog(record.at, record.request_id);
+  return { ...key, entity: 'audit', ...record, [TTL_ATTRIBUTE]: auditExpiresAt(record.at) };
+}
+
+const parse = (item: Record<string, unknown>): AuditRecord => parseItem(auditRecordSchema, item, 'audit line');
+
+export class AuditRepository {
+  constructor(private readonly table: TableRef) {}
+
+  /** Whole-item puts in batches of 25; unprocessed items are retried, and a write that cannot finish throws. */
+  async putAll(records: readonly AuditRecord[]): Promise<void> {
+    // Two lines with the same key in one BatchWriteItem are refused outright; the later copy is the same line.
+    const unique = new Map(records.map((r) => {
+      const item = toItem(r);
+      return [`${item.PK as string}\u0000${item.SK as string}`, item];
+    }));
+    if (unique.size > 0) await batchPutAll(this.table, [...unique.values()]);
+  }
+
+  /** Newest first. `from`/`to` narrow the key range; the key, status and path prefix are filters. */
+  async list(orgId: string, f: AuditFilters, limit: number, startKey?: Record<string, unknown>): Promise<Page<AuditRecord>> {
+    const values: Record<string, unknown> = { ':pk': keys.auditLogPartition(orgId) };
+    let keyCondition = 'PK = :pk';
+    if (f.from && f.to) {
+      keyCondition += ' AND SK BETWEEN :from AND :to';
+      values[':from'] = f.from;
+      values[':to'] = `${f.to}#${SK_CEILING}`;
+    } else if (f.from) {
+      keyCondition += ' AND SK >= :from';
+      values[':from'] = f.from;
+    } else if (f.to) {
+      keyCondition += ' AND SK <= :to';
+      values[':to'] = `${f.to}#${SK_CEILING}`;
+    }
+    const filters: string[] = [];
+    const names: Record<string, string> = {};
+    if (f.api_key_id !== undefined) {
+      filters.push('api_key_id = :key');
+      values[':key'] = f.api_key_id;
+    }
+    if (f.status !== undefined) {
+      filters.push('#status = :status');
+      names['#status'] = 'status';
+      values[':status'] = f.status;
+    }
+    if (f.path_prefix !== undefined) {
+      filters.push('begins_with(#path, :path)');
+      names['#path'] = 'path';
+      values[':path'] = f.path_prefix;
+    }
+    const filtered = filters.length > 0;
+
+    const raw: Record<string, unknown>[] = [];
+    let key = startKey;
+    let reads = 0;
+    do {
+      const out = await this.table.doc.send(new QueryCommand({
+        TableName: this.table.tableName,
+        KeyConditionExpression: keyCondition,
+        ...(filtered && { FilterExpression: filters.join(' AND ') }),
+        ...(Object.keys(names).length > 0 && { ExpressionAttributeNames: names }),
+        ExpressionAttributeValues: values,
+        ScanIndexForward: false,
+        // An audit read is never part of a read-modify-write; half the cost of a strongly consistent one.
+        ConsistentRead: false,
+        Limit: filtered ? FILTERED_READ_SIZE : limit + 1 - raw.length,
+        ExclusiveStartKey: key,
+      }));
+      raw.push(...(out.Items ?? []));
+      key = out.LastEvaluatedKey;
+      reads++;
+    } while (key && raw.length <= limit && reads < MAX_READS_PER_PAGE);
+
+    // One item past the page says there is more; the cursor is then the last item shown (as in queryPage).
+    if (raw.length > limit) {
+      const page = raw.slice(0, limit);
+      const last = page.at(-1)!;
+      return { items: page.map(parse), lastKey: { [TABLE_KEYS.pk]: last[TABLE_KEYS.pk], [TABLE_KEYS.sk]: last[TABLE_KEYS.sk] } };
+    }
+    // Otherwise either the range is exhausted, or the read budget ran out and the cursor is where reading stopped.
+    return { items: raw.map(parse), lastKey: key };
+  }
+}
