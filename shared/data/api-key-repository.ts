@@ -19,6 +19,11 @@ const apiKeyRecord = z.object({
   expires_at: z.string().nullable(),
   revoked_at: z.string().nullable(),
   last_used_at: z.string().nullable().default(null),
+  /** When the current token was issued: at creation, then at each rotation (the age the warning header counts). */
+  token_issued_at: z.string().nullable().default(null),
+  /** The token replaced by the last rotation, valid until `previous_token_expires_at`. */
+  previous_token_hash: z.string().nullable().default(null),
+  previous_token_expires_at: z.string().nullable().default(null),
 });
 export type ApiKeyRecord = z.infer<typeof apiKeyRecord>;
 
@@ -30,18 +35,24 @@ const tokenItem = z.object({
   type: z.enum(TOKEN_TYPES),
   scopes: z.array(z.enum(SCOPES)),
   expires_at: z.string().nullable(),
+  issued_at: z.string().nullable().default(null),
 });
 export type TokenRecord = z.infer<typeof tokenItem>;
 
-export function apiKeyItems(tableName: string, record: ApiKeyRecord, tokenHash: string) {
-  const token: TokenRecord = {
+function tokenOf(record: ApiKeyRecord, issuedAt: string, expiresAt: string | null): TokenRecord {
+  return {
     api_key_id: record.api_key_id,
     organization_id: record.organization_id,
     environment: record.environment,
     type: record.type,
     scopes: record.scopes,
-    expires_at: record.expires_at,
+    expires_at: expiresAt,
+    issued_at: issuedAt,
   };
+}
+
+export function apiKeyItems(tableName: string, record: ApiKeyRecord, tokenHash: string) {
+  const token = tokenOf(record, record.token_issued_at ?? record.created_at, record.expires_at);
   return [
     { Put: { TableName: tableName, Item: { ...keys.apiKey(record.organization_id, record.api_key_id), entity: 'api_key', ...record }, ConditionExpression: 'attribute_not_exists(PK)' } },
     { Put: { TableName: tableName, Item: { ...keys.token(tokenHash), entity: 'token', ...token }, ConditionExpression: 'attribute_not_exists(PK)' } },
@@ -73,7 +84,41 @@ export class ApiKeyRepository {
     }, limit, startKey, (item) => parseItem(apiKeyRecord, item, 'api key'));
   }
 
-  /** Marks the key revoked and deletes its token item in one transaction: the next lookup finds nothing. */
+  /**
+   * A new token for the same key, in one transaction: the key points at the new hash, the new token item appears,
+   * and the old token's item gets an expiry at the end of the grace period (or the key's own, if sooner). A token
+   * left over from an earlier rotation stops at once: at most two tokens of a key are ever valid.
+   */
+  async rotate(key: ApiKeyRecord, next: { hash: string; hint: string }, at: string, graceEndsAt: string): Promise<ApiKeyRecord> {
+    const t = this.table.tableName;
+    const oldExpiry = key.expires_at !== null && key.expires_at < graceEndsAt ? key.expires_at : graceEndsAt;
+    const rotated: ApiKeyRecord = {
+      ...key, token_hash: next.hash, token_hint: next.hint, token_issued_at: at,
+      previous_token_hash: key.token_hash, previous_token_expires_at: oldExpiry,
+    };
+    await this.table.doc.send(new TransactWriteCommand({
+      TransactItems: [
+        {
+          Put: {
+            TableName: t, Item: { ...keys.apiKey(key.organization_id, key.api_key_id), entity: 'api_key', ...rotated },
+            ConditionExpression: 'token_hash = :old AND revoked_at = :null',
+            ExpressionAttributeValues: { ':old': key.token_hash, ':null': null },
+          },
+        },
+        { Put: { TableName: t, Item: { ...keys.token(next.hash), entity: 'token', ...tokenOf(key, at, key.expires_at) }, ConditionExpression: 'attribute_not_exists(PK)' } },
+        {
+          Update: {
+            TableName: t, Key: keys.token(key.token_hash), UpdateExpression: 'SET expires_at = :expiry',
+            ConditionExpression: 'attribute_exists(PK)', ExpressionAttributeValues: { ':expiry': oldExpiry },
+          },
+        },
+        ...(key.previous_token_hash ? [{ Delete: { TableName: t, Key: keys.token(key.previous_token_hash) } }] : []),
+      ],
+    }));
+    return rotated;
+  }
+
+  /** Marks the key revoked and deletes its token items in one transaction: the next lookup finds nothing. */
   async revoke(key: ApiKeyRecord, revokedAt: string): Promise<'revoked' | 'already_revoked'> {
     try {
       await this.table.doc.send(new TransactWriteCommand({
@@ -88,6 +133,7 @@ export class ApiKeyRepository {
             },
           },
           { Delete: { TableName: this.table.tableName, Key: keys.token(key.token_hash) } },
+          ...(key.previous_token_hash ? [{ Delete: { TableName: this.table.tableName, Key: keys.token(key.previous_token_hash) } }] : []),
         ],
       }));
       return 'revoked';

@@ -39,6 +39,7 @@ export class Authenticator {
       scopes: record.scopes,
       environment: record.environment,
       tokenHash,
+      tokenIssuedAt: record.issued_at,
     };
   }
 

@@ -8,4 +8,6 @@ export interface Principal {
   scopes: readonly Scope[];
   environment: Environment;
   tokenHash: string;
+  /** When this token was issued (creation or last rotation); null for tokens issued before this was recorded. */
+  tokenIssuedAt: string | null;
 }

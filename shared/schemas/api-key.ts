@@ -15,3 +15,8 @@ export type CreateApiKeyInput = z.infer<typeof createApiKeyBody>;
 
 export const listApiKeysQuery = z.strictObject({ limit: limitParam, page_token: pageTokenParam });
 export const apiKeyIdParams = z.object({ id: z.string().min(1).max(64) });
+
+/** Seconds the old token keeps working: 0 (at once) to 7 days; 24 hours when absent. */
+export const rotateApiKeyBody = z.strictObject({
+  grace_period_seconds: z.number().int().min(0).max(7 * 24 * 3600).optional(),
+});

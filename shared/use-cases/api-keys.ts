@@ -17,6 +17,8 @@ export function apiKeyView(k: ApiKeyRecord) {
     expires_at: k.expires_at,
     revoked_at: k.revoked_at,
     last_used_at: k.last_used_at,
+    token_issued_at: k.token_issued_at ?? k.created_at,
+    previous_token_expires_at: k.previous_token_expires_at,
   };
 }
 
@@ -41,6 +43,9 @@ function newKey(deps: Deps, orgId: string, environment: Environment, input: { na
     expires_at: input.expires_at ? new Date(input.expires_at).toISOString() : null,
     revoked_at: null,
     last_used_at: null,
+    token_issued_at: deps.now().toISOString(),
+    previous_token_hash: null,
+    previous_token_expires_at: null,
   };
   return { record, token };
 }
@@ -55,6 +60,18 @@ export async function createApiKey(
   const issued = newKey(deps, orgId, environment, input);
   await apiKeys.create(issued.record);
   return issued;
+}
+
+export const DEFAULT_ROTATION_GRACE_SECONDS = 24 * 3600;
+
+/** A new token for the key, shown once; the old one keeps working until the grace period ends (default 24 h). */
+export async function rotateApiKey(apiKeys: ApiKeyRepository, deps: Deps, orgId: string, apiKeyId: string, graceSeconds = DEFAULT_ROTATION_GRACE_SECONDS): Promise<IssuedKey> {
+  const key = await apiKeys.get(orgId, apiKeyId);
+  if (!key || key.revoked_at) throw new NotFoundError();
+  const token = generateToken(key.environment);
+  const now = deps.now();
+  const record = await apiKeys.rotate(key, { hash: hashToken(token), hint: tokenHint(token) }, now.toISOString(), new Date(now.getTime() + graceSeconds * 1000).toISOString());
+  return { record, token };
 }
 
 export async function revokeApiKey(apiKeys: ApiKeyRepository, deps: Deps, orgId: string, apiKeyId: string): Promise<ApiKeyRecord> {

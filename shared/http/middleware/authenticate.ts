@@ -2,7 +2,7 @@ import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { HttpsRequiredError, InsufficientScopeError } from '../../domain/errors.js';
 import { hasScope } from '../../domain/scopes.js';
-import { authenticator } from '../context.js';
+import { appServices, authenticator } from '../context.js';
 import type { RouteDef } from '../routes.js';
 import type { ApiEvent } from './request-context.js';
 
@@ -10,6 +10,18 @@ function header(event: ApiEvent, name: string): string | undefined {
   const headers = event.headers ?? {};
   const key = Object.keys(headers).find((k) => k.toLowerCase() === name);
   return key === undefined ? undefined : (headers[key] ?? undefined);
+}
+
+/** Keys this container stamped `last_used_at` on, and when: the stamp is written at most once a minute per key. */
+const lastStamped = new Map<string, number>();
+const STAMP_EVERY_MS = 60_000;
+
+async function stampLastUsed(orgId: string, apiKeyId: string): Promise<void> {
+  const now = Date.now();
+  if (now - (lastStamped.get(apiKeyId) ?? 0) < STAMP_EVERY_MS) return;
+  lastStamped.set(apiKeyId, now);
+  if (lastStamped.size > 10_000) lastStamped.clear();
+  await appServices().apiKeys.touchLastUsed(orgId, apiKeyId, new Date(now).toISOString()).catch(() => undefined);
 }
 
 /** HTTPS only, then the bearer token, then the route's scope. Runs in every handler, deployed and locally. */
@@ -21,6 +33,7 @@ export function authenticate(route: RouteDef): MiddlewareObj<ApiEvent, APIGatewa
       const principal = await authenticator().authenticate(header(event, 'authorization'));
       event.principal = principal;
       if (!hasScope(principal.scopes, route.scope)) throw new InsufficientScopeError(route.scope);
+      await stampLastUsed(principal.organizationId, principal.apiKeyId);
     },
   };
 }

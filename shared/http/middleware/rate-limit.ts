@@ -14,15 +14,28 @@ function perMinute(bucket: RateBucket): number {
   return { read: c.PAYROLL_RATE_LIMIT_READ, payroll_write: c.PAYROLL_RATE_LIMIT_PAYROLL_WRITE, employee_write: c.PAYROLL_RATE_LIMIT_EMPLOYEE_WRITE }[bucket];
 }
 
+/** The spec asks for rotation every 30 to 60 days: past 60, every response says so. */
+export const KEY_AGE_WARNING_DAYS = 60;
+
 const stamp = (event: RateLimitedEvent, response: APIGatewayProxyResult | null) => {
+  if (!response) return;
   const d = event.rateLimit;
-  if (!d || !response) return;
-  response.headers = {
-    ...response.headers,
-    'X-RateLimit-Limit': String(d.limit),
-    'X-RateLimit-Remaining': String(d.remaining),
-    'X-RateLimit-Reset': String(d.resetSeconds),
-  };
+  if (d) {
+    response.headers = {
+      ...response.headers,
+      'X-RateLimit-Limit': String(d.limit),
+      'X-RateLimit-Remaining': String(d.remaining),
+      'X-RateLimit-Reset': String(d.resetSeconds),
+    };
+  }
+  const issued = event.principal?.tokenIssuedAt;
+  const ageDays = issued ? Math.floor((Date.now() - Date.parse(issued)) / 86_400_000) : 0;
+  if (ageDays > KEY_AGE_WARNING_DAYS) {
+    response.headers = {
+      ...response.headers,
+      Warning: `299 payroll-api "API key is ${ageDays} days old: rotate it with POST /v1/api-keys/${event.principal!.apiKeyId}/rotate"`,
+    };
+  }
 };
 /**
  * Per key and bucket (read, payroll-write, employee-write), right after authentication and before any work: a

@@ -1,0 +1,18 @@
+import { InvalidRequestError } from '../../shared/domain/errors.js';
+import { apiHandler } from '../../shared/http/api-handler.js';
+import { appServices } from '../../shared/http/context.js';
+import { ok } from '../../shared/http/envelope.js';
+import { routeById } from '../../shared/http/routes.js';
+import { problemsFromZod } from '../../shared/schemas/problems.js';
+import { apiKeyIdParams, rotateApiKeyBody } from '../../shared/schemas/api-key.js';
+import { apiKeyView, rotateApiKey } from '../../shared/use-cases/api-keys.js';
+
+/** The body is optional: an empty POST rotates with the default 24-hour grace period. */
+export const handler = apiHandler(routeById.rotateApiKey, { params: apiKeyIdParams }, async ({ principal, params, event }) => {
+  const raw = event.jsonBody ?? {};
+  const body = rotateApiKeyBody.safeParse(raw);
+  if (!body.success) throw new InvalidRequestError(problemsFromZod(body.error, raw));
+  const { apiKeys, deps } = appServices();
+  const { record, token } = await rotateApiKey(apiKeys, deps, principal.organizationId, params.id, body.data.grace_period_seconds);
+  return ok({ ...apiKeyView(record), token }, 'API key rotated; the new token is shown only once');
+});
