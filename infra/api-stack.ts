@@ -15,6 +15,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { TABLE_DEFINITION } from '../shared/data/table-definition.js';
 import { FALLBACK_HANDLER, ROUTES, type RouteDef } from '../shared/http/routes.js';
+import { AuditLogIngestion } from './constructs/audit-log-ingestion.js';
 import { PayrollFunction } from './constructs/payroll-function.js';
 import { grantAccess, grantTable, type ServiceResources } from './constructs/service-access.js';
 import type { DeploymentEnvironment } from './stateful-stack.js';
@@ -45,6 +46,7 @@ export class ApiStack extends Stack {
   readonly api: RestApi;
   /** By route id, plus FALLBACK_HANDLER for the fallback. */
   readonly functions: Record<string, PayrollFunction> = {};
+  readonly auditLog: AuditLogIngestion;
   /** The URL clients prefix paths with: `<apiUrl>/v1/employees`. */
   readonly apiUrl: string;
 
@@ -136,6 +138,15 @@ export class ApiStack extends Stack {
         operationName: route.id,
       });
     }
+
+    // Every route's audit lines reach the table through its log group (the fallback authenticates nobody, so it
+    // writes none): constructs/audit-log-ingestion.ts.
+    this.auditLog = new AuditLogIngestion(this, 'AuditLog', {
+      resources: props,
+      sources: (props.routes ?? ROUTES).map((route) => this.functions[route.id]!),
+      environment: this.baseEnvironment(),
+      removalPolicy,
+    });
 
     // Anything no route claims goes to the fallback: ANY on every resource (known path, other method → 405)
     // and a greedy proxy under the root (unknown path → 404).

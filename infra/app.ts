@@ -69,7 +69,7 @@ export function addPayrollStacks(app: App): PayrollStacks {
   // Independent of the API stack: both only import from the stateful one.
   const workers = new WorkersStack(app, `${prefix}-Workers`, {
     stackName: `${prefix}-Workers`,
-    description: `Payroll API ${environment}/${stage}: payroll processor and stuck-run sweeper`,
+    description: `Payroll API ${environment}/${stage}: payroll processor, stuck-run sweeper and webhook deliverer`,
     environment,
     stage,
     ...resources,

@@ -5,6 +5,7 @@ import { baseEnvironment } from './api-stack.js';
 import { PayrollProcessor } from './constructs/payroll-processor.js';
 import type { PayrollFunction } from './constructs/payroll-function.js';
 import type { ServiceResources } from './constructs/service-access.js';
+import { WebhookDeliverer } from './constructs/webhook-deliverer.js';
 import type { DeploymentEnvironment } from './stateful-stack.js';
 
 export interface WorkersStackProps extends StackProps, ServiceResources {
@@ -13,14 +14,15 @@ export interface WorkersStackProps extends StackProps, ServiceResources {
 }
 
 /**
- * The functions that run off queues and schedules rather than requests: the payroll processor and its stuck-run
- * sweeper (the webhook deliverer joins them). Stateless like the API stack and beside it, not inside it: the two
- * only meet at the queue, so either deploys, rolls back or is torn down without touching the other.
+ * The functions that run off queues and schedules rather than requests: the payroll processor, its stuck-run
+ * sweeper and the webhook deliverer. Stateless like the API stack and beside it, not inside it: the two only meet
+ * at the queues, so either deploys, rolls back or is torn down without touching the other.
  */
 export class WorkersStack extends Stack {
   readonly payroll: PayrollProcessor;
+  readonly webhooks: WebhookDeliverer;
   /** By name, for tests and outputs. */
-  readonly functions: Record<'processor' | 'sweeper', PayrollFunction>;
+  readonly functions: Record<'processor' | 'sweeper' | 'deliverer', PayrollFunction>;
 
   constructor(scope: Construct, id: string, props: WorkersStackProps) {
     super(scope, id, props);
@@ -32,10 +34,19 @@ export class WorkersStack extends Stack {
       environment: baseEnvironment(props.environment),
       logRemovalPolicy: production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });
-    this.functions = { processor: this.payroll.processor, sweeper: this.payroll.sweeper };
+    this.webhooks = new WebhookDeliverer(this, 'Webhooks', {
+      resources: props,
+      queueVisibilityTimeout: Duration.seconds(QUEUE_DEFINITIONS.webhooks.visibilityTimeoutSeconds),
+      maxReceiveCount: QUEUE_DEFINITIONS.webhooks.maxReceiveCount,
+      environment: baseEnvironment(props.environment),
+      logRemovalPolicy: production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
+    this.functions = { processor: this.payroll.processor, sweeper: this.payroll.sweeper, deliverer: this.webhooks.deliverer };
 
     new CfnOutput(this, 'ProcessorFunctionName', { value: this.payroll.processor.function.functionName });
     new CfnOutput(this, 'ProcessorLogGroupName', { value: this.payroll.processor.logGroup.logGroupName });
     new CfnOutput(this, 'SweeperLogGroupName', { value: this.payroll.sweeper.logGroup.logGroupName });
+    new CfnOutput(this, 'DelivererFunctionName', { value: this.webhooks.deliverer.function.functionName });
+    new CfnOutput(this, 'DelivererLogGroupName', { value: this.webhooks.deliverer.logGroup.logGroupName });
   }
 }

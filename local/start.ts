@@ -1,10 +1,13 @@
 import { rmSync } from 'node:fs';
 import { createServer as createNetServer } from 'node:net';
 import type { Server } from 'node:http';
+import { setAuditSink } from '../shared/adapters/audit-sink.js';
+import { defaultTable } from '../shared/adapters/dynamo.js';
 import { processorServices } from '../shared/http/processor-services.js';
 import { resumeUndispatchedEvents } from '../shared/use-cases/events.js';
 import { resumeUnfinishedRuns } from '../shared/use-cases/process-payroll.js';
 import { handler as sweep } from '../functions/processor/resume-stuck-payrolls.js';
+import { startAuditBatcher, type AuditBatcher } from './audit-batcher.js';
 import { localCertificate } from './certificate.js';
 import { startLocalWorkers, type Worker } from './workers.js';
 import { startEngines } from './engines/index.js';
@@ -64,12 +67,14 @@ async function main(): Promise<void> {
   let api: Server | undefined;
   let plain: Server | undefined;
   const workers: Worker[] = [];
+  let audit: AuditBatcher | undefined;
   const shutdown = async (code: number) => {
     await Promise.all([api, plain].map((s) => s && new Promise<void>((resolve) => {
       s.close(() => resolve());
       s.closeAllConnections();
     })));
     await Promise.all(workers.map((w) => w.stop()));
+    await audit?.stop();
     await engines.stop();
     rmSync(stateFile(dir), { force: true });
     process.exit(code);
@@ -81,6 +86,9 @@ async function main(): Promise<void> {
       version: 1, pid: process.pid, started_at: new Date().toISOString(), environment, ...engines.state,
     };
     Object.assign(process.env, handlerEnvironment({ ...partial, https_port: httpsPort, http_port: httpPort, base_url: '' }, secrets));
+    // Audit lines are batched into the table in process (deployed, they go through CloudWatch Logs): audit-batcher.ts.
+    audit = startAuditBatcher(defaultTable());
+    setAuditSink(audit.sink);
 
     api = createApiServer(tls);
     plain = createHttpRejectServer();

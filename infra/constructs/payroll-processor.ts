@@ -30,8 +30,9 @@ export interface PayrollProcessorProps {
 
 /**
  * The payroll pipeline behind the API: the processor consumes the payroll queue (start, chunk and finalize
- * messages, enqueueing the next ones itself), and the sweeper sends `start` again, every five minutes, for runs
- * nothing has touched for fifteen.
+ * messages, enqueueing the next ones itself) and fans the events of each status change out to the webhook queue;
+ * the sweeper, every five minutes, sends `start` again for runs nothing has touched for fifteen and fans out
+ * events whose fan-out was interrupted (still in the outbox after a minute).
  *
  * The processor's timeout is the queue's visibility timeout less a minute. Lambda refuses an SQS event source
  * whose queue hides messages for less than the function may run; the margin covers the time between the event
@@ -60,16 +61,23 @@ export class PayrollProcessor extends Construct {
       timeout,
       logRemovalPolicy: props.logRemovalPolicy,
     });
-    // Exactly the calls shared/use-cases/process-payroll.ts makes: runs are read by key and moved by conditional
-    // UpdateItem (transition, planChunks, markChunkDone); employees and paystubs go through BatchGet/BatchWrite.
-    // No Query, Put, Delete or transaction: the processor never calls them.
+    // Exactly the calls shared/use-cases/process-payroll.ts and the fan-out in events.ts make. Runs and settings
+    // are read by key; employees and paystubs go through BatchGet/BatchWrite; markChunkDone and the paystub date
+    // bounds are UpdateItem. Each status change writes its events in the same transaction (an Update of the run
+    // and a Put per event: IAM authorizes a transaction per contained action, there is no TransactWriteItems
+    // action). The fan-out then Queries the organization's webhooks (base table, PK = ORG#…, WEBHOOK# prefix),
+    // opens each delivery (a transaction of two Updates) and clears the event's outbox marker (UpdateItem).
+    // No Delete, no ConditionCheck, no index.
     grantTable(this.processor, resources, {
-      actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem'],
+      actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem'],
       indexes: [],
     });
     // Bank account numbers are decrypted for the NACHA entries; submissions and chunk files are read, chunk and
-    // NACHA files written; chunk and finalize messages are sent to its own queue.
-    for (const access of ['kms:decrypt', 'bucket:read', 'bucket:write', 'queue:payroll:send'] as const) grantAccess(this.processor, access, resources);
+    // NACHA files written; chunk and finalize messages are sent to its own queue, and one delivery message per
+    // event and endpoint to the webhook queue.
+    for (const access of ['kms:decrypt', 'bucket:read', 'bucket:write', 'queue:payroll:send', 'queue:webhooks:send'] as const) {
+      grantAccess(this.processor, access, resources);
+    }
 
     // The event source grants the role what consuming takes (ReceiveMessage, DeleteMessage,
     // ChangeMessageVisibility, GetQueueAttributes) on this queue alone.
@@ -82,19 +90,20 @@ export class PayrollProcessor extends Construct {
 
     this.sweeper = new PayrollFunction(this, 'Sweeper', {
       handler: 'processor/resume-stuck-payrolls',
-      description: 'Stuck-run sweeper: sends start again for payroll runs untouched for 15 minutes',
-      environment: {
-        ...props.environment,
-        // Only because the processor services it shares build the object store eagerly; it is granted no S3 access.
-        DISBURSEMENT_BUCKET: resources.disbursementBucket.bucketName,
-      },
+      description: 'Stuck-run sweeper: sends start again for stalled payroll runs and fans out events left in the outbox',
+      environment: props.environment,
       memorySize: 256,
       timeout: Duration.seconds(60),
       logRemovalPolicy: props.logRemovalPolicy,
     });
-    // Unfinished runs are the sparse GSI2 partition ACTIVE_PAYROLLS: one Query on that index, nothing else.
-    grantTable(this.sweeper, resources, { actions: [], indexes: [GSI2.name], readOnly: true });
+    // Unfinished runs and undispatched events are the sparse GSI2 partitions ACTIVE_PAYROLLS and
+    // UNDISPATCHED_EVENTS: one Query each on that index. Fanning an event out (events.ts `dispatchEvents`) Queries
+    // the organization's webhooks on the base table, opens each delivery (a transaction of two Updates, authorized
+    // as UpdateItem) and clears the outbox marker (UpdateItem). No GetItem, Put or Delete.
+    grantTable(this.sweeper, resources, { actions: ['dynamodb:Query', 'dynamodb:UpdateItem'], indexes: [GSI2.name] });
+    // Start messages to the payroll queue; delivery messages to the webhook queue.
     grantAccess(this.sweeper, 'queue:payroll:send', resources);
+    grantAccess(this.sweeper, 'queue:webhooks:send', resources);
     // A failed sweep is not retried: the next one, five minutes later, does the same work.
     this.sweeper.function.configureAsyncInvoke({ retryAttempts: 0 });
 

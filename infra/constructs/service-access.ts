@@ -31,7 +31,11 @@ const OBJECTS_WILDCARD_REASON =
   `Object-level S3 actions can only name objects by key pattern; the pattern covers the ${DISBURSEMENT_OBJECT_PREFIX} prefix of the disbursement bucket alone, which holds nothing but this service's payroll bodies, chunk files and NACHA files.`;
 
 export interface TableGrant {
-  /** Item actions on the base table; empty for a function that only queries indexes. */
+  /**
+   * Item actions on the base table; empty for a function that only queries indexes. A transaction is authorized
+   * per contained action (Put → dynamodb:PutItem, Update → dynamodb:UpdateItem, Delete → dynamodb:DeleteItem,
+   * ConditionCheck → dynamodb:ConditionCheckItem): IAM has no TransactWriteItems or TransactGetItems action.
+   */
   readonly actions: readonly string[];
   /** Index names the function may Query, each granted by its own ARN (never `index/*`). */
   readonly indexes: readonly string[];
@@ -43,6 +47,9 @@ export interface TableGrant {
 export function grantTable(fn: PayrollFunction, { table, key }: Pick<ServiceResources, 'table' | 'key'>, grant: TableGrant): void {
   if (grant.actions.some((action) => action === 'dynamodb:Scan' || action.endsWith('*'))) {
     throw new Error(`Table grants name their actions and never include Scan, got ${grant.actions.join(', ')}`);
+  }
+  if (grant.actions.some((action) => /^dynamodb:Transact(Write|Get)Items$/.test(action))) {
+    throw new Error('IAM has no dynamodb:TransactWriteItems or TransactGetItems action: grant the actions the transaction contains (PutItem, UpdateItem, DeleteItem, ConditionCheckItem, GetItem)');
   }
   if (grant.actions.length > 0) {
     fn.addToAccessPolicy(new PolicyStatement({ sid: 'TableItems', actions: [...grant.actions], resources: [table.tableArn] }));

@@ -36,14 +36,18 @@ export interface AuditFilters {
   to?: string;
 }
 
-/**
- * A page reads at most this many Query calls. With a filter, DynamoDB evaluates items before filtering them, so
- * a rare status over a year of lines could otherwise turn one API call into a read of the whole partition; past
- * the budget the page ends short (possibly empty) with a token to go on from where the reading stopped.
- */
-const MAX_READS_PER_PAGE = 10;
-/** Items evaluated per Query when a filter is set: large enough that a selective filter still fills a page. */
-const FILTERED_READ_SIZE = 1_000;
+export interface AuditReadBudget {
+  /**
+   * Query calls one page may make. With a filter, DynamoDB evaluates items before filtering them, so a rare
+   * status over a year of lines could otherwise turn one API call into a read of the whole partition; past the
+   * budget the page ends short (possibly empty) with a token to go on from where the reading stopped.
+   */
+  maxReadsPerPage: number;
+  /** Items evaluated per Query when a filter is set: large enough that a selective filter still fills a page. */
+  filteredReadSize: number;
+}
+
+const DEFAULT_BUDGET: AuditReadBudget = { maxReadsPerPage: 10, filteredReadSize: 1_000 };
 /** Above every ASCII character a request id may contain: `<to>#<anything>` sorts below `<to>#\uffff`. */
 const SK_CEILING = '\uffff';
 
@@ -57,7 +61,7 @@ function toItem(record: AuditRecord): Record<string, unknown> {
 const parse = (item: Record<string, unknown>): AuditRecord => parseItem(auditRecordSchema, item, 'audit line');
 
 export class AuditRepository {
-  constructor(private readonly table: TableRef) {}
+  constructor(private readonly table: TableRef, private readonly budget: AuditReadBudget = DEFAULT_BUDGET) {}
 
   /** Whole-item puts in batches of 25; unprocessed items are retried, and a write that cannot finish throws. */
   async putAll(records: readonly AuditRecord[]): Promise<void> {
@@ -115,13 +119,13 @@ export class AuditRepository {
         ScanIndexForward: false,
         // An audit read is never part of a read-modify-write; half the cost of a strongly consistent one.
         ConsistentRead: false,
-        Limit: filtered ? FILTERED_READ_SIZE : limit + 1 - raw.length,
+        Limit: filtered ? this.budget.filteredReadSize : limit + 1 - raw.length,
         ExclusiveStartKey: key,
       }));
       raw.push(...(out.Items ?? []));
       key = out.LastEvaluatedKey;
       reads++;
-    } while (key && raw.length <= limit && reads < MAX_READS_PER_PAGE);
+    } while (key && raw.length <= limit && reads < this.budget.maxReadsPerPage);
 
     // One item past the page says there is more; the cursor is then the last item shown (as in queryPage).
     if (raw.length > limit) {

@@ -1,19 +1,30 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { App, CfnResource, Stack, Validations } from 'aws-cdk-lib';
+import { DecryptCommand, KMSClient } from '@aws-sdk/client-kms';
+import { ChangeMessageVisibilityCommand, SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { App, CfnResource, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { CfnRole } from 'aws-cdk-lib/aws-iam';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import type { Context, SQSEvent } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApiStack } from '../../infra/api-stack.js';
 import { addPayrollStacks, deploymentContext, type PayrollStacks } from '../../infra/app.js';
 import type { PayrollFunction } from '../../infra/constructs/payroll-function.js';
 import { PROCESSOR_BATCH_SIZE, PROCESSOR_MAX_CONCURRENCY } from '../../infra/constructs/payroll-processor.js';
-import { DISBURSEMENT_OBJECT_PREFIX } from '../../infra/constructs/service-access.js';
+import { DISBURSEMENT_OBJECT_PREFIX, grantTable } from '../../infra/constructs/service-access.js';
+import {
+  DELIVERER_BATCH_SIZE, DELIVERER_MAX_CONCURRENCY, DELIVERER_TIMEOUT, WEBHOOK_RETRY_DELAYS_S, WebhookDeliverer,
+} from '../../infra/constructs/webhook-deliverer.js';
+import { FieldEncryptor } from '../../shared/adapters/envelope-encryption.js';
 import { objectKeys } from '../../shared/adapters/object-store.js';
-import { GSI2 } from '../../shared/data/keys.js';
+import { GSI2, keys } from '../../shared/data/keys.js';
+import { MAX_DELIVERY_ATTEMPTS } from '../../shared/domain/events.js';
 import { QUEUE_DEFINITIONS, TABLE_DEFINITION } from '../../shared/data/table-definition.js';
 import { type Access, FALLBACK_HANDLER, ROUTES, type RouteDef } from '../../shared/http/routes.js';
 import { handlerEnvironment, type StackState } from '../../local/stack-state.js';
@@ -330,8 +341,8 @@ describe('api stack', () => {
     ]);
   });
 
-  it('has one function per route plus the fallback, all nodejs22.x on arm64 with active tracing', () => {
-    template.resourceCountIs('AWS::Lambda::Function', ROUTES.length + 1);
+  it('has one function per route plus the fallback and the audit ingester, all nodejs22.x on arm64 with active tracing', () => {
+    template.resourceCountIs('AWS::Lambda::Function', ROUTES.length + 2);
     const functions = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Function');
     for (const fn of functions) {
       expect(fn.Properties).toMatchObject({
@@ -469,13 +480,43 @@ describe('least privilege', () => {
     expectBucketConfined(template, roleId, functionId);
   });
 
-  it('gives kms:Decrypt on the key directly only to routes with kms:decrypt access (and the processor)', () => {
+  it('gives kms:Decrypt on the key directly only to routes with kms:decrypt access (and the processor and the deliverer)', () => {
     const decrypting = ROUTES.filter((route) => actionsOf(direct(statementsOfRole(template, functionOf(sandbox, route.id).roleId))).includes('kms:Decrypt'));
     expect(decrypting.map((r) => r.id)).toEqual(ROUTES.filter((r) => (r.access as readonly Access[]).includes('kms:decrypt')).map((r) => r.id));
     // Today no route reads bank account numbers back: only the processor does.
     expect(decrypting).toEqual([]);
-    const processor = idsOf(sandbox.workers.functions.processor);
-    expect(actionsOf(direct(statementsOfRole(sandbox.workersTemplate, processor.roleId)))).toContain('kms:Decrypt');
+    const decryptingWorkers = (Object.entries(sandbox.workers.functions) as [string, PayrollFunction][])
+      .filter(([, fn]) => actionsOf(direct(statementsOfRole(sandbox.workersTemplate, idsOf(fn).roleId))).includes('kms:Decrypt'))
+      .map(([name]) => name);
+    // Bank account numbers (processor) and webhook signing secrets (deliverer); never the sweeper.
+    expect(decryptingWorkers.sort()).toEqual(['deliverer', 'processor']);
+  });
+
+  // submit, cancel and redeliver fan events out (shared/use-cases/events.ts): the organization's webhooks by a
+  // base-table Query, each delivery opened by a transaction of Updates, events Put in the state change's transaction.
+  const dispatching = ROUTES.filter((r) => (r.access as readonly Access[]).includes('queue:webhooks:send'));
+  it('has the routes that dispatch events: submit, cancel and redeliver', () => {
+    expect(dispatching.map((r) => r.id).sort()).toEqual(['cancelPayroll', 'redeliverEvent', 'submitPayroll']);
+  });
+  it.each(dispatching.map((r) => [r.id, r] as const))('%s can do what the event fan-out does, sending to the webhook queue alone', (_, route) => {
+    const { roleId, functionId } = functionOf(sandbox, route.id);
+    const statements = statementsOfRole(template, roleId);
+    // Statements on the base table itself (index ARNs end in /index/<name>).
+    const onTable = statements.filter((st) => asArray(st.Resource).some((r) => JSON.stringify(r).includes(logicalId(sandbox.stateful.table)) && !JSON.stringify(r).includes('/index/')));
+    expect(actionsOf(onTable)).toEqual(expect.arrayContaining(['dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']));
+    const webhookQueueId = logicalId(sandbox.stateful.queues.webhooks.queue);
+    const sends = statements.filter((st) => actionsOf([st]).includes('sqs:SendMessage'));
+    expect(sends.filter((st) => JSON.stringify(st.Resource).includes(webhookQueueId)).length).toBe(1);
+    expect(JSON.stringify(environmentOf(template, functionId).WEBHOOK_QUEUE_URL)).toContain(webhookQueueId);
+  });
+
+  it('refuses to grant the transaction "actions" IAM does not have', () => {
+    const app = appWith({ environment: 'sandbox', stage: 'txn' });
+    const { stateful, workers } = addPayrollStacks(app);
+    const grant = (action: string) => () => grantTable(workers.functions.sweeper, stateful, { actions: [action], indexes: [] });
+    expect(grant('dynamodb:TransactWriteItems')).toThrow(/no dynamodb:TransactWriteItems/);
+    expect(grant('dynamodb:TransactGetItems')).toThrow(/TransactGetItems/);
+    expect(grant('dynamodb:Scan')).toThrow(/Scan/);
   });
 
   it('names every object the service writes under the prefix the object grants cover', () => {
@@ -501,8 +542,9 @@ describe('least privilege', () => {
 
   it('attaches no managed policy to any function role', () => {
     const lambdaRoles = (t: Template) => Object.values(resourcesOf(t)).filter((r) => r.Type === 'AWS::IAM::Role' && JSON.stringify(r.Properties!.AssumeRolePolicyDocument).includes('lambda.amazonaws.com'));
-    expect(lambdaRoles(template).length).toBe(ROUTES.length + 1);
-    expect(lambdaRoles(sandbox.workersTemplate).length).toBe(2);
+    // Routes, the fallback and the audit ingester.
+    expect(lambdaRoles(template).length).toBe(ROUTES.length + 2);
+    expect(lambdaRoles(sandbox.workersTemplate).length).toBe(3);
     for (const role of [...lambdaRoles(template), ...lambdaRoles(sandbox.workersTemplate)]) expect(role.Properties!.ManagedPolicyArns).toBeUndefined();
   });
 
@@ -558,12 +600,24 @@ describe('workers stack', () => {
   const resources = resourcesOf(template);
   const processor = idsOf(sandbox.workers.functions.processor);
   const sweeper = idsOf(sandbox.workers.functions.sweeper);
+  const deliverer = idsOf(sandbox.workers.functions.deliverer);
   const payrollQueueId = logicalId(sandbox.stateful.queues.payroll.queue);
+  const webhookQueueId = logicalId(sandbox.stateful.queues.webhooks.queue);
+  const tableId = logicalId(sandbox.stateful.table);
+  const keyId = logicalId(sandbox.stateful.key);
   const fnProps = (id: string) => resources[id]!.Properties!;
+  const mappingOf = (functionId: string) => {
+    const mappings = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::EventSourceMapping' && (r.Properties!.FunctionName as { Ref?: string }).Ref === functionId);
+    expect(mappings.length).toBe(1);
+    return mappings[0]!.Properties!;
+  };
+  /** The statements of a role that mention a service (`sqs:`), and the resources each names. */
+  const statementsFor = (roleId: string, prefix: string) => statementsOfRole(template, roleId).filter((st) => actionsOf([st]).some((a) => a.startsWith(prefix)));
+  const onQueue = (st: Statement, queueId: string) => JSON.stringify(st.Resource).includes(queueId);
 
-  it('has the processor and the sweeper, nodejs22.x on arm64 with active tracing and their own log groups', () => {
-    template.resourceCountIs('AWS::Lambda::Function', 2);
-    for (const { functionId } of [processor, sweeper]) {
+  it('has the processor, the sweeper and the deliverer, nodejs22.x on arm64 with active tracing and their own log groups', () => {
+    template.resourceCountIs('AWS::Lambda::Function', 3);
+    for (const { functionId } of [processor, sweeper, deliverer]) {
       expect(fnProps(functionId)).toMatchObject({
         Runtime: 'nodejs22.x',
         Architectures: ['arm64'],
@@ -576,19 +630,20 @@ describe('workers stack', () => {
     expect(fnProps(processor.functionId).Handler).toBe('index.handler');
     expect(fnProps(processor.functionId).MemorySize).toBe(1024);
     expect(fnProps(sweeper.functionId).Timeout).toBe(60);
+    expect(fnProps(deliverer.functionId).MemorySize).toBe(256);
+    expect(fnProps(deliverer.functionId).Timeout).toBe(30);
   });
 
   it('feeds the processor from the payroll queue in batches, reporting failures per message, with bounded concurrency', () => {
-    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
-    const mapping = Object.values(resources).find((r) => r.Type === 'AWS::Lambda::EventSourceMapping')!.Properties!;
-    expect(mapping.FunctionName).toEqual({ Ref: processor.functionId });
+    // The processor's and the deliverer's; the API consumes nothing.
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 2);
+    sandbox.apiTemplate.resourceCountIs('AWS::Lambda::EventSourceMapping', 0);
+    const mapping = mappingOf(processor.functionId);
     expect(JSON.stringify(mapping.EventSourceArn)).toContain(payrollQueueId);
     expect(mapping.BatchSize).toBe(10);
     expect(PROCESSOR_BATCH_SIZE).toBe(10);
     expect(mapping.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
     expect(mapping.ScalingConfig).toEqual({ MaximumConcurrency: PROCESSOR_MAX_CONCURRENCY });
-    // No other queue has a consumer yet (webhook delivery is still to come), and the API consumes nothing.
-    sandbox.apiTemplate.resourceCountIs('AWS::Lambda::EventSourceMapping', 0);
   });
 
   it('never lets a payroll message reappear while the processor may still be working on it', () => {
@@ -598,6 +653,44 @@ describe('workers stack', () => {
     // Lambda refuses the event source otherwise; the minute of margin covers the receive-to-invoke delay.
     expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(timeout + 60);
     expect(timeout).toBe(840);
+  });
+
+  it('feeds the deliverer from the webhook queue in batches of 10, reporting failures per message, with bounded concurrency', () => {
+    const mapping = mappingOf(deliverer.functionId);
+    expect(JSON.stringify(mapping.EventSourceArn)).toContain(webhookQueueId);
+    expect(JSON.stringify(mapping.EventSourceArn)).not.toContain(payrollQueueId);
+    expect(mapping.BatchSize).toBe(10);
+    expect(DELIVERER_BATCH_SIZE).toBe(10);
+    expect(mapping.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+    expect(mapping.ScalingConfig).toEqual({ MaximumConcurrency: DELIVERER_MAX_CONCURRENCY });
+  });
+
+  it('never lets a delivery message reappear while the deliverer may still be working on it', () => {
+    const queue = resourcesOf(sandbox.statefulTemplate)[webhookQueueId]!.Properties!;
+    const timeout = fnProps(deliverer.functionId).Timeout as number;
+    expect(queue.VisibilityTimeout).toBe(QUEUE_DEFINITIONS.webhooks.visibilityTimeoutSeconds);
+    expect(timeout).toBe(DELIVERER_TIMEOUT.toSeconds());
+    expect(timeout).toBeLessThanOrEqual(queue.VisibilityTimeout as number);
+    // A batch is delivered in parallel, each POST within 10 s: the invocation outlasts one delivery with room.
+    expect(timeout).toBeGreaterThanOrEqual(2 * 10);
+  });
+
+  it('dead-letters a delivery message after its three attempts, each retry delayed by the handler', () => {
+    const queue = resourcesOf(sandbox.statefulTemplate)[webhookQueueId]!.Properties!;
+    expect(queue.RedrivePolicy.maxReceiveCount).toBe(3);
+    expect(QUEUE_DEFINITIONS.webhooks.maxReceiveCount).toBe(3);
+    // One receive per attempt: one fewer would dead-letter a pending delivery, one more would delete it unrecorded.
+    expect(QUEUE_DEFINITIONS.webhooks.maxReceiveCount).toBe(MAX_DELIVERY_ATTEMPTS);
+    const env = environmentOf(template, deliverer.functionId);
+    expect(env.PAYROLL_WEBHOOK_RETRY_DELAYS_S).toBe('30,300');
+    expect(WEBHOOK_RETRY_DELAYS_S.length).toBe(MAX_DELIVERY_ATTEMPTS - 1);
+  });
+
+  it('keeps the deliverer out of any VPC: it calls customer endpoints on the internet (SSRF is refused in code)', () => {
+    expect(fnProps(deliverer.functionId).VpcConfig).toBeUndefined();
+    expect(Object.values(resources).filter((r) => r.Type.startsWith('AWS::EC2::'))).toEqual([]);
+    // Deployed, the URL policy is always production's (public addresses only): the local-stack switch is never set.
+    for (const { functionId } of [processor, sweeper, deliverer]) expect(environmentOf(template, functionId).PAYROLL_LOCAL_STACK).toBeUndefined();
   });
 
   it('invokes the sweeper every five minutes', () => {
@@ -618,53 +711,113 @@ describe('workers stack', () => {
     template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { FunctionName: { Ref: sweeper.functionId }, MaximumRetryAttempts: 0 });
   });
 
-  it('tells the processor and the sweeper what they read', () => {
+  it('tells the processor, the sweeper and the deliverer what they read', () => {
     const env = environmentOf(template, processor.functionId);
     expect(Object.keys(env)).toEqual(expect.arrayContaining([
-      'TABLE_NAME', 'DISBURSEMENT_BUCKET', 'PAYROLL_QUEUE_URL', 'PAYROLL_ENVIRONMENT', 'PAYROLL_KMS_KEY_ID', 'PAYROLL_CHUNK_SIZE', 'POWERTOOLS_SERVICE_NAME',
+      'TABLE_NAME', 'DISBURSEMENT_BUCKET', 'PAYROLL_QUEUE_URL', 'WEBHOOK_QUEUE_URL', 'PAYROLL_ENVIRONMENT', 'PAYROLL_KMS_KEY_ID', 'PAYROLL_CHUNK_SIZE', 'POWERTOOLS_SERVICE_NAME',
     ]));
     expect(env.PAYROLL_CHUNK_SIZE).toBe('1000');
     expect(JSON.stringify(env.PAYROLL_QUEUE_URL)).toContain(payrollQueueId);
-    expect(JSON.stringify(env.PAYROLL_KMS_KEY_ID)).toContain(logicalId(sandbox.stateful.key));
-    expect(Object.keys(environmentOf(template, sweeper.functionId))).toEqual(expect.arrayContaining(['TABLE_NAME', 'PAYROLL_QUEUE_URL', 'DISBURSEMENT_BUCKET']));
+    expect(JSON.stringify(env.WEBHOOK_QUEUE_URL)).toContain(webhookQueueId);
+    expect(JSON.stringify(env.PAYROLL_KMS_KEY_ID)).toContain(keyId);
+    const sweeperEnv = environmentOf(template, sweeper.functionId);
+    expect(Object.keys(sweeperEnv)).toEqual(expect.arrayContaining(['TABLE_NAME', 'PAYROLL_QUEUE_URL', 'WEBHOOK_QUEUE_URL']));
+    expect(JSON.stringify(sweeperEnv.WEBHOOK_QUEUE_URL)).toContain(webhookQueueId);
+    // It touches no object and no bank account.
+    expect(sweeperEnv.DISBURSEMENT_BUCKET).toBeUndefined();
+    expect(sweeperEnv.PAYROLL_KMS_KEY_ID).toBeUndefined();
+    const delivererEnv = environmentOf(template, deliverer.functionId);
+    expect(Object.keys(delivererEnv).sort()).toEqual([
+      'NODE_OPTIONS', 'PAYROLL_ENVIRONMENT', 'PAYROLL_KMS_KEY_ID', 'PAYROLL_WEBHOOK_RETRY_DELAYS_S', 'POWERTOOLS_SERVICE_NAME', 'TABLE_NAME', 'WEBHOOK_QUEUE_URL',
+    ]);
+    expect(JSON.stringify(delivererEnv.WEBHOOK_QUEUE_URL)).toContain(webhookQueueId);
+    expect(JSON.stringify(delivererEnv.PAYROLL_KMS_KEY_ID)).toContain(keyId);
   });
 
-  it('lets the processor do exactly what processing takes', () => {
+  it('lets the processor do exactly what processing and the event fan-out take', () => {
     const statements = statementsOfRole(template, processor.roleId);
     const actions = actionsOf(statements);
-    const dynamo = statements.filter((st) => actionsOf([st]).some((a) => a.startsWith('dynamodb:')));
-    expect(new Set(actionsOf(dynamo))).toEqual(new Set(['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem']));
-    for (const st of dynamo) expect(JSON.stringify(st.Resource)).toContain(logicalId(sandbox.stateful.table));
+    const dynamo = statementsFor(processor.roleId, 'dynamodb:');
+    // PutItem: events written in the status change's transaction; Query: the organization's webhooks (base table).
+    expect(new Set(actionsOf(dynamo))).toEqual(new Set(['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem']));
+    for (const st of dynamo) expect(JSON.stringify(st.Resource)).toContain(tableId);
     expect(JSON.stringify(dynamo)).not.toContain('/index/');
     // Bank account numbers: decrypt only, the key named.
     const directKms = direct(statements).filter((st) => actionsOf([st]).some((a) => a.startsWith('kms:')));
     expect(actionsOf(directKms)).toEqual(['kms:Decrypt']);
-    expect(JSON.stringify(directKms[0]!.Resource)).toContain(logicalId(sandbox.stateful.key));
-    // Its own queue only: send (chunk and finalize messages) and consume.
-    const sqs = statements.filter((st) => actionsOf([st]).some((a) => a.startsWith('sqs:')));
+    expect(JSON.stringify(directKms[0]!.Resource)).toContain(keyId);
+    // Its own queue: send (chunk and finalize messages) and consume. The webhook queue: send only.
+    const sqs = statementsFor(processor.roleId, 'sqs:');
     expect(new Set(actionsOf(sqs))).toEqual(new Set(['sqs:SendMessage', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl']));
-    for (const st of sqs) expect(JSON.stringify(st.Resource)).toContain(payrollQueueId);
+    for (const st of sqs) expect(onQueue(st, payrollQueueId) !== onQueue(st, webhookQueueId)).toBe(true);
+    expect(actionsOf(sqs.filter((st) => onQueue(st, webhookQueueId)))).toEqual(['sqs:SendMessage']);
     expect(actions.filter((a) => a.startsWith('secretsmanager:'))).toEqual([]);
     expectBucketConfined(template, processor.roleId, processor.functionId);
   });
 
-  it('lets the sweeper query the active-payrolls index and send start messages, nothing more', () => {
+  it('lets the sweeper resume runs and fan out undispatched events, nothing more', () => {
     const statements = statementsOfRole(template, sweeper.roleId);
     expect(new Set(actionsOf(statements))).toEqual(new Set([
       'logs:CreateLogStream', 'logs:PutLogEvents', 'xray:PutTraceSegments', 'xray:PutTelemetryRecords',
-      'dynamodb:Query', 'kms:Decrypt', 'kms:DescribeKey', 'sqs:SendMessage',
+      'dynamodb:Query', 'dynamodb:UpdateItem', 'kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey', 'kms:DescribeKey', 'sqs:SendMessage',
     ]));
-    const query = statements.find((st) => actionsOf([st]).includes('dynamodb:Query'))!;
-    expect(asArray(query.Resource)).toEqual([{ 'Fn::Join': ['', [expect.objectContaining({ 'Fn::ImportValue': expect.stringContaining(logicalId(sandbox.stateful.table)) }), `/index/${GSI2.name}`]] }]);
-    // The key only through DynamoDB: the sweeper never sees a bank account.
+    const dynamo = statementsFor(sweeper.roleId, 'dynamodb:');
+    // GSI2 (ACTIVE_PAYROLLS, UNDISPATCHED_EVENTS) by its own ARN; the base table for webhooks and the fan-out's writes.
+    const index = dynamo.find((st) => JSON.stringify(st.Resource).includes('/index/'))!;
+    expect(actionsOf([index])).toEqual(['dynamodb:Query']);
+    expect(asArray(index.Resource)).toEqual([{ 'Fn::Join': ['', [expect.objectContaining({ 'Fn::ImportValue': expect.stringContaining(tableId) }), `/index/${GSI2.name}`]] }]);
+    const table = dynamo.filter((st) => st !== index);
+    expect(new Set(actionsOf(table))).toEqual(new Set(['dynamodb:Query', 'dynamodb:UpdateItem']));
+    for (const st of table) expect(asArray(st.Resource)).toEqual([{ 'Fn::ImportValue': expect.stringContaining(tableId) }]);
+    // The key only through DynamoDB: the sweeper never sees a bank account or a webhook secret.
     expect(actionsOf(direct(statements)).filter((a) => a.startsWith('kms:'))).toEqual([]);
+    const sqs = statementsFor(sweeper.roleId, 'sqs:');
+    expect(sqs.filter((st) => onQueue(st, payrollQueueId)).length).toBe(1);
+    expect(sqs.filter((st) => onQueue(st, webhookQueueId)).length).toBe(1);
+  });
+
+  it('lets the deliverer do exactly what delivery takes: no sending, no queries, the key to unwrap secrets', () => {
+    const statements = statementsOfRole(template, deliverer.roleId);
+    expect(new Set(actionsOf(statements))).toEqual(new Set([
+      'logs:CreateLogStream', 'logs:PutLogEvents', 'xray:PutTraceSegments', 'xray:PutTelemetryRecords',
+      // Endpoint, delivery and event by key; recordAttempt's transaction of two Updates is authorized as UpdateItem.
+      'dynamodb:GetItem', 'dynamodb:UpdateItem',
+      'kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey', 'kms:DescribeKey',
+      'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl',
+    ]));
+    const dynamo = statementsFor(deliverer.roleId, 'dynamodb:');
+    for (const st of dynamo) expect(asArray(st.Resource)).toEqual([{ 'Fn::ImportValue': expect.stringContaining(tableId) }]);
+    // Webhook secrets are envelope-encrypted under the key: kms:Decrypt directly, on that key alone.
+    const directKms = direct(statements).filter((st) => actionsOf([st]).some((a) => a.startsWith('kms:')));
+    expect(actionsOf(directKms)).toEqual(['kms:Decrypt']);
+    expect(asArray(directKms[0]!.Resource)).toEqual([{ 'Fn::ImportValue': expect.stringContaining(keyId) }]);
+    // The webhook queue alone, and never sendMessage: the deliverer retries by visibility, it does not enqueue.
+    const sqs = statementsFor(deliverer.roleId, 'sqs:');
+    for (const st of sqs) expect(asArray(st.Resource)).toEqual([{ 'Fn::ImportValue': expect.stringContaining(webhookQueueId) }]);
+    expect(actionsOf(sqs)).not.toContain('sqs:SendMessage');
+    // Its own statement for the retry delays, apart from the event source's consume grant.
+    const own = sqs.filter((st) => actionsOf([st]).length === 1);
+    expect(actionsOf(own)).toEqual(['sqs:ChangeMessageVisibility']);
   });
 
   it('keeps production logs when the stack goes', () => {
     const prod = resourcesOf(production.workersTemplate);
     const logGroups = Object.values(prod).filter((r) => r.Type === 'AWS::Logs::LogGroup');
-    expect(logGroups.length).toBe(2);
+    expect(logGroups.length).toBe(3);
     for (const group of logGroups) expect(group.DeletionPolicy).toBe('Retain');
+  });
+
+  it('refuses a webhook queue whose visibility timeout the deliverer could outlast', () => {
+    const app = appWith({ environment: 'sandbox', stage: 'short' });
+    const { stateful } = addPayrollStacks(app);
+    const stack = new Stack(app, 'ShortVisibility');
+    const resourcesForDeliverer = {
+      table: stateful.table, key: stateful.key, disbursementBucket: stateful.disbursementBucket, signingSecret: stateful.signingSecret,
+      queues: { payroll: stateful.queues.payroll.queue, webhooks: stateful.queues.webhooks.queue },
+    };
+    const props = { resources: resourcesForDeliverer, environment: {}, logRemovalPolicy: RemovalPolicy.DESTROY };
+    expect(() => new WebhookDeliverer(stack, 'Short', { ...props, queueVisibilityTimeout: Duration.seconds(20), maxReceiveCount: 3 })).toThrow(/visibility timeout/);
+    expect(() => new WebhookDeliverer(stack, 'Five', { ...props, queueVisibilityTimeout: Duration.seconds(60), maxReceiveCount: 5 })).toThrow(/maxReceiveCount/);
   });
 });
 
@@ -677,25 +830,128 @@ describe('workers stack', () => {
 describe('deployed environment', () => {
   const handlerSource = (handler: string) => readFileSync(new URL(`../../functions/${handler}.ts`, import.meta.url), 'utf8');
   const spreads = (source: string) => /\.\.\.(s|processorServices\(\))\b/.test(source);
+  const workerId = (name: keyof typeof sandbox.workers.functions) => idsOf(sandbox.workers.functions[name]).functionId;
   const cases: [string, Template, string, boolean][] = [
     ...ROUTES.filter((r) => handlerSource(r.handler).includes('processorServices(')).map((r) => [r.id, sandbox.apiTemplate, functionOf(sandbox, r.id).functionId, spreads(handlerSource(r.handler))] as [string, Template, string, boolean]),
-    ['processor', sandbox.workersTemplate, idsOf(sandbox.workers.functions.processor).functionId, false],
-    ['sweeper', sandbox.workersTemplate, idsOf(sandbox.workers.functions.sweeper).functionId, false],
+    // The processor uses every member: the queue, the bucket and the key for the run, the webhook queue for its events.
+    ['processor', sandbox.workersTemplate, workerId('processor'), true],
+    ['sweeper', sandbox.workersTemplate, workerId('sweeper'), false],
+    ['deliverer', sandbox.workersTemplate, workerId('deliverer'), false],
   ];
   const configVariable = /^(TABLE_NAME|DISBURSEMENT_BUCKET|PAYROLL_|WEBHOOK_QUEUE_URL|AWS_ENDPOINT_URL)/;
+  /** What a token (an import, a reference) stands for in the deployed variables. */
+  const deployed = (name: string) => `deployed-${name}`;
 
-  it.each(cases)('%s can build the processor services from its deployed variables', async (_, template, functionId, spread) => {
+  /** Runs `body` in fresh modules with exactly the function's deployed variables (tokens replaced by placeholders). */
+  async function withDeployedVariables<T>(template: Template, functionId: string, body: () => Promise<T>): Promise<T> {
     const saved = { ...process.env };
     try {
       for (const name of Object.keys(process.env)) if (configVariable.test(name)) delete process.env[name];
-      for (const [name, value] of Object.entries(environmentOf(template, functionId))) process.env[name] = typeof value === 'string' ? value : `deployed-${name}`;
+      for (const [name, value] of Object.entries(environmentOf(template, functionId))) process.env[name] = typeof value === 'string' ? value : deployed(name);
+      process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
       vi.resetModules();
-      const { processorServices } = await import('../../shared/http/processor-services.js');
-      expect(() => (spread ? { ...processorServices() } : processorServices())).not.toThrow();
+      return await body();
     } finally {
       process.env = saved;
       vi.resetModules();
     }
+  }
+
+  it.each(cases)('%s can build the processor services from its deployed variables', async (_, template, functionId, spread) => {
+    await withDeployedVariables(template, functionId, async () => {
+      const { processorServices } = await import('../../shared/http/processor-services.js');
+      expect(() => (spread ? { ...processorServices() } : processorServices())).not.toThrow();
+    });
+  });
+
+  /**
+   * The workers build their services lazily and the fan-out swallows its errors (the sweeper retries it), so a
+   * missing variable would only show as events never delivered. Their handlers run here instead, against mocked
+   * AWS clients, with the deployed variables only.
+   */
+  describe('the worker handlers, run with their deployed variables', () => {
+    const ORG = 'org_01jaaaaaaaaaaaaaaaaaaaaaaa';
+    const AT = '2026-01-01T00:00:00.000Z';
+    const webhookItem = (secrets: { ciphertext: string; created_at: string; expires_at: null }[]) => ({
+      ...keys.webhook(ORG, 'whk_1'), entity: 'webhook', webhook_id: 'whk_1', organization_id: ORG, url: 'https://127.0.0.1/hook', events: null, description: null,
+      status: 'active', secrets, consecutive_failures: 0, version: 1, created_at: AT, updated_at: AT,
+    });
+    const eventItem = {
+      ...keys.event(ORG, 'evt_1'), entity: 'event', event_id: 'evt_1', organization_id: ORG, type: 'payroll.completed', payroll_id: null, data: {}, created_at: AT, deliveries: {},
+    };
+    let mocks: { restore(): void }[] = [];
+    afterEach(() => {
+      for (const m of mocks) m.restore();
+      mocks = [];
+    });
+
+    it('sweeper: resumes nothing, fans one undispatched event out to the webhook queue', async () => {
+      const ddb = mockClient(DynamoDBDocumentClient);
+      const sqs = mockClient(SQSClient);
+      mocks = [ddb, sqs];
+      ddb.on(QueryCommand).callsFake((input: { IndexName?: string; ExpressionAttributeValues: Record<string, string> }) => {
+        const values = input.ExpressionAttributeValues;
+        if (input.IndexName === GSI2.name) return { Items: values[':pk'] === keys.undispatchedEventsIndex ? [{ ...eventItem, GSI2PK: values[':pk'], GSI2SK: `${AT}#evt_1` }] : [] };
+        return { Items: values[':prefix'] === keys.webhookPrefix ? [webhookItem([])] : [] };
+      });
+      ddb.on(TransactWriteCommand).resolves({});
+      ddb.on(UpdateCommand).resolves({});
+      sqs.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [] });
+
+      const result = await withDeployedVariables(sandbox.workersTemplate, workerId('sweeper'), async () => {
+        const { handler } = await import('../../functions/processor/resume-stuck-payrolls.js');
+        return handler();
+      });
+      expect(result).toEqual({ resumed: 0, dispatched: 1 });
+      const sends = sqs.commandCalls(SendMessageBatchCommand);
+      expect(sends.map((c) => c.args[0].input.QueueUrl)).toEqual([deployed('WEBHOOK_QUEUE_URL')]);
+      expect(ddb.commandCalls(UpdateCommand).length).toBe(1); // the outbox marker cleared
+    });
+
+    it('deliverer: unwraps the secret with the key, refuses a loopback URL as deployed, and delays the retry itself', async () => {
+      // A real envelope: the data key "unwrapped" by the mocked KMS below decrypts it.
+      const dataKey = randomBytes(32);
+      const wrapped = Buffer.from('wrapped-data-key');
+      const sealer = new FieldEncryptor({ generate: async () => ({ plaintext: dataKey, wrapped }), unwrap: async () => dataKey });
+      const ciphertext = await sealer.encrypt(`whsec_${randomBytes(24).toString('base64')}`, ORG);
+
+      const ddb = mockClient(DynamoDBDocumentClient);
+      const sqs = mockClient(SQSClient);
+      const kms = mockClient(KMSClient);
+      mocks = [ddb, sqs, kms];
+      ddb.on(GetCommand).callsFake((input: { Key: { SK: string } }) => {
+        const sk = input.Key.SK;
+        if (sk.startsWith(keys.webhookPrefix)) return { Item: webhookItem([{ ciphertext, created_at: AT, expires_at: null }]) };
+        if (sk.includes('#DELIVERY#')) {
+          return { Item: { ...keys.delivery(ORG, 'evt_1', 'whk_1'), entity: 'delivery', event_id: 'evt_1', webhook_id: 'whk_1', organization_id: ORG, url: 'https://127.0.0.1/hook', status: 'pending', attempts: [], created_at: AT, updated_at: AT } };
+        }
+        return { Item: { ...eventItem, deliveries: { whk_1: 'pending' } } };
+      });
+      ddb.on(TransactWriteCommand).resolves({});
+      kms.on(DecryptCommand).resolves({ Plaintext: new Uint8Array(dataKey) });
+      sqs.on(ChangeMessageVisibilityCommand).resolves({});
+
+      const record = {
+        messageId: 'm1', receiptHandle: 'r1', body: JSON.stringify({ organization_id: ORG, event_id: 'evt_1', webhook_id: 'whk_1' }),
+        attributes: { ApproximateReceiveCount: '1' }, messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:r:1:webhook-delivery', awsRegion: 'r',
+      };
+      const response = await withDeployedVariables(sandbox.workersTemplate, workerId('deliverer'), async () => {
+        const { handler } = await import('../../functions/webhooks/deliver-event.js');
+        return handler({ Records: [record] } as unknown as SQSEvent, { awsRequestId: 'test', getRemainingTimeInMillis: () => 30_000 } as unknown as Context);
+      });
+
+      expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'm1' }] });
+      expect(kms.commandCalls(DecryptCommand).map((c) => c.args[0].input.KeyId)).toEqual([deployed('PAYROLL_KMS_KEY_ID')]);
+      // The attempt is recorded, refused before any connection: deployed, loopback is not a public address.
+      const attempt = (ddb.commandCalls(TransactWriteCommand)[0]!.args[0].input.TransactItems![0]!.Update!.ExpressionAttributeValues![':a'] as { status_code: number | null; error: string }[])[0]!;
+      expect(attempt.status_code).toBeNull();
+      expect(attempt.error).toMatch(/public|loopback|not allowed|refused/i);
+      // The first retry's delay (PAYROLL_WEBHOOK_RETRY_DELAYS_S) set on the message, on the deployed queue URL; nothing sent.
+      expect(sqs.commandCalls(ChangeMessageVisibilityCommand).map((c) => c.args[0].input)).toEqual([
+        { QueueUrl: deployed('WEBHOOK_QUEUE_URL'), ReceiptHandle: 'r1', VisibilityTimeout: WEBHOOK_RETRY_DELAYS_S[0] },
+      ]);
+      expect(sqs.commandCalls(SendMessageBatchCommand).length + sqs.commandCalls(SendMessageCommand).length).toBe(0);
+    });
   });
 });
 

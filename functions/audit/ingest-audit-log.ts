@@ -1,0 +1,52 @@
+import { CloudWatchLogsSchema } from '@aws-lambda-powertools/parser/schemas/cloudwatch';
+import type { CloudWatchLogsEvent } from 'aws-lambda';
+import type { AuditRecord } from '../../shared/adapters/audit-sink.js';
+import { defaultTable } from '../../shared/adapters/dynamo.js';
+import { logger } from '../../shared/adapters/logger.js';
+import { AuditRepository } from '../../shared/data/audit-repository.js';
+import { auditRecordSchema } from '../../shared/schemas/audit.js';
+import { ingestAuditRecords } from '../../shared/use-cases/audit.js';
+
+/**
+ * The CloudWatch Logs subscription on every API function's log group: each delivery is a gzip batch of the
+ * Powertools JSON lines that matched `{ $.audit_event = "request" }`, written to the table in batches.
+ *
+ * A write that fails throws: CloudWatch Logs invokes this function asynchronously, so Lambda retries the whole
+ * delivery, and after its retries the delivery goes to the failure queue (infra/constructs/audit-log-ingestion.ts)
+ * for a redrive. Retrying is safe because audit keys are deterministic. A line that is not a valid audit record
+ * would fail the same way on every retry, so it is logged (by position, not content) and skipped instead.
+ */
+let repository: AuditRepository | undefined;
+const audit = () => (repository ??= new AuditRepository(defaultTable()));
+
+function auditRecordsOf(event: CloudWatchLogsEvent): AuditRecord[] {
+  const { awslogs } = CloudWatchLogsSchema.parse(event);
+  // CONTROL_MESSAGE is CloudWatch Logs checking that the destination is reachable: no lines in it.
+  if (awslogs.data.messageType !== 'DATA_MESSAGE') return [];
+  const records: AuditRecord[] = [];
+  for (const [index, logEvent] of awslogs.data.logEvents.entries()) {
+    let line: unknown;
+    try {
+      line = JSON.parse(logEvent.message);
+    } catch {
+      continue;
+    }
+    if (typeof line !== 'object' || line === null || (line as { audit_event?: unknown }).audit_event !== 'request') continue;
+    const parsed = auditRecordSchema.safeParse((line as { audit?: unknown }).audit);
+    if (parsed.success) {
+      records.push(parsed.data);
+    } else {
+      logger.warn('skipped an invalid audit line', {
+        log_group: awslogs.data.logGroup, log_event_id: logEvent.id, index, problems: parsed.error.issues.map((i) => i.path.join('.')),
+      });
+    }
+  }
+  return records;
+}
+
+export const handler = async (event: CloudWatchLogsEvent): Promise<{ ingested: number }> => {
+  const records = auditRecordsOf(event);
+  const ingested = await ingestAuditRecords(audit(), records);
+  logger.info('audit lines ingested', { ingested });
+  return { ingested };
+};

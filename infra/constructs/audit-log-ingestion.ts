@@ -1,0 +1,87 @@
+import { Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
+import { FilterPattern, type IFilterPattern } from 'aws-cdk-lib/aws-logs';
+import { LambdaDestination } from 'aws-cdk-lib/aws-logs-destinations';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { PayrollFunction } from './payroll-function.js';
+import { grantTable, type ServiceResources } from './service-access.js';
+
+/** The audit lines of shared/adapters/audit-sink.ts, and nothing else a function logs. */
+export const AUDIT_FILTER_PATTERN: IFilterPattern = FilterPattern.stringValue('$.audit_event', '=', 'request');
+
+/** Lambda's own retries of an asynchronous invocation (the most it allows), before the delivery is parked. */
+export const AUDIT_INGEST_RETRY_ATTEMPTS = 2;
+
+export interface AuditLogIngestionProps {
+  readonly resources: Pick<ServiceResources, 'table' | 'key'>;
+  /** The functions whose audit lines are ingested: every API route function. */
+  readonly sources: readonly PayrollFunction[];
+  readonly environment: Record<string, string>;
+  readonly removalPolicy: RemovalPolicy;
+}
+
+/**
+ * The deployed audit pipeline. A request only writes its audit line to its own log (no table write on the
+ * request path); CloudWatch Logs keeps it durably and delivers the matching lines, batched, to the ingest
+ * function through a subscription filter on each route's log group.
+ *
+ * CloudWatch Logs invokes a Lambda destination asynchronously. A delivery the function fails is retried by Lambda,
+ * and one that still fails is parked in the failure queue with its full payload (`requestPayload`), where an alarm
+ * calls an operator, who invokes the function with that payload again once the cause is fixed (writes are
+ * idempotent). Nothing is dropped silently.
+ *
+ * The subscriptions live in the same stack as the log groups: a route removed from the table takes its
+ * subscription with it in the same deployment, with no cross-stack export left to untangle.
+ */
+export class AuditLogIngestion extends Construct {
+  readonly function: PayrollFunction;
+  readonly failures: Queue;
+  readonly failureAlarm: Alarm;
+
+  constructor(scope: Construct, id: string, props: AuditLogIngestionProps) {
+    super(scope, id);
+
+    this.failures = new Queue(this, 'Failures', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      // The longest SQS allows: two weeks to fix the cause and redrive.
+      retentionPeriod: Duration.days(14),
+      removalPolicy: props.removalPolicy,
+    });
+    Validations.of(this.failures).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason: 'This queue is itself the failure destination of the audit ingest function; nothing consumes it automatically, so a dead-letter queue behind it would never receive anything.',
+    });
+
+    this.function = new PayrollFunction(this, 'Ingest', {
+      handler: 'audit/ingest-audit-log',
+      description: 'Writes the audit lines of the API functions\' logs to the table',
+      environment: props.environment,
+      logRemovalPolicy: props.removalPolicy,
+    });
+    // Least privilege: the function only ever writes audit lines, in batches.
+    grantTable(this.function, props.resources, { actions: ['dynamodb:BatchWriteItem'], indexes: [] });
+    this.function.function.configureAsyncInvoke({
+      retryAttempts: AUDIT_INGEST_RETRY_ATTEMPTS,
+      maxEventAge: Duration.hours(6),
+      onFailure: new SqsDestination(this.failures),
+    });
+
+    const destination = new LambdaDestination(this.function.function);
+    for (const source of props.sources) {
+      // Scoped to the log group, so each gets its own invoke permission naming that log group alone.
+      source.logGroup.addSubscriptionFilter('AuditLog', { destination, filterPattern: AUDIT_FILTER_PATTERN, filterName: 'audit-log' });
+    }
+
+    this.failureAlarm = new Alarm(this, 'FailureAlarm', {
+      alarmDescription: `Audit log deliveries failed to reach the table and wait in ${this.node.path}/Failures: fix the cause, then invoke the ingest function again with each message's requestPayload.`,
+      metric: this.failures.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
+      threshold: 0,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+  }
+}

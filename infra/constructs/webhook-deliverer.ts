@@ -1,0 +1,109 @@
+import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { Construct } from 'constructs';
+import { MAX_DELIVERY_ATTEMPTS } from '../../shared/domain/events.js';
+import { PayrollFunction } from './payroll-function.js';
+import { grantAccess, grantTable, type ServiceResources } from './service-access.js';
+
+/** Messages per invocation; Powertools delivers a batch's records in parallel, each succeeding or failing alone. */
+export const DELIVERER_BATCH_SIZE = 10;
+/**
+ * Concurrent deliverer invocations the SQS event source may run: up to 100 deliveries in flight at once. One slow
+ * customer endpoint holds one record for its 10 s, not the queue; the cap keeps a burst of events from taking
+ * the account's concurrency away from the API.
+ */
+export const DELIVERER_MAX_CONCURRENCY = 10;
+/**
+ * The records of a batch are delivered in parallel, so an invocation lasts about one delivery: the POST, whose
+ * 10 s budget (`deliverEvent`'s default) covers DNS, connect, TLS, request and response, plus the reads before it
+ * (endpoint, delivery, event, the secret's KMS unwrap) and the writes after it, with the SDK's retries. 30 s
+ * covers that with room to spare and stays within the queue's 60 s visibility timeout, which Lambda requires of an
+ * SQS event source (checked below and in the tests).
+ */
+export const DELIVERER_TIMEOUT = Duration.seconds(30);
+/** Seconds before the 2nd and the 3rd attempt (PAYROLL_WEBHOOK_RETRY_DELAYS_S); the handler sets them as the message's visibility. */
+export const WEBHOOK_RETRY_DELAYS_S = [30, 300] as const;
+/** The longest visibility timeout SQS accepts, so the longest retry delay ChangeMessageVisibility can set. */
+const SQS_MAX_VISIBILITY_S = 12 * 3600;
+
+export interface WebhookDelivererProps {
+  readonly resources: ServiceResources;
+  /** The webhook queue's visibility timeout (QUEUE_DEFINITIONS): the deliverer's timeout must fit in it. */
+  readonly queueVisibilityTimeout: Duration;
+  /** The webhook queue's maxReceiveCount (QUEUE_DEFINITIONS): one receive per delivery attempt. */
+  readonly maxReceiveCount: number;
+  readonly environment: Record<string, string>;
+  readonly logRemovalPolicy: RemovalPolicy;
+}
+
+/**
+ * The webhook deliverer: consumes the webhook-delivery queue (one message per event and endpoint, sent by whatever
+ * records events: the processor, the sweeper, submit, cancel and redeliver) and POSTs each event, signed, to its
+ * endpoint.
+ *
+ * Retries ride on the queue. A failed attempt sets the message's visibility to the next retry delay itself
+ * (ChangeMessageVisibility) and reports the record failed, so the message comes back after 30 s, then 300 s; the
+ * third failure closes the delivery `failed` and makes the message visible at once, and its fourth receive moves it
+ * to the dead-letter queue. That only works if the queue's maxReceiveCount is exactly the number of attempts: one
+ * fewer dead-letters a delivery still pending, one more deletes it instead of dead-lettering it. Hence the checks.
+ *
+ * Not in a VPC, deliberately: it calls customers' endpoints on the internet, and a Lambda function outside a VPC
+ * reaches the internet without a NAT gateway. What keeps it from being pointed at anything else (SSRF) is in the
+ * code, not the network: shared/adapters/webhook-url.ts resolves the endpoint's name once, refuses unless every
+ * address is public (deployed, even in a sandbox: 127.0.0.1:9001 in a Lambda is the runtime API), connects to that
+ * pinned address and never follows redirects. The function's role is its only other reach (table, key, its queue).
+ */
+export class WebhookDeliverer extends Construct {
+  readonly deliverer: PayrollFunction;
+  readonly eventSource: SqsEventSource;
+
+  constructor(scope: Construct, id: string, props: WebhookDelivererProps) {
+    super(scope, id);
+    const { resources } = props;
+    if (DELIVERER_TIMEOUT.toSeconds() > props.queueVisibilityTimeout.toSeconds()) {
+      throw new Error(`The webhook queue's visibility timeout (${props.queueVisibilityTimeout.toSeconds()} s) is shorter than the deliverer's timeout (${DELIVERER_TIMEOUT.toSeconds()} s)`);
+    }
+    if (props.maxReceiveCount !== MAX_DELIVERY_ATTEMPTS) {
+      throw new Error(`The webhook queue's maxReceiveCount (${props.maxReceiveCount}) must equal the delivery attempts (${MAX_DELIVERY_ATTEMPTS})`);
+    }
+    if (WEBHOOK_RETRY_DELAYS_S.length !== MAX_DELIVERY_ATTEMPTS - 1 || WEBHOOK_RETRY_DELAYS_S.some((d) => d < 0 || d > SQS_MAX_VISIBILITY_S)) {
+      throw new Error(`One retry delay per attempt after the first, each 0 to ${SQS_MAX_VISIBILITY_S} s; got ${WEBHOOK_RETRY_DELAYS_S.join(', ')}`);
+    }
+
+    this.deliverer = new PayrollFunction(this, 'Deliverer', {
+      handler: 'webhooks/deliver-event',
+      description: 'Webhook deliverer: POSTs each event of the webhook-delivery queue, signed, to its endpoint',
+      environment: { ...props.environment, PAYROLL_WEBHOOK_RETRY_DELAYS_S: WEBHOOK_RETRY_DELAYS_S.join(',') },
+      // Mostly waiting on customers' endpoints, and the wait is billed by memory.
+      memorySize: 256,
+      timeout: DELIVERER_TIMEOUT,
+      logRemovalPolicy: props.logRemovalPolicy,
+      // No `vpc`: see the class comment.
+    });
+
+    // Exactly what shared/use-cases/events.ts `deliverEvent` calls: the endpoint, the delivery and the event are read
+    // by key (GetItem); recordAttempt is a transaction of two Updates, which IAM authorizes as dynamodb:UpdateItem
+    // (there is no dynamodb:TransactWriteItems action); recordSuccess and recordFailedEvent are UpdateItem. No
+    // Query (it reads no lists), no Put or Delete, no index.
+    grantTable(this.deliverer, resources, { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], indexes: [] });
+    // The endpoint's signing secrets are envelope-encrypted under the key; unwrapping them is kms:Decrypt.
+    grantAccess(this.deliverer, 'kms:decrypt', resources);
+    // The handler sets each retry's delay itself. The event source below grants ChangeMessageVisibility too, but for
+    // its own use; this statement is the handler's, and stays if the event source's grants ever change.
+    // Not 'queue:webhooks:send': the deliverer never enqueues (only the fan-out does), so it gets no SendMessage.
+    this.deliverer.addToAccessPolicy(new PolicyStatement({
+      sid: 'WebhookQueueRetryDelay', actions: ['sqs:ChangeMessageVisibility'], resources: [resources.queues.webhooks.queueArn],
+    }));
+    this.deliverer.function.addEnvironment('WEBHOOK_QUEUE_URL', resources.queues.webhooks.queueUrl);
+
+    // The event source grants what consuming takes (ReceiveMessage, DeleteMessage, ChangeMessageVisibility,
+    // GetQueueAttributes, GetQueueUrl) on this queue alone.
+    this.eventSource = new SqsEventSource(resources.queues.webhooks, {
+      batchSize: DELIVERER_BATCH_SIZE,
+      reportBatchItemFailures: true,
+      maxConcurrency: DELIVERER_MAX_CONCURRENCY,
+    });
+    this.deliverer.function.addEventSource(this.eventSource);
+  }
+}

@@ -1,0 +1,282 @@
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localDynamoDbClient } from '../../local/engines/provision.js';
+import { createDocumentClient } from '../../shared/adapters/dynamo.js';
+import { startLocalStack, type HttpResponse, type RunningStack } from '../support/local-stack.js';
+
+/**
+ * The audit log over HTTPS, as a client reads it: requests of every outcome are recorded (batched into the table
+ * off the request path), readable newest first through GET /v1/logs with its filters and pages, confined to the
+ * organization, and nothing anywhere holds a token or a bank account number.
+ */
+interface Log {
+  request_id: string;
+  at: string;
+  organization_id: string | null;
+  api_key_id: string | null;
+  method: string;
+  path: string;
+  route: string | null;
+  status: number;
+  latency_ms: number;
+  source_ip: string | null;
+  user_agent: string | null;
+  auth_failure: string | null;
+}
+
+const ACCOUNT_NUMBER = '918273645501';
+const TOKEN_SHAPE = /pk_sandbox_[0-9A-Za-z]{43}/;
+
+let stack: RunningStack;
+let org: { organization_id: string; token: string };
+let other: { organization_id: string; token: string };
+const ids = {} as Record<'createKey' | 'createEmployee' | 'ok' | 'notFound' | 'forbidden' | 'unknownToken' | 'expired' | 'other', string>;
+let adminKeyId: string;
+let readOnly: { api_key_id: string; token: string };
+let expiring: { api_key_id: string; token: string };
+const tokens: string[] = [];
+
+const requestIdOf = (res: HttpResponse) => res.headers['x-request-id']!;
+
+async function logsPage(token: string, query: string): Promise<HttpResponse> {
+  return stack.request('GET', `/v1/logs${query ? `?${query}` : ''}`, { token });
+}
+
+/** Every log of a query, page by page. */
+async function allLogs(token: string, query: string, limit = 100): Promise<{ logs: Log[]; pages: number }> {
+  const logs: Log[] = [];
+  let pageToken: string | null = null;
+  let pages = 0;
+  do {
+    const res = await logsPage(token, [query, `limit=${limit}`, pageToken && `page_token=${encodeURIComponent(pageToken)}`].filter(Boolean).join('&'));
+    expect(res.status, res.text).toBe(200);
+    logs.push(...(res.body.data.logs as Log[]));
+    pageToken = res.body.data.next_page_token;
+    pages++;
+  } while (pageToken && pages < 100);
+  return { logs, pages };
+}
+
+/** Audit lines reach the table in batches after the response: wait for them with a bound, never a fixed sleep. */
+async function waitForLogs(token: string, requestIds: string[], query = ''): Promise<Log[]> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const { logs } = await allLogs(token, query);
+    const seen = new Set(logs.map((l) => l.request_id));
+    if (requestIds.every((id) => seen.has(id))) return logs;
+    if (Date.now() > deadline) throw new Error(`audit lines never appeared: ${requestIds.filter((id) => !seen.has(id)).join(', ')}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function scanTable(): Promise<Record<string, unknown>[]> {
+  const doc = createDocumentClient(localDynamoDbClient(stack.state.dynamodb_endpoint, stack.state.region));
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await doc.send(new ScanCommand({ TableName: stack.state.table_name, ExclusiveStartKey: start }));
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
+beforeAll(async () => {
+  // The test reads the log in a polling loop: keep the per-key read limit out of the way.
+  stack = await startLocalStack({ env: { PAYROLL_RATE_LIMIT_READ: '100000' } });
+  org = await stack.createOrganization('Audit Co');
+  other = await stack.createOrganization('Elsewhere Inc');
+  tokens.push(org.token, other.token);
+
+  const ro = await stack.request('POST', '/v1/api-keys', { token: org.token, body: { name: 'read only', type: 'read-only' } });
+  expect(ro.status).toBe(201);
+  ids.createKey = requestIdOf(ro);
+  readOnly = ro.body.data;
+  tokens.push(readOnly.token);
+
+  const created = await stack.request('POST', '/v1/employees', { token: org.token, body: {
+    first_name: 'Grace', last_name: 'Hopper', email: 'grace@example.com', employment_type: 'full_time', pay_group: 'default',
+    pay_schedule: 'monthly', start_date: '2026-02-01', bank_account: { account_number: ACCOUNT_NUMBER, routing_number: '011000015', account_type: 'checking' },
+  } });
+  expect(created.status).toBe(201);
+  ids.createEmployee = requestIdOf(created);
+
+  const ok = await stack.request('GET', '/v1/employees', { token: org.token });
+  expect(ok.status).toBe(200);
+  ids.ok = requestIdOf(ok);
+
+  const notFound = await stack.request('GET', '/v1/employees/emp_doesnotexist', { token: org.token });
+  expect(notFound.status).toBe(404);
+  ids.notFound = requestIdOf(notFound);
+
+  const forbidden = await stack.request('GET', '/v1/api-keys', { token: readOnly.token });
+  expect(forbidden.status).toBe(403);
+  ids.forbidden = requestIdOf(forbidden);
+
+  const unknown = await stack.request('GET', '/v1/employees', { token: `pk_sandbox_${'Z'.repeat(43)}` });
+  expect(unknown.status).toBe(401);
+  ids.unknownToken = requestIdOf(unknown);
+
+  const short = await stack.request('POST', '/v1/api-keys', { token: org.token, body: { name: 'short-lived', type: 'read-only', expires_at: new Date(Date.now() + 1500).toISOString() } });
+  expect(short.status).toBe(201);
+  expiring = short.body.data;
+  tokens.push(expiring.token);
+  // Poll until the key is refused, with a bound.
+  const deadline = Date.now() + 10_000;
+  let res = await stack.request('GET', '/v1/employees', { token: expiring.token });
+  while (res.status === 200 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    res = await stack.request('GET', '/v1/employees', { token: expiring.token });
+  }
+  expect(res.status).toBe(401);
+  ids.expired = requestIdOf(res);
+
+  const theirs = await stack.request('GET', '/v1/employees', { token: other.token });
+  expect(theirs.status).toBe(200);
+  ids.other = requestIdOf(theirs);
+
+  const keys = await stack.request('GET', '/v1/api-keys?limit=100', { token: org.token });
+  adminKeyId = keys.body.data.api_keys.find((k: { name: string }) => k.name === 'Initial admin key').api_key_id;
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+describe('GET /v1/logs', () => {
+  let logs: Log[];
+  const byId = (id: string) => logs.find((l) => l.request_id === id);
+
+  beforeAll(async () => {
+    logs = await waitForLogs(org.token, [ids.createKey, ids.createEmployee, ids.ok, ids.notFound, ids.forbidden, ids.expired]);
+  });
+
+  it('records each outcome with who, what, where, when and how it ended', () => {
+    const base = { organization_id: org.organization_id, source_ip: expect.any(String), latency_ms: expect.any(Number), at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) };
+    expect(byId(ids.ok)).toEqual({ ...base, request_id: ids.ok, api_key_id: adminKeyId, method: 'GET', path: '/v1/employees', route: '/v1/employees', status: 200, user_agent: null, auth_failure: null });
+    expect(byId(ids.createEmployee)).toMatchObject({ api_key_id: adminKeyId, method: 'POST', path: '/v1/employees', status: 201 });
+    expect(byId(ids.notFound)).toMatchObject({ ...base, api_key_id: adminKeyId, method: 'GET', path: '/v1/employees/emp_doesnotexist', route: '/v1/employees/{id}', status: 404, auth_failure: null });
+    expect(byId(ids.forbidden)).toMatchObject({ ...base, api_key_id: readOnly.api_key_id, path: '/v1/api-keys', status: 403, auth_failure: null });
+    expect(byId(ids.expired)).toMatchObject({ ...base, api_key_id: expiring.api_key_id, path: '/v1/employees', status: 401, auth_failure: 'The token has expired' });
+    for (const l of logs) expect(l.latency_ms).toBeGreaterThanOrEqual(0);
+  });
+
+  it('lists newest first', () => {
+    const times = logs.map((l) => l.at);
+    expect(times).toEqual([...times].sort().reverse());
+    expect(logs.findIndex((l) => l.request_id === ids.expired)).toBeLessThan(logs.findIndex((l) => l.request_id === ids.ok));
+  });
+
+  it('keeps an unknown token\'s failure out of every organization\'s log, in the platform partition operators read', async () => {
+    expect(byId(ids.unknownToken)).toBeUndefined();
+    const deadline = Date.now() + 15_000;
+    let item: Record<string, unknown> | undefined;
+    while (!item && Date.now() < deadline) {
+      item = (await scanTable()).find((i) => i.request_id === ids.unknownToken);
+      if (!item) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(item).toMatchObject({ organization_id: null, api_key_id: null, status: 401, auth_failure: 'The token is unknown or revoked' });
+    expect(item!.PK).toBe(`AUDIT#UNAUTHENTICATED#${(item!.at as string).slice(0, 10)}`);
+    const theirs = await allLogs(other.token, '');
+    expect(theirs.logs.map((l) => l.request_id)).not.toContain(ids.unknownToken);
+  });
+
+  it('filters by status', async () => {
+    const { logs: forbidden } = await allLogs(org.token, 'status=403');
+    expect(forbidden.map((l) => l.request_id)).toEqual([ids.forbidden]);
+    const { logs: unauthorized } = await allLogs(org.token, 'status=401');
+    expect(unauthorized.map((l) => l.request_id)).toEqual([ids.expired]);
+  });
+
+  it('filters by key, alone and with a status', async () => {
+    const { logs: ro } = await allLogs(org.token, `api_key_id=${readOnly.api_key_id}`);
+    expect(ro.map((l) => l.request_id)).toEqual([ids.forbidden]);
+    const { logs: exp } = await allLogs(org.token, `api_key_id=${expiring.api_key_id}`);
+    expect(exp.length).toBeGreaterThanOrEqual(2);
+    expect(exp.every((l) => l.api_key_id === expiring.api_key_id)).toBe(true);
+    expect(exp[0]!.request_id).toBe(ids.expired);
+    const { logs: expRefused } = await allLogs(org.token, `api_key_id=${expiring.api_key_id}&status=401`);
+    expect(expRefused.map((l) => l.request_id)).toEqual([ids.expired]);
+  });
+
+  it('filters by path prefix', async () => {
+    const { logs: employees } = await allLogs(org.token, 'path_prefix=/v1/employees');
+    expect(employees.length).toBeGreaterThanOrEqual(4);
+    expect(employees.every((l) => l.path.startsWith('/v1/employees'))).toBe(true);
+    expect(employees.map((l) => l.request_id)).toEqual(expect.arrayContaining([ids.ok, ids.notFound, ids.createEmployee, ids.expired]));
+    expect(employees.map((l) => l.request_id)).not.toContain(ids.forbidden);
+    const { logs: one } = await allLogs(org.token, `path_prefix=${encodeURIComponent('/v1/employees/emp_')}`);
+    expect(one.map((l) => l.request_id)).toEqual([ids.notFound]);
+  });
+
+  it('narrows to a from/to range, inclusively', async () => {
+    const from = byId(ids.notFound)!.at;
+    const to = byId(ids.forbidden)!.at;
+    const { logs: ranged } = await allLogs(org.token, `from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`);
+    const got = ranged.map((l) => l.request_id);
+    expect(got).toEqual(expect.arrayContaining([ids.notFound, ids.forbidden]));
+    expect(ranged.every((l) => l.at >= from && l.at <= to)).toBe(true);
+    const expected = logs.filter((l) => l.at >= from && l.at <= to).map((l) => l.request_id);
+    expect(got).toEqual(expected);
+    const future = await logsPage(org.token, `from=${encodeURIComponent(new Date(Date.now() + 86_400_000).toISOString())}`);
+    expect(future.body.data).toEqual({ logs: [], next_page_token: null });
+    const longAgo = await logsPage(org.token, 'to=2020-01-01');
+    expect(longAgo.body.data).toEqual({ logs: [], next_page_token: null });
+  });
+
+  it('pages through a filtered log: signed tokens, no duplicate, no gap, the same as one big page', async () => {
+    const whole = await allLogs(org.token, 'path_prefix=/v1/employees', 100);
+    const paged = await allLogs(org.token, 'path_prefix=/v1/employees', 2);
+    expect(paged.pages).toBeGreaterThanOrEqual(2);
+    expect(paged.logs.map((l) => l.request_id)).toEqual(whole.logs.map((l) => l.request_id));
+    expect(new Set(paged.logs.map((l) => l.request_id)).size).toBe(paged.logs.length);
+
+    const first = await logsPage(org.token, 'path_prefix=/v1/employees&limit=2');
+    const pageToken = first.body.data.next_page_token as string;
+    expect(pageToken).toEqual(expect.any(String));
+    // A token belongs to its organization and its filters.
+    const otherFilters = await logsPage(org.token, `status=200&limit=2&page_token=${encodeURIComponent(pageToken)}`);
+    expect(otherFilters.status).toBe(400);
+    expect(otherFilters.body.error.code).toBe('invalid_page_token');
+    const otherOrg = await logsPage(other.token, `path_prefix=/v1/employees&limit=2&page_token=${encodeURIComponent(pageToken)}`);
+    expect(otherOrg.status).toBe(400);
+  });
+
+  it('keeps each organization\'s log to itself', async () => {
+    const theirs = await waitForLogs(other.token, [ids.other]);
+    expect(theirs.every((l) => l.organization_id === other.organization_id)).toBe(true);
+    const mine = new Set((await allLogs(org.token, '')).logs.map((l) => l.request_id));
+    expect(theirs.some((l) => mine.has(l.request_id))).toBe(false);
+    expect(mine.has(ids.other)).toBe(false);
+  });
+
+  it('is for admin keys only, and validates every parameter at once', async () => {
+    expect((await logsPage(readOnly.token, '')).status).toBe(403);
+    const bad = await logsPage(org.token, 'status=99&path_prefix=v1&from=yesterday&limit=0&colour=blue');
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['colour', 'from', 'limit', 'path_prefix', 'status']);
+    const reversed = await logsPage(org.token, 'from=2026-02-01&to=2026-01-01');
+    expect(reversed.status).toBe(400);
+    expect(reversed.body.error.details).toEqual([expect.objectContaining({ field: 'to', code: 'invalid_date_range' })]);
+    expect((await logsPage(org.token, 'status=700')).status).toBe(400);
+    expect((await logsPage(org.token, `from=${encodeURIComponent('2026-01-01T00:00:00+02:00')}&to=2026-01-02`)).status).toBe(200);
+  });
+
+  it('stores no token and no bank account number, in the table or in the stack\'s output', async () => {
+    const items = await scanTable();
+    const audit = items.filter((i) => i.entity === 'audit');
+    expect(audit.length).toBeGreaterThanOrEqual(6);
+    const ok = audit.find((i) => i.request_id === ids.ok)!;
+    expect(ok.PK).toBe(`ORG#${org.organization_id}#AUDIT`);
+    expect(ok.SK).toBe(`${ok.at as string}#${ids.ok}`);
+    expect(ok.ttl).toBe(Math.floor(Date.parse(ok.at as string) / 1000) + 400 * 86_400);
+
+    const table = JSON.stringify(items);
+    expect(table).not.toMatch(TOKEN_SHAPE);
+    expect(table).not.toContain(ACCOUNT_NUMBER);
+    for (const token of tokens) expect(table).not.toContain(token);
+    const output = stack.output();
+    expect(output).not.toMatch(TOKEN_SHAPE);
+    expect(output).not.toContain(ACCOUNT_NUMBER);
+  });
+});

@@ -1,0 +1,114 @@
+import { readFileSync } from 'node:fs';
+import { App, CfnResource, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import type { IConstruct } from 'constructs';
+import { describe, expect, it } from 'vitest';
+import { addPayrollStacks } from '../../infra/app.js';
+import { AUDIT_INGEST_RETRY_ATTEMPTS } from '../../infra/constructs/audit-log-ingestion.js';
+import { FALLBACK_HANDLER, ROUTES } from '../../shared/http/routes.js';
+
+/**
+ * The deployed audit pipeline: a subscription on every route function's log group, feeding one ingest function
+ * that may only batch-write the table, with failed deliveries parked rather than lost. Built through
+ * addPayrollStacks, so cdk-nag runs on it (an unacknowledged finding throws at synthesis).
+ */
+const CDK_CONTEXT = (JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as { context: Record<string, unknown> }).context;
+const app = new App({ context: { ...CDK_CONTEXT, 'aws:cdk:bundling-stacks': [], environment: 'sandbox', stage: 'test' } });
+const stacks = addPayrollStacks(app);
+const template = Template.fromStack(stacks.api);
+
+type Resources = Record<string, { Type: string; Properties?: Record<string, any> }>;
+const resources = template.toJSON().Resources as Resources;
+const logicalId = (construct: IConstruct): string => {
+  const child = construct instanceof CfnResource ? construct : construct.node.defaultChild;
+  return Stack.of(construct).getLogicalId(child as CfnResource);
+};
+const asArray = <T>(value: T | T[] | undefined): T[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
+const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+
+const ingest = stacks.api.auditLog.function;
+const ingestFunctionId = logicalId(ingest.function);
+const ingestRoleId = logicalId(ingest.role);
+const failuresId = logicalId(stacks.api.auditLog.failures);
+
+interface Statement { Effect: string; Action: string | string[]; Resource: unknown; Condition?: Record<string, Record<string, unknown>> }
+const statementsOfRole = (roleId: string): Statement[] =>
+  ofType('AWS::IAM::Policy')
+    .filter(([, r]) => asArray<{ Ref?: string }>(r.Properties!.Roles).some((role) => role.Ref === roleId))
+    .flatMap(([, r]) => asArray<Statement>(r.Properties!.PolicyDocument.Statement));
+
+describe('audit log ingestion', () => {
+  it('subscribes every route function\'s log group, and no other, to the ingest function with the audit filter', () => {
+    const filters = ofType('AWS::Logs::SubscriptionFilter').map(([, r]) => r.Properties!);
+    expect(filters.length).toBe(ROUTES.length);
+    const subscribed = filters.map((f) => (f.LogGroupName as { Ref: string }).Ref).sort();
+    const routeLogGroups = ROUTES.map((r) => logicalId(stacks.api.functions[r.id]!.logGroup)).sort();
+    expect(subscribed).toEqual(routeLogGroups);
+    expect(subscribed).not.toContain(logicalId(stacks.api.functions[FALLBACK_HANDLER]!.logGroup));
+    // Never its own log group: its lines are not audit lines, and a loop would feed on itself.
+    expect(subscribed).not.toContain(logicalId(ingest.logGroup));
+    for (const f of filters) {
+      expect(f.FilterPattern).toBe('{ $.audit_event = "request" }');
+      expect(f.DestinationArn).toEqual({ 'Fn::GetAtt': [ingestFunctionId, 'Arn'] });
+    }
+  });
+
+  it('lets CloudWatch Logs invoke the function from each subscribed log group alone', () => {
+    const permissions = ofType('AWS::Lambda::Permission')
+      .map(([, r]) => r.Properties!)
+      .filter((p) => p.Principal === 'logs.amazonaws.com');
+    expect(permissions.length).toBe(ROUTES.length);
+    const sources = new Set(permissions.map((p) => JSON.stringify(p.SourceArn)));
+    for (const route of ROUTES) {
+      expect(sources).toContain(JSON.stringify({ 'Fn::GetAtt': [logicalId(stacks.api.functions[route.id]!.logGroup), 'Arn'] }));
+    }
+    for (const p of permissions) {
+      expect(p.Action).toBe('lambda:InvokeFunction');
+      expect(p.FunctionName).toEqual({ 'Fn::GetAtt': [ingestFunctionId, 'Arn'] });
+    }
+  });
+
+  it('may batch-write the table and nothing else of it: no read, no Scan, no index, the key only through DynamoDB', () => {
+    const statements = statementsOfRole(ingestRoleId);
+    const tableArn = { 'Fn::ImportValue': expect.stringContaining('Table') };
+    const dynamo = statements.filter((s) => asArray(s.Action).some((a) => a.startsWith('dynamodb:')));
+    expect(dynamo).toEqual([expect.objectContaining({ Effect: 'Allow', Action: 'dynamodb:BatchWriteItem', Resource: tableArn })]);
+    const kms = statements.filter((s) => asArray(s.Action).some((a) => a.startsWith('kms:')));
+    expect(kms.length).toBe(1);
+    expect(JSON.stringify(kms[0]!.Condition)).toContain('dynamodb.');
+    const actions = statements.flatMap((s) => asArray(s.Action));
+    expect(actions.filter((a) => !/^(dynamodb:BatchWriteItem|kms:|logs:(CreateLogStream|PutLogEvents)|xray:Put|sqs:)/.test(a))).toEqual([]);
+    expect(resources[ingestFunctionId]!.Properties!.Environment.Variables.TABLE_NAME).toBeDefined();
+  });
+
+  it('retries a failed delivery and then parks it, with its payload, in an encrypted queue that alarms', () => {
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: ingestFunctionId },
+      MaximumRetryAttempts: AUDIT_INGEST_RETRY_ATTEMPTS,
+      MaximumEventAgeInSeconds: 6 * 3600,
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [failuresId, 'Arn'] } } },
+    });
+    const sqs = statementsOfRole(ingestRoleId).filter((s) => asArray(s.Action).some((a) => a.startsWith('sqs:')));
+    // What the failure destination needs to send (SqsDestination's grant), on that queue alone.
+    expect(sqs.map((s) => s.Resource)).toEqual([{ 'Fn::GetAtt': [failuresId, 'Arn'] }]);
+    expect(new Set(sqs.flatMap((s) => asArray(s.Action)))).toEqual(new Set(['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl']));
+    expect(resources[failuresId]!.Properties).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 24 * 3600 });
+    template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+      Queues: [{ Ref: failuresId }],
+      PolicyDocument: { Statement: [Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })] },
+    });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [failuresId, 'QueueName'] } }],
+      Threshold: 0,
+    });
+  });
+
+  it('serves GET /v1/logs from its own function, admin only, with the page-token secret', () => {
+    const route = ROUTES.find((r) => r.id === 'listLogs')!;
+    expect(route).toMatchObject({ method: 'GET', path: '/v1/logs', scope: 'admin', access: ['secret:signing'] });
+    const env = resources[logicalId(stacks.api.functions.listLogs!.function)]!.Properties!.Environment.Variables;
+    expect(env.PAYROLL_SIGNING_SECRET_ARN).toBeDefined();
+  });
+});
