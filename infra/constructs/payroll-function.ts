@@ -30,8 +30,8 @@ export interface PayrollFunctionProps {
 }
 
 /**
- * Every Lambda of the service, with its settings fixed in one place (STYLE.md: "one construct that fixes every
- * function's settings"), so a stack only says what differs: the entry, the environment and the grants.
+ * Every Lambda of the service, with its settings (runtime, architecture, bundling, logs, tracing) fixed in one
+ * place, so a stack only says what differs: the entry, the environment and the grants.
  *
  * The function gets its own role with no managed policy. The role's default policy holds only what the
  * function itself needs (writing its own log group, X-Ray); everything the stack grants from the route table
@@ -97,7 +97,7 @@ export class PayrollFunction extends Construct implements IGrantable {
 
     Validations.of(this.function).acknowledge({
       id: 'AwsSolutions-L1',
-      reason: 'nodejs22.x is the runtime STYLE.md fixes for every function and the one the bundles target (node22); moving to nodejs24.x is a deliberate, tested upgrade, not a side effect of a CDK bump.',
+      reason: 'nodejs22.x is the runtime fixed for every function and the one the bundles target (node22); moving to nodejs24.x is a deliberate, tested upgrade, not a side effect of a CDK bump.',
     });
     const defaultPolicy = this.role.node.tryFindChild('DefaultPolicy');
     if (defaultPolicy) {
