@@ -5,6 +5,7 @@ import { ApiKeyRepository } from '../data/api-key-repository.js';
 import { EmployeeRepository } from '../data/employee-repository.js';
 import { OrganizationRepository } from '../data/organization-repository.js';
 import { RateLimitRepository } from '../data/rate-limit-repository.js';
+import { RateLimiter } from './rate-limiter.js';
 import { Authenticator } from './authenticator.js';
 
 /**
@@ -17,7 +18,7 @@ export interface Services {
   organizations: OrganizationRepository;
   apiKeys: ApiKeyRepository;
   employees: EmployeeRepository;
-  rateLimits: RateLimitRepository;
+  rateLimits: RateLimiter;
 }
 
 let services: Services | undefined;
@@ -32,7 +33,7 @@ export function appServices(): Services {
       organizations: new OrganizationRepository(table),
       apiKeys: new ApiKeyRepository(table),
       employees: new EmployeeRepository(table),
-      rateLimits: new RateLimitRepository(table),
+      rateLimits: new RateLimiter(new RateLimitRepository(table)),
     };
   }
   return services;

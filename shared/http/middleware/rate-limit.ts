@@ -47,7 +47,7 @@ export function rateLimitCheck(route: RouteDef): MiddlewareObj<RateLimitedEvent,
       if (!route.bucket || !event.principal) return;
       const limit = perMinute(route.bucket);
       if (limit <= 0) return;
-      const decision = await appServices().rateLimits.take(`${event.principal.apiKeyId}#${route.bucket}`, { perMinute: limit }, Date.now());
+      const decision = await appServices().rateLimits.take(`${event.principal.apiKeyId}#${route.bucket}`, { perMinute: limit });
       event.rateLimit = decision;
       if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds);
     },
