@@ -6,6 +6,7 @@ import type { LoadResult } from './load.js';
 import { benchPayroll, type PayrollBenchResult } from './payroll.js';
 import { benchPaystubs, type PaystubBenchResult } from './paystubs.js';
 import { benchOverhead, type OverheadResult } from './overhead.js';
+import { benchColdStart, type BundleResult } from './cold-start.js';
 
 /**
  * `npm run bench`: every figure measured side by side with the engine's own speed on the same work, in one run on
@@ -13,7 +14,7 @@ import { benchOverhead, type OverheadResult } from './overhead.js';
  */
 const { values } = parseArgs({ options: {
   employees: { type: 'string', default: '10000,25000' },
-  only: { type: 'string', default: 'payroll,paystubs,overhead' },
+  only: { type: 'string', default: 'payroll,paystubs,overhead,cold-start' },
   out: { type: 'string', default: 'BENCHMARKS.md' },
 } });
 const sizes = values.employees!.split(',').map(Number);
@@ -49,6 +50,15 @@ function overheadTable(r: OverheadResult): string {
   ].join('\n') + `\n\nAPI throughput with everything on is ${Math.round((r.api.full.throughput / r.engine.throughput) * 100)}% of the engine's GetItem throughput at the same concurrency (target ≥ 40%); its p99 is ${ratio(r.api.full.p99, r.api.full.p50)}× its p50 (target ≤ 3×).`;
 }
 
+function coldStartTable(rows: BundleResult[]): string {
+  const over = rows.filter((r) => r.bytes > 250 * 1024 || r.loadMsMedian > 80);
+  return [
+    '| function | bundle (minified, no source map) | module load, median of 5 fresh processes |',
+    '|---|---:|---:|',
+    ...rows.map((r) => `| ${r.entry} | ${(r.bytes / 1024).toFixed(0)} KB${r.bytes > 250 * 1024 ? ' ⚠' : ''} | ${r.loadMsMedian.toFixed(0)} ms${r.loadMsMedian > 80 ? ' ⚠' : ''} |`),
+  ].join('\n') + `\n\n${over.length === 0 ? 'Every function is within 250 KB and 80 ms.' : `${over.length} of ${rows.length} functions miss a target (⚠).`}`;
+}
+
 function paystubTable(r: PaystubBenchResult): string {
   return [
     '| query | API p50 | API p99 | API req/s | engine p50 | engine p99 | engine req/s | API p50 ÷ engine p50 |',
@@ -81,6 +91,8 @@ async function main() {
     }
     let overhead: OverheadResult | undefined;
     if (only.has('overhead')) overhead = await benchOverhead();
+    let cold: BundleResult[] | undefined;
+    if (only.has('cold-start')) cold = await benchColdStart();
     const report = `# Benchmarks
 
 Produced by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}: ${machine()}.
@@ -120,6 +132,14 @@ on three local stacks that differ only in what is measured. The rate limit is on
 does not wait on its write. "Added" compares each row with the one above it.
 
 ${overhead ? overheadTable(overhead) : '_not run_'}
+
+## Cold start
+
+Each function bundled as the CDK app bundles it (esbuild, ESM, minified, target node22; the AWS SDK v3 left to the
+Lambda runtime, which provides it), largest first, and the time its module takes to load in a fresh Node process.
+Targets: ≤ 250 KB, ≤ 80 ms.
+
+${cold ? coldStartTable(cold) : '_not run_'}
 `;
     writeFileSync(values.out!, report);
     progress(`wrote ${values.out}`);

@@ -1,6 +1,6 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import { logger } from '../../shared/adapters/logger.js';
 import { QUEUE_DEFINITIONS } from '../../shared/data/table-definition.js';
 import { processorServices } from '../../shared/http/processor-services.js';

@@ -1,7 +1,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import { fieldEncryptor } from '../../shared/adapters/envelope-encryption.js';
 import { logger } from '../../shared/adapters/logger.js';
 import { sqsClient } from '../../shared/adapters/queue.js';

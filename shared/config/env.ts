@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The environment, parsed once. Each value is optional here because every function needs a different subset;
@@ -47,6 +47,8 @@ const schema = z.object({
   }),
   /** Set by the local stack only: it is where a loopback webhook URL means the developer's own machine. */
   PAYROLL_LOCAL_STACK: z.enum(['true', 'false']).optional(),
+  /** The origin browsers may call the API from (`*`, or e.g. the dashboard's https://…): stamped on every answer. Unset: no CORS. */
+  PAYROLL_CORS_ALLOW_ORIGIN: z.string().regex(/^(\*|https?:\/\/[^/\s]+)$/, 'expected * or an origin such as https://dashboard.example.com').optional(),
   PAYROLL_RATE_LIMIT_READ: intFromEnv(300),
   PAYROLL_RATE_LIMIT_PAYROLL_WRITE: intFromEnv(100),
   PAYROLL_RATE_LIMIT_EMPLOYEE_WRITE: intFromEnv(100),

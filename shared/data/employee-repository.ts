@@ -1,5 +1,5 @@
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
 import { ConcurrentModificationError, EmployeeAlreadyExistsError, NotFoundError } from '../domain/errors.js';
 import { batchGetAll } from './batch.js';

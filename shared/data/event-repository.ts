@@ -1,5 +1,5 @@
 import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
 import { EVENT_TYPES, type DeliveryStatus, type EventType } from '../domain/events.js';
 import { cancelledConditions, parseItem } from './item.js';

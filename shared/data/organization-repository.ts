@@ -1,5 +1,5 @@
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
 import type { OrganizationSettings } from '../domain/settings.js';
 import { parseItem } from './item.js';

@@ -1,5 +1,5 @@
 import { GetCommand, TransactWriteCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
 import { PAYROLL_STATUSES, isTerminal, sourcesOf, type PayrollStatus } from '../domain/payroll-status.js';
 import type { Originator } from '../domain/settings.js';

@@ -1,5 +1,5 @@
 import { GetCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
 import { batchGetAll, batchPutAll } from './batch.js';
 import { isConditionalCheckFailure, parseItem } from './item.js';

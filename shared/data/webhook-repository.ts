@@ -1,5 +1,5 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
 import { ConcurrentModificationError } from '../domain/errors.js';
 import { EVENT_TYPES, UNRELIABLE_AFTER_FAILED_EVENTS, WEBHOOK_STATUSES } from '../domain/events.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { TOKEN_TYPES } from '../domain/scopes.js';
 import { limitParam, pageTokenParam } from './common.js';
 

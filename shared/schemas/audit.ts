@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AuditRecord } from '../adapters/audit-sink.js';
 import { isCalendarDate } from '../domain/dates.js';
 import { limitParam, pageTokenParam } from './common.js';
@@ -46,7 +46,8 @@ export const listLogsQuery = z
       .regex(/^\d{3}$/, { message: 'Must be an HTTP status code from 100 to 599' })
       .transform(Number)
       .pipe(z.number().int().min(100).max(599))
-      .optional(),
+      .optional()
+      .meta({ type: 'integer', minimum: 100, maximum: 599, description: 'Only lines with this HTTP status' }),
     path_prefix: z
       .string()
       .max(2048)

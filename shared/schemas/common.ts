@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { isValidRoutingNumber } from '../domain/aba.js';
 import { isCalendarDate } from '../domain/dates.js';
 import { parseMoney } from '../domain/money.js';
@@ -6,7 +6,7 @@ import { parseMoney } from '../domain/money.js';
 export const calendarDate = z.string().refine(isCalendarDate, {
   message: 'Must be a real calendar date in YYYY-MM-DD form',
   params: { code: 'invalid_date' },
-});
+}).meta({ format: 'date', example: '2026-11-01' });
 
 export const personName = z.string().trim().min(1).max(100);
 
@@ -14,7 +14,8 @@ export const email = z
   .string()
   .trim()
   .max(254)
-  .pipe(z.email({ message: 'Must be an email address' }));
+  .pipe(z.email({ message: 'Must be an email address' }))
+  .meta({ format: 'email', example: 'ada@example.com' });
 
 export const routingNumber = z
   .string()
@@ -44,6 +45,10 @@ export const money = z.unknown().transform((value, ctx): number => {
   const problem = byReason[parsed.reason];
   ctx.addIssue({ code: 'custom', message: problem.message, params: { code: problem.code } });
   return z.NEVER;
+}).meta({
+  anyOf: [{ type: 'number', minimum: 0 }, { type: 'string', pattern: '^\\d+(\\.\\d{1,2})?$' }],
+  description: 'Money: a JSON number or a numeric string, at most two decimals, never negative',
+  example: '3200.00',
 });
 
 export const limitParam = z
@@ -52,6 +57,8 @@ export const limitParam = z
   .transform(Number)
   .pipe(z.number().int().min(1).max(100))
   .optional()
-  .default(50);
+  .default(50)
+  // Documented as what it is on the wire, a whole number (the OpenAPI document reads this metadata).
+  .meta({ type: 'integer', minimum: 1, maximum: 100, default: 50, description: 'Page size' });
 
-export const pageTokenParam = z.string().min(1).max(4096).optional();
+export const pageTokenParam = z.string().min(1).max(4096).optional().meta({ description: 'The `next_page_token` of the previous page' });

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { accountNumber, accountType, calendarDate, email, limitParam, pageTokenParam, personName, routingNumber } from './common.js';
 
 export const bankAccountInput = z.strictObject({

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { isCalendarDate } from '../domain/dates.js';
 import type { ProblemDetail } from '../domain/errors.js';
 import { parseMoney, type Cents } from '../domain/money.js';
@@ -58,6 +58,10 @@ const hours = z.unknown().transform((value, ctx): number => {
     return z.NEVER;
   }
   return Number(m[1]) * 100 + Number((m[2] ?? '').padEnd(2, '0'));
+}).meta({
+  anyOf: [{ type: 'number', minimum: 0 }, { type: 'string', pattern: '^\\d{1,5}(\\.\\d{1,2})?$' }],
+  description: 'Required (not null, not blank): 0 up to the hours in the pay period, at most two decimals',
+  example: 80,
 });
 
 const DEDUCTION_NAME = /^[a-z][a-z0-9_]{0,39}$/;
@@ -87,6 +91,14 @@ const deductions = z.unknown().transform((value, ctx): Record<string, Cents> => 
     else ctx.addIssue({ code: 'custom', path: [name], message: parsed.reason === 'negative' ? 'Deductions must not be negative' : 'Must be a decimal amount with at most two decimals', params: { code: parsed.reason === 'negative' ? 'negative_pay' : 'invalid_amount' } });
   }
   return out;
+}).meta({
+  anyOf: [
+    { type: 'number', minimum: 0 },
+    { type: 'string', pattern: '^\\d+(\\.\\d{1,2})?$' },
+    { type: 'object', maxProperties: 20, propertyNames: { pattern: '^[a-z][a-z0-9_]{0,39}$' }, additionalProperties: { anyOf: [{ type: 'number', minimum: 0 }, { type: 'string', pattern: '^\\d+(\\.\\d{1,2})?$' }] } },
+  ],
+  description: 'One amount, or named amounts (`taxes`, `benefits`, `retirement`, `garnishments`, `other`, any snake_case name but `total`)',
+  example: { taxes: 640.5, benefits: 120 },
 });
 
 const entrySchema = z.strictObject({
@@ -105,6 +117,9 @@ const headerSchema = z.strictObject({
   pay_date: calendarDate,
   employees: z.unknown(),
 });
+
+/** For the OpenAPI document: the body `validatePayrollBody` checks, header and entries together. */
+export const payrollBodySchemas = { header: headerSchema, entry: entrySchema };
 
 const DATE_FIELDS = new Set(['pay_period_start', 'pay_period_end', 'pay_date']);
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { calendarDate, limitParam, pageTokenParam } from './common.js';
 
 const id = z.string().min(1).max(64);

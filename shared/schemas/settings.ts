@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { money } from './common.js';
 
 const valueList = z

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { EVENT_TYPES, WEBHOOK_STATUSES } from '../domain/events.js';
 import { limitParam, pageTokenParam } from './common.js';
 
