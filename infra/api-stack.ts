@@ -156,7 +156,7 @@ export class ApiStack extends Stack {
     Validations.of(this.api).acknowledge(
       {
         id: 'AwsSolutions-APIG2',
-        reason: 'Each handler validates its body, query and path with zod and answers every problem at once in the service's JSON error envelope; an API Gateway validator would answer first, in another shape, with one problem.',
+        reason: 'Each handler validates its body, query and path with zod and answers every problem at once in the service\'s JSON error envelope; an API Gateway validator would answer first, in another shape, with one problem.',
       },
       {
         id: 'AwsSolutions-APIG4',
