@@ -1,8 +1,10 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The dashboard's browser tests need Chromium: `npm run test:browser` (vitest.browser.config.ts).
+    exclude: [...configDefaults.exclude, 'test/browser/**'],
     // Starts one DynamoDB Local and one fauxqs for the run; tests reach them with inject('engines').
     globalSetup: ['test/support/global-setup.ts'],
     // Each test file in its own process, as each handler gets its own Lambda container (also vitest's default).

@@ -35,6 +35,13 @@ export interface ApiStackProps extends StackProps, ServiceResources {
   readonly stage: string;
   /** @default ROUTES; the tests pass a table that uses every kind of access. */
   readonly routes?: readonly RouteDef[];
+  /**
+   * The origin browsers may call the API from (CORS), for the developer dashboard. `*` by default: every request
+   * carries a bearer token in its Authorization header and no cookie, so a page on another origin gains nothing
+   * a script outside a browser would not have (GitHub's REST API answers `*` for the same reason). A fixed
+   * origin (a dashboard on a custom domain) narrows it.
+   */
+  readonly corsAllowOrigin?: string;
 }
 
 /**
@@ -63,6 +70,10 @@ export class ApiStack extends Stack {
       removalPolicy,
     });
 
+    // CORS (shared/http/cors.ts): every function stamps the origin on its answers, and the fallback, which already
+    // gets every method no route claims, answers the preflights. API Gateway's own preflight mocks would add an
+    // OPTIONS method per resource to a stack that CloudFormation caps at 500 resources.
+    const corsOrigin = props.corsAllowOrigin ?? '*';
     this.api = new RestApi(this, 'Api', {
       restApiName: `payroll-${props.environment}-${props.stage}`,
       description: `Payroll API (${props.environment}/${props.stage})`,
@@ -107,7 +118,7 @@ export class ApiStack extends Stack {
     // The L2 construct has no property for it yet; the execute-api endpoint refuses TLS below 1.2.
     (this.api.node.defaultChild as CfnRestApi).securityPolicy = 'TLS_1_2';
 
-    this.addGatewayResponses();
+    this.addGatewayResponses(corsOrigin);
 
     const fallback = this.fallbackFunction(removalPolicy);
     const fallbackIntegration = new LambdaIntegration(fallback.function, { allowTestInvoke: false });
@@ -191,12 +202,17 @@ export class ApiStack extends Stack {
     return baseEnvironment(this.props.environment);
   }
 
+  /** The functions that answer HTTP also stamp the CORS origin on every answer. */
+  private httpEnvironment(): Record<string, string> {
+    return { ...this.baseEnvironment(), PAYROLL_CORS_ALLOW_ORIGIN: this.props.corsAllowOrigin ?? '*' };
+  }
+
   private fallbackFunction(logRemovalPolicy: RemovalPolicy): PayrollFunction {
     // Touches nothing but its logs: it answers before any token is read.
     const fn = new PayrollFunction(this, 'RouteNotFound', {
       handler: FALLBACK_HANDLER,
-      description: 'Unknown path (404) or method (405), in the JSON envelope',
-      environment: this.baseEnvironment(),
+      description: 'Unknown path (404) or method (405), in the JSON envelope; CORS preflights',
+      environment: this.httpEnvironment(),
       memorySize: 256,
       logRemovalPolicy,
     });
@@ -208,8 +224,9 @@ export class ApiStack extends Stack {
     const fn = new PayrollFunction(this, pascal(route.id), {
       handler: route.handler,
       description: `${route.method} ${route.path}: ${route.summary}`,
-      environment: this.baseEnvironment(),
+      environment: this.httpEnvironment(),
       logRemovalPolicy,
+      files: route.files,
     });
     this.functions[route.id] = fn;
 
@@ -232,7 +249,7 @@ export class ApiStack extends Stack {
    * Gateway response templates do no VTL, so each type states its status literally; the DEFAULT_4XX/5XX
    * catch-alls only meet types not listed here.
    */
-  private addGatewayResponses(): void {
+  private addGatewayResponses(corsOrigin: string): void {
     const responses: [string, ResponseType, number, string, string, Record<string, string>?, Record<string, number>?][] = [
       ['Default4xx', ResponseType.DEFAULT_4XX, 400, 'bad_request', 'Bad request'],
       ['Default5xx', ResponseType.DEFAULT_5XX, 500, 'internal_error', 'Internal server error'],
@@ -259,6 +276,7 @@ export class ApiStack extends Stack {
           'X-Request-Id': 'context.requestId',
           'Content-Type': "'application/json; charset=utf-8'",
           'Cache-Control': "'no-store'",
+          'Access-Control-Allow-Origin': `'${corsOrigin}'`,
           ...headers,
         },
         templates: {

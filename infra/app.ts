@@ -3,12 +3,15 @@ import { pathToFileURL } from 'node:url';
 import { App, Tags, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { ApiStack, SERVICE_NAME } from './api-stack.js';
+import { DashboardStack } from './dashboard-stack.js';
 import { type DeploymentEnvironment, StatefulStack } from './stateful-stack.js';
 import { WorkersStack } from './workers-stack.js';
 
 export interface DeploymentContext {
   readonly environment: DeploymentEnvironment;
   readonly stage: string;
+  /** `-c corsAllowOrigin=https://…`: the one origin browsers may call the API from; `*` when absent (api-stack.ts). */
+  readonly corsAllowOrigin?: string;
 }
 
 /**
@@ -25,13 +28,18 @@ export function deploymentContext(app: App): DeploymentContext {
   if (!/^[a-z][a-z0-9-]{0,19}$/.test(stage)) {
     throw new Error(`Context "stage" must be lower-case letters, digits and dashes, 1 to 20 long, starting with a letter; got "${stage}"`);
   }
-  return { environment, stage };
+  const cors = app.node.tryGetContext('corsAllowOrigin') as unknown;
+  if (cors !== undefined && !(typeof cors === 'string' && /^(\*|https:\/\/[a-z0-9.-]+(:\d+)?)$/.test(cors))) {
+    throw new Error(`Context "corsAllowOrigin" must be * or an https origin such as https://dashboard.example.com; got "${String(cors)}"`);
+  }
+  return { environment, stage, ...(typeof cors === 'string' && { corsAllowOrigin: cors }) };
 }
 
 export interface PayrollStacks {
   readonly stateful: StatefulStack;
   readonly api: ApiStack;
   readonly workers: WorkersStack;
+  readonly dashboard: DashboardStack;
 }
 
 /**
@@ -42,7 +50,7 @@ export interface PayrollStacks {
  * and the same templates deploy to whichever account and region the CLI's credentials point at.
  */
 export function addPayrollStacks(app: App): PayrollStacks {
-  const { environment, stage } = deploymentContext(app);
+  const { environment, stage, corsAllowOrigin } = deploymentContext(app);
   const prefix = `Payroll-${environment}-${stage}`;
 
   const stateful = new StatefulStack(app, `${prefix}-Stateful`, {
@@ -64,6 +72,7 @@ export function addPayrollStacks(app: App): PayrollStacks {
     description: `Payroll API ${environment}/${stage}: REST API and functions`,
     environment,
     stage,
+    corsAllowOrigin,
     ...resources,
   });
   // Independent of the API stack: both only import from the stateful one.
@@ -73,6 +82,15 @@ export function addPayrollStacks(app: App): PayrollStacks {
     environment,
     stage,
     ...resources,
+  });
+
+  // The developer dashboard: a static site that calls the API from its own origin (config.json names the API).
+  const dashboard = new DashboardStack(app, `${prefix}-Dashboard`, {
+    stackName: `${prefix}-Dashboard`,
+    description: `Payroll API ${environment}/${stage}: developer dashboard (S3 and CloudFront)`,
+    environment,
+    stage,
+    api: { apiUrl: api.apiUrl, restApiId: api.api.restApiId },
   });
 
   Tags.of(app).add('service', SERVICE_NAME);
@@ -85,7 +103,7 @@ export function addPayrollStacks(app: App): PayrollStacks {
   // are also written into the templates' metadata for auditors.
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { writeSuppressionsToCloudFormation: true }));
 
-  return { stateful, api, workers };
+  return { stateful, api, workers, dashboard };
 }
 
 const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href;

@@ -7,6 +7,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context, Handler } fr
 import { HttpsRequiredError, InvalidRequestError, PayloadTooLargeError } from '../shared/domain/errors.js';
 import { renderError } from '../shared/http/envelope.js';
 import { FALLBACK_HANDLER, matchPath, type RouteDef } from '../shared/http/routes.js';
+import { isDashboardRequest, serveDashboard } from './dashboard-files.js';
 
 /**
  * The local stand-in for API Gateway: it turns each HTTPS request into the same REST proxy event API Gateway
@@ -64,16 +65,18 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
 }
 
 function toEvent(req: IncomingMessage, url: URL, body: Buffer, requestId: string, route: RouteDef | undefined, params: Record<string, string>): APIGatewayProxyEvent {
-  const headers: Record<string, string> = {};
-  const multiValueHeaders: Record<string, string[]> = {};
+  // Null-prototype maps: a header or query parameter named `constructor` or `__proto__` is data, not an
+  // inherited property (the fuzz tests found `?constructor=` failing here).
+  const headers: Record<string, string> = Object.create(null);
+  const multiValueHeaders: Record<string, string[]> = Object.create(null);
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     const name = req.rawHeaders[i]!;
     const value = req.rawHeaders[i + 1]!;
     headers[name] = value;
     (multiValueHeaders[name] ??= []).push(value);
   }
-  const query: Record<string, string> = {};
-  const multiQuery: Record<string, string[]> = {};
+  const query: Record<string, string> = Object.create(null);
+  const multiQuery: Record<string, string[]> = Object.create(null);
   for (const [k, v] of url.searchParams) {
     query[k] = v;
     (multiQuery[k] ??= []).push(v);
@@ -153,7 +156,11 @@ export async function dispatch(req: IncomingMessage, res: ServerResponse): Promi
 }
 
 export function createApiServer(tls: { key: string; cert: string }): Server {
-  const server = createHttpsServer({ key: tls.key, cert: tls.cert }, (req, res) => void dispatch(req, res));
+  const server = createHttpsServer({ key: tls.key, cert: tls.cert }, (req, res) => {
+    // The developer dashboard's static site (deployed on its own origin: infra/dashboard-stack.ts); the rest is API.
+    if (isDashboardRequest(req)) void serveDashboard(req, res);
+    else void dispatch(req, res);
+  });
   server.keepAliveTimeout = 65_000;
   return server;
 }

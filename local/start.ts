@@ -136,6 +136,7 @@ function printReady(state: StackState, certPath: string, ms: number, resumed: nu
     ...(resumed > 0 ? [`Resumed ${resumed} unfinished payroll run(s) left by the last stop`] : []),
     `Payroll API (${state.environment}) ready at ${state.base_url}  [${Math.round(ms)} ms]`,
     `  plain HTTP on http://localhost:${state.http_port}/ answers 403 https_required`,
+    `  Developer dashboard: https://localhost:${state.https_port}/dashboard/ (sign in with an admin token)`,
     `  TLS certificate: ${certPath}`,
     `  DynamoDB Local: ${state.dynamodb_endpoint}  SQS/S3: ${state.sqs_endpoint}`,
     `  data folder: ${dataDir()}`,

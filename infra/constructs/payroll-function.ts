@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { type IGrantable, type IPrincipal, Policy, type PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -27,6 +27,8 @@ export interface PayrollFunctionProps {
   readonly timeout?: Duration;
   /** What happens to the function's log group when the stack is deleted. */
   readonly logRemovalPolicy: RemovalPolicy;
+  /** Files (paths from the repository root) copied beside the bundle, for the handler to read at run time. */
+  readonly files?: readonly string[];
 }
 
 /**
@@ -92,6 +94,13 @@ export class PayrollFunction extends Construct implements IGrantable {
         // esbuild keeps only the commands the function uses, which keeps cold starts short.
         externalModules: [],
         bundleAwsSDK: true,
+        ...(props.files?.length && {
+          commandHooks: {
+            beforeBundling: () => [],
+            beforeInstall: () => [],
+            afterBundling: (inputDir: string, outputDir: string) => props.files!.map((file) => `cp "${join(inputDir, file)}" "${join(outputDir, basename(file))}"`),
+          },
+        }),
       },
     });
 

@@ -40,7 +40,7 @@ const instant = (bound: 'start' | 'end') =>
 
 export const listLogsQuery = z
   .strictObject({
-    api_key_id: z.string().min(1).max(64).optional(),
+    api_key_id: z.string().min(1).max(64).optional().meta({ description: 'Only this key\'s requests' }),
     status: z
       .string()
       .regex(/^\d{3}$/, { message: 'Must be an HTTP status code from 100 to 599' })
@@ -52,9 +52,10 @@ export const listLogsQuery = z
       .string()
       .max(2048)
       .refine((v) => v.startsWith('/'), { message: 'Must start with /', params: { code: 'invalid_path_prefix' } })
-      .optional(),
-    from: instant('start').optional(),
-    to: instant('end').optional(),
+      .optional()
+      .meta({ description: 'Only requests whose path starts with this', example: '/v1/payroll' }),
+    from: instant('start').optional().meta({ description: 'From this date-time, or the start of this UTC day (YYYY-MM-DD)', example: '2026-11-01' }),
+    to: instant('end').optional().meta({ description: 'Up to this date-time, or the end of this UTC day (YYYY-MM-DD)', example: '2026-11-30' }),
     limit: limitParam,
     page_token: pageTokenParam,
   })

@@ -216,9 +216,9 @@ export function validatePayrollBody(body: Record<string, unknown>): { submission
 }
 
 export const listPayrollsQuery = z.strictObject({
-  status: z.enum(PAYROLL_STATUSES).optional(),
-  from: calendarDate.optional(),
-  to: calendarDate.optional(),
+  status: z.enum(PAYROLL_STATUSES).optional().meta({ description: 'Only runs in this status' }),
+  from: calendarDate.optional().meta({ description: 'Only runs paid on or after this date' }),
+  to: calendarDate.optional().meta({ description: 'Only runs paid on or before this date' }),
   limit: limitParam,
   page_token: pageTokenParam,
 });
@@ -226,5 +226,6 @@ export const listPayrollsQuery = z.strictObject({
 export const payrollIdParams = z.object({ id: z.string().min(1).max(64) });
 
 export const submitPayrollQuery = z.strictObject({
-  dry_run: z.enum(['true', 'false']).optional().transform((v) => v === 'true'),
+  dry_run: z.enum(['true', 'false']).optional().transform((v) => v === 'true')
+    .meta({ description: '`true`: validate and compute the totals (200), storing nothing' }),
 });

@@ -23,9 +23,9 @@ export const webhookIdParams = z.object({ id: z.string().min(1).max(64) });
 export const listWebhooksQuery = z.strictObject({ limit: limitParam, page_token: pageTokenParam });
 
 export const listEventsQuery = z.strictObject({
-  type: z.enum(EVENT_TYPES).optional(),
-  payroll_id: z.string().min(1).max(64).optional(),
-  delivery_status: z.enum(['pending', 'succeeded', 'failed']).optional(),
+  type: z.enum(EVENT_TYPES).optional().meta({ description: 'Only events of this type' }),
+  payroll_id: z.string().min(1).max(64).optional().meta({ description: 'Only this run\'s events' }),
+  delivery_status: z.enum(['pending', 'succeeded', 'failed']).optional().meta({ description: 'Only events with a delivery in this status' }),
   limit: limitParam,
   page_token: pageTokenParam,
 });

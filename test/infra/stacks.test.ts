@@ -148,6 +148,16 @@ describe('deployment context', () => {
   it('keeps the API and the workers independent of each other: both depend on the stateful stack alone', () => {
     expect(sandbox.api.dependencies).toEqual([sandbox.stateful]);
     expect(sandbox.workers.dependencies).toEqual([sandbox.stateful]);
+    // The dashboard's site only needs to know where the API is.
+    expect(sandbox.dashboard.dependencies).toEqual([sandbox.api]);
+    expect(sandbox.dashboard.stackName).toBe('Payroll-sandbox-test-Dashboard');
+  });
+
+  it('takes one CORS origin for the API from the context, or none (any origin)', () => {
+    expect(deploymentContext(appWith({})).corsAllowOrigin).toBeUndefined();
+    expect(deploymentContext(appWith({ corsAllowOrigin: 'https://dashboard.example.com' })).corsAllowOrigin).toBe('https://dashboard.example.com');
+    expect(() => deploymentContext(appWith({ corsAllowOrigin: 'http://dashboard.example.com' }))).toThrow(/corsAllowOrigin/);
+    expect(() => deploymentContext(appWith({ corsAllowOrigin: 'https://a.example.com/path' }))).toThrow(/corsAllowOrigin/);
   });
 
   it('rejects an unknown environment and a stage that cannot name an API Gateway stage', () => {
@@ -411,6 +421,17 @@ describe('api stack', () => {
     for (const m of anyMethods) expect(m.uri).toContain(functionId);
     // The fallback never sees a routed method.
     for (const m of all.filter((x) => x.method !== 'ANY')) expect(m.uri).not.toContain(functionId);
+  });
+
+  it('answers CORS for the dashboard on another origin: the origin on every answer, preflights by the fallback', () => {
+    // No OPTIONS method of API Gateway's own: the fallback's ANY takes the preflights (shared/http/cors.ts).
+    expect(methods().filter((m) => m.method === 'OPTIONS')).toEqual([]);
+    for (const id of [...ROUTES.map((r) => r.id), FALLBACK_HANDLER]) {
+      expect(environmentOf(sandbox.apiTemplate, functionOf(sandbox, id).functionId).PAYROLL_CORS_ALLOW_ORIGIN, id).toBe('*');
+    }
+    for (const r of Object.values(resources).filter((x) => x.Type === 'AWS::ApiGateway::GatewayResponse')) {
+      expect(r.Properties!.ResponseParameters['gatewayresponse.header.Access-Control-Allow-Origin']).toBe("'*'");
+    }
   });
 
   it('answers API Gateway errors in the service envelope with X-Request-Id', () => {

@@ -5,6 +5,7 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { readState, type StackState } from '../../local/stack-state.js';
+import { checkContract } from './contract.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const TSX = join(ROOT, 'node_modules', 'tsx', 'dist', 'esm', 'index.mjs');
@@ -25,7 +26,12 @@ export interface RunningStack {
   state: StackState;
   /** Everything the stack wrote, for assertions on logs. */
   output(): string;
-  request(method: string, path: string, options?: { token?: string; body?: unknown; headers?: Record<string, string> }): Promise<HttpResponse>;
+  /**
+   * Over HTTPS. The answer is checked against the OpenAPI document (test/support/contract.ts) and a mismatch
+   * throws, unless `validate: false` (hostile input the document does not describe, such as the fuzz tests').
+   */
+  request(method: string, path: string, options?: { token?: string; body?: unknown; headers?: Record<string, string>; validate?: boolean }): Promise<HttpResponse>;
+  /** The plain-HTTP listener, which refuses everything: not checked against the document. */
   plainHttp(method: string, path: string): Promise<HttpResponse>;
   admin(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
   /** An organization and its admin token, made with the admin CLI. */
@@ -132,7 +138,11 @@ export async function startLocalStack(options: { dir?: string; env?: Record<stri
         headers['Content-Type'] ??= 'application/json';
         headers['Content-Length'] = String(Buffer.byteLength(body));
       }
-      return send(httpsRequest, state.https_port, method, path, body, headers);
+      // Every answer is checked against docs/openapi.json: a mismatch fails the test that made the request.
+      return send(httpsRequest, state.https_port, method, path, body, headers).then((res) => {
+        if (opts.validate !== false) checkContract(method, path, res);
+        return res;
+      });
     },
     plainHttp(method, path) {
       return send(httpRequest as unknown as typeof httpsRequest, state.http_port, method, path, undefined, {});

@@ -215,3 +215,61 @@ describe('unknown routes', () => {
     expect(res.headers.Allow).toBe('GET, PATCH, DELETE');
   });
 });
+
+describe('CORS for the dashboard on another origin', () => {
+  const withOrigin = async <T>(origin: string | undefined, body: () => Promise<T>): Promise<T> => {
+    const saved = process.env.PAYROLL_CORS_ALLOW_ORIGIN;
+    if (origin === undefined) delete process.env.PAYROLL_CORS_ALLOW_ORIGIN;
+    else process.env.PAYROLL_CORS_ALLOW_ORIGIN = origin;
+    resetConfigForTests();
+    try {
+      return await body();
+    } finally {
+      if (saved === undefined) delete process.env.PAYROLL_CORS_ALLOW_ORIGIN;
+      else process.env.PAYROLL_CORS_ALLOW_ORIGIN = saved;
+      resetConfigForTests();
+    }
+  };
+
+  it('stamps the configured origin and the readable headers on successes, errors and the fallback', async () => {
+    ddb.on(TransactWriteCommand).resolves({});
+    await withOrigin('https://dashboard.example.com', async () => {
+      const ok = await call('create', post(validEmployee));
+      const refused = await call('create', post(validEmployee, {}));
+      const unknown = await call('fallback', apiEvent({ method: 'GET', path: '/v1/nothing' }));
+      expect([ok.statusCode, refused.statusCode, unknown.statusCode]).toEqual([201, 401, 404]);
+      for (const res of [ok, refused, unknown]) {
+        expect(res.headers['Access-Control-Allow-Origin']).toBe('https://dashboard.example.com');
+        expect(res.headers['Access-Control-Expose-Headers']).toContain('X-Request-Id');
+        expect(res.headers['Access-Control-Allow-Credentials']).toBeUndefined();
+      }
+    });
+  });
+
+  it('answers a preflight on a known path with its methods and the headers the dashboard sends', async () => {
+    await withOrigin('*', async () => {
+      const handler = await handlers.fallback();
+      const res = (await handler(apiEvent({ method: 'OPTIONS', path: '/v1/api-keys/key_1', headers: { Origin: 'https://d1.cloudfront.net', 'Access-Control-Request-Method': 'DELETE' } }), lambdaContext))!;
+      expect(res.statusCode).toBe(204);
+      expect(res.headers).toMatchObject({
+        'Access-Control-Allow-Origin': '*',
+        'Access-Control-Allow-Methods': 'DELETE',
+        'Access-Control-Allow-Headers': 'Authorization, Content-Type, Accept, Idempotency-Key',
+        'Access-Control-Max-Age': '7200',
+      });
+      expect(res.headers!['Access-Control-Allow-Credentials']).toBeUndefined();
+      const payroll = (await handler(apiEvent({ method: 'OPTIONS', path: '/v1/payroll/pay_1' }), lambdaContext))!;
+      expect(String(payroll.headers!['Access-Control-Allow-Methods']).split(', ').sort()).toEqual(['DELETE', 'GET', 'PATCH', 'PUT']);
+      // An unknown path is still 404.
+      expect((await call('fallback', apiEvent({ method: 'OPTIONS', path: '/v1/nothing' }))).statusCode).toBe(404);
+    });
+  });
+
+  it('adds no CORS header and answers no preflight when no origin is configured (the local stack serves the dashboard itself)', async () => {
+    await withOrigin(undefined, async () => {
+      const res = await call('fallback', apiEvent({ method: 'GET', path: '/v1/nothing' }));
+      expect(res.headers['Access-Control-Allow-Origin']).toBeUndefined();
+      expect((await call('fallback', apiEvent({ method: 'OPTIONS', path: '/v1/employees' }))).statusCode).toBe(405);
+    });
+  });
+});

@@ -3,6 +3,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { emitAudit } from '../../adapters/audit-sink.js';
 import { logger } from '../../adapters/logger.js';
 import { MissingCredentialsError, UnauthorizedError } from '../../domain/errors.js';
+import { corsHeaders } from '../cors.js';
 import type { Principal } from '../principal.js';
 
 export type ApiEvent = APIGatewayProxyEvent & { principal?: Principal; jsonBody?: unknown };
@@ -45,7 +46,7 @@ const startedAt = new WeakMap<object, number>();
 export function requestContext(): MiddlewareObj<ApiEvent, APIGatewayProxyResult> {
   const finish = (request: { event: ApiEvent; response: APIGatewayProxyResult | null; error?: unknown }) => {
     const requestId = requestIdOf(request.event);
-    if (request.response) request.response.headers = { ...request.response.headers, 'X-Request-Id': requestId };
+    if (request.response) request.response.headers = { ...request.response.headers, ...corsHeaders(), 'X-Request-Id': requestId };
     const status = request.response?.statusCode ?? 500;
     const line = {
       request_id: requestId,

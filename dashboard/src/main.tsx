@@ -1,0 +1,116 @@
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { loadConfig, setUnauthorizedHandler } from './api.js';
+import { ApiKeysPage } from './pages/api-keys.js';
+import { EmployeesPage } from './pages/employees.js';
+import { LogsPage } from './pages/logs.js';
+import { PayrollDetailPage } from './pages/payroll-detail.js';
+import { PayrollsPage } from './pages/payrolls.js';
+import { SignInPage } from './pages/sign-in.js';
+import { WebhooksPage } from './pages/webhooks.js';
+import { currentRoute, navigate } from './router.js';
+import { clearToken, environmentOf, readToken } from './session.js';
+import './styles.css';
+
+const NAV: { section: string; links: { path: string; label: string }[] }[] = [
+  { section: 'Developer', links: [{ path: '/keys', label: 'API keys' }, { path: '/logs', label: 'Logs' }] },
+  { section: 'Integrations', links: [{ path: '/webhooks', label: 'Webhooks' }] },
+  { section: 'Payroll', links: [{ path: '/payrolls', label: 'Payrolls' }, { path: '/employees', label: 'Employees' }] },
+];
+
+function Page({ route }: { route: string }) {
+  const detail = /^\/payrolls\/([^/]+)$/.exec(route);
+  if (detail) return <PayrollDetailPage payrollId={decodeURIComponent(detail[1]!)} />;
+  switch (route) {
+    case '/keys':
+      return <ApiKeysPage />;
+    case '/logs':
+      return <LogsPage />;
+    case '/webhooks':
+      return <WebhooksPage />;
+    case '/payrolls':
+      return <PayrollsPage />;
+    case '/employees':
+      return <EmployeesPage />;
+    default:
+      return <PayrollsPage />;
+  }
+}
+
+function App() {
+  const [route, setRoute] = useState(currentRoute());
+  const [token, setToken] = useState(readToken());
+  const [notice, setNotice] = useState<string | null>(null);
+
+  useEffect(() => {
+    const onHash = () => {
+      setRoute(currentRoute());
+      setToken(readToken());
+    };
+    window.addEventListener('hashchange', onHash);
+    setUnauthorizedHandler((message) => {
+      setNotice(message);
+      setToken(null);
+      navigate('/sign-in');
+    });
+    return () => window.removeEventListener('hashchange', onHash);
+  }, []);
+
+  useEffect(() => {
+    const page = NAV.flatMap((s) => s.links).find((l) => route.startsWith(l.path));
+    document.title = token && page ? `${page.label} · Payroll dashboard` : 'Sign in · Payroll dashboard';
+  }, [route, token]);
+
+  if (!token || route === '/sign-in') {
+    return (
+      <SignInPage
+        notice={notice}
+        onSignedIn={() => {
+          setNotice(null);
+          setToken(readToken());
+          navigate(route === '/sign-in' || route === '/' ? '/payrolls' : route);
+        }}
+      />
+    );
+  }
+
+  const environment = environmentOf(token);
+  const signOut = () => {
+    clearToken();
+    setToken(null);
+    setNotice('You are signed out.');
+    navigate('/sign-in');
+  };
+  return (
+    <div class="shell">
+      <a class="skip-link" href="#main" onClick={(e) => { e.preventDefault(); document.getElementById('main')?.focus(); }}>Skip to content</a>
+      <header class="topbar">
+        <span class="brand">Payroll API <span class="brand-sub">Dashboard</span></span>
+        {environment && <span class={`env env-${environment}`} title="The environment of the signed-in token">{environment}</span>}
+        <button type="button" class="button topbar-signout" onClick={signOut}>Sign out</button>
+      </header>
+      <nav class="sidebar" aria-label="Main">
+        {NAV.map((section) => (
+          <div class="nav-section" key={section.section}>
+            <p class="nav-heading" id={`nav-${section.section}`}>{section.section}</p>
+            <ul aria-labelledby={`nav-${section.section}`}>
+              {section.links.map((link) => {
+                const current = route === link.path || route.startsWith(`${link.path}/`) || (route === '/' && link.path === '/payrolls');
+                return (
+                  <li key={link.path}>
+                    <a href={`#${link.path}`} aria-current={current ? 'page' : undefined}>{link.label}</a>
+                  </li>
+                );
+              })}
+            </ul>
+          </div>
+        ))}
+      </nav>
+      <main id="main" tabIndex={-1}>
+        <Page key={route} route={route} />
+      </main>
+    </div>
+  );
+}
+
+void loadConfig().then(() => render(<App />, document.getElementById('app')!));

@@ -1,0 +1,224 @@
+import type { ComponentChildren } from 'preact';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError } from './api.js';
+
+const money = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' });
+export const formatMoney = (amount: number): string => money.format(amount);
+
+const dateTime = new Intl.DateTimeFormat('en-US', { dateStyle: 'medium', timeStyle: 'short' });
+const thisYear = new Intl.DateTimeFormat('en-US', { month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit' });
+const otherYear = new Intl.DateTimeFormat('en-US', { year: 'numeric', month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit' });
+
+/** A moment, in full ("Nov 21, 2026, 10:02 AM"), or compact for tables (the year only when it is not this one). */
+export function formatDateTime(iso: string | null | undefined, compact = false): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  if (!compact) return dateTime.format(d);
+  return (d.getFullYear() === new Date().getFullYear() ? thisYear : otherYear).format(d);
+}
+
+/** A table cell's moment: compact, with the full date-time as its tooltip and for assistive technology. */
+export function When({ iso }: { iso: string | null | undefined }) {
+  if (!iso) return <span class="muted">—</span>;
+  return <time dateTime={iso} title={formatDateTime(iso)}>{formatDateTime(iso, true)}</time>;
+}
+
+/** A calendar date (`YYYY-MM-DD`) as written, without a time zone shifting it a day. */
+const dateOnly = new Intl.DateTimeFormat('en-US', { dateStyle: 'medium', timeZone: 'UTC' });
+export function formatDate(day: string | null | undefined): string {
+  if (!day) return '—';
+  const d = new Date(`${day}T00:00:00Z`);
+  return Number.isNaN(d.getTime()) ? day : dateOnly.format(d);
+}
+
+/** A pay period, with the year once when both ends share it: "Nov 1 – Nov 14, 2026". */
+const monthDay = new Intl.DateTimeFormat('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
+export function formatPeriod(start: string, end: string): string {
+  if (start.slice(0, 4) !== end.slice(0, 4)) return `${formatDate(start)} – ${formatDate(end)}`;
+  const d = new Date(`${start}T00:00:00Z`);
+  return Number.isNaN(d.getTime()) ? `${start} – ${end}` : `${monthDay.format(d)} – ${formatDate(end)}`;
+}
+
+/** The envelope's error: its message, then every detail (field, message), and the request id to quote. */
+export function ErrorBox({ error, title }: { error: unknown; title?: string }) {
+  if (!error) return null;
+  const e = error instanceof ApiError ? error : new ApiError(0, 'client_error', error instanceof Error ? error.message : String(error));
+  return (
+    <div class="alert alert-error" role="alert">
+      <p class="alert-title">
+        <strong>{title ?? 'The request failed'}:</strong> {e.message}
+        {e.status > 0 && <span class="muted"> ({e.status} {e.code})</span>}
+      </p>
+      {e.details.length > 0 && (
+        <ul class="problems">
+          {e.details.map((d, i) => (
+            <li key={i}>
+              {d.field && <code>{d.field}</code>} {d.field && '— '}
+              {d.message}
+              {d.code && <span class="muted"> ({d.code})</span>}
+            </li>
+          ))}
+        </ul>
+      )}
+      {e.requestId && <p class="muted small">Request id: <code>{e.requestId}</code></p>}
+    </div>
+  );
+}
+
+const TONE: Record<string, string> = {
+  active: 'ok', completed: 'ok', succeeded: 'ok', issued: 'ok', scheduled: 'ok',
+  pending: 'info', processing: 'info', rotating: 'info',
+  unreliable: 'warn', expired: 'warn', voided: 'warn', cancelled: 'neutral', disabled: 'neutral', revoked: 'neutral',
+  failed: 'bad', rejected: 'bad',
+};
+
+export function StatusBadge({ status }: { status: string }) {
+  return <span class={`badge badge-${TONE[status] ?? 'neutral'}`}>{status}</span>;
+}
+
+export function HttpStatus({ status }: { status: number }) {
+  const tone = status >= 500 ? 'bad' : status >= 400 ? 'warn' : 'ok';
+  return <span class={`badge badge-${tone}`}>{status}</span>;
+}
+
+/**
+ * A page's heading. It takes focus when the page opens, so a keyboard or screen-reader user lands on the new
+ * content instead of staying on the link they followed.
+ */
+export function PageTitle({ children, subtitle }: { children: ComponentChildren; subtitle?: ComponentChildren }) {
+  const ref = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    ref.current?.focus({ preventScroll: false });
+  }, []);
+  return (
+    <header class="page-header">
+      <h1 ref={ref} tabIndex={-1}>{children}</h1>
+      {subtitle && <p class="muted">{subtitle}</p>}
+    </header>
+  );
+}
+
+/** A wide table scrolls inside its own region, reachable by keyboard; below 640 px rows become cards. */
+export function TableRegion({ label, children }: { label: string; children: ComponentChildren }) {
+  return (
+    <div class="table-wrap" role="region" aria-label={label} tabIndex={0}>
+      {children}
+    </div>
+  );
+}
+
+export function CopyButton({ text, label }: { text: string; label: string }) {
+  const [copied, setCopied] = useState<'idle' | 'copied' | 'failed'>('idle');
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      setCopied('copied');
+    } catch {
+      setCopied('failed');
+    }
+  };
+  return (
+    <>
+      <button type="button" class="button" onClick={copy} aria-label={label}>
+        {copied === 'copied' ? 'Copied' : 'Copy'}
+      </button>
+      <span class="sr-only" role="status">
+        {copied === 'copied' ? 'Copied to the clipboard' : copied === 'failed' ? 'Copy failed: select the text and copy it' : ''}
+      </span>
+    </>
+  );
+}
+
+/** A secret shown once (an API key token, a webhook signing secret), with a copy button and a way to dismiss it. */
+export function SecretOnce({ title, value, note, onDone }: { title: string; value: string; note: string; onDone: () => void }) {
+  const ref = useRef<HTMLDivElement>(null);
+  useEffect(() => ref.current?.focus(), [value]);
+  return (
+    <div class="alert alert-secret" role="region" aria-label={title} tabIndex={-1} ref={ref} data-testid="secret-once">
+      <h2 class="h3">{title}</h2>
+      <p>{note}</p>
+      <div class="secret-row">
+        <label class="sr-only" for="secret-value">{title}</label>
+        <input id="secret-value" class="input mono" readOnly value={value} onFocus={(e) => (e.currentTarget as HTMLInputElement).select()} />
+        <CopyButton text={value} label={`Copy: ${title}`} />
+      </div>
+      <button type="button" class="button" onClick={onDone}>I have copied it, hide it</button>
+    </div>
+  );
+}
+
+export interface Async<T> {
+  data: T | undefined;
+  error: unknown;
+  loading: boolean;
+  reload: () => void;
+}
+
+/** Runs `load` now and whenever `deps` change; `reload()` runs it again. Late answers of older runs are dropped. */
+export function useAsync<T>(load: () => Promise<T>, deps: unknown[]): Async<T> {
+  const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean }>({ loading: true });
+  const [tick, setTick] = useState(0);
+  const run = useRef(0);
+  useEffect(() => {
+    const id = ++run.current;
+    setState((s) => ({ ...s, loading: true }));
+    load().then(
+      (data) => id === run.current && setState({ data, loading: false }),
+      (error: unknown) => id === run.current && setState((s) => ({ data: s.data, error, loading: false })),
+    );
+  }, [...deps, tick]);
+  const reload = useCallback(() => setTick((t) => t + 1), []);
+  return { data: state.data, error: state.error, loading: state.loading, reload };
+}
+
+/** Calls `fn` every `ms` while `active`, never overlapping itself. */
+export function usePolling(fn: () => Promise<unknown>, ms: number, active: boolean): void {
+  const saved = useRef(fn);
+  saved.current = fn;
+  useEffect(() => {
+    if (!active) return;
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout>;
+    const tick = async () => {
+      try {
+        await saved.current();
+      } catch {
+        // The page shows the error; polling goes on.
+      }
+      if (!stopped) timer = setTimeout(tick, ms);
+    };
+    timer = setTimeout(tick, ms);
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }, [active, ms]);
+}
+
+export function Field({ id, label, hint, children }: { id: string; label: string; hint?: string; children: ComponentChildren }) {
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      {children}
+      {hint && <p class="hint" id={`${id}-hint`}>{hint}</p>}
+    </div>
+  );
+}
+
+export function LoadMore({ next, loading, onClick, label }: { next: string | null; loading: boolean; onClick: () => void; label: string }) {
+  if (!next) return null;
+  return (
+    <p>
+      <button type="button" class="button" onClick={onClick} disabled={loading}>
+        {loading ? 'Loading…' : label}
+      </button>
+    </p>
+  );
+}
+
+/** The value of a form field by name, trimmed ('' when absent). */
+export function formValue(form: HTMLFormElement, name: string): string {
+  const el = form.elements.namedItem(name) as HTMLInputElement | HTMLSelectElement | null;
+  return el ? el.value.trim() : '';
+}
