@@ -75,6 +75,8 @@ export class ApiStack extends Stack {
     // OPTIONS method per resource to a stack that CloudFormation caps at 500 resources.
     const corsOrigin = props.corsAllowOrigin ?? '*';
     this.api = new RestApi(this, 'Api', {
+      // Paystub PDFs leave the function base64-encoded; API Gateway sends them as bytes to a client that accepts them.
+      binaryMediaTypes: ['application/pdf'],
       restApiName: `payroll-${props.environment}-${props.stage}`,
       description: `Payroll API (${props.environment}/${props.stage})`,
       endpointConfiguration: { types: [EndpointType.REGIONAL] },

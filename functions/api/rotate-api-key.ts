@@ -1,6 +1,6 @@
 import { InvalidRequestError } from '../../shared/domain/errors.js';
 import { apiHandler } from '../../shared/http/api-handler.js';
-import { appServices } from '../../shared/http/context.js';
+import { appServices, authenticator } from '../../shared/http/context.js';
 import { ok } from '../../shared/http/envelope.js';
 import { routeById } from '../../shared/http/routes.js';
 import { problemsFromZod } from '../../shared/schemas/problems.js';
@@ -14,5 +14,7 @@ export const handler = apiHandler(routeById.rotateApiKey, { params: apiKeyIdPara
   if (!body.success) throw new InvalidRequestError(problemsFromZod(body.error, raw));
   const { apiKeys, deps } = appServices();
   const { record, token } = await rotateApiKey(apiKeys, deps, principal.organizationId, params.id, body.data.grace_period_seconds);
+  // The old token now has an expiry: this container reads it again at once (others within the cache bound).
+  if (record.previous_token_hash) authenticator().forget(record.previous_token_hash);
   return ok({ ...apiKeyView(record), token }, 'API key rotated; the new token is shown only once');
 });

@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import { InvalidQueryError, InvalidRequestError } from '../domain/errors.js';
 import { problemsFromZod } from '../schemas/problems.js';
 import { renderSuccess, type ApiResult } from './envelope.js';
-import { authenticate } from './middleware/authenticate.js';
+import { authenticate, authorize } from './middleware/authenticate.js';
 import { errorEnvelope } from './middleware/error-envelope.js';
 import { jsonBody } from './middleware/json-body.js';
 import { rateLimitCheck, rateLimitHeaders } from './middleware/rate-limit.js';
@@ -90,6 +90,7 @@ export function apiHandler<S extends Schemas<any, any, any>>(
     .use(errorEnvelope())
     .use(authenticate(route))
     .use(rateLimitCheck(route))
+    .use(authorize(route))
     .use(jsonBody())
     .handler(inner);
 }

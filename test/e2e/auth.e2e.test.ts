@@ -40,6 +40,8 @@ describe('authorization matrix: every route × every token type', () => {
     } else {
       expect(res.status).toBe(403);
       expect(res.body.error).toMatchObject({ code: 'insufficient_scope', message: 'Forbidden: Insufficient scope' });
+      // Refused for its scope, but authenticated: it counts against the bucket and says so.
+      expect(res.headers['x-ratelimit-limit']).toBeDefined();
     }
   });
 

@@ -1010,3 +1010,9 @@ describe('cdk-nag AwsSolutions', () => {
     }
   });
 });
+
+describe('binary answers', () => {
+  it('lets API Gateway send paystub PDFs as bytes', () => {
+    sandbox.apiTemplate.hasResourceProperties('AWS::ApiGateway::RestApi', { BinaryMediaTypes: ['application/pdf'] });
+  });
+});

@@ -24,7 +24,7 @@ async function stampLastUsed(orgId: string, apiKeyId: string): Promise<void> {
   await appServices().apiKeys.touchLastUsed(orgId, apiKeyId, new Date(now).toISOString()).catch(() => undefined);
 }
 
-/** HTTPS only, then the bearer token, then the route's scope. Runs in every handler, deployed and locally. */
+/** HTTPS only, then the bearer token. Runs in every handler, deployed and locally; `authorize` checks the scope. */
 export function authenticate(route: RouteDef): MiddlewareObj<ApiEvent, APIGatewayProxyResult> {
   return {
     before: async ({ event }) => {
@@ -32,8 +32,21 @@ export function authenticate(route: RouteDef): MiddlewareObj<ApiEvent, APIGatewa
       if (route.scope === null) return;
       const principal = await authenticator().authenticate(header(event, 'authorization'));
       event.principal = principal;
-      if (!hasScope(principal.scopes, route.scope)) throw new InsufficientScopeError(route.scope);
       await stampLastUsed(principal.organizationId, principal.apiKeyId);
+    },
+  };
+}
+
+/**
+ * The route's scope, checked after the rate limit: a refused scope is still an authenticated request, so it counts
+ * against the key's bucket and its answer carries the rate-limit headers like every other.
+ */
+export function authorize(route: RouteDef): MiddlewareObj<ApiEvent, APIGatewayProxyResult> {
+  return {
+    before: ({ event }) => {
+      if (route.scope !== null && event.principal && !hasScope(event.principal.scopes, route.scope)) {
+        throw new InsufficientScopeError(route.scope);
+      }
     },
   };
 }
