@@ -152,4 +152,17 @@ describe('the payroll pipeline on the real engines', () => {
       expect(r.reason.details[0].payroll_id).toBe(accepted[0]!.value.data.payroll_id);
     }
   });
+
+  it('answers 100 concurrent submissions with one Idempotency-Key with one payroll and 100 identical answers', async () => {
+    const world = await payrollWorld(3);
+    const body = payrollBody(world.employeeIds);
+    const results = await Promise.all(Array.from({ length: 100 }, () => submitPayroll(
+      { ...world.services, chunkSize: CHUNK }, { organizationId: world.org.organization_id, environment: 'sandbox' }, body, { dryRun: false, idempotencyKey: 'concurrent-key' })));
+    expect(results.every((r) => r.kind === 'accepted')).toBe(true);
+    const answers = results.map((r) => JSON.stringify(r.data));
+    expect(new Set(answers).size).toBe(1);
+    expect(results.filter((r) => r.kind === 'accepted' && !r.replayed)).toHaveLength(1);
+    const history = await world.services.payrolls.list(world.org.organization_id, {}, 100);
+    expect(history.items).toHaveLength(1);
+  });
 });
