@@ -92,13 +92,13 @@ export async function benchPayroll(stack: RunningStack, token: string, orgId: st
 
   progress(`payroll ${employees}: POST /v1/payroll (${(text.length / 2 ** 20).toFixed(1)} MiB)`);
   const started = performance.now();
-  const res = await stack.request('POST', '/v1/payroll', { token, body: text });
+  const res = await stack.request('POST', '/v1/payroll', { token, body: text, validate: false });
   const to202Ms = performance.now() - started;
   if (res.status !== 202) throw new Error(`submission answered ${res.status}: ${res.text.slice(0, 500)}`);
   const payrollId = res.body.data.payroll_id as string;
   let last = '';
   for (;;) {
-    const got = await stack.request('GET', `/v1/payroll/${payrollId}`, { token });
+    const got = await stack.request('GET', `/v1/payroll/${payrollId}`, { token, validate: false });
     const { status, progress: p } = got.body.data;
     const line = `${status} ${p.done}/${p.total}`;
     if (line !== last) progress(`payroll ${employees}: ${line} after ${ms(performance.now() - started)}`);
