@@ -113,7 +113,15 @@ export async function submitPayroll(
     checkWindow ? s.payrolls.getWindow(orgId, body.pay_period_start as string, body.pay_period_end as string) : undefined,
   ]);
   const problems = [...validated.problems, ...employeeProblems(entries, found)];
-  if (existingWindow) problems.push(windowProblem(existingWindow));
+  if (existingWindow) {
+    // The window may be taken by this very request's twin, which won the race since the key was looked at:
+    // look again before answering 409, so a retried idempotent submission is always replayed.
+    if (keyHash && hash && !options.dryRun && validated.problems.length === 0) {
+      const replay = await replayIfKnown(s, orgId, keyHash, hash);
+      if (replay) return replay;
+    }
+    problems.push(windowProblem(existingWindow));
+  }
   if (problems.length > 0 || !validated.submission || !hash) throw new PayrollRejectedError(problems);
 
   const submission = validated.submission;
