@@ -4,7 +4,7 @@ import type { TableRef } from '../adapters/dynamo.js';
 import { auditExpiresAt } from '../domain/audit.js';
 import { auditRecordSchema } from '../schemas/audit.js';
 import { batchPutAll } from './batch.js';
-import { parseItem } from './item.js';
+import { logger } from '../adapters/logger.js';
 import { TABLE_KEYS, TTL_ATTRIBUTE, keys } from './keys.js';
 import type { Page } from './paginate.js';
 
@@ -58,7 +58,18 @@ function toItem(record: AuditRecord): Record<string, unknown> {
   return { ...key, entity: 'audit', ...record, [TTL_ATTRIBUTE]: auditExpiresAt(record.at) };
 }
 
-const parse = (item: Record<string, unknown>): AuditRecord => parseItem(auditRecordSchema, item, 'audit line');
+/**
+ * A stored line that no longer fits the schema (written by an older version, or out of bounds) is skipped and
+ * logged, never allowed to fail a page of the log.
+ */
+const parse = (item: Record<string, unknown>): AuditRecord | undefined => {
+  const parsed = auditRecordSchema.safeParse(item);
+  if (parsed.success) return parsed.data;
+  logger.warn('unreadable audit line skipped', { pk: String(item.PK), sk: String(item.SK) });
+  return undefined;
+};
+
+const readable = (items: Record<string, unknown>[]): AuditRecord[] => items.map(parse).filter((r): r is AuditRecord => r !== undefined);
 
 export class AuditRepository {
   constructor(private readonly table: TableRef, private readonly budget: AuditReadBudget = DEFAULT_BUDGET) {}
@@ -131,9 +142,9 @@ export class AuditRepository {
     if (raw.length > limit) {
       const page = raw.slice(0, limit);
       const last = page.at(-1)!;
-      return { items: page.map(parse), lastKey: { [TABLE_KEYS.pk]: last[TABLE_KEYS.pk], [TABLE_KEYS.sk]: last[TABLE_KEYS.sk] } };
+      return { items: readable(page), lastKey: { [TABLE_KEYS.pk]: last[TABLE_KEYS.pk], [TABLE_KEYS.sk]: last[TABLE_KEYS.sk] } };
     }
     // Otherwise either the range is exhausted, or the read budget ran out and the cursor is where reading stopped.
-    return { items: raw.map(parse), lastKey: key };
+    return { items: readable(raw), lastKey: key };
   }
 }
