@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import type { settingsView } from '../../use-cases/settings.js';
-import { updateSettingsBody } from '../settings.js';
+import { originatorInput, updateSettingsBody } from '../settings.js';
 import { amount, fits, timestamp, type Fits } from './common.js';
 import type { Operations } from './operation.js';
 
@@ -11,15 +11,7 @@ export const settings = z
     pay_schedules: z.array(z.string()),
     max_net_pay_per_employee: amount.meta({ description: 'Compliance cap on one employee\'s net pay in a run' }),
     max_payroll_total: amount.meta({ description: 'Compliance cap on a run\'s total net pay' }),
-    originator: z.strictObject({
-      company_name: z.string(),
-      company_identification: z.string(),
-      originating_dfi_identification: z.string(),
-      immediate_destination: z.string(),
-      immediate_destination_name: z.string(),
-      immediate_origin: z.string(),
-      immediate_origin_name: z.string(),
-    }).meta({ description: 'What the NACHA file carries' }),
+    originator: originatorInput.meta({ description: 'What the NACHA file carries' }),
     updated_at: timestamp,
   })
   .meta({ id: 'Settings' });
