@@ -1,50 +1,53 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+import { lambdaBuildOptions } from '../infra/bundling/options.js';
 import { FALLBACK_HANDLER, ROUTES } from '../shared/http/routes.js';
 import { progress } from './machine.js';
 
 export interface BundleResult {
   entry: string;
   bytes: number;
+  /** Of which the AWS SDK (@aws-sdk/*, @smithy/*), from esbuild's metafile. */
+  sdkBytes: number;
   loadMsMedian: number;
 }
 
 const ROOT = join(import.meta.dirname, '..');
 /** The non-route functions the CDK app deploys. */
 const WORKERS = ['processor/process-payroll', 'processor/resume-stuck-payrolls', 'webhooks/deliver-event', 'audit/ingest-audit-log'];
-const ESM_REQUIRE_SHIM = "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
+const LOADS = 7;
 
 /**
- * Each function bundled with the CDK construct's esbuild settings (ESM, minified, node22, the AWS SDK excluded as
- * the Lambda runtime provides it), then imported in a fresh Node process five times: the module's load time is
- * what a cold start adds on top of the runtime's own start.
+ * Each function bundled exactly as the CDK app deploys it (infra/bundling/options.ts: ESM, minified, node22, the
+ * AWS SDK bundled with environment credentials), then imported in a fresh Node process seven times, from a folder
+ * with no node_modules so the bundle can lean on nothing: the module's load time is what a cold start adds on top
+ * of the runtime's own start.
  */
 export async function benchColdStart(): Promise<BundleResult[]> {
-  // Inside the project, so the externalised SDK resolves from node_modules as it does from /var/runtime on Lambda.
-  mkdirSync(join(ROOT, '.tmp'), { recursive: true });
-  const dir = mkdtempSync(join(ROOT, '.tmp', 'bundles-'));
+  const dir = mkdtempSync(join(tmpdir(), 'payroll-bundles-'));
   const entries = [...new Set([...ROUTES.map((r) => r.handler as string), FALLBACK_HANDLER, ...WORKERS])];
   const results: BundleResult[] = [];
   try {
     for (const entry of entries) {
       const outfile = join(dir, `${entry.replace(/\//g, '-')}.mjs`);
-      await build({
-        entryPoints: [join(ROOT, 'functions', `${entry}.ts`)], bundle: true, platform: 'node', format: 'esm', target: 'node22',
-        minify: true, mainFields: ['module', 'main'], banner: { js: ESM_REQUIRE_SHIM }, outfile, external: ['@aws-sdk/*'],
-        logLevel: 'silent',
-      });
+      const { metafile } = await build({ ...lambdaBuildOptions(join(ROOT, 'functions', `${entry}.ts`), outfile), metafile: true, logLevel: 'silent' });
+      const inputs = Object.values(metafile.outputs)[0]!.inputs;
+      const sdkBytes = Object.entries(inputs).filter(([path]) => /node_modules\/(@aws-sdk|@smithy)\//.test(path)).reduce((sum, [, v]) => sum + v.bytesInOutput, 0);
       const times: number[] = [];
-      for (let i = 0; i < 5; i++) {
+      for (let i = 0; i < LOADS; i++) {
         const out = execFileSync(process.execPath, ['--input-type=module', '-e',
-          `const t=performance.now(); await import(${JSON.stringify(`file://${outfile}`)}); console.log(performance.now()-t)`],
-          { cwd: ROOT, env: { ...process.env, AWS_REGION: 'us-east-1', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } });
+          `const t=performance.now(); const m = await import(${JSON.stringify(`file://${outfile}`)}); if (typeof m.handler !== 'function') throw new Error('no handler'); console.log(performance.now()-t)`],
+          { cwd: dir, env: { ...process.env, AWS_REGION: 'us-east-1', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } });
         times.push(Number(out.toString().trim()));
       }
       times.sort((a, b) => a - b);
-      results.push({ entry, bytes: statSync(outfile).size, loadMsMedian: times[2]! });
-      progress(`cold start: ${entry} ${Math.round(statSync(outfile).size / 1024)} KB, ${times[2]!.toFixed(0)} ms`);
+      const bytes = statSync(outfile).size;
+      const loadMsMedian = times[Math.floor(LOADS / 2)]!;
+      results.push({ entry, bytes, sdkBytes, loadMsMedian });
+      progress(`cold start: ${entry} ${Math.round(bytes / 1024)} KB (SDK ${Math.round(sdkBytes / 1024)} KB), ${loadMsMedian.toFixed(0)} ms`);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

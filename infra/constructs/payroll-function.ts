@@ -6,15 +6,11 @@ import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { ESM_REQUIRE_SHIM, LAMBDA_TARGET, lambdaAliasArgs, MAIN_FIELDS } from '../bundling/options.js';
 
 /** The repository root: NodejsFunction resolves entries, the lock file and esbuild's working directory from it. */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/**
- * esbuild emits ESM, but some dependencies are still CommonJS and call `require` for Node built-ins; ESM has no
- * `require`, so the bundle recreates one at its top.
- */
-const ESM_REQUIRE_SHIM = "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
 
 export interface PayrollFunctionProps {
   /** Entry file under functions/, without extension (a route's `handler`), e.g. `api/create-employee`. */
@@ -81,9 +77,8 @@ export class PayrollFunction extends Construct implements IGrantable {
         // Bundle locally with the esbuild devDependency; Docker is neither needed nor available.
         forceDockerBundling: false,
         format: OutputFormat.ESM,
-        target: 'node22',
-        // Prefer the ESM builds of dependencies so esbuild can tree-shake them.
-        mainFields: ['module', 'main'],
+        target: LAMBDA_TARGET,
+        mainFields: MAIN_FIELDS,
         banner: ESM_REQUIRE_SHIM,
         minify: true,
         sourceMap: true,
@@ -94,6 +89,8 @@ export class PayrollFunction extends Construct implements IGrantable {
         // esbuild keeps only the commands the function uses, which keeps cold starts short.
         externalModules: [],
         bundleAwsSDK: true,
+        // Environment credentials in place of the SDK's whole default chain (infra/bundling/env-credentials.ts).
+        esbuildArgs: lambdaAliasArgs(),
         ...(props.files?.length && {
           commandHooks: {
             beforeBundling: () => [],
