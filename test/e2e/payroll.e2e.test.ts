@@ -92,7 +92,7 @@ describe('payroll over HTTPS', () => {
     expect(lines.length % 10).toBe(0);
     expect(lines.filter((l) => l.startsWith('6'))).toHaveLength(3);
     const control = await api.GET('/v1/payroll/{id}/disbursement', { params: { path: { id: p.payroll_id }, header: { Accept: 'application/json' } } });
-    expect(control.data).toMatchObject({ data: { entry_count: 3, total_credit: 3467.7, entry_hash: done.disbursement!.entry_hash } });
+    expect(control.data!.data).toMatchObject({ entry_count: 3, total_credit: 3467.7, entry_hash: done.disbursement!.entry_hash });
   });
 
   it('validates a dry run exactly as a submission, storing nothing', async () => {

@@ -17,7 +17,8 @@ import type { HttpResponse, RunningStack } from './local-stack.js';
  * `'arrayBuffer'` reads a NACHA file, a page or a PDF.
  */
 export function typedClient(stack: RunningStack, token?: string) {
-  return createClient<paths>({
+  // Answers are typed as their JSON: the NACHA file, the reference page and a PDF are read with `parseAs`.
+  return createClient<paths, 'application/json'>({
     // The origin is only a placeholder: `stack.request` sends to the stack's own port.
     baseUrl: 'https://localhost',
     headers: token ? { Authorization: `Bearer ${token}` } : {},
