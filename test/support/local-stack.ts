@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
-import { request as httpRequest } from 'node:http';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { readState, type StackState } from '../../local/stack-state.js';
@@ -104,22 +104,44 @@ export async function startLocalStack(options: { dir?: string; env?: Record<stri
 
   const send = (transport: typeof httpsRequest, port: number, method: string, path: string, body: string | undefined, headers: Record<string, string>) =>
     new Promise<HttpResponse>((resolvePromise, reject) => {
-      const req = transport({ host: '127.0.0.1', servername: 'localhost', port, method, path, headers, ca, agent: false }, (res) => {
+      // Keep-alive, as curl, browsers and fetch send it: a server may answer before it has read the body (a 413 is
+      // decided from Content-Length alone), and on a kept-alive connection it then reads and discards the rest. With
+      // `Connection: close` (what Node sends for `agent: false`) it closes with the body unread, the kernel resets
+      // the connection, and the reset can reach this client before it has read the answer: EPIPE, and the answer
+      // is lost with the socket. Each connection still serves one request: it is closed once the answer is read.
+      const connection = Object.keys(headers).some((k) => k.toLowerCase() === 'connection') ? {} : { Connection: 'keep-alive' };
+      let response: IncomingMessage | undefined;
+      let settled = false;
+      const settle = (outcome: () => void) => {
+        if (settled) return;
+        settled = true;
+        outcome();
+      };
+      const req = transport({ host: '127.0.0.1', servername: 'localhost', port, method, path, headers: { ...connection, ...headers }, ca, agent: false }, (res) => {
+        response = res;
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
           const raw = Buffer.concat(chunks);
           const text = raw.toString('utf8');
-          resolvePromise({
+          settle(() => resolvePromise({
             status: res.statusCode ?? 0,
             headers: Object.fromEntries(Object.entries(res.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v)])),
             raw,
             text,
             body: parseBody(text),
-          });
+          }));
+          req.destroy();
         });
+        res.on('error', (err) => settle(() => reject(err)));
+        res.on('close', () => settle(() => reject(new Error(`${method} ${path.slice(0, 200)}: the connection closed before the answer was complete`))));
       });
-      req.on('error', reject);
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        // The server answered and closed before taking the whole body: the rest of the write fails, and the answer
+        // it sent is still the outcome. The response's own end (or its error, if it was cut short) settles.
+        if (response && (err.code === 'EPIPE' || err.code === 'ECONNRESET')) return;
+        settle(() => reject(err));
+      });
       if (body !== undefined) req.write(body);
       req.end();
     });
