@@ -1,10 +1,11 @@
 import { Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { FilterPattern, type IFilterPattern } from 'aws-cdk-lib/aws-logs';
 import { LambdaDestination } from 'aws-cdk-lib/aws-logs-destinations';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { ParkingQueue } from './parking-queue.js';
 import { PayrollFunction } from './payroll-function.js';
 import { grantTable, type ServiceResources } from './service-access.js';
 
@@ -43,13 +44,12 @@ export class AuditLogIngestion extends Construct {
   constructor(scope: Construct, id: string, props: AuditLogIngestionProps) {
     super(scope, id);
 
-    this.failures = new Queue(this, 'Failures', {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      // The longest SQS allows: two weeks to fix the cause and redrive.
-      retentionPeriod: Duration.days(14),
+    const parked = new ParkingQueue(this, 'Failures', {
+      alarmDescription: `Audit log deliveries failed to reach the table and wait in ${this.node.path}/Failures: fix the cause, then invoke the ingest function again with each message's requestPayload.`,
       removalPolicy: props.removalPolicy,
     });
+    this.failures = parked.queue;
+    this.failureAlarm = parked.alarm;
     Validations.of(this.failures).acknowledge({
       id: 'AwsSolutions-SQS3',
       reason: 'This queue is itself the failure destination of the audit ingest function; nothing consumes it automatically, so a dead-letter queue behind it would never receive anything.',
@@ -74,14 +74,5 @@ export class AuditLogIngestion extends Construct {
       // Scoped to the log group, so each gets its own invoke permission naming that log group alone.
       source.logGroup.addSubscriptionFilter('AuditLog', { destination, filterPattern: AUDIT_FILTER_PATTERN, filterName: 'audit-log' });
     }
-
-    this.failureAlarm = new Alarm(this, 'FailureAlarm', {
-      alarmDescription: `Audit log deliveries failed to reach the table and wait in ${this.node.path}/Failures: fix the cause, then invoke the ingest function again with each message's requestPayload.`,
-      metric: this.failures.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
-      threshold: 0,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
   }
 }

@@ -1,7 +1,8 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { ParkingQueue } from './parking-queue.js';
 
 export interface QueueWithDlqProps {
   /** How long a received message stays hidden from other consumers: at least the consumer's timeout. */
@@ -12,11 +13,8 @@ export interface QueueWithDlqProps {
 }
 
 /**
- * A work queue, its dead-letter queue, and an alarm that fires as soon as one message is dead-lettered: a
- * message there is a payroll or webhook that will not happen without an operator.
- *
- * Both queues use SQS-managed encryption rather than the service's KMS key. With the key, every producer would
- * need kms:Decrypt on it, and that key also unwraps bank account numbers; messages carry ids, not secrets.
+ * A work queue and its dead-letter queue (a ParkingQueue: kept two weeks, alarmed on the first message). Both use
+ * SQS-managed encryption, for the reason ParkingQueue gives.
  */
 export class QueueWithDlq extends Construct {
   readonly queue: Queue;
@@ -26,13 +24,12 @@ export class QueueWithDlq extends Construct {
   constructor(scope: Construct, id: string, props: QueueWithDlqProps) {
     super(scope, id);
 
-    this.deadLetterQueue = new Queue(this, 'DeadLetterQueue', {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      // The longest SQS allows, so an operator has two weeks to inspect and redrive.
-      retentionPeriod: Duration.days(14),
+    const parked = new ParkingQueue(this, 'DeadLetter', {
+      alarmDescription: `Messages are waiting in the dead-letter queue of ${this.node.path}: inspect them, fix the cause, then redrive.`,
       removalPolicy: props.removalPolicy,
     });
+    this.deadLetterQueue = parked.queue;
+    this.deadLetterAlarm = parked.alarm;
 
     this.queue = new Queue(this, 'Queue', {
       encryption: QueueEncryption.SQS_MANAGED,
@@ -40,16 +37,6 @@ export class QueueWithDlq extends Construct {
       visibilityTimeout: props.visibilityTimeout,
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: props.maxReceiveCount },
       removalPolicy: props.removalPolicy,
-    });
-
-    this.deadLetterAlarm = new Alarm(this, 'DeadLetterAlarm', {
-      alarmDescription: `Messages are waiting in the dead-letter queue of ${this.node.path}: inspect them, fix the cause, then redrive.`,
-      metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
-      threshold: 0,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 1,
-      // SQS stops publishing metrics for an idle queue; an empty DLQ is the healthy state, not an unknown one.
-      treatMissingData: TreatMissingData.NOT_BREACHING,
     });
   }
 }
