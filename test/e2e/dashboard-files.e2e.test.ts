@@ -16,7 +16,10 @@ interface Raw {
   text: string;
 }
 
-/** A plain request: stack.request checks API answers against the OpenAPI document, which these are not part of. */
+/**
+ * A plain request, not the typed client nor stack.request: the dashboard's files (and `/dashboards`, an unknown path)
+ * are outside the OpenAPI document, which those two describe and check answers against.
+ */
 function get(path: string, options: { method?: string; headers?: Record<string, string> } = {}): Promise<Raw> {
   const ca = readFileSync(join(stack.dir, 'tls', 'cert.pem'));
   return new Promise((resolvePromise, reject) => {

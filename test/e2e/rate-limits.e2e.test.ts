@@ -1,23 +1,28 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { components, operations } from '../support/api-types.js';
 import { startLocalStack, type RunningStack } from '../support/local-stack.js';
+import { typedClient, type TypedClient } from '../support/typed-client.js';
 
-/** Limits of 5 per minute, so the sixth request of a bucket is the first refused. */
+/**
+ * Limits of 5 per minute, so the sixth request of a bucket is the first refused. Every call goes through the client
+ * typed from the OpenAPI document; the rate-limit headers are read from its `response.headers`.
+ */
 let stack: RunningStack;
-let admin: string;
+let admin: TypedClient;
 
-async function freshKey(type = 'admin') {
-  const res = await stack.request('POST', '/v1/api-keys', { token: admin, body: { name: `k${Math.random()}`, type } });
-  return res.body.data.token as string;
+async function freshKey(type: components['schemas']['ApiKey']['type'] = 'admin') {
+  const res = await admin.POST('/v1/api-keys', { body: { name: `k${Math.random()}`, type } });
+  return res.data!.data.token;
 }
 
-const employee = (n: string) => ({
+const employee = (n: string): operations['createEmployee']['requestBody']['content']['application/json'] => ({
   first_name: 'Rae', last_name: 'Limit', email: `rae.${n}@example.com`, employment_type: 'full_time', pay_group: 'default',
   pay_schedule: 'weekly', start_date: '2026-01-05',
 });
 
 beforeAll(async () => {
   stack = await startLocalStack({ env: { PAYROLL_RATE_LIMIT_READ: '5', PAYROLL_RATE_LIMIT_EMPLOYEE_WRITE: '5', PAYROLL_RATE_LIMIT_PAYROLL_WRITE: '5' } });
-  admin = (await stack.createOrganization('Limits Co')).token;
+  admin = typedClient(stack, (await stack.createOrganization('Limits Co')).token);
 });
 
 afterAll(async () => {
@@ -26,57 +31,60 @@ afterAll(async () => {
 
 describe('rate limits per token', () => {
   it('counts down, refuses the sixth read with 429 and Retry-After, and still lets writes through', async () => {
-    const token = await freshKey();
+    const api = typedClient(stack, await freshKey());
     const remaining: string[] = [];
     for (let i = 0; i < 5; i++) {
-      const res = await stack.request('GET', '/v1/employees', { token });
-      expect(res.status).toBe(200);
-      expect(res.headers['x-ratelimit-limit']).toBe('5');
-      expect(Number(res.headers['x-ratelimit-reset'])).toBeGreaterThan(0);
-      remaining.push(res.headers['x-ratelimit-remaining']!);
+      const { response } = await api.GET('/v1/employees');
+      expect(response.status).toBe(200);
+      expect(response.headers.get('x-ratelimit-limit')).toBe('5');
+      expect(Number(response.headers.get('x-ratelimit-reset'))).toBeGreaterThan(0);
+      remaining.push(response.headers.get('x-ratelimit-remaining')!);
     }
     expect(remaining).toEqual(['4', '3', '2', '1', '0']);
-    const refused = await stack.request('GET', '/v1/employees', { token });
-    expect(refused.status).toBe(429);
-    expect(refused.body.error).toMatchObject({ code: 'rate_limited', message: 'Too Many Requests' });
-    const retryAfter = Number(refused.headers['retry-after']);
+    const refused = await api.GET('/v1/employees');
+    expect(refused.response.status).toBe(429);
+    const refusal = refused.error!;
+    expect(refusal.error).toMatchObject({ code: 'rate_limited', message: 'Too Many Requests' });
+    const retryAfter = Number(refused.response.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(12);
-    expect(refused.body.error.retry_after).toBe(retryAfter);
-    expect(refused.headers['x-ratelimit-remaining']).toBe('0');
-    expect(refused.headers['x-request-id']).toBe(refused.body.request_id);
+    // Only a 429 carries retry_after: its status narrows the error union.
+    expect(refusal.status === 429 && refusal.error.retry_after).toBe(retryAfter);
+    expect(refused.response.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(refused.response.headers.get('x-request-id')).toBe(refusal.request_id);
 
-    const write = await stack.request('POST', '/v1/employees', { token, body: employee('writer') });
-    expect(write.status).toBe(201);
-    expect(write.headers['x-ratelimit-remaining']).toBe('4');
+    const write = await api.POST('/v1/employees', { body: employee('writer') });
+    expect(write.response.status).toBe(201);
+    expect(write.response.headers.get('x-ratelimit-remaining')).toBe('4');
   });
 
   it('never lets 20 concurrent clients exceed the limit in total', async () => {
-    const token = await freshKey();
-    const results = await Promise.all(Array.from({ length: 20 }, () => stack.request('GET', '/v1/employees', { token })));
-    const ok = results.filter((r) => r.status === 200).length;
+    const api = typedClient(stack, await freshKey());
+    const results = await Promise.all(Array.from({ length: 20 }, () => api.GET('/v1/employees')));
+    const ok = results.filter((r) => r.response.status === 200).length;
     expect(ok).toBeLessThanOrEqual(5);
     expect(ok).toBeGreaterThanOrEqual(4);
-    expect(results.filter((r) => r.status === 429)).toHaveLength(20 - ok);
+    expect(results.filter((r) => r.response.status === 429)).toHaveLength(20 - ok);
   });
 
   it('does no work for a refused request', async () => {
     const org = await stack.createOrganization('Quota Co');
-    const made = await Promise.all(Array.from({ length: 8 }, (_, i) => stack.request('POST', '/v1/employees', { token: org.token, body: employee(`quota${i}`) })));
-    const created = made.filter((r) => r.status === 201).length;
-    expect(made.filter((r) => r.status === 429)).toHaveLength(8 - created);
+    const api = typedClient(stack, org.token);
+    const made = await Promise.all(Array.from({ length: 8 }, (_, i) => api.POST('/v1/employees', { body: employee(`quota${i}`) })));
+    const created = made.filter((r) => r.response.status === 201).length;
+    expect(made.filter((r) => r.response.status === 429)).toHaveLength(8 - created);
     expect(created).toBeLessThanOrEqual(5);
     // A reader key from the CLI: the organization's write bucket is spent (key creation counts as a write).
-    const reader = JSON.parse((await stack.admin('token', 'create', '--org', org.organization_id, '--type', 'read-only', '--json')).stdout);
-    const listed = await stack.request('GET', '/v1/employees?limit=100', { token: reader.token });
-    expect(listed.body.data.employees).toHaveLength(created);
+    const reader = JSON.parse((await stack.admin('token', 'create', '--org', org.organization_id, '--type', 'read-only', '--json')).stdout) as { token: string };
+    const listed = await typedClient(stack, reader.token).GET('/v1/employees', { params: { query: { limit: 100 } } });
+    expect(listed.data!.data.employees).toHaveLength(created);
   });
 
   it('keeps one bucket per key: another key is not affected', async () => {
-    const a = await freshKey('read-only');
-    const b = await freshKey('read-only');
-    for (let i = 0; i < 5; i++) await stack.request('GET', '/v1/employees', { token: a });
-    expect((await stack.request('GET', '/v1/employees', { token: a })).status).toBe(429);
-    expect((await stack.request('GET', '/v1/employees', { token: b })).status).toBe(200);
+    const a = typedClient(stack, await freshKey('read-only'));
+    const b = typedClient(stack, await freshKey('read-only'));
+    for (let i = 0; i < 5; i++) await a.GET('/v1/employees');
+    expect((await a.GET('/v1/employees')).response.status).toBe(429);
+    expect((await b.GET('/v1/employees')).response.status).toBe(200);
   });
 });
