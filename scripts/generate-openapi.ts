@@ -4,7 +4,8 @@ import { buildOpenApiDocument, serializeOpenApi } from '../shared/schemas/openap
 
 /**
  * `npm run openapi`: writes docs/openapi.json from the route table and the zod schemas, and the client types
- * generated from it. Commit both; test/unit/openapi.test.ts fails while either differs from what this writes.
+ * generated from it (shared/schemas/openapi/api-types.ts: the end-to-end tests' typed client and the dashboard use
+ * them). Commit both; test/unit/openapi.test.ts fails while either differs from what this writes.
  */
 const root = new URL('../', import.meta.url);
 const doc = buildOpenApiDocument();

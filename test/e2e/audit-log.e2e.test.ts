@@ -2,9 +2,8 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localDynamoDbClient } from '../../local/engines/provision.js';
 import { createDocumentClient } from '../../shared/adapters/dynamo.js';
-import type { components, operations } from '../support/api-types.js';
 import { startLocalStack, type RunningStack } from '../support/local-stack.js';
-import { asReceived, typedClient } from '../support/typed-client.js';
+import { asReceived, typedClient, type components, type operations } from '../support/typed-client.js';
 
 /**
  * The audit log over HTTPS, as a client reads it: requests of every outcome are recorded (batched into the table

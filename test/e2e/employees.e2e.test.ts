@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { operations } from '../support/api-types.js';
 import { startLocalStack, type RunningStack } from '../support/local-stack.js';
-import { asReceived, typedClient, type TypedClient } from '../support/typed-client.js';
+import { asReceived, typedClient, type operations, type TypedClient } from '../support/typed-client.js';
 
 /**
  * The employees API over HTTPS against the local stack, as an integrator would use it: through the client typed

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { components, operations } from '../support/api-types.js';
 import { startLocalStack, type RunningStack } from '../support/local-stack.js';
-import { typedClient, type TypedClient } from '../support/typed-client.js';
+import { typedClient, type components, type operations, type TypedClient } from '../support/typed-client.js';
 
 /**
  * Payroll runs over HTTPS, through the client typed from the OpenAPI document. `stack.request` remains only for

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { components, operations } from '../support/api-types.js';
 import { startLocalStack, type RunningStack } from '../support/local-stack.js';
-import { typedClient, type TypedClient } from '../support/typed-client.js';
+import { typedClient, type components, type operations, type TypedClient } from '../support/typed-client.js';
 
 /**
  * Limits of 5 per minute, so the sixth request of a bucket is the first refused. Every call goes through the client

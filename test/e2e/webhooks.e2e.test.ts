@@ -1,9 +1,8 @@
 import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { components, operations } from '../support/api-types.js';
 import { startLocalStack, type RunningStack } from '../support/local-stack.js';
-import { asReceived, typedClient, type TypedClient } from '../support/typed-client.js';
+import { asReceived, typedClient, type components, type operations, type TypedClient } from '../support/typed-client.js';
 import { startReceiver } from '../support/webhook-receiver.js';
 
 /**

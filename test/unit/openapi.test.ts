@@ -25,7 +25,7 @@ describe('the OpenAPI document', () => {
     expect(generated === committed, 'docs/openapi.json is stale: run `npm run openapi` and commit it').toBe(true);
   });
 
-  it('has its client types committed as generated (the typed client of the end-to-end tests)', async () => {
+  it('has its client types committed as generated (the typed client of the end-to-end tests, the dashboard\'s types)', async () => {
     const committedTypes = readFileSync(new URL(`../../${CLIENT_TYPES_PATH}`, import.meta.url), 'utf8');
     expect((await clientTypes(doc)) === committedTypes, `${CLIENT_TYPES_PATH} is stale: run \`npm run openapi\``).toBe(true);
   });

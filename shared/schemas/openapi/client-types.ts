@@ -1,8 +1,12 @@
 import openapiTS, { COMMENT_HEADER, astToString } from 'openapi-typescript';
 import type { OpenApiDocument } from './document.js';
 
-/** Where `npm run openapi` writes the client types the end-to-end tests' typed client (openapi-fetch) uses. */
-export const CLIENT_TYPES_PATH = 'test/support/api-types.ts';
+/**
+ * Where `npm run openapi` writes the client types: beside the document's source, not under test/, because both the
+ * end-to-end tests' typed client (openapi-fetch, test/support/typed-client.ts) and the dashboard
+ * (dashboard/src/types.ts) read them.
+ */
+export const CLIENT_TYPES_PATH = 'shared/schemas/openapi/api-types.ts';
 
 /** TypeScript types of every path, operation and schema of the document (openapi-typescript). */
 export async function clientTypes(doc: OpenApiDocument): Promise<string> {
