@@ -1550,6 +1550,12 @@ export type components = {
              *     }
              */
             deductions: {
+                /**
+                 * @description The sum of the deductions
+                 * @example 760.5
+                 */
+                total: number;
+            } & {
                 [key: string]: number;
             };
             /**
@@ -1659,6 +1665,12 @@ export type components = {
              *     }
              */
             deductions: {
+                /**
+                 * @description The sum of the deductions
+                 * @example 760.5
+                 */
+                total: number;
+            } & {
                 [key: string]: number;
             };
             /**

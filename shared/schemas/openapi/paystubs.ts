@@ -21,7 +21,7 @@ const paystubFields = {
   hours_worked: z.number().min(0),
   gross_pay: amount,
   bonuses: amount,
-  deductions: z.record(z.string(), amount).meta({ description: 'Each named deduction, and `total`', example: { taxes: 640.5, benefits: 120, total: 760.5 } }),
+  deductions: z.object({ total: amount.meta({ description: 'The sum of the deductions', example: 760.5 }) }).catchall(amount).meta({ description: 'Each named deduction, and `total`', example: { taxes: 640.5, benefits: 120, total: 760.5 } }),
   benefits: amount.meta({ description: 'Repeats the `benefits` deduction (0 without one)' }),
   net_pay: amount,
   payment: z.strictObject({
