@@ -1,138 +1,48 @@
-/** The API's resources as the dashboard reads them (see the README for every field). */
+import type { components } from '../../shared/schemas/openapi/api-types.js';
 
-export type TokenType = 'read-only' | 'payroll-submitter' | 'admin';
-export const TOKEN_TYPES: readonly TokenType[] = ['read-only', 'payroll-submitter', 'admin'];
+/**
+ * The API's resources as the dashboard reads them: the types generated from the OpenAPI document (`npm run
+ * openapi`), never copies, so a field renamed or retyped in the API fails to compile here. The lists of values the
+ * dashboard offers in its forms are checked against the same types, both ways.
+ */
+type Schemas = components['schemas'];
 
-export interface ApiKey {
-  api_key_id: string;
-  name: string;
-  type: TokenType;
-  scopes: string[];
-  token_hint: string;
-  created_at: string;
-  expires_at: string | null;
-  revoked_at: string | null;
-  last_used_at: string | null;
-  token_issued_at: string;
-  previous_token_expires_at: string | null;
-}
+/** Compiles only when `Listed` holds every member of `All`: a value added to the API must be offered here too. */
+type Exhaustive<All, Listed extends All> = [All] extends [Listed] ? true : false;
+type Assert<T extends true> = T;
 
-export interface IssuedApiKey extends ApiKey {
-  token: string;
-}
+export type ApiKey = Schemas['ApiKey'];
+export type IssuedApiKey = Schemas['ApiKeyWithToken'];
+export type TokenType = ApiKey['type'];
+export const TOKEN_TYPES = ['read-only', 'payroll-submitter', 'admin'] as const satisfies readonly TokenType[];
+type TokenTypesComplete = Assert<Exhaustive<TokenType, (typeof TOKEN_TYPES)[number]>>;
 
-export interface LogLine {
-  request_id: string;
-  at: string;
-  organization_id: string | null;
-  api_key_id: string | null;
-  method: string;
-  path: string;
-  route: string | null;
-  status: number;
-  latency_ms: number;
-  source_ip: string | null;
-  user_agent: string | null;
-  auth_failure: string | null;
-}
+export type LogLine = Schemas['AuditLogLine'];
 
+export type Webhook = Schemas['Webhook'];
+export type IssuedWebhook = Schemas['WebhookWithSecret'];
+
+export type EventItem = Schemas['Event'];
+export type EventType = EventItem['type'];
+export type DeliveryAttempt = EventItem['deliveries'][number]['attempts'][number];
 export const EVENT_TYPES = [
   'payroll.submitted', 'payroll.processing', 'payroll.approved', 'payroll.rejected', 'payroll.processed',
   'payroll.completed', 'payroll.failed', 'payroll.cancelled', 'paystub.generated',
-] as const;
+] as const satisfies readonly EventType[];
+type EventTypesComplete = Assert<Exhaustive<EventType, (typeof EVENT_TYPES)[number]>>;
 
-export interface Webhook {
-  webhook_id: string;
-  url: string;
-  events: string[] | null;
-  description: string | null;
-  status: 'active' | 'disabled' | 'unreliable';
-  consecutive_failures: number;
-  previous_secret_expires_at: string | null;
-  created_at: string;
-  updated_at: string;
-}
+/** A run as the list answers it. */
+export type Payroll = Schemas['PayrollSummary'];
+/** A run as `GET /v1/payroll/{id}` answers it: history, findings, disbursement and failure reason too. */
+export type PayrollDetail = Schemas['Payroll'];
+export type PayrollStatus = Payroll['status'];
+export const PAYROLL_STATUSES = ['pending', 'processing', 'completed', 'rejected', 'failed', 'cancelled'] as const satisfies readonly PayrollStatus[];
+type PayrollStatusesComplete = Assert<Exhaustive<PayrollStatus, (typeof PAYROLL_STATUSES)[number]>>;
+export type Totals = Schemas['PayrollTotals'];
 
-export interface DeliveryAttempt {
-  at: string;
-  status_code: number | null;
-  latency_ms: number;
-  error: string | null;
-}
+/** A paystub as the list answers it (without year-to-date totals). */
+export type Paystub = Schemas['PaystubListItem'];
 
-export interface EventItem {
-  id: string;
-  type: string;
-  timestamp: string;
-  data: Record<string, unknown>;
-  payroll_id: string | null;
-  deliveries: { webhook_id: string; url: string; status: 'pending' | 'succeeded' | 'failed'; attempts: DeliveryAttempt[] }[];
-}
+export type Employee = Schemas['Employee'];
 
-export const PAYROLL_STATUSES = ['pending', 'processing', 'completed', 'rejected', 'failed', 'cancelled'] as const;
-export type PayrollStatus = (typeof PAYROLL_STATUSES)[number];
-
-export interface Totals {
-  gross_pay: number;
-  bonuses: number;
-  deductions: number;
-  net_pay: number;
-}
-
-export interface Payroll {
-  payroll_id: string;
-  status: PayrollStatus;
-  type: 'regular' | 'off_cycle';
-  pay_period_start: string;
-  pay_period_end: string;
-  pay_date: string;
-  employee_count: number;
-  totals: Totals;
-  progress: { total: number; done: number };
-  created_at: string;
-  updated_at: string;
-}
-
-export interface PayrollDetail extends Payroll {
-  status_history: { status: string; at: string; reason: string | null }[];
-  findings: { code: string; message: string; employee_id: string | null }[];
-  disbursement: { entry_count: number; total_credit: number; batch_count: number; created_at: string } | null;
-  failure_reason: string | null;
-}
-
-export interface Paystub {
-  paystub_id: string;
-  employee_id: string;
-  payroll_id: string;
-  employee_name: string;
-  period_start: string;
-  period_end: string;
-  pay_date: string;
-  status: 'issued' | 'voided';
-  hours_worked: number;
-  gross_pay: number;
-  bonuses: number;
-  deductions: Record<string, number> & { total: number };
-  net_pay: number;
-  payment: { method: string; account_type: string | null; account_number_last4: string | null; trace_number: string | null; status: string } | null;
-}
-
-export interface Employee {
-  employee_id: string;
-  first_name: string;
-  last_name: string;
-  email: string;
-  employment_type: string;
-  pay_group: string;
-  pay_schedule: string;
-  start_date: string;
-  status: string;
-  bank_account: { account_type: string; routing_number: string; account_number_last4: string; status: string } | null;
-  created_at: string;
-}
-
-export interface Settings {
-  employment_types: string[];
-  pay_groups: string[];
-  pay_schedules: string[];
-}
+export type Settings = Schemas['Settings'];

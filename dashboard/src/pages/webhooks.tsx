@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, listPage } from '../api.js';
-import { EVENT_TYPES, type EventItem, type Webhook } from '../types.js';
+import { EVENT_TYPES, type EventItem, type IssuedWebhook, type Webhook } from '../types.js';
 import { ErrorBox, Field, formatDateTime, formValue, LoadMore, PageTitle, SecretOnce, StatusBadge, TableRegion, useAsync, When } from '../ui.js';
 
 function lastAttempt(d: EventItem['deliveries'][number]): string {
@@ -32,7 +32,7 @@ export function WebhooksPage() {
     setBusy(true);
     try {
       const description = formValue(form, 'description');
-      const { data } = await api<Webhook & { secret: string }>('POST', '/v1/webhooks', {
+      const { data } = await api<IssuedWebhook>('POST', '/v1/webhooks', {
         body: { url: formValue(form, 'url'), ...(chosen.length > 0 && { events: chosen }), ...(description && { description }) },
       });
       setSecret({ url: data.url, secret: data.secret });
