@@ -88,14 +88,6 @@ describe('employees over HTTPS', () => {
     expect(reuse.response.status).toBe(200);
   });
 
-  it('lets exactly one of 20 concurrent creates with one email through', async () => {
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) =>
-      stack.request('POST', '/v1/employees', { token: admin, body: employee(`race${i}`, { email: 'race@example.com' }) })));
-    const statuses = results.map((r) => r.status).sort();
-    expect(statuses.filter((s) => s === 201)).toHaveLength(1);
-    expect(statuses.filter((s) => s === 409)).toHaveLength(19);
-  });
-
   it('keeps every field under concurrent PATCHes of different fields', async () => {
     const created = await api.POST('/v1/employees', { body: employee('patchrace') });
     const id = created.data!.data.employee_id;
