@@ -1,11 +1,13 @@
 import { createServer } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES_BY_TYPE, TOKEN_TYPES, type TokenType } from '../../shared/domain/scopes.js';
-import { ROUTES } from '../../shared/http/routes.js';
-import { runToEnd, startLocalStack, type RunningStack } from '../support/local-stack.js';
+import { ROUTES, type RouteDef } from '../../shared/http/routes.js';
+import { runToEnd, startLocalStack, type HttpResponse, type RunningStack } from '../support/local-stack.js';
+import { payrollBody } from '../support/payroll-fixture.js';
+import { startReceiver } from '../support/webhook-receiver.js';
 
 let stack: RunningStack;
 let org: { organization_id: string; token: string };
@@ -53,6 +55,180 @@ describe('authorization matrix: every route × every token type', () => {
       expect(res.body).toMatchObject({ status: 401, error: { code: 'unauthorized', message: 'Unauthorized' } });
       expect(res.headers['www-authenticate']).toMatch(/^Bearer realm="payroll"/);
     }
+  });
+});
+
+/**
+ * The rest of the matrix, still generated from the route table: every route with an expired and with a revoked
+ * token, and every route that names a resource with another organization's token, against real resources.
+ */
+type Resource = 'employee' | 'payroll' | 'paystub' | 'webhook' | 'event' | 'apiKey';
+/** What a path parameter names, by the collection before it: `employees/{id}` is an employee's id. */
+const PATH_PARAMETERS: Record<string, Resource> = {
+  'employees/{id}': 'employee', 'payroll/{id}': 'payroll', 'paystubs/{id}': 'paystub', 'webhooks/{id}': 'webhook', 'events/{id}': 'event', 'api-keys/{id}': 'apiKey',
+};
+/** What a query parameter that names a resource names (the lists' filters, read from the OpenAPI document). */
+const QUERY_PARAMETERS: Record<string, Resource> = { employee_id: 'employee', payroll_id: 'payroll', api_key_id: 'apiKey' };
+
+interface Operation { parameters?: { in: string; name: string }[]; requestBody?: { content?: Record<string, { example?: unknown }> } }
+const DOCUMENT = JSON.parse(readFileSync(new URL('../../docs/openapi.json', import.meta.url), 'utf8')) as { paths: Record<string, Record<string, Operation>> };
+const operation = (route: RouteDef) => DOCUMENT.paths[route.path]?.[route.method.toLowerCase()];
+/** The documented example body, so a write gets past validation to its lookup (and would act, if authorization failed). */
+const exampleBody = (route: RouteDef) => operation(route)?.requestBody?.content?.['application/json']?.example;
+/** `employees/{id}` for each parameter of the path. */
+const pathParameters = (path: string) => path.split('/').flatMap((segment, i, all) => (/^\{\w+\}$/.test(segment) ? [`${all[i - 1]}/${segment}`] : []));
+const resourceQueryParameters = (route: RouteDef) => (operation(route)?.parameters ?? []).filter((p) => p.in === 'query' && p.name.endsWith('_id')).map((p) => p.name);
+
+const authenticated = ROUTES.filter((r) => r.scope !== null) as readonly RouteDef[];
+const withIds = authenticated.filter((r) => pathParameters(r.path).length > 0);
+/** Reads of a collection or a singleton: authenticated GETs without a path parameter. */
+const collections = authenticated.filter((r) => r.method === 'GET' && pathParameters(r.path).length === 0);
+
+describe('authorization matrix: dead tokens and another organization, against real resources', () => {
+  let owner: { organization_id: string; token: string };
+  let intruder: { organization_id: string; token: string };
+  const ids = {} as Record<Resource, string>;
+  /** Every id and value of the owner's that another organization must never see. */
+  let ownerSecrets: string[] = [];
+  let expiredToken: string;
+  let revokedToken: string;
+  let victimToken: string;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  const before = new Map<string, string>();
+
+  /** The route's path with the owner's resources in it; a parameter the test does not know fails loudly. */
+  const ownerPath = (route: RouteDef, mutate = false) => {
+    let path = route.path;
+    for (const parameter of pathParameters(route.path)) {
+      const resource = PATH_PARAMETERS[parameter];
+      if (!resource) throw new Error(`${route.method} ${route.path}: no resource for the path parameter ${parameter}: add it to PATH_PARAMETERS and create one`);
+      // An unknown id of the same kind: the same prefix and length, its last character changed.
+      const id = mutate ? ids[resource].slice(0, -1) + (ids[resource].endsWith('0') ? '1' : '0') : ids[resource];
+      path = path.replace(parameter.slice(parameter.indexOf('/') + 1), id);
+    }
+    return path;
+  };
+  /** Polls a condition with a bound: no fixed sleeps. */
+  const eventually = async <T,>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = await probe();
+      if (value !== undefined) return value;
+      if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  const ownerViews = async () => {
+    const views = new Map<string, string>();
+    for (const route of withIds.filter((r) => r.method === 'GET')) {
+      const res = await stack.request('GET', ownerPath(route), { token: owner.token });
+      expect(res.status, `${route.method} ${route.path} as the owner`).toBe(200);
+      views.set(route.id, res.headers['content-type']?.startsWith('application/json') ? JSON.stringify(res.body.data) : res.text);
+    }
+    const keys = await stack.request('GET', '/v1/api-keys?limit=100', { token: owner.token });
+    views.set('api keys', JSON.stringify(keys.body.data.api_keys.map((k: Record<string, unknown>) => ({ ...k, last_used_at: undefined }))));
+    return views;
+  };
+  const expect401 = (res: HttpResponse, described: string, description: string) => {
+    expect(res.status, described).toBe(401);
+    expect(res.body, described).toEqual({ status: 401, error: { code: 'unauthorized', message: 'Unauthorized', details: [] }, request_id: res.headers['x-request-id'] });
+    expect(res.headers['www-authenticate'], described).toBe(`Bearer realm="payroll", error="invalid_token", error_description="${description}"`);
+    for (const secret of ownerSecrets) expect(res.text, described).not.toContain(secret);
+  };
+
+  beforeAll(async () => {
+    [owner, intruder] = await Promise.all([stack.createOrganization('Owner Co'), stack.createOrganization('Intruder Co')]);
+    const as = (method: string, path: string, body?: unknown) => stack.request(method, path, { token: owner.token, body });
+    // Admin tokens, so that nothing but their death can refuse them. The expiry runs out while the rest is made.
+    const expiring = await as('POST', '/v1/api-keys', { name: 'expiring', type: 'admin', expires_at: new Date(Date.now() + 3000).toISOString() });
+    expect(expiring.status).toBe(201);
+    expiredToken = expiring.body.data.token;
+    // Each is used while alive, so the authenticator caches it (5 s): expiry must be checked on a cached token too,
+    // and the revocation must evict it, not merely find the cache empty.
+    expect((await stack.request('GET', '/v1/employees', { token: expiredToken })).status).toBe(200);
+    const revoked = await as('POST', '/v1/api-keys', { name: 'revoked', type: 'admin' });
+    revokedToken = revoked.body.data.token;
+    expect((await stack.request('GET', '/v1/employees', { token: revokedToken })).status).toBe(200);
+    expect((await as('DELETE', `/v1/api-keys/${revoked.body.data.api_key_id}`)).status).toBe(200);
+    expect((await stack.request('GET', '/v1/employees', { token: revokedToken })).status).toBe(401);
+
+    const victim = await as('POST', '/v1/api-keys', { name: 'victim', type: 'read-only' });
+    ids.apiKey = victim.body.data.api_key_id;
+    victimToken = victim.body.data.token;
+    receiver = await startReceiver();
+    // Subscribed to an event the run below does not raise: its events get no delivery attempt that could change them.
+    ids.webhook = (await as('POST', '/v1/webhooks', { url: receiver.url, events: ['payroll.failed'], description: 'owner hook' })).body.data.webhook_id;
+    const employee = await as('POST', '/v1/employees', {
+      first_name: 'Olive', last_name: 'Owner', email: 'olive.owner@example.com', employment_type: 'full_time', pay_group: 'default', pay_schedule: 'biweekly',
+      start_date: '2026-01-05', bank_account: { account_number: '77001122', routing_number: '021000021', account_type: 'checking' },
+    });
+    ids.employee = employee.body.data.employee_id;
+    const submitted = await as('POST', '/v1/payroll', payrollBody([ids.employee]));
+    expect(submitted.status).toBe(202);
+    ids.payroll = submitted.body.data.payroll_id;
+    await eventually('the owner\'s run completes', async () => ((await as('GET', `/v1/payroll/${ids.payroll}`)).body.data.status === 'completed' ? true : undefined));
+    ids.paystub = await eventually('its paystub', async () => (await as('GET', `/v1/paystubs?payroll_id=${ids.payroll}`)).body.data.paystubs[0]?.paystub_id);
+    ids.event = await eventually('its event', async () => (await as('GET', `/v1/events?payroll_id=${ids.payroll}`)).body.data.events[0]?.id);
+    await eventually('the owner\'s audit log', async () => ((await as('GET', '/v1/logs?limit=1')).body.data.logs.length > 0 ? true : undefined));
+    await eventually('the expiry', async () => ((await stack.request('GET', '/v1/employees', { token: expiredToken })).status === 401 ? true : undefined), 10_000);
+    expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(expiring.body.data.expires_at));
+
+    const keyIds = (await as('GET', '/v1/api-keys?limit=100')).body.data.api_keys.map((k: { api_key_id: string }) => k.api_key_id);
+    ownerSecrets = [owner.organization_id, ...Object.values(ids), ...keyIds, owner.token, expiredToken, revokedToken, victimToken, 'olive.owner@example.com', '77001122'];
+    for (const [k, v] of await ownerViews()) before.set(k, v);
+  }, 60_000);
+
+  afterAll(async () => {
+    await receiver?.close();
+  });
+
+  it('knows the resource behind every path parameter and every resource filter of the route table', () => {
+    const unknownPath = withIds.flatMap((r) => pathParameters(r.path).filter((p) => !(p in PATH_PARAMETERS)).map((p) => `${r.method} ${r.path}: ${p}`));
+    const unknownQuery = collections.flatMap((r) => resourceQueryParameters(r).filter((q) => !(q in QUERY_PARAMETERS)).map((q) => `${r.method} ${r.path}: ?${q}`));
+    expect([...unknownPath, ...unknownQuery]).toEqual([]);
+    // Every kind of resource the table names is made for real in the owner's organization.
+    expect(new Set(withIds.flatMap((r) => pathParameters(r.path).map((p) => PATH_PARAMETERS[p])))).toEqual(new Set(Object.keys(ids)));
+  });
+
+  it.each(collections.map((r) => [`${r.method} ${r.path}`, r] as const))('%s with another organization\'s token shows none of the owner\'s data', async (_, route) => {
+    const mine = await stack.request('GET', route.path, { token: owner.token });
+    expect(mine.status).toBe(200);
+    // A list (it pages) must show the owner something of its own, or its emptiness for the intruder would prove nothing.
+    if ('next_page_token' in mine.body.data) expect(ownerSecrets.some((s) => mine.text.includes(s)), 'the owner sees its own items').toBe(true);
+    const filters = [{}, ...resourceQueryParameters(route).map((name) => ({ [name]: ids[QUERY_PARAMETERS[name]!] }))];
+    for (const filter of filters) {
+      const qs = new URLSearchParams(filter).toString();
+      const theirs = await stack.request('GET', `${route.path}${qs ? `?${qs}` : ''}`, { token: intruder.token });
+      expect(theirs.status, qs).toBe(200);
+      for (const secret of ownerSecrets) expect(theirs.text, `${qs}: ${secret}`).not.toContain(secret);
+    }
+  });
+
+  it.each(withIds.map((r) => [`${r.method} ${r.path}`, r] as const))('%s with another organization\'s token: 404 as for an unknown id, and no effect', async (_, route) => {
+    const foreign = await stack.request(route.method, ownerPath(route), { token: intruder.token, body: exampleBody(route) });
+    const unknown = await stack.request(route.method, ownerPath(route, true), { token: intruder.token, body: exampleBody(route) });
+    expect(foreign.status).toBe(404);
+    expect(foreign.body).toEqual({ status: 404, error: { code: 'not_found', message: expect.any(String), details: expect.any(Array) }, request_id: foreign.headers['x-request-id'] });
+    // Indistinguishable from an id that exists nowhere: ids cannot be probed.
+    expect(foreign.body.error).toEqual(unknown.body.error);
+    expect(Object.keys(foreign.headers).sort()).toEqual(Object.keys(unknown.headers).sort());
+    for (const secret of ownerSecrets) expect(foreign.text).not.toContain(secret);
+  });
+
+  it.each(authenticated.map((r) => [`${r.method} ${r.path}`, r] as const))('%s: 401 with an expired token', async (_, route) => {
+    const res = await stack.request(route.method, pathParameters(route.path).length ? ownerPath(route) : route.path, { token: expiredToken, body: exampleBody(route) });
+    expect401(res, 'expired', 'The token has expired');
+  });
+
+  it.each(authenticated.map((r) => [`${r.method} ${r.path}`, r] as const))('%s: 401 with a revoked token', async (_, route) => {
+    const res = await stack.request(route.method, pathParameters(route.path).length ? ownerPath(route) : route.path, { token: revokedToken, body: exampleBody(route) });
+    expect401(res, 'revoked', 'The token is unknown or revoked');
+  });
+
+  it('left every resource of the owner as it was', async () => {
+    const after = await ownerViews();
+    for (const [k, v] of before) expect(after.get(k), k).toBe(v);
+    expect((await stack.request('GET', '/v1/employees', { token: victimToken })).status).toBe(200);
   });
 });
 
