@@ -135,41 +135,50 @@ export class EventRepository {
   }
 
   /**
-   * Opens (or re-opens, for a redelivery) the delivery of an event to an endpoint: the delivery item is pending and
-   * the event lists the endpoint as pending, in one transaction. Past attempts are kept.
+   * Opens the delivery of an event to an endpoint: the delivery item is pending and the event lists the endpoint as
+   * pending, in one transaction. Past attempts are kept. A fan-out never re-opens a closed delivery (a sweeper
+   * repeating a fan-out interrupted after its messages went out must not send a delivered event again): it returns
+   * false and sends nothing. `reopen` is for an explicit redelivery, which re-opens whatever the outcome.
    */
-  async openDelivery(event: Pick<EventRecord, 'organization_id' | 'event_id'>, webhook: { webhook_id: string; url: string }, at: string): Promise<void> {
+  async openDelivery(event: Pick<EventRecord, 'organization_id' | 'event_id'>, webhook: { webhook_id: string; url: string }, at: string, options: { reopen?: boolean } = {}): Promise<boolean> {
     const t = this.table.tableName;
     const org = event.organization_id;
-    await this.table.doc.send(new TransactWriteCommand({
-      TransactItems: [
-        {
-          Update: {
-            TableName: t, Key: keys.delivery(org, event.event_id, webhook.webhook_id),
-            UpdateExpression: 'SET entity = :entity, event_id = :event, webhook_id = :webhook, organization_id = :org, #url = :url, #status = :pending, attempts = if_not_exists(attempts, :none), created_at = if_not_exists(created_at, :at), updated_at = :at',
-            ExpressionAttributeNames: { '#url': 'url', '#status': 'status' },
-            ExpressionAttributeValues: { ':entity': 'delivery', ':event': event.event_id, ':webhook': webhook.webhook_id, ':org': org, ':url': webhook.url, ':pending': 'pending', ':none': [], ':at': at },
+    try {
+      await this.table.doc.send(new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: t, Key: keys.delivery(org, event.event_id, webhook.webhook_id),
+              UpdateExpression: 'SET entity = :entity, event_id = :event, webhook_id = :webhook, organization_id = :org, #url = :url, #status = :pending, attempts = if_not_exists(attempts, :none), created_at = if_not_exists(created_at, :at), updated_at = :at',
+              ...(!options.reopen && { ConditionExpression: 'attribute_not_exists(#status) OR #status = :pending' }),
+              ExpressionAttributeNames: { '#url': 'url', '#status': 'status' },
+              ExpressionAttributeValues: { ':entity': 'delivery', ':event': event.event_id, ':webhook': webhook.webhook_id, ':org': org, ':url': webhook.url, ':pending': 'pending', ':none': [], ':at': at },
+            },
           },
-        },
-        {
-          Update: {
-            TableName: t, Key: keys.event(org, event.event_id),
-            UpdateExpression: 'SET deliveries.#w = :pending ADD pending_endpoints :set DELETE failed_endpoints :set',
-            ConditionExpression: 'attribute_exists(PK)',
-            ExpressionAttributeNames: { '#w': webhook.webhook_id },
-            ExpressionAttributeValues: { ':pending': 'pending', ':set': new Set([webhook.webhook_id]) },
+          {
+            Update: {
+              TableName: t, Key: keys.event(org, event.event_id),
+              UpdateExpression: 'SET deliveries.#w = :pending ADD pending_endpoints :set DELETE failed_endpoints :set',
+              ConditionExpression: 'attribute_exists(PK)',
+              ExpressionAttributeNames: { '#w': webhook.webhook_id },
+              ExpressionAttributeValues: { ':pending': 'pending', ':set': new Set([webhook.webhook_id]) },
+            },
           },
-        },
-      ],
-    }));
+        ],
+      }));
+      return true;
+    } catch (err) {
+      if (!options.reopen && cancelledConditions(err)?.[0]) return false;
+      throw err;
+    }
   }
 
   /**
-   * Appends an attempt to the delivery and, when `outcome` is final, closes it: the delivery and the event's view
-   * of it move together. A final outcome only applies to a delivery still pending (a re-delivered message whose
-   * delivery was already closed changes nothing); returns false then.
+   * Appends an attempt to the delivery and, when `outcome` is final, closes it: the delivery, the event's view of it
+   * and `alsoWrite` (the endpoint's failure count) move together. A final outcome only applies to a delivery still
+   * pending (a re-delivered message whose delivery was already closed changes nothing); returns false then.
    */
-  async recordAttempt(orgId: string, eventId: string, webhookId: string, a: DeliveryAttempt, outcome: 'succeeded' | 'failed' | null): Promise<boolean> {
+  async recordAttempt(orgId: string, eventId: string, webhookId: string, a: DeliveryAttempt, outcome: 'succeeded' | 'failed' | null, alsoWrite: NonNullable<TransactWriteCommandInput['TransactItems']> = []): Promise<boolean> {
     const t = this.table.tableName;
     const items: NonNullable<TransactWriteCommandInput['TransactItems']> = [{
       Update: {
@@ -188,13 +197,16 @@ export class EventRepository {
           ExpressionAttributeNames: { '#w': webhookId },
           ExpressionAttributeValues: { ':outcome': outcome, ':set': new Set([webhookId]) },
         },
-      });
+      }, ...alsoWrite);
     }
     try {
       await this.table.doc.send(new TransactWriteCommand({ TransactItems: items }));
       return true;
     } catch (err) {
-      if (cancelledConditions(err)?.[0]) return false;
+      const failed = cancelledConditions(err);
+      if (failed?.[0]) return false;
+      // The endpoint was deleted meanwhile: the delivery still closes, without the endpoint's bookkeeping.
+      if (failed?.slice(2).some(Boolean)) return this.recordAttempt(orgId, eventId, webhookId, a, outcome);
       throw err;
     }
   }

@@ -1,4 +1,4 @@
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
 import { ConcurrentModificationError } from '../domain/errors.js';
@@ -84,48 +84,39 @@ export class WebhookRepository {
     }
   }
 
-  async recordSuccess(orgId: string, webhookId: string, at: string): Promise<void> {
-    try {
-      await this.table.doc.send(new UpdateCommand({
+  /**
+   * The endpoint's side of a delivery closing, written in the same transaction as the close
+   * (EventRepository.recordAttempt): a failed event counts one more consecutive failure, a success resets the count.
+   * In one transaction, a worker that dies around the close can neither lose a failed event nor count it twice.
+   */
+  outcomeItems(orgId: string, webhookId: string, outcome: 'succeeded' | 'failed', at: string): NonNullable<TransactWriteCommandInput['TransactItems']> {
+    return [{
+      Update: {
         TableName: this.table.tableName, Key: keys.webhook(orgId, webhookId),
-        UpdateExpression: 'SET consecutive_failures = :zero, updated_at = :at',
-        ConditionExpression: 'attribute_exists(PK) AND consecutive_failures <> :zero',
-        ExpressionAttributeValues: { ':zero': 0, ':at': at },
-      }));
-    } catch (err) {
-      if (!isConditionalCheckFailure(err)) throw err;
-    }
+        UpdateExpression: outcome === 'failed' ? 'ADD consecutive_failures :n SET updated_at = :at' : 'SET consecutive_failures = :n, updated_at = :at',
+        ConditionExpression: 'attribute_exists(PK)',
+        ExpressionAttributeValues: { ':n': outcome === 'failed' ? 1 : 0, ':at': at },
+      },
+    }];
   }
 
   /**
-   * One more event whose delivery failed for good. At the fifth in a row the endpoint is marked unreliable and
-   * paused; a success in between resets the count. Returns the status the endpoint now has.
+   * At the fifth failed event in a row an active endpoint is marked unreliable and paused (a success in between
+   * resets the count). Decided by the stored count alone, so running it again after a crash changes nothing.
+   * Returns true if this call paused it.
    */
-  async recordFailedEvent(orgId: string, webhookId: string, at: string): Promise<WebhookRecord['status'] | undefined> {
+  async pauseIfUnreliable(orgId: string, webhookId: string): Promise<boolean> {
     try {
-      const out = await this.table.doc.send(new UpdateCommand({
+      await this.table.doc.send(new UpdateCommand({
         TableName: this.table.tableName, Key: keys.webhook(orgId, webhookId),
-        UpdateExpression: 'ADD consecutive_failures :one SET updated_at = :at',
-        ConditionExpression: 'attribute_exists(PK)',
-        ExpressionAttributeValues: { ':one': 1, ':at': at },
-        ReturnValues: 'ALL_NEW',
+        UpdateExpression: 'SET #status = :unreliable, version = version + :one',
+        ConditionExpression: '#status = :active AND consecutive_failures >= :limit',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':unreliable': 'unreliable', ':active': 'active', ':one': 1, ':limit': UNRELIABLE_AFTER_FAILED_EVENTS },
       }));
-      const w = parse(out.Attributes!);
-      if (w.status === 'active' && w.consecutive_failures >= UNRELIABLE_AFTER_FAILED_EVENTS) {
-        await this.table.doc.send(new UpdateCommand({
-          TableName: this.table.tableName, Key: keys.webhook(orgId, webhookId),
-          UpdateExpression: 'SET #status = :unreliable, version = version + :one',
-          ConditionExpression: '#status = :active',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':unreliable': 'unreliable', ':active': 'active', ':one': 1 },
-        })).catch((err) => {
-          if (!isConditionalCheckFailure(err)) throw err;
-        });
-        return 'unreliable';
-      }
-      return w.status;
+      return true;
     } catch (err) {
-      if (isConditionalCheckFailure(err)) return undefined;
+      if (isConditionalCheckFailure(err)) return false;
       throw err;
     }
   }

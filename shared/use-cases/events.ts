@@ -4,9 +4,9 @@ import type { FieldEncryptor } from '../adapters/envelope-encryption.js';
 import { logger } from '../adapters/logger.js';
 import type { Queue } from '../adapters/queue.js';
 import { postWebhook, type Resolver } from '../adapters/webhook-url.js';
-import type { EventRecord, EventRepository, NewEvent } from '../data/event-repository.js';
+import type { DeliveryAttempt, EventRecord, EventRepository, NewEvent } from '../data/event-repository.js';
 import type { PayrollRecord } from '../data/payroll-repository.js';
-import type { WebhookRepository } from '../data/webhook-repository.js';
+import type { WebhookRecord, WebhookRepository } from '../data/webhook-repository.js';
 import { NotFoundError } from '../domain/errors.js';
 import { MAX_DELIVERY_ATTEMPTS, type EventType } from '../domain/events.js';
 import { payrollView } from './payroll-view.js';
@@ -56,7 +56,8 @@ function subscribed(events: readonly EventType[] | null, type: EventType): boole
 /**
  * Fans recorded events out to the organization's active endpoints: one delivery item and one queue message per
  * event and endpoint, then the event leaves the outbox. At least once: a crash before the marker is cleared
- * makes the sweeper fan it out again, and receivers de-duplicate on the stable `webhook-id` (the event id).
+ * makes the sweeper fan it out again, and receivers de-duplicate on the stable `webhook-id` (the event id). The
+ * repeat sends a message only for deliveries still open: one already closed is never re-opened (and re-sent) by it.
  */
 export async function dispatchEvents(s: EventServices, events: readonly Pick<EventRecord, 'organization_id' | 'event_id' | 'type'>[]): Promise<void> {
   const endpointsByOrg = new Map<string, Awaited<ReturnType<WebhookRepository['all']>>>();
@@ -68,8 +69,9 @@ export async function dispatchEvents(s: EventServices, events: readonly Pick<Eve
     }
     const targets = endpoints.filter((w) => w.status === 'active' && subscribed(w.events, e.type));
     const at = s.deps.now().toISOString();
-    for (const w of targets) await s.events.openDelivery(e, w, at);
-    await s.webhookQueue.sendAll(targets.map((w): DeliveryMessage => ({ organization_id: e.organization_id, event_id: e.event_id, webhook_id: w.webhook_id })));
+    const open: WebhookRecord[] = [];
+    for (const w of targets) if (await s.events.openDelivery(e, w, at)) open.push(w);
+    await s.webhookQueue.sendAll(open.map((w): DeliveryMessage => ({ organization_id: e.organization_id, event_id: e.event_id, webhook_id: w.webhook_id })));
     await s.events.markDispatched(e.organization_id, e.event_id);
   }
 }
@@ -99,6 +101,11 @@ export type DeliveryOutcome =
  * One attempt to deliver one event to one endpoint, signed per the Standard Webhooks specification. The queue
  * carries the retries: `receives` is the message's receive count, so attempts 1 and 2 ask for a retry after the
  * configured delay, and the third failure closes the delivery `failed` (the message then goes to the DLQ).
+ *
+ * A worker dying at any step leaves the message to come back, and every step is safe to run again. The last
+ * receive is the exception: the queue dead-letters the message after it, so if that attempt is interrupted it
+ * still closes the delivery (succeeded if the endpoint took the event, failed otherwise) instead of leaving it
+ * pending for good.
  */
 export async function deliverEvent(s: DeliveryServices, m: DeliveryMessage, receives: number): Promise<DeliveryOutcome> {
   const [webhook, delivery, event] = await Promise.all([
@@ -109,28 +116,48 @@ export async function deliverEvent(s: DeliveryServices, m: DeliveryMessage, rece
   // A closed delivery (a duplicate message), a deleted event, or an endpoint removed or disabled since: nothing to send.
   if (!webhook || !delivery || !event || delivery.status !== 'pending' || webhook.status === 'disabled') return { kind: 'done' };
   const now = s.deps.now();
-  const payload = JSON.stringify(eventPayload(event));
-  const signatures = (await signingSecrets(s, webhook, now)).map((secret) => new Webhook(secret).sign(event.event_id, now, payload));
-  const result = await postWebhook(webhook.url, payload, {
-    'webhook-id': event.event_id,
-    'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-    'webhook-signature': signatures.join(' '),
-  }, { environment: s.environment, timeoutMs: s.timeoutMs ?? 10_000, resolve: s.resolve });
-  const attempt = { at: now.toISOString(), status_code: result.status, latency_ms: Math.round(result.latencyMs), error: result.error };
-  if (result.ok) {
-    await s.events.recordAttempt(m.organization_id, m.event_id, m.webhook_id, attempt, 'succeeded');
-    await s.webhooks.recordSuccess(m.organization_id, m.webhook_id, attempt.at);
-    return { kind: 'done' };
+  // What an attempt interrupted before the endpoint answered is recorded as, if it was the last one.
+  let attempt: DeliveryAttempt = { at: now.toISOString(), status_code: null, latency_ms: 0, error: 'delivery interrupted by an internal error' };
+  let delivered = false;
+  try {
+    const payload = JSON.stringify(eventPayload(event));
+    const signatures = (await signingSecrets(s, webhook, now)).map((secret) => new Webhook(secret).sign(event.event_id, now, payload));
+    const result = await postWebhook(webhook.url, payload, {
+      'webhook-id': event.event_id,
+      'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+      'webhook-signature': signatures.join(' '),
+    }, { environment: s.environment, timeoutMs: s.timeoutMs ?? 10_000, resolve: s.resolve });
+    attempt = { at: now.toISOString(), status_code: result.status, latency_ms: Math.round(result.latencyMs), error: result.error };
+    delivered = result.ok;
+    if (delivered) {
+      await closeDelivery(s, m, webhook, attempt, 'succeeded');
+      return { kind: 'done' };
+    }
+    if (receives < MAX_DELIVERY_ATTEMPTS) {
+      await s.events.recordAttempt(m.organization_id, m.event_id, m.webhook_id, attempt, null);
+      return { kind: 'retry', delaySeconds: s.retryDelaysSeconds[receives - 1] ?? s.retryDelaysSeconds.at(-1) ?? 30 };
+    }
+    await closeDelivery(s, m, webhook, attempt, 'failed');
+    return { kind: 'failed' };
+  } catch (err) {
+    if (receives < MAX_DELIVERY_ATTEMPTS) throw err;
+    logger.warn('last delivery attempt interrupted; closing the delivery', { event_id: m.event_id, webhook_id: m.webhook_id, delivered, error: err as Error });
+    await closeDelivery(s, m, webhook, attempt, delivered ? 'succeeded' : 'failed');
+    return delivered ? { kind: 'done' } : { kind: 'failed' };
   }
-  if (receives < MAX_DELIVERY_ATTEMPTS) {
-    await s.events.recordAttempt(m.organization_id, m.event_id, m.webhook_id, attempt, null);
-    return { kind: 'retry', delaySeconds: s.retryDelaysSeconds[receives - 1] ?? s.retryDelaysSeconds.at(-1) ?? 30 };
+}
+
+/**
+ * Closes a delivery, moving the endpoint's failure count in the same transaction (a success writes the endpoint
+ * only if it has failures to reset, so deliveries to a healthy endpoint do not contend on its item), then pauses
+ * an endpoint that has failed too often. Both parts are idempotent: running them again after a crash changes nothing.
+ */
+async function closeDelivery(s: DeliveryServices, m: DeliveryMessage, webhook: WebhookRecord, attempt: DeliveryAttempt, outcome: 'succeeded' | 'failed'): Promise<void> {
+  const endpoint = outcome === 'failed' || webhook.consecutive_failures !== 0 ? s.webhooks.outcomeItems(m.organization_id, m.webhook_id, outcome, attempt.at) : [];
+  await s.events.recordAttempt(m.organization_id, m.event_id, m.webhook_id, attempt, outcome, endpoint);
+  if (outcome === 'failed' && await s.webhooks.pauseIfUnreliable(m.organization_id, m.webhook_id)) {
+    logger.warn('webhook endpoint marked unreliable and paused', { webhook_id: m.webhook_id, organization_id: m.organization_id });
   }
-  if (await s.events.recordAttempt(m.organization_id, m.event_id, m.webhook_id, attempt, 'failed')) {
-    const status = await s.webhooks.recordFailedEvent(m.organization_id, m.webhook_id, attempt.at);
-    if (status === 'unreliable') logger.warn('webhook endpoint marked unreliable and paused', { webhook_id: m.webhook_id, organization_id: m.organization_id });
-  }
-  return { kind: 'failed' };
 }
 
 /**
@@ -144,7 +171,7 @@ export async function redeliverEvent(s: EventServices, orgId: string, eventId: s
   const previous = new Set(Object.keys(event.deliveries));
   const targets = previous.size > 0 ? endpoints.filter((w) => previous.has(w.webhook_id)) : endpoints.filter((w) => subscribed(w.events, event.type));
   const at = s.deps.now().toISOString();
-  for (const w of targets) await s.events.openDelivery(event, w, at);
+  for (const w of targets) await s.events.openDelivery(event, w, at, { reopen: true });
   await s.webhookQueue.sendAll(targets.map((w): DeliveryMessage => ({ organization_id: orgId, event_id: eventId, webhook_id: w.webhook_id })));
   return (await s.events.get(orgId, eventId))!;
 }
