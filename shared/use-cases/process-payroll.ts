@@ -275,13 +275,25 @@ export async function voidPaystubs(s: Pick<ProcessorServices, 'paystubs'>, payro
   return stubs.length;
 }
 
-/** The run is marked failed with the reason, so nothing stays `processing` after the queue gives up on it. */
+/**
+ * The run is marked failed with the reason, so nothing stays `processing` after the queue gives up on it. Paystubs
+ * its chunks already wrote are voided, their payments `cancelled` (no file was released, so no money moves): a
+ * failed run must not leave statements saying `issued` and `scheduled`. The status comes first, in its own
+ * transaction with the event; voiding is repeatable, so a failure half-way is finished by calling this again.
+ */
 export async function failRun(s: ProcessorServices, orgId: string, payrollId: string, reason: string): Promise<boolean> {
   const record = await s.payrolls.get(orgId, payrollId);
   if (!record) return false;
-  const event = payrollEvent(s.deps, { ...record, status: 'failed' }, 'payroll.failed', { reason });
-  const moved = await s.payrolls.transition(record, 'failed', s.deps.now().toISOString(), { reason, set: { failure_reason: reason }, alsoWrite: s.events.items([event]) });
-  if (moved) await dispatchQuietly(s, [event]);
+  let moved = false;
+  if (record.status !== 'failed') {
+    const event = payrollEvent(s.deps, { ...record, status: 'failed' }, 'payroll.failed', { reason });
+    moved = await s.payrolls.transition(record, 'failed', s.deps.now().toISOString(), { reason, set: { failure_reason: reason }, alsoWrite: s.events.items([event]) });
+    if (moved) await dispatchQuietly(s, [event]);
+  }
+  if ((moved || record.status === 'failed') && record.chunk_count !== null) {
+    const submission = await s.objects.getJson<StoredSubmission>(objectKeys.submission(orgId, payrollId));
+    if (submission) await voidPaystubs(s, payrollId, submission, 'cancelled');
+  }
   return moved;
 }
 

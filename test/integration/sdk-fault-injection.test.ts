@@ -265,13 +265,15 @@ async function runProcessor(orgId: string, payrollId: string) {
   return { failures, dead, record: (await s.payrolls.get(orgId, payrollId))! };
 }
 
+const paystubsOf = async (payrollId: string) => (await documentClient().send(new QueryCommand({
+  TableName: process.env.TABLE_NAME, IndexName: GSI1.name, KeyConditionExpression: 'GSI1PK = :pk', ExpressionAttributeValues: { ':pk': `PAYROLL#${payrollId}` },
+}))).Items ?? [];
+
 async function expectCompletedOnce(orgId: string, payrollId: string, employeeIds: string[]) {
   const record = (await s.payrolls.get(orgId, payrollId))!;
   expect(record.status).toBe('completed');
   expect(record.status_history.map((h) => h.status)).toEqual(['pending', 'processing', 'completed']);
-  const stubs = (await documentClient().send(new QueryCommand({
-    TableName: process.env.TABLE_NAME, IndexName: GSI1.name, KeyConditionExpression: 'GSI1PK = :pk', ExpressionAttributeValues: { ':pk': `PAYROLL#${payrollId}` },
-  }))).Items ?? [];
+  const stubs = await paystubsOf(payrollId);
   expect(stubs).toHaveLength(employeeIds.length);
   expect(new Set(stubs.map((p) => p.employee_id))).toEqual(new Set(employeeIds));
   const control = parseControlTotals((await s.objects.getText(objectKeys.disbursement(orgId, payrollId)))!);
@@ -342,6 +344,10 @@ describe('S3 errors on the payroll objects', () => {
     s3.rule = (op) => (op === `PUT ${objectKeys.disbursement(orgId, payrollId)}` ? INTERNAL : undefined);
     const { dead } = await runProcessor(orgId, payrollId);
     await expectFailedWithReason(orgId, payrollId, dead, 'finalize', 'InternalError');
+    // Its chunks had written every paystub; with no file released they are voided and no payment is scheduled.
+    const stubs = await paystubsOf(payrollId);
+    expect(stubs).toHaveLength(employeeIds.length);
+    expect(stubs.map((p) => [p.status, p.payment.status])).toEqual(stubs.map(() => ['voided', 'cancelled']));
     const writes = byRequest(s3.wire, (a) => a.op.endsWith('disbursement.ach'));
     expect(writes).toHaveLength(QUEUE_DEFINITIONS.payroll.maxReceiveCount);
     for (const attempts of writes) {
