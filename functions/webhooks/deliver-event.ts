@@ -17,7 +17,7 @@ function deliveryServices(): DeliveryServices {
   if (!services) {
     const p = processorServices();
     services = {
-      events: p.events, webhooks: p.webhooks, webhookQueue: p.webhookQueue, deps: p.deps, encryptor: fieldEncryptor(),
+      events: p.events, webhooks: p.webhooks, webhookQueue: p.webhookQueue, deps: p.deps, encryptor: fieldEncryptor('webhook-secret'),
       environment: webhookUrlPolicy(), retryDelaysSeconds: config().PAYROLL_WEBHOOK_RETRY_DELAYS_S,
     };
   }

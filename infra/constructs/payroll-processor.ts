@@ -75,7 +75,7 @@ export class PayrollProcessor extends Construct {
     // Bank account numbers are decrypted for the NACHA entries; submissions and chunk files are read, chunk and
     // NACHA files written; chunk and finalize messages are sent to its own queue, and one delivery message per
     // event and endpoint to the webhook queue.
-    for (const access of ['kms:decrypt', 'bucket:read', 'bucket:write', 'queue:payroll:send', 'queue:webhooks:send'] as const) {
+    for (const access of ['kms:decrypt:bank-account', 'bucket:read', 'bucket:write', 'queue:payroll:send', 'queue:webhooks:send'] as const) {
       grantAccess(this.processor, access, resources);
     }
 

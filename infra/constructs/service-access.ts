@@ -5,6 +5,7 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import type { KeyPurpose } from '../../shared/adapters/envelope-encryption.js';
 import type { Access } from '../../shared/http/routes.js';
 import type { QueueName } from '../stateful-stack.js';
 import type { PayrollFunction } from './payroll-function.js';
@@ -63,7 +64,7 @@ export function grantTable(fn: PayrollFunction, { table, key }: Pick<ServiceReso
   }
   // The table is encrypted with the service key, and DynamoDB uses it with the caller's permissions. The
   // kms:ViaService condition keeps this to DynamoDB's own use: the function cannot call KMS with it directly,
-  // so it cannot unwrap bank account data keys unless it is also granted 'kms:decrypt'.
+  // so it cannot unwrap bank account data keys unless it is also granted 'kms:decrypt:bank-account'.
   fn.addToAccessPolicy(new PolicyStatement({
     sid: 'TableKeyViaDynamoDB',
     actions: grant.readOnly ? ['kms:Decrypt', 'kms:DescribeKey'] : ['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey', 'kms:DescribeKey'],
@@ -82,14 +83,22 @@ export function grantAccess(fn: PayrollFunction, access: Access, resources: Serv
   const { key, disbursementBucket: bucket, signingSecret, queues } = resources;
   const viaS3 = { StringEquals: { 'kms:ViaService': `s3.${Aws.REGION}.amazonaws.com` } };
   switch (access) {
-    case 'kms:encrypt':
-      fn.addToAccessPolicy(new PolicyStatement({ sid: 'EnvelopeEncrypt', actions: ['kms:GenerateDataKey', 'kms:Encrypt'], resources: [key.keyArn] }));
+    case 'kms:encrypt:bank-account':
+    case 'kms:encrypt:webhook-secret':
+    case 'kms:decrypt:bank-account':
+    case 'kms:decrypt:webhook-secret': {
+      // Only data keys whose encryption context names this purpose (shared/adapters/envelope-encryption.ts): a
+      // function that unwraps webhook secrets cannot unwrap a bank account number's key, and the reverse.
+      const [, operation, purpose] = access.split(':') as [string, 'encrypt' | 'decrypt', KeyPurpose];
+      fn.addToAccessPolicy(new PolicyStatement({
+        sid: `Envelope${operation === 'encrypt' ? 'Encrypt' : 'Decrypt'}${purpose === 'bank-account' ? 'BankAccount' : 'WebhookSecret'}`,
+        actions: operation === 'encrypt' ? ['kms:GenerateDataKey', 'kms:Encrypt'] : ['kms:Decrypt'],
+        resources: [key.keyArn],
+        conditions: { StringEquals: { 'kms:EncryptionContext:purpose': purpose } },
+      }));
       fn.function.addEnvironment('PAYROLL_KMS_KEY_ID', key.keyArn);
       return;
-    case 'kms:decrypt':
-      fn.addToAccessPolicy(new PolicyStatement({ sid: 'EnvelopeDecrypt', actions: ['kms:Decrypt'], resources: [key.keyArn] }));
-      fn.function.addEnvironment('PAYROLL_KMS_KEY_ID', key.keyArn);
-      return;
+    }
     case 'secret:signing':
       fn.addToAccessPolicy(new PolicyStatement({ sid: 'SigningSecret', actions: ['secretsmanager:GetSecretValue'], resources: [signingSecret.secretArn] }));
       fn.function.addEnvironment('PAYROLL_SIGNING_SECRET_ARN', signingSecret.secretArn);

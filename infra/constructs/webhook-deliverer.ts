@@ -88,7 +88,7 @@ export class WebhookDeliverer extends Construct {
     // Query (it reads no lists), no Put or Delete, no index.
     grantTable(this.deliverer, resources, { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], indexes: [] });
     // The endpoint's signing secrets are envelope-encrypted under the key; unwrapping them is kms:Decrypt.
-    grantAccess(this.deliverer, 'kms:decrypt', resources);
+    grantAccess(this.deliverer, 'kms:decrypt:webhook-secret', resources);
     // The handler sets each retry's delay itself. The event source below grants ChangeMessageVisibility too, but for
     // its own use; this statement is the handler's, and stays if the event source's grants ever change.
     // Not 'queue:webhooks:send': the deliverer never enqueues (only the fan-out does), so it gets no SendMessage.

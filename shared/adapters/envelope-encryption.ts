@@ -3,9 +3,13 @@ import { DecryptCommand, GenerateDataKeyCommand, KMSClient } from '@aws-sdk/clie
 import { config } from '../config/env.js';
 
 /**
- * Envelope encryption of bank account numbers: AES-256-GCM under a data key, the data key wrapped by KMS
- * (deployed) or by a local master key (local stack, tests). The organization id is bound in as additional
- * authenticated data, so a ciphertext copied into another organization's item does not decrypt.
+ * Envelope encryption of bank account numbers and webhook signing secrets: AES-256-GCM under a data key, the data
+ * key wrapped by KMS (deployed) or by a local master key (local stack, tests). The organization id is bound in as
+ * additional authenticated data, so a ciphertext copied into another organization's item does not decrypt.
+ *
+ * Each kind of secret has its own encryptor and KMS encryption context (`purpose`), and the functions' grants are
+ * conditioned on it: the webhook deliverer can unwrap signing secrets but not a bank account number's data key,
+ * and the payroll processor the reverse. Locally one master key wraps both (there is no IAM to separate them).
  *
  * Data keys are reused for a bounded time and count, as the AWS Encryption SDK's caching manager does, so a
  * burst of employee creations costs one KMS call, not one per employee.
@@ -15,12 +19,16 @@ export interface DataKeyProvider {
   unwrap(wrapped: Buffer): Promise<Buffer>;
 }
 
+/** What a key protects: the KMS encryption context every grant is conditioned on. */
+export type KeyPurpose = 'bank-account' | 'webhook-secret';
+export const KEY_PURPOSES: readonly KeyPurpose[] = ['bank-account', 'webhook-secret'];
+
 export class KmsDataKeyProvider implements DataKeyProvider {
-  constructor(private readonly keyId: string, private readonly kms = new KMSClient({})) {}
+  constructor(private readonly keyId: string, private readonly purpose: KeyPurpose, private readonly kms = new KMSClient({})) {}
 
   async generate() {
     const out = await this.kms.send(new GenerateDataKeyCommand({
-      KeyId: this.keyId, KeySpec: 'AES_256', EncryptionContext: { purpose: 'bank-account' },
+      KeyId: this.keyId, KeySpec: 'AES_256', EncryptionContext: { purpose: this.purpose },
     }));
     if (!out.Plaintext || !out.CiphertextBlob) throw new Error('KMS returned no data key');
     return { plaintext: Buffer.from(out.Plaintext), wrapped: Buffer.from(out.CiphertextBlob) };
@@ -28,7 +36,7 @@ export class KmsDataKeyProvider implements DataKeyProvider {
 
   async unwrap(wrapped: Buffer) {
     const out = await this.kms.send(new DecryptCommand({
-      KeyId: this.keyId, CiphertextBlob: wrapped, EncryptionContext: { purpose: 'bank-account' },
+      KeyId: this.keyId, CiphertextBlob: wrapped, EncryptionContext: { purpose: this.purpose },
     }));
     if (!out.Plaintext) throw new Error('KMS returned no plaintext');
     return Buffer.from(out.Plaintext);
@@ -111,15 +119,17 @@ export class FieldEncryptor {
   }
 }
 
-let shared: FieldEncryptor | undefined;
+const encryptors = new Map<KeyPurpose, FieldEncryptor>();
 
-/** The container's encryptor: KMS when a key id is configured, else the local master key. */
-export function fieldEncryptor(): FieldEncryptor {
-  if (!shared) {
+/** The container's encryptor for one kind of secret: KMS when a key id is configured, else the local master key. */
+export function fieldEncryptor(purpose: KeyPurpose): FieldEncryptor {
+  let encryptor = encryptors.get(purpose);
+  if (!encryptor) {
     const { PAYROLL_KMS_KEY_ID, PAYROLL_LOCAL_MASTER_KEY } = config();
-    if (PAYROLL_KMS_KEY_ID) shared = new FieldEncryptor(new KmsDataKeyProvider(PAYROLL_KMS_KEY_ID));
-    else if (PAYROLL_LOCAL_MASTER_KEY) shared = new FieldEncryptor(new LocalDataKeyProvider(PAYROLL_LOCAL_MASTER_KEY));
+    if (PAYROLL_KMS_KEY_ID) encryptor = new FieldEncryptor(new KmsDataKeyProvider(PAYROLL_KMS_KEY_ID, purpose));
+    else if (PAYROLL_LOCAL_MASTER_KEY) encryptor = new FieldEncryptor(new LocalDataKeyProvider(PAYROLL_LOCAL_MASTER_KEY));
     else throw new Error('Missing environment variable PAYROLL_KMS_KEY_ID (or PAYROLL_LOCAL_MASTER_KEY locally)');
+    encryptors.set(purpose, encryptor);
   }
-  return shared;
+  return encryptor;
 }

@@ -40,7 +40,8 @@ export function processorServices(): ProcessorServices {
         return queue;
       },
       get encryptor() {
-        return fieldEncryptor();
+        // The processor unwraps bank account numbers for the NACHA file, and nothing else.
+        return fieldEncryptor('bank-account');
       },
       deps: base.deps,
     };

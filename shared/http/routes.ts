@@ -8,8 +8,11 @@ export type RateBucket = 'read' | 'payroll_write' | 'employee_write';
  * lookup, last-used stamp, rate limit). The CDK stack grants exactly this, nothing more.
  */
 export type Access =
-  | 'kms:encrypt'
-  | 'kms:decrypt'
+  // Envelope encryption under the service key, confined to one kind of secret by its encryption context.
+  | 'kms:encrypt:bank-account'
+  | 'kms:decrypt:bank-account'
+  | 'kms:encrypt:webhook-secret'
+  | 'kms:decrypt:webhook-secret'
   | 'secret:signing'
   | 'bucket:read'
   | 'bucket:write'
@@ -43,10 +46,10 @@ const route = <const R extends RouteDef>(r: R): R => r;
  * OpenAPI document are all generated from it: a new endpoint is one entry here plus one handler file.
  */
 export const ROUTES = [
-  route({ id: 'createEmployee', method: 'POST', path: '/v1/employees', handler: 'api/create-employee', scope: 'write:employees', bucket: 'employee_write', summary: 'Onboard an employee', access: ['kms:encrypt'] }),
+  route({ id: 'createEmployee', method: 'POST', path: '/v1/employees', handler: 'api/create-employee', scope: 'write:employees', bucket: 'employee_write', summary: 'Onboard an employee', access: ['kms:encrypt:bank-account'] }),
   route({ id: 'listEmployees', method: 'GET', path: '/v1/employees', handler: 'api/list-employees', scope: 'read:employees', bucket: 'read', summary: 'List active employees', access: ['secret:signing'] }),
   route({ id: 'getEmployee', method: 'GET', path: '/v1/employees/{id}', handler: 'api/get-employee', scope: 'read:employees', bucket: 'read', summary: 'Get an employee', access: [] }),
-  route({ id: 'updateEmployee', method: 'PATCH', path: '/v1/employees/{id}', handler: 'api/update-employee', scope: 'write:employees', bucket: 'employee_write', summary: 'Update an employee', access: ['kms:encrypt'] }),
+  route({ id: 'updateEmployee', method: 'PATCH', path: '/v1/employees/{id}', handler: 'api/update-employee', scope: 'write:employees', bucket: 'employee_write', summary: 'Update an employee', access: ['kms:encrypt:bank-account'] }),
   route({ id: 'deleteEmployee', method: 'DELETE', path: '/v1/employees/{id}', handler: 'api/delete-employee', scope: 'write:employees', bucket: 'employee_write', summary: 'Remove an employee', access: [] }),
   route({ id: 'submitPayroll', method: 'POST', path: '/v1/payroll', handler: 'api/submit-payroll', scope: 'write:payroll', bucket: 'payroll_write', summary: 'Submit a payroll run (or validate it with dry_run=true)', access: ['bucket:read', 'bucket:write', 'queue:payroll:send', 'queue:webhooks:send'] }),
   route({ id: 'listPayrolls', method: 'GET', path: '/v1/payroll', handler: 'api/list-payrolls', scope: 'read:payroll', bucket: 'read', summary: 'Payroll history', access: ['secret:signing'] }),
@@ -58,12 +61,12 @@ export const ROUTES = [
   route({ id: 'deletePayroll', method: 'DELETE', path: '/v1/payroll/{id}', handler: 'api/reject-payroll-change', scope: 'write:payroll', bucket: 'payroll_write', summary: 'Refused: a submitted payroll is immutable', access: [] }),
   route({ id: 'listPaystubs', method: 'GET', path: '/v1/paystubs', handler: 'api/list-paystubs', scope: 'read:paystubs', bucket: 'read', summary: 'List paystubs by employee, payroll and date range', access: ['secret:signing'] }),
   route({ id: 'getPaystub', method: 'GET', path: '/v1/paystubs/{id}', handler: 'api/get-paystub', scope: 'read:paystubs', bucket: 'read', summary: 'Get a paystub with year-to-date totals, as JSON or PDF', access: [] }),
-  route({ id: 'createWebhook', method: 'POST', path: '/v1/webhooks', handler: 'api/create-webhook', scope: 'admin', bucket: 'employee_write', summary: 'Register a webhook endpoint (its signing secret is shown once)', access: ['kms:encrypt'] }),
+  route({ id: 'createWebhook', method: 'POST', path: '/v1/webhooks', handler: 'api/create-webhook', scope: 'admin', bucket: 'employee_write', summary: 'Register a webhook endpoint (its signing secret is shown once)', access: ['kms:encrypt:webhook-secret'] }),
   route({ id: 'listWebhooks', method: 'GET', path: '/v1/webhooks', handler: 'api/list-webhooks', scope: 'admin', bucket: 'read', summary: 'List webhook endpoints', access: ['secret:signing'] }),
   route({ id: 'getWebhook', method: 'GET', path: '/v1/webhooks/{id}', handler: 'api/get-webhook', scope: 'admin', bucket: 'read', summary: 'Get a webhook endpoint', access: [] }),
   route({ id: 'updateWebhook', method: 'PATCH', path: '/v1/webhooks/{id}', handler: 'api/update-webhook', scope: 'admin', bucket: 'employee_write', summary: 'Change a webhook endpoint, or re-enable a paused one', access: [] }),
   route({ id: 'deleteWebhook', method: 'DELETE', path: '/v1/webhooks/{id}', handler: 'api/delete-webhook', scope: 'admin', bucket: 'employee_write', summary: 'Remove a webhook endpoint', access: [] }),
-  route({ id: 'rotateWebhookSecret', method: 'POST', path: '/v1/webhooks/{id}/rotate-secret', handler: 'api/rotate-webhook-secret', scope: 'admin', bucket: 'employee_write', summary: 'Rotate the signing secret (both sign for 24 hours)', access: ['kms:encrypt'] }),
+  route({ id: 'rotateWebhookSecret', method: 'POST', path: '/v1/webhooks/{id}/rotate-secret', handler: 'api/rotate-webhook-secret', scope: 'admin', bucket: 'employee_write', summary: 'Rotate the signing secret (both sign for 24 hours)', access: ['kms:encrypt:webhook-secret'] }),
   route({ id: 'listEvents', method: 'GET', path: '/v1/events', handler: 'api/list-events', scope: 'admin', bucket: 'read', summary: 'List events with their delivery attempts', access: ['secret:signing'] }),
   route({ id: 'getEvent', method: 'GET', path: '/v1/events/{id}', handler: 'api/get-event', scope: 'admin', bucket: 'read', summary: 'Get an event with its delivery attempts', access: [] }),
   route({ id: 'redeliverEvent', method: 'POST', path: '/v1/events/{id}/redeliver', handler: 'api/redeliver-event', scope: 'admin', bucket: 'employee_write', summary: 'Send an event again', access: ['queue:webhooks:send'] }),

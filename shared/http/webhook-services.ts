@@ -10,7 +10,7 @@ export function webhookServices(): WebhookServices {
   return {
     webhooks: p.webhooks,
     get encryptor() {
-      return fieldEncryptor();
+      return fieldEncryptor('webhook-secret');
     },
     deps: appServices().deps,
     environment: webhookUrlPolicy(),

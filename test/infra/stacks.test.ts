@@ -478,8 +478,13 @@ describe('least privilege', () => {
 
     expect(actions).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query']));
     expect(actions).not.toContain('dynamodb:Scan');
-    expect(directKms.includes('kms:GenerateDataKey')).toBe(access.has('kms:encrypt'));
-    expect(directKms.includes('kms:Decrypt')).toBe(access.has('kms:decrypt'));
+    const kmsAccess = [...access].filter((a) => a.startsWith('kms:'));
+    expect(directKms.includes('kms:GenerateDataKey')).toBe(kmsAccess.some((a) => a.startsWith('kms:encrypt:')));
+    expect(directKms.includes('kms:Decrypt')).toBe(kmsAccess.some((a) => a.startsWith('kms:decrypt:')));
+    // Each direct key grant is confined to the purposes the route's access names.
+    const purposes = direct(statements).filter((st) => actionsOf([st]).some((a) => a.startsWith('kms:')))
+      .map((st) => st.Condition?.StringEquals?.['kms:EncryptionContext:purpose']);
+    expect(new Set(purposes)).toEqual(new Set(kmsAccess.map((a) => a.split(':')[2])));
     expect(actions.includes('secretsmanager:GetSecretValue')).toBe(access.has('secret:signing'));
     expect(actions.includes('s3:GetObject')).toBe(access.has('bucket:read'));
     expect(actions.includes('s3:PutObject')).toBe(access.has('bucket:write'));
@@ -488,7 +493,7 @@ describe('least privilege', () => {
 
     const env = environmentOf(template, functionId);
     expect(env.TABLE_NAME).toBeDefined();
-    expect('PAYROLL_KMS_KEY_ID' in env).toBe(access.has('kms:encrypt') || access.has('kms:decrypt'));
+    expect('PAYROLL_KMS_KEY_ID' in env).toBe(kmsAccess.length > 0);
     expect('PAYROLL_SIGNING_SECRET_ARN' in env).toBe(access.has('secret:signing'));
     expect('DISBURSEMENT_BUCKET' in env).toBe(access.has('bucket:read') || access.has('bucket:write'));
     expect('PAYROLL_QUEUE_URL' in env).toBe(access.has('queue:payroll:send'));
@@ -503,7 +508,7 @@ describe('least privilege', () => {
 
   it('gives kms:Decrypt on the key directly only to routes with kms:decrypt access (and the processor and the deliverer)', () => {
     const decrypting = ROUTES.filter((route) => actionsOf(direct(statementsOfRole(template, functionOf(sandbox, route.id).roleId))).includes('kms:Decrypt'));
-    expect(decrypting.map((r) => r.id)).toEqual(ROUTES.filter((r) => (r.access as readonly Access[]).includes('kms:decrypt')).map((r) => r.id));
+    expect(decrypting.map((r) => r.id)).toEqual(ROUTES.filter((r) => (r.access as readonly Access[]).some((a) => a.startsWith('kms:decrypt:'))).map((r) => r.id));
     // Today no route reads bank account numbers back: only the processor does.
     expect(decrypting).toEqual([]);
     const decryptingWorkers = (Object.entries(sandbox.workers.functions) as [string, PayrollFunction][])
@@ -571,7 +576,7 @@ describe('least privilege', () => {
 
   // No route uses every kind of access yet, so one table that does checks each grant and its variable.
   describe('for every kind of access', () => {
-    const everyAccess: Access[] = ['kms:encrypt', 'kms:decrypt', 'secret:signing', 'bucket:read', 'bucket:write', 'queue:payroll:send', 'queue:webhooks:send'];
+    const everyAccess: Access[] = ['kms:encrypt:bank-account', 'kms:decrypt:bank-account', 'kms:encrypt:webhook-secret', 'kms:decrypt:webhook-secret', 'secret:signing', 'bucket:read', 'bucket:write', 'queue:payroll:send', 'queue:webhooks:send'];
     const routes: RouteDef[] = everyAccess.map((access, i) => ({
       id: `probe${i}`, method: 'GET', path: `/v1/probe${i}`, handler: ROUTES[0].handler, scope: null, bucket: null, summary: access, access: [access],
     }));
@@ -584,8 +589,10 @@ describe('least privilege', () => {
     });
     const probeTemplate = Template.fromStack(probe);
     const expected: Record<Access, { actions: string[]; env: string }> = {
-      'kms:encrypt': { actions: ['kms:GenerateDataKey'], env: 'PAYROLL_KMS_KEY_ID' },
-      'kms:decrypt': { actions: ['kms:Decrypt'], env: 'PAYROLL_KMS_KEY_ID' },
+      'kms:encrypt:bank-account': { actions: ['kms:GenerateDataKey'], env: 'PAYROLL_KMS_KEY_ID' },
+      'kms:decrypt:bank-account': { actions: ['kms:Decrypt'], env: 'PAYROLL_KMS_KEY_ID' },
+      'kms:encrypt:webhook-secret': { actions: ['kms:GenerateDataKey'], env: 'PAYROLL_KMS_KEY_ID' },
+      'kms:decrypt:webhook-secret': { actions: ['kms:Decrypt'], env: 'PAYROLL_KMS_KEY_ID' },
       'secret:signing': { actions: ['secretsmanager:GetSecretValue'], env: 'PAYROLL_SIGNING_SECRET_ARN' },
       'bucket:read': { actions: ['s3:GetObject', 's3:ListBucket'], env: 'DISBURSEMENT_BUCKET' },
       'bucket:write': { actions: ['s3:PutObject'], env: 'DISBURSEMENT_BUCKET' },
@@ -763,10 +770,11 @@ describe('workers stack', () => {
     expect(new Set(actionsOf(dynamo))).toEqual(new Set(['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem']));
     for (const st of dynamo) expect(JSON.stringify(st.Resource)).toContain(tableId);
     expect(JSON.stringify(dynamo)).not.toContain('/index/');
-    // Bank account numbers: decrypt only, the key named.
+    // Bank account numbers: decrypt only, the key named, bank-account data keys alone (never a webhook secret).
     const directKms = direct(statements).filter((st) => actionsOf([st]).some((a) => a.startsWith('kms:')));
     expect(actionsOf(directKms)).toEqual(['kms:Decrypt']);
     expect(JSON.stringify(directKms[0]!.Resource)).toContain(keyId);
+    expect(directKms[0]!.Condition).toEqual({ StringEquals: { 'kms:EncryptionContext:purpose': 'bank-account' } });
     // Its own queue: send (chunk and finalize messages) and consume. The webhook queue: send only.
     const sqs = statementsFor(processor.roleId, 'sqs:');
     expect(new Set(actionsOf(sqs))).toEqual(new Set(['sqs:SendMessage', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl']));
@@ -808,10 +816,12 @@ describe('workers stack', () => {
     ]));
     const dynamo = statementsFor(deliverer.roleId, 'dynamodb:');
     for (const st of dynamo) expect(asArray(st.Resource)).toEqual([{ 'Fn::ImportValue': expect.stringContaining(tableId) }]);
-    // Webhook secrets are envelope-encrypted under the key: kms:Decrypt directly, on that key alone.
+    // Webhook secrets are envelope-encrypted under the key: kms:Decrypt directly, on that key alone, and only for
+    // data keys made for webhook secrets: the deliverer cannot unwrap a bank account number.
     const directKms = direct(statements).filter((st) => actionsOf([st]).some((a) => a.startsWith('kms:')));
     expect(actionsOf(directKms)).toEqual(['kms:Decrypt']);
     expect(asArray(directKms[0]!.Resource)).toEqual([{ 'Fn::ImportValue': expect.stringContaining(keyId) }]);
+    expect(directKms[0]!.Condition).toEqual({ StringEquals: { 'kms:EncryptionContext:purpose': 'webhook-secret' } });
     // The webhook queue alone, and never sendMessage: the deliverer retries by visibility, it does not enqueue.
     const sqs = statementsFor(deliverer.roleId, 'sqs:');
     for (const st of sqs) expect(asArray(st.Resource)).toEqual([{ 'Fn::ImportValue': expect.stringContaining(webhookQueueId) }]);
@@ -962,7 +972,8 @@ describe('deployed environment', () => {
       });
 
       expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'm1' }] });
-      expect(kms.commandCalls(DecryptCommand).map((c) => c.args[0].input.KeyId)).toEqual([deployed('PAYROLL_KMS_KEY_ID')]);
+      expect(kms.commandCalls(DecryptCommand).map((c) => c.args[0].input)).toEqual([
+        expect.objectContaining({ KeyId: deployed('PAYROLL_KMS_KEY_ID'), EncryptionContext: { purpose: 'webhook-secret' } })]);
       // The attempt is recorded, refused before any connection: deployed, loopback is not a public address.
       const attempt = (ddb.commandCalls(TransactWriteCommand)[0]!.args[0].input.TransactItems![0]!.Update!.ExpressionAttributeValues![':a'] as { status_code: number | null; error: string }[])[0]!;
       expect(attempt.status_code).toBeNull();

@@ -141,7 +141,7 @@ async function world(second: Behaviour) {
       }
       return 200;
     });
-    const { record, secret } = await createWebhook({ webhooks: s.webhooks, encryptor: fieldEncryptor(), deps: systemDeps, environment: 'sandbox' }, orgId, { url: receiver.url });
+    const { record, secret } = await createWebhook({ webhooks: s.webhooks, encryptor: fieldEncryptor('webhook-secret'), deps: systemDeps, environment: 'sandbox' }, orgId, { url: receiver.url });
     const startFailures = behaviour === 'always-fails' ? 3 : 2;
     await s.webhooks.replace(record, { ...record, consecutive_failures: startFailures, version: record.version + 1 });
     endpoints.push({ id: record.webhook_id, secret, behaviour, startFailures, receiver });
@@ -301,8 +301,8 @@ const deliveryFaults: Fault[] = [
   // Healthy endpoints: the crash is on a first receive, the re-delivered message completes the delivery.
   ['before loading the delivery', 'healthy', () => crash(s.events, 'getDelivery', 'before')],
   ['after loading endpoint, delivery and event', 'healthy', () => crash(s.events, 'get', 'after')],
-  ['before signing (unwrapping the secret)', 'healthy', () => crash(fieldEncryptor(), 'decrypt', 'before')],
-  ['after signing', 'healthy', () => crash(fieldEncryptor(), 'decrypt', 'after')],
+  ['before signing (unwrapping the secret)', 'healthy', () => crash(fieldEncryptor('webhook-secret'), 'decrypt', 'before')],
+  ['after signing', 'healthy', () => crash(fieldEncryptor('webhook-secret'), 'decrypt', 'after')],
   ['before the HTTP POST', 'healthy', () => crash(http, 'postWebhook', 'before')],
   ['after the HTTP POST, before its record', 'healthy', () => crash(http, 'postWebhook', 'after'), { unrecorded: 1 }],
   ['before closing the delivery succeeded', 'healthy', () => crash(s.events, 'recordAttempt', 'before', (...a) => a[4] === 'succeeded'), { unrecorded: 1 }],

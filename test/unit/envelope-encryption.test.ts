@@ -33,7 +33,7 @@ describe('envelope encryption of bank account numbers', () => {
     kms.on(GenerateDataKeyCommand).resolves({ Plaintext: dataKey, CiphertextBlob: Buffer.from('wrapped-by-kms') });
     kms.on(DecryptCommand).resolves({ Plaintext: dataKey });
     let now = 0;
-    const enc = new FieldEncryptor(new KmsDataKeyProvider('alias/test', new KMSClient({})), () => now);
+    const enc = new FieldEncryptor(new KmsDataKeyProvider('alias/test', 'bank-account', new KMSClient({})), () => now);
     const first = await enc.encrypt('11112222', 'org');
     await enc.encrypt('33334444', 'org');
     expect(kms.commandCalls(GenerateDataKeyCommand)).toHaveLength(1);
@@ -41,9 +41,21 @@ describe('envelope encryption of bank account numbers', () => {
     now = 6 * 60_000;
     await enc.encrypt('55556666', 'org');
     expect(kms.commandCalls(GenerateDataKeyCommand)).toHaveLength(2);
-    const other = new FieldEncryptor(new KmsDataKeyProvider('alias/test', new KMSClient({})));
+    const other = new FieldEncryptor(new KmsDataKeyProvider('alias/test', 'bank-account', new KMSClient({})));
     expect(await other.decrypt(first, 'org')).toBe('11112222');
     expect(kms.commandCalls(DecryptCommand)).toHaveLength(1);
+    kms.restore();
+  });
+
+  it('names what it protects in the KMS encryption context, so grants can be confined to one kind of secret', async () => {
+    const kms = mockClient(KMSClient);
+    const dataKey = randomBytes(32);
+    kms.on(GenerateDataKeyCommand).resolves({ Plaintext: dataKey, CiphertextBlob: Buffer.from('wrapped') });
+    kms.on(DecryptCommand).resolves({ Plaintext: dataKey });
+    const sealed = await new FieldEncryptor(new KmsDataKeyProvider('alias/test', 'webhook-secret', new KMSClient({}))).encrypt('whsec_x', 'org');
+    expect(await new FieldEncryptor(new KmsDataKeyProvider('alias/test', 'webhook-secret', new KMSClient({}))).decrypt(sealed, 'org')).toBe('whsec_x');
+    expect(kms.commandCalls(GenerateDataKeyCommand)[0]!.args[0].input.EncryptionContext).toEqual({ purpose: 'webhook-secret' });
+    expect(kms.commandCalls(DecryptCommand)[0]!.args[0].input.EncryptionContext).toEqual({ purpose: 'webhook-secret' });
     kms.restore();
   });
 });
