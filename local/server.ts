@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpServer, maxHeaderSize, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { dirname, join } from 'node:path';
+import type { Duplex } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context, Handler } from 'aws-lambda';
 import { HttpsRequiredError, InvalidRequestError, PayloadTooLargeError } from '../shared/domain/errors.js';
@@ -155,22 +156,61 @@ export async function dispatch(req: IncomingMessage, res: ServerResponse): Promi
   }
 }
 
+/**
+ * What Node's HTTP parser refuses before any handler runs (headers over its limit, a malformed request) is answered
+ * in the envelope with a request id, as API Gateway's own refusals are deployed (its gateway responses in
+ * infra/api-stack.ts), not with Node's bare status line. Headers over the limit are 413 payload_too_large, like a
+ * body over its limit. The connection is ended, not destroyed: destroying it with the request unread would reset
+ * it, and the reset can overtake the answer.
+ */
+const answered = new WeakSet<Duplex>();
+
+function answerParserError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  // The parser reports its error again for every later chunk of the same request: answered once is enough.
+  if (answered.has(socket)) return;
+  const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (!socket.writable || inFlight?.headersSent || !err.code?.startsWith('HPE_')) {
+    // As Node does by default: a timed-out request gets its bare 408; a reset or a half-sent answer, nothing.
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && socket.writable && !inFlight?.headersSent) socket.write('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
+    socket.destroy();
+    return;
+  }
+  const requestId = randomUUID();
+  const error = err.code === 'HPE_HEADER_OVERFLOW'
+    ? new PayloadTooLargeError(`The request's headers may be at most ${maxHeaderSize} bytes`)
+    : new InvalidRequestError([], 'Malformed request');
+  const result = renderError(error, requestId);
+  const body = Buffer.from(result.body, 'utf8');
+  const head = [`HTTP/1.1 ${result.statusCode} ${STATUS_CODES[result.statusCode]}`, ...Object.entries(result.headers ?? {}).map(([k, v]) => `${k}: ${v}`),
+    `Content-Length: ${body.length}`, 'Connection: close', '', ''].join('\r\n');
+  answered.add(socket);
+  socket.end(Buffer.concat([Buffer.from(head, 'latin1'), body]));
+  // The client closes on `Connection: close`; one that does not is cut off after a bound.
+  setTimeout(() => socket.destroy(), 10_000).unref();
+}
+
 export function createApiServer(tls: { key: string; cert: string }): Server {
-  const server = createHttpsServer({ key: tls.key, cert: tls.cert }, (req, res) => {
+  const serve = (req: IncomingMessage, res: ServerResponse) => {
     // The developer dashboard's static site (deployed on its own origin: infra/dashboard-stack.ts); the rest is API.
     if (isDashboardRequest(req)) void serveDashboard(req, res);
     else void dispatch(req, res);
-  });
+  };
+  const server = createHttpsServer({ key: tls.key, cert: tls.cert }, serve);
   server.keepAliveTimeout = 65_000;
+  server.on('clientError', answerParserError);
+  // An `Expect` other than 100-continue is ignored (RFC 9110 allows it) rather than answered with Node's bare 417.
+  server.on('checkExpectation', serve);
   return server;
 }
 
 /** Plain HTTP is answered, never served: every request gets 403 https_required. */
 export function createHttpRejectServer(): Server {
-  return createHttpServer((req, res) => {
+  const server = createHttpServer((req, res) => {
     req.resume();
     send(res, renderError(new HttpsRequiredError(), randomUUID()));
   });
+  server.on('clientError', answerParserError);
+  return server;
 }
 
 export function listen(server: Server, port: number, host = '127.0.0.1'): Promise<void> {
