@@ -19,6 +19,9 @@ export interface HttpResponse {
   body: any;
 }
 
+/** A header given as a list is sent once per value, as repeated header lines. */
+export type RequestHeaders = Record<string, string | string[]>;
+
 export interface RunningStack {
   dir: string;
   /** The stack's own process (API, workers and the in-process queue engine). */
@@ -30,7 +33,7 @@ export interface RunningStack {
    * Over HTTPS. The answer is checked against the OpenAPI document (test/support/contract.ts) and a mismatch
    * throws, unless `validate: false` (hostile input the document does not describe, such as the fuzz tests').
    */
-  request(method: string, path: string, options?: { token?: string; body?: unknown; headers?: Record<string, string>; validate?: boolean }): Promise<HttpResponse>;
+  request(method: string, path: string, options?: { token?: string; body?: unknown; headers?: RequestHeaders; validate?: boolean }): Promise<HttpResponse>;
   /** The plain-HTTP listener, which refuses everything: not checked against the document. */
   plainHttp(method: string, path: string): Promise<HttpResponse>;
   admin(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
@@ -102,7 +105,7 @@ export async function startLocalStack(options: { dir?: string; env?: Record<stri
   const ca = readFileSync(join(dir, 'tls', 'cert.pem'));
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
 
-  const send = (transport: typeof httpsRequest, port: number, method: string, path: string, body: string | undefined, headers: Record<string, string>) =>
+  const send = (transport: typeof httpsRequest, port: number, method: string, path: string, body: string | undefined, headers: RequestHeaders) =>
     new Promise<HttpResponse>((resolvePromise, reject) => {
       // Keep-alive, as curl, browsers and fetch send it: a server may answer before it has read the body (a 413 is
       // decided from Content-Length alone), and on a kept-alive connection it then reads and discards the rest. With
@@ -152,7 +155,7 @@ export async function startLocalStack(options: { dir?: string; env?: Record<stri
     state,
     output: () => output,
     request(method, path, opts = {}) {
-      const headers: Record<string, string> = { ...opts.headers };
+      const headers: RequestHeaders = { ...opts.headers };
       if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
       let body: string | undefined;
       if (opts.body !== undefined) {
