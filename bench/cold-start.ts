@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { build } from 'esbuild';
 import { lambdaBuildOptions } from '../infra/bundling/options.js';
-import { FALLBACK_HANDLER, ROUTES } from '../shared/http/routes.js';
+import { FALLBACK_HANDLER, ROUTES, type RouteDef } from '../shared/http/routes.js';
 import { progress } from './machine.js';
 
 export interface BundleResult {
@@ -33,6 +33,8 @@ export async function benchColdStart(): Promise<BundleResult[]> {
   try {
     for (const entry of entries) {
       const outfile = join(dir, `${entry.replace(/\//g, '-')}.mjs`);
+      // Files a route reads at run time are copied beside its bundle, as the CDK construct's bundling hook does.
+      for (const file of (ROUTES as readonly RouteDef[]).find((r) => r.handler === entry)?.files ?? []) copyFileSync(join(ROOT, file), join(dir, basename(file)));
       const { metafile } = await build({ ...lambdaBuildOptions(join(ROOT, 'functions', `${entry}.ts`), outfile), metafile: true, logLevel: 'silent' });
       const inputs = Object.values(metafile.outputs)[0]!.inputs;
       const sdkBytes = Object.entries(inputs).filter(([path]) => /node_modules\/(@aws-sdk|@smithy)\//.test(path)).reduce((sum, [, v]) => sum + v.bytesInOutput, 0);
