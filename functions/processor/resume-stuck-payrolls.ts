@@ -1,5 +1,5 @@
 import { logger } from '../../shared/adapters/logger.js';
-import { processorServices } from '../../shared/http/processor-services.js';
+import { eventServices, payrollQueueOf } from '../../shared/http/record-services.js';
 import { resumeUndispatchedEvents } from '../../shared/use-cases/events.js';
 import { resumeUnfinishedRuns } from '../../shared/use-cases/process-payroll.js';
 
@@ -11,9 +11,9 @@ const STALE_RUN_MS = 15 * 60_000;
 const STALE_EVENT_MS = 60_000;
 
 export const handler = async (): Promise<{ resumed: number; dispatched: number }> => {
-  const s = processorServices();
+  const s = eventServices();
   const now = Date.now();
-  const resumed = await resumeUnfinishedRuns(s, new Date(now - STALE_RUN_MS));
+  const resumed = await resumeUnfinishedRuns({ payrolls: s.payrolls, queue: payrollQueueOf() }, new Date(now - STALE_RUN_MS));
   const dispatched = await resumeUndispatchedEvents(s, new Date(now - STALE_EVENT_MS));
   if (resumed + dispatched > 0) logger.warn('sweeper resumed work', { resumed, dispatched });
   return { resumed, dispatched };

@@ -6,7 +6,7 @@ import { fieldEncryptor } from '../../shared/adapters/envelope-encryption.js';
 import { logger } from '../../shared/adapters/logger.js';
 import { sqsClient } from '../../shared/adapters/queue.js';
 import { config, required, webhookUrlPolicy } from '../../shared/config/env.js';
-import { processorServices } from '../../shared/http/processor-services.js';
+import { eventServices } from '../../shared/http/record-services.js';
 import { deliverEvent, type DeliveryServices } from '../../shared/use-cases/events.js';
 
 const message = z.object({ organization_id: z.string(), event_id: z.string(), webhook_id: z.string() });
@@ -15,7 +15,7 @@ const processor = new BatchProcessor(EventType.SQS);
 let services: DeliveryServices | undefined;
 function deliveryServices(): DeliveryServices {
   if (!services) {
-    const p = processorServices();
+    const p = eventServices();
     services = {
       events: p.events, webhooks: p.webhooks, webhookQueue: p.webhookQueue, deps: p.deps, encryptor: fieldEncryptor('webhook-secret'),
       environment: webhookUrlPolicy(), retryDelaysSeconds: config().PAYROLL_WEBHOOK_RETRY_DELAYS_S,

@@ -2,11 +2,11 @@ import { fieldEncryptor } from '../adapters/envelope-encryption.js';
 import { webhookUrlPolicy } from '../config/env.js';
 import type { WebhookServices } from '../use-cases/webhooks.js';
 import { appServices } from './context.js';
-import { processorServices } from './processor-services.js';
+import { recordServices } from './record-services.js';
 
 /** Endpoint management: the encryptor is resolved only by the routes that store a secret. */
 export function webhookServices(): WebhookServices {
-  const p = processorServices();
+  const p = recordServices();
   return {
     webhooks: p.webhooks,
     get encryptor() {
