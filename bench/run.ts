@@ -216,11 +216,20 @@ ${coldStartVerdict(cold)}
 
 Why the SDK is bundled rather than taken from the Lambda runtime: the bundle then runs the client versions the
 lock file pins and the tests exercised, and it loads faster — measured here, the same functions with the SDK left
-external load in 120–310 ms, because Node resolves and evaluates the SDK's package graph file by file. The price
-is size: the DynamoDB client with its Smithy core is ~200 KB minified even tree-shaken, and zod ~90 KB, so a
-function that touches the table cannot be under 250 KB without dropping one of the two. What would close it:
-zod's tree-shakable \`zod/mini\` for the handlers' schemas (~30 KB), a hand-written logger in place of
-Powertools' (~25 KB); the S3 client (XML protocol, checksums) is what puts the payroll functions past 600 KB.`);
+external load in 120–310 ms, because Node resolves and evaluates the SDK's package graph file by file. What this
+round changed: the bundles take credentials from the environment only (the default chain's SSO, STS and profile
+code was ~130 KB of every function), functions that never touch the bucket or the key no longer carry the S3 and
+KMS clients (150–220 KB less for 13 of them), and get-paystub evaluates its PDF renderer on the first PDF request
+only. Tried and dropped: importing the S3 and KMS clients lazily inside functions that do use them — esbuild
+cannot tree-shake a dynamically imported package, so the bundles grew and loaded no faster.
+
+What is left is size, and the load time of the functions that carry S3: the DynamoDB client with its Smithy core
+is ~200 KB minified even tree-shaken, and zod ~90 KB, so no function that touches the table fits in 250 KB
+without dropping one of the two; S3 adds ~100 KB of XML protocol and checksums. What would close it: the
+handlers' schemas on zod's tree-shakable \`zod/mini\` (~30 KB), a small JSON logger in place of Powertools'
+(~20 KB), and the PDF renderer as a separate file of the get-paystub asset loaded on the first PDF request (its
+~600 KB are parsed at every cold start today). Even then the S3 functions would stay near 450 KB.
+`);
 
   section('## Local stack start', start && `
 \`npm start\` as a developer types it, from the spawn of npm to the stack's ready line (then stopped with
