@@ -48,7 +48,8 @@ function overheadTable(r: OverheadResult): string {
     '|---|---:|---:|---:|---:|',
     row('no rate limit, no audit log', r.api.bare),
     row('with the rate limit', r.api.rateLimited, r.api.bare),
-    row('with the rate limit and the audit log', r.api.full, r.api.rateLimited),
+    row('with the rate limit and the audit log line, as deployed', r.api.deployed, r.api.rateLimited),
+    row('… and the audit lines stored in the same engine (local stack)', r.api.full, r.api.deployed),
     row('the engine alone: GetItem of the same item', r.engine),
   ].join('\n');
 }
@@ -88,9 +89,13 @@ function startTable(r: StartResult): string {
 }
 
 function overheadVerdict(r: OverheadResult): string {
-  const share = r.api.full.throughput / r.engine.throughput;
-  const tail = r.api.full.p99 / r.api.full.p50;
-  return `API throughput with everything on is **${Math.round(share * 100)}%** of the engine's GetItem throughput at the same concurrency (target ≥ 40%: **${share >= 0.4 ? 'met' : 'missed'}**); its p99 is ${tail.toFixed(2)}× its p50 (target ≤ 3×: **${tail <= 3 ? 'met' : 'missed'}**). Without the rate limit and the audit log it is ${Math.round((r.api.bare.throughput / r.engine.throughput) * 100)}%.`;
+  const pct = (l: LoadResult) => Math.round((l.throughput / r.engine.throughput) * 100);
+  const share = r.api.deployed.throughput / r.engine.throughput;
+  const tail = r.api.deployed.p99 / r.api.deployed.p50;
+  return [
+    `As deployed (token cache, rate limit, audit line), the API sustains **${pct(r.api.deployed)}%** of the engine's GetItem throughput at the same concurrency (target ≥ 40%: **${share >= 0.4 ? 'met' : 'missed'}**); its p99 is ${tail.toFixed(2)}× its p50 (target ≤ 3×: **${tail <= 3 ? 'met' : 'missed'}**).`,
+    `With the local stack also writing every audit line into the engine being measured it is ${pct(r.api.full)}% (p99 ${(r.api.full.p99 / r.api.full.p50).toFixed(2)}× p50); with neither rate limit nor audit log, ${pct(r.api.bare)}%.`,
+  ].join(' ');
 }
 
 function payrollVerdict(results: PayrollBenchResult[]): string {
@@ -192,18 +197,20 @@ ${paystubTable(paystubs)}`);
 
   section('## Request overhead: rate limit and audit log', overhead && `
 \`GET /v1/employees/{id}\` over HTTPS (keep-alive) at 32 concurrent connections, 3,000 requests after a warm-up,
-on three local stacks that differ only in what is measured. The rate limit is GCRA state in DynamoDB, checked per
-request through a per-container reserve (README, "Rate limits"); the audit log is handed to an in-process batcher
-that writes it to the same engine (deployed: a log line, ingested by another function), so the request does not
-wait on its write. "Added" compares each row with the one above it.
+on four local stacks that differ only in what is measured. The token is verified once and cached (5 s bound); the
+rate limit is GCRA state in DynamoDB, checked through a per-container reserve (README, "Rate limits"); the audit
+line is what a deployed function writes to its log (CloudWatch Logs delivers it to the ingest function, which
+writes the table elsewhere). The last row adds what only the local stack does: an in-process batcher writing every
+audit line into the same DynamoDB Local the reads are measured on. "Added" compares each row with the one above it.
 
 ${overheadTable(overhead)}
 
 ${overheadVerdict(overhead)}
 
-On this machine the API, the load generator and DynamoDB Local share two cores: every write the API causes (the
-rate-limit reserve, the audit lines) takes engine time from the reads being measured. Deployed, the audit line
-costs the request a log write and nothing in the table.`);
+Why the last row is lower: on this 2-core machine the API, the load generator and DynamoDB Local share the cores,
+and DynamoDB Local spends as much CPU writing an audit item as reading the employee (measured: ~0.9 ms of engine
+CPU each), so storing one line per request halves what is left for the reads. Deployed, that write happens in
+another function against a table that scales on its own; the request's cost is the log line above.`);
 
   section('## Cold start', cold && `
 Each function bundled exactly as the CDK app deploys it (infra/bundling/options.ts: esbuild, ESM, minified, target

@@ -87,9 +87,12 @@ async function main(): Promise<void> {
     };
     Object.assign(process.env, handlerEnvironment({ ...partial, https_port: httpsPort, http_port: httpPort, base_url: '' }, secrets));
     // Audit lines are batched into the table in process (deployed, they go through CloudWatch Logs): audit-batcher.ts.
-    // PAYROLL_LOCAL_AUDIT=off exists for the benchmark that measures what the audit log costs a request.
+    // For the benchmark that measures what the audit log costs a request: PAYROLL_LOCAL_AUDIT=off drops the lines,
+    // =log writes them to stdout as a deployed function does (nothing ingests them; GET /v1/logs stays empty).
     if (process.env.PAYROLL_LOCAL_AUDIT === 'off') {
       setAuditSink(() => undefined);
+    } else if (process.env.PAYROLL_LOCAL_AUDIT === 'log') {
+      // The deployed sink, left as it is.
     } else {
       audit = startAuditBatcher(defaultTable());
       setAuditSink(audit.sink);
