@@ -1,9 +1,10 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, execSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { build } from 'esbuild';
-import { lambdaBuildOptions } from '../infra/bundling/options.js';
+import { lambdaBuildOptions, lambdaModuleCommand } from '../infra/bundling/options.js';
+import { routeModuleFile } from '../shared/http/route-files.js';
 import { FALLBACK_HANDLER, ROUTES, type RouteDef } from '../shared/http/routes.js';
 import { progress } from './machine.js';
 
@@ -12,6 +13,8 @@ export interface BundleResult {
   bytes: number;
   /** Of which the AWS SDK (@aws-sdk/*, @smithy/*), from esbuild's metafile. */
   sdkBytes: number;
+  /** Route modules bundled beside it, loaded on first use only (not part of the load time). */
+  onDemand: { module: string; bytes: number }[];
   loadMsMedian: number;
 }
 
@@ -34,7 +37,14 @@ export async function benchColdStart(): Promise<BundleResult[]> {
     for (const entry of entries) {
       const outfile = join(dir, `${entry.replace(/\//g, '-')}.mjs`);
       // Files a route reads at run time are copied beside its bundle, as the CDK construct's bundling hook does.
-      for (const file of (ROUTES as readonly RouteDef[]).find((r) => r.handler === entry)?.files ?? []) copyFileSync(join(ROOT, file), join(dir, basename(file)));
+      const route = (ROUTES as readonly RouteDef[]).find((r) => r.handler === entry);
+      for (const file of route?.files ?? []) copyFileSync(join(ROOT, file), join(dir, basename(file)));
+      // Route modules are bundled into their own files beside it, with the command the CDK construct runs.
+      const onDemand = (route?.modules ?? []).map((module) => {
+        const file = join(dir, routeModuleFile(module));
+        execSync(lambdaModuleCommand(module, file), { cwd: ROOT, stdio: 'ignore' });
+        return { module, bytes: statSync(file).size };
+      });
       const { metafile } = await build({ ...lambdaBuildOptions(join(ROOT, 'functions', `${entry}.ts`), outfile), metafile: true, logLevel: 'silent' });
       const inputs = Object.values(metafile.outputs)[0]!.inputs;
       const sdkBytes = Object.entries(inputs).filter(([path]) => /node_modules\/(@aws-sdk|@smithy)\//.test(path)).reduce((sum, [, v]) => sum + v.bytesInOutput, 0);
@@ -48,7 +58,7 @@ export async function benchColdStart(): Promise<BundleResult[]> {
       times.sort((a, b) => a - b);
       const bytes = statSync(outfile).size;
       const loadMsMedian = times[Math.floor(LOADS / 2)]!;
-      results.push({ entry, bytes, sdkBytes, loadMsMedian });
+      results.push({ entry, bytes, sdkBytes, onDemand, loadMsMedian });
       progress(`cold start: ${entry} ${Math.round(bytes / 1024)} KB (SDK ${Math.round(sdkBytes / 1024)} KB), ${loadMsMedian.toFixed(0)} ms`);
     }
   } finally {

@@ -60,7 +60,7 @@ function coldStartTable(rows: BundleResult[]): string {
   return [
     '| function | bundle (minified, no source map) | of which AWS SDK | module load, median of 7 fresh processes |',
     '|---|---:|---:|---:|',
-    ...rows.map((r) => `| ${r.entry} | ${(r.bytes / KB).toFixed(0)} KB${r.bytes > 250 * KB ? ' ⚠' : ''} | ${(r.sdkBytes / KB).toFixed(0)} KB | ${r.loadMsMedian.toFixed(0)} ms${r.loadMsMedian > 80 ? ' ⚠' : ''} |`),
+    ...rows.map((r) => `| ${r.entry}${r.onDemand.map((m) => ` (+ ${m.module.split('/').pop()}, ${(m.bytes / KB).toFixed(0)} KB, loaded on first use)`).join('')} | ${(r.bytes / KB).toFixed(0)} KB${r.bytes > 250 * KB ? ' ⚠' : ''} | ${(r.sdkBytes / KB).toFixed(0)} KB | ${r.loadMsMedian.toFixed(0)} ms${r.loadMsMedian > 80 ? ' ⚠' : ''} |`),
   ].join('\n');
 }
 
@@ -226,16 +226,15 @@ lock file pins and the tests exercised, and it loads faster — measured here, t
 external load in 120–310 ms, because Node resolves and evaluates the SDK's package graph file by file. What this
 round changed: the bundles take credentials from the environment only (the default chain's SSO, STS and profile
 code was ~130 KB of every function), functions that never touch the bucket or the key no longer carry the S3 and
-KMS clients (150–220 KB less for 13 of them), and get-paystub evaluates its PDF renderer on the first PDF request
-only. Tried and dropped: importing the S3 and KMS clients lazily inside functions that do use them — esbuild
+KMS clients (150–220 KB less for 13 of them), and get-paystub's PDF renderer (~590 KB) is a separate file of its
+asset, imported on the first PDF request only (routes.ts \`modules\`). Tried and dropped: importing the S3 and KMS clients lazily inside functions that do use them — esbuild
 cannot tree-shake a dynamically imported package, so the bundles grew and loaded no faster.
 
 What is left is size, and the load time of the functions that carry S3: the DynamoDB client with its Smithy core
 is ~200 KB minified even tree-shaken, and zod ~90 KB, so no function that touches the table fits in 250 KB
 without dropping one of the two; S3 adds ~100 KB of XML protocol and checksums. What would close it: the
-handlers' schemas on zod's tree-shakable \`zod/mini\` (~30 KB), a small JSON logger in place of Powertools'
-(~20 KB), and the PDF renderer as a separate file of the get-paystub asset loaded on the first PDF request (its
-~600 KB are parsed at every cold start today). Even then the S3 functions would stay near 450 KB.
+handlers' schemas on zod's tree-shakable \`zod/mini\` (~30 KB) and a small JSON logger in place of Powertools'
+(~20 KB); even then the S3 functions would stay near 450 KB.
 `);
 
   section('## Local stack start', start && `

@@ -229,6 +229,7 @@ export class ApiStack extends Stack {
       environment: this.httpEnvironment(),
       logRemovalPolicy,
       files: route.files,
+      modules: route.modules,
     });
     this.functions[route.id] = fn;
 

@@ -2,6 +2,7 @@ import { apiHandler } from '../../shared/http/api-handler.js';
 import { appServices } from '../../shared/http/context.js';
 import { ok } from '../../shared/http/envelope.js';
 import { paystubServices } from '../../shared/http/paystub-services.js';
+import { importRouteModule } from '../../shared/http/route-files.js';
 import { routeById } from '../../shared/http/routes.js';
 import { paystubIdParams } from '../../shared/schemas/paystub.js';
 import { getPaystub, paystubView } from '../../shared/use-cases/paystubs.js';
@@ -9,14 +10,18 @@ import { getPaystub, paystubView } from '../../shared/use-cases/paystubs.js';
 /**
  * JSON by default; with `Accept: application/pdf`, the printable statement an employee keeps.
  *
- * The PDF renderer (pdf-lib and its font tables) is imported on the first PDF request, not at module load: the
- * JSON answers, most of this route's traffic, never pay for evaluating it on a cold start.
+ * The PDF renderer (pdf-lib and its font tables, ~600 KB) is a route module: imported on the first PDF request,
+ * and deployed as its own file beside the bundle, so the JSON answers, most of this route's traffic, never load or
+ * parse it on a cold start.
  */
-export const handler = apiHandler(routeById.getPaystub, { params: paystubIdParams }, async ({ principal, params, header }) => {
+const route = routeById.getPaystub;
+const pdfRenderer = () => importRouteModule<typeof import('../../shared/adapters/paystub-pdf.js')>(import.meta.url, route.modules[0]);
+
+export const handler = apiHandler(route, { params: paystubIdParams }, async ({ principal, params, header }) => {
   const { stub, ytd } = await getPaystub(paystubServices(), principal.organizationId, params.id);
   if (!(header('accept') ?? '').includes('application/pdf')) return ok(paystubView(stub, ytd));
   const organization = await appServices().organizations.get(principal.organizationId);
-  const { renderPaystubPdf } = await import('../../shared/adapters/paystub-pdf.js');
+  const { renderPaystubPdf } = await pdfRenderer();
   const pdf = await renderPaystubPdf({
     employer: { name: organization?.name ?? 'Employer' },
     employee: { name: stub.employee_name, employee_id: stub.employee_id },

@@ -51,3 +51,17 @@ export function lambdaBuildOptions(entry: string, outfile: string) {
 export function lambdaAliasArgs(): Record<string, string> {
   return Object.fromEntries(Object.entries(LAMBDA_ALIASES).map(([from, to]) => [`--alias:${from}`, to]));
 }
+
+/**
+ * The esbuild command line that bundles a route module (routes.ts `modules`) beside a function's bundle, with the
+ * same settings; NodejsFunction runs it after bundling, in the repository root.
+ */
+export function lambdaModuleCommand(module: string, outfile: string): string {
+  const quote = (v: string) => `'${v.replace(/'/g, "'\\''")}'`;
+  const args = [
+    join(REPO_ROOT, 'node_modules', '.bin', 'esbuild'), join(REPO_ROOT, module), '--bundle', '--platform=node', '--format=esm',
+    `--target=${LAMBDA_TARGET}`, `--main-fields=${MAIN_FIELDS.join(',')}`, '--minify', `--banner:js=${ESM_REQUIRE_SHIM}`,
+    ...Object.entries(LAMBDA_ALIASES).map(([from, to]) => `--alias:${from}=${to}`), `--outfile=${outfile}`, '--log-level=warning',
+  ];
+  return args.map(quote).join(' ');
+}

@@ -6,7 +6,8 @@ import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { ESM_REQUIRE_SHIM, LAMBDA_TARGET, lambdaAliasArgs, MAIN_FIELDS } from '../bundling/options.js';
+import { routeModuleFile } from '../../shared/http/route-files.js';
+import { ESM_REQUIRE_SHIM, LAMBDA_TARGET, lambdaAliasArgs, lambdaModuleCommand, MAIN_FIELDS } from '../bundling/options.js';
 
 /** The repository root: NodejsFunction resolves entries, the lock file and esbuild's working directory from it. */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -25,6 +26,8 @@ export interface PayrollFunctionProps {
   readonly logRemovalPolicy: RemovalPolicy;
   /** Files (paths from the repository root) copied beside the bundle, for the handler to read at run time. */
   readonly files?: readonly string[];
+  /** Modules (source paths from the repository root) bundled into their own files beside the bundle, imported on first use. */
+  readonly modules?: readonly string[];
 }
 
 /**
@@ -91,11 +94,14 @@ export class PayrollFunction extends Construct implements IGrantable {
         bundleAwsSDK: true,
         // Environment credentials in place of the SDK's whole default chain (infra/bundling/env-credentials.ts).
         esbuildArgs: lambdaAliasArgs(),
-        ...(props.files?.length && {
+        ...((props.files?.length || props.modules?.length) && {
           commandHooks: {
             beforeBundling: () => [],
             beforeInstall: () => [],
-            afterBundling: (inputDir: string, outputDir: string) => props.files!.map((file) => `cp "${join(inputDir, file)}" "${join(outputDir, basename(file))}"`),
+            afterBundling: (inputDir: string, outputDir: string) => [
+              ...(props.files ?? []).map((file) => `cp "${join(inputDir, file)}" "${join(outputDir, basename(file))}"`),
+              ...(props.modules ?? []).map((module) => lambdaModuleCommand(module, join(outputDir, routeModuleFile(module)))),
+            ],
           },
         }),
       },

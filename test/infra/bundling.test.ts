@@ -1,11 +1,14 @@
-import { execFile } from 'node:child_process';
+import { execFile, execSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lambdaBuildOptions } from '../../infra/bundling/options.js';
+import { lambdaBuildOptions, lambdaModuleCommand } from '../../infra/bundling/options.js';
+import { importRouteModule, routeModuleFile } from '../../shared/http/route-files.js';
+import { routeById } from '../../shared/http/routes.js';
+import { samplePaystub } from '../fixtures/paystub-document.js';
 import { testEngines } from '../support/engines.js';
 
 const run = promisify(execFile);
@@ -53,5 +56,39 @@ describe('Lambda bundles', () => {
   it('fails at once, naming the cause, when the environment holds no credentials', async () => {
     const err = await invoke({}).then(() => undefined, (e: { stderr: string }) => e);
     expect(err?.stderr).toContain('Unable to find environment variable credentials');
+  });
+});
+
+/**
+ * A route module (routes.ts `modules`) is bundled into its own file beside the function, with the command the CDK
+ * construct runs after bundling; the function's own bundle leaves it out and imports it on first use.
+ */
+describe('route modules', () => {
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'payroll-module-test-'));
+    await build({ ...lambdaBuildOptions(join(ROOT, 'functions', 'api', 'get-paystub.ts'), join(dir, 'index.mjs')), logLevel: 'silent' });
+    for (const module of routeById.getPaystub.modules) execSync(lambdaModuleCommand(module, join(dir, routeModuleFile(module))), { cwd: ROOT });
+  }, 60_000);
+
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('keeps the PDF renderer out of get-paystub\'s bundle', () => {
+    const main = readFileSync(join(dir, 'index.mjs'), 'utf8');
+    const renderer = readFileSync(join(dir, routeModuleFile(routeById.getPaystub.modules[0])), 'utf8');
+    // pdf-lib's standard font metrics: megabytes of tables only the renderer needs.
+    for (const marker of ['Helvetica-Bold', 'StandardFonts']) {
+      expect(renderer).toContain(marker);
+      expect(main).not.toContain(marker);
+    }
+    expect(main.length).toBeLessThan(renderer.length);
+  });
+
+  it('loads the bundled renderer from beside the function, and it renders a statement', async () => {
+    const { renderPaystubPdf } = await importRouteModule<typeof import('../../shared/adapters/paystub-pdf.js')>(
+      `file://${join(dir, 'index.mjs')}`, routeById.getPaystub.modules[0]);
+    const pdf = await renderPaystubPdf(samplePaystub);
+    expect(Buffer.from(pdf).subarray(0, 5).toString()).toBe('%PDF-');
   });
 });
