@@ -223,18 +223,21 @@ ${coldStartVerdict(cold)}
 
 Why the SDK is bundled rather than taken from the Lambda runtime: the bundle then runs the client versions the
 lock file pins and the tests exercised, and it loads faster — measured here, the same functions with the SDK left
-external load in 120–310 ms, because Node resolves and evaluates the SDK's package graph file by file. What this
-round changed: the bundles take credentials from the environment only (the default chain's SSO, STS and profile
-code was ~130 KB of every function), functions that never touch the bucket or the key no longer carry the S3 and
-KMS clients (150–220 KB less for 13 of them), and get-paystub's PDF renderer (~590 KB) is a separate file of its
-asset, imported on the first PDF request only (routes.ts \`modules\`). Tried and dropped: importing the S3 and KMS clients lazily inside functions that do use them — esbuild
-cannot tree-shake a dynamically imported package, so the bundles grew and loaded no faster.
+external load in 120–310 ms, because Node resolves and evaluates the SDK's package graph file by file.
 
-What is left is size, and the load time of the functions that carry S3: the DynamoDB client with its Smithy core
-is ~200 KB minified even tree-shaken, and zod ~90 KB, so no function that touches the table fits in 250 KB
-without dropping one of the two; S3 adds ~100 KB of XML protocol and checksums. What would close it: the
-handlers' schemas on zod's tree-shakable \`zod/mini\` (~30 KB) and a small JSON logger in place of Powertools'
-(~20 KB); even then the S3 functions would stay near 450 KB.
+What this round changed: the bundles take credentials from the environment only (the default chain's SSO, STS and
+profile code was ~130 KB of every function); functions that never touch the bucket or the key no longer carry the
+S3 and KMS clients (150–220 KB less for 13 of them); get-paystub's PDF renderer (~580 KB) is a separate file of
+its asset, imported on the first PDF request only (routes.ts \`modules\`); the audit ingest function validates
+the CloudWatch Logs payload with its own schema instead of Powertools' parser, whose by-name zod import pulled all
+of zod (~440 KB) into the bundle. Tried and dropped: importing the S3 and KMS clients lazily inside the functions
+that use them — esbuild cannot tree-shake a dynamically imported package, so the bundles grew and loaded no faster.
+
+What is left is size. The DynamoDB client with its Smithy core is ~200 KB minified even tree-shaken, and zod
+~90 KB, so no function that touches the table fits in 250 KB with both bundled; S3 adds ~100 KB of XML protocol
+and checksums. What would close it: the handlers' schemas on zod's tree-shakable \`zod/mini\` (~30 KB) and a
+small JSON logger in place of Powertools' (~20 KB) bring the table-only functions near 300 KB; below 250 KB takes
+leaving the SDK to the runtime, which costs the load time above.
 `);
 
   section('## Local stack start', start && `
@@ -256,8 +259,8 @@ end-to-end over HTTPS), with the machine otherwise idle.
 
   const report = `# Benchmarks
 
-Produced by \`npm run bench\` (\`--only payroll,paystubs,overhead,cold-start,start\` measures some sections again
-and keeps the rest). Every figure is measured in the same run beside the storage engine's own speed on the same
+Produced by \`npm run bench\` (\`--only payroll,paystubs,overhead,cold-start,start,test\` measures some sections
+again and keeps the rest). Every figure is measured in the same run beside the storage engine's own speed on the same
 work, because these machines are shared and noisy: the ratios are what to compare. Each section names the date
 and machine it was measured on.
 

@@ -1,5 +1,6 @@
-import { CloudWatchLogsSchema } from '@aws-lambda-powertools/parser/schemas/cloudwatch';
+import { gunzipSync } from 'node:zlib';
 import type { CloudWatchLogsEvent } from 'aws-lambda';
+import * as z from 'zod';
 import type { AuditRecord } from '../../shared/adapters/audit-sink.js';
 import { defaultTable } from '../../shared/adapters/dynamo.js';
 import { logger } from '../../shared/adapters/logger.js';
@@ -16,11 +17,33 @@ import { ingestAuditRecords } from '../../shared/use-cases/audit.js';
  * for a redrive. Retrying is safe because audit keys are deterministic. A line that is not a valid audit record
  * would fail the same way on every retry, so it is logged (by position, not content) and skipped instead.
  */
+/**
+ * The subscription payload: `awslogs.data` is base64 of gzipped JSON. Our own schema rather than Powertools'
+ * CloudWatchLogsSchema: that module imports zod by name, which defeats tree-shaking and put all of zod (~440 KB)
+ * in this function's bundle.
+ */
+const deliverySchema = z.object({
+  awslogs: z.object({
+    data: z.string().transform((data, ctx) => {
+      try {
+        return JSON.parse(gunzipSync(Buffer.from(data, 'base64')).toString('utf8')) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'awslogs.data is not base64 gzip of JSON' });
+        return z.NEVER;
+      }
+    }).pipe(z.object({
+      messageType: z.string(),
+      logGroup: z.string(),
+      logEvents: z.array(z.object({ id: z.string(), timestamp: z.number(), message: z.string() })),
+    })),
+  }),
+});
+
 let repository: AuditRepository | undefined;
 const audit = () => (repository ??= new AuditRepository(defaultTable()));
 
 function auditRecordsOf(event: CloudWatchLogsEvent): AuditRecord[] {
-  const { awslogs } = CloudWatchLogsSchema.parse(event);
+  const { awslogs } = deliverySchema.parse(event);
   // CONTROL_MESSAGE is CloudWatch Logs checking that the destination is reachable: no lines in it.
   if (awslogs.data.messageType !== 'DATA_MESSAGE') return [];
   const records: AuditRecord[] = [];
