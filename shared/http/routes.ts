@@ -83,8 +83,8 @@ export const ROUTES = [
   route({ id: 'listApiKeys', method: 'GET', path: '/v1/api-keys', handler: 'api/list-api-keys', scope: 'admin', bucket: 'read', summary: 'List API keys', access: ['secret:signing'] }),
   route({ id: 'rotateApiKey', method: 'POST', path: '/v1/api-keys/{id}/rotate', handler: 'api/rotate-api-key', scope: 'admin', bucket: 'employee_write', summary: 'Rotate an API key (the old token works for a grace period)', access: [] }),
   route({ id: 'revokeApiKey', method: 'DELETE', path: '/v1/api-keys/{id}', handler: 'api/revoke-api-key', scope: 'admin', bucket: 'employee_write', summary: 'Revoke an API key', access: [] }),
-  route({ id: 'getOpenApi', method: 'GET', path: '/v1/openapi.json', handler: 'api/get-openapi', scope: null, bucket: null, summary: 'This API\'s OpenAPI 3.1 document', access: [] }),
-  route({ id: 'getApiReference', method: 'GET', path: '/docs', handler: 'api/get-api-reference', scope: null, bucket: null, summary: 'The API reference page', access: [] }),
+  route({ id: 'getOpenApi', method: 'GET', path: '/v1/openapi.json', handler: 'api/get-openapi', scope: null, bucket: null, summary: 'This API\'s OpenAPI 3.1 document', access: [], files: ['docs/openapi.json'] }),
+  route({ id: 'getApiReference', method: 'GET', path: '/docs', handler: 'api/get-api-reference', scope: null, bucket: null, summary: 'The API reference page', access: [], files: ['docs/openapi.json'] }),
   route({ id: 'getApiReferenceScript', method: 'GET', path: '/docs/reference.js', handler: 'api/get-api-reference-script', scope: null, bucket: null, summary: 'The script the API reference page renders with', access: [], files: ['node_modules/redoc/bundles/redoc.standalone.js'] }),
 ] as const satisfies readonly RouteDef[];
 
