@@ -21,11 +21,11 @@ export interface BundleResult {
 const ROOT = join(import.meta.dirname, '..');
 /** The non-route functions the CDK app deploys. */
 const WORKERS = ['processor/process-payroll', 'processor/resume-stuck-payrolls', 'webhooks/deliver-event', 'audit/ingest-audit-log'];
-const LOADS = 7;
+const LOADS = 11;
 
 /**
  * Each function bundled exactly as the CDK app deploys it (infra/bundling/options.ts: ESM, minified, node22, the
- * AWS SDK bundled with environment credentials), then imported in a fresh Node process seven times, from a folder
+ * AWS SDK bundled with environment credentials), then imported in a fresh Node process eleven times, from a folder
  * with no node_modules so the bundle can lean on nothing: the module's load time is what a cold start adds on top
  * of the runtime's own start.
  */

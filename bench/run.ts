@@ -58,7 +58,7 @@ const KB = 1024;
 
 function coldStartTable(rows: BundleResult[]): string {
   return [
-    '| function | bundle (minified, no source map) | of which AWS SDK | module load, median of 7 fresh processes |',
+    '| function | bundle (minified, no source map) | of which AWS SDK | module load, median of 11 fresh processes |',
     '|---|---:|---:|---:|',
     ...rows.map((r) => `| ${r.entry}${r.onDemand.map((m) => ` (+ ${m.module.split('/').pop()}, ${(m.bytes / KB).toFixed(0)} KB, loaded on first use)`).join('')} | ${(r.bytes / KB).toFixed(0)} KB${r.bytes > 250 * KB ? ' ⚠' : ''} | ${(r.sdkBytes / KB).toFixed(0)} KB | ${r.loadMsMedian.toFixed(0)} ms${r.loadMsMedian > 80 ? ' ⚠' : ''} |`),
   ].join('\n');
