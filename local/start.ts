@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import { setAuditSink } from '../shared/adapters/audit-sink.js';
 import { defaultTable } from '../shared/adapters/dynamo.js';
 import { processorServices } from '../shared/http/processor-services.js';
-import { resumeUndispatchedEvents } from '../shared/use-cases/events.js';
+import { resumePendingDeliveries, resumeUndispatchedEvents } from '../shared/use-cases/events.js';
 import { resumeUnfinishedRuns } from '../shared/use-cases/process-payroll.js';
 import { handler as sweep } from '../functions/processor/resume-stuck-payrolls.js';
 import { startAuditBatcher, type AuditBatcher } from './audit-batcher.js';
@@ -113,6 +113,8 @@ async function main(): Promise<void> {
     // The local queue engine keeps messages in memory: runs and events left unfinished by the last stop resume here.
     const resumed = await resumeUnfinishedRuns(processorServices(), new Date());
     await resumeUndispatchedEvents(processorServices(), new Date());
+    // Deliveries that were waiting in the queue: every one still pending is sent again (same webhook-id).
+    await resumePendingDeliveries(processorServices(), new Date(), new Date());
     // EventBridge runs the sweeper every 5 minutes on AWS; here it runs every minute.
     const sweeper = setInterval(() => void sweep().catch((err) => process.stderr.write(`sweeper: ${String(err)}\n`)), 60_000);
     sweeper.unref();

@@ -5,6 +5,7 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Construct } from 'constructs';
 import { GSI2 } from '../../shared/data/keys.js';
 import { PayrollFunction } from './payroll-function.js';
+import { WEBHOOK_RETRY_DELAYS_S } from './webhook-deliverer.js';
 import { grantAccess, grantTable, type ServiceResources } from './service-access.js';
 
 /** Messages per invocation. Powertools handles a batch's records in parallel, each succeeding or failing alone. */
@@ -90,16 +91,19 @@ export class PayrollProcessor extends Construct {
 
     this.sweeper = new PayrollFunction(this, 'Sweeper', {
       handler: 'processor/resume-stuck-payrolls',
-      description: 'Stuck-run sweeper: sends start again for stalled payroll runs and fans out events left in the outbox',
-      environment: props.environment,
+      description: 'Sweeper: restarts stalled payroll runs, fans out events left in the outbox, re-sends lost deliveries',
+      // The deliverer's retry delays: a delivery is only re-sent once it has been idle longer than the longest.
+      environment: { ...props.environment, PAYROLL_WEBHOOK_RETRY_DELAYS_S: WEBHOOK_RETRY_DELAYS_S.join(',') },
       memorySize: 256,
       timeout: Duration.seconds(60),
       logRemovalPolicy: props.logRemovalPolicy,
     });
-    // Unfinished runs and undispatched events are the sparse GSI2 partitions ACTIVE_PAYROLLS and
-    // UNDISPATCHED_EVENTS: one Query each on that index. Fanning an event out (events.ts `dispatchEvents`) Queries
-    // the organization's webhooks on the base table, opens each delivery (a transaction of two Updates, authorized
-    // as UpdateItem) and clears the outbox marker (UpdateItem). No GetItem, Put or Delete.
+    // Unfinished runs, undispatched events and stale pending deliveries are the sparse GSI2 partitions
+    // ACTIVE_PAYROLLS, UNDISPATCHED_EVENTS and PENDING_DELIVERIES: one Query each on that index. Fanning an event out
+    // (events.ts `dispatchEvents`) Queries the organization's webhooks on the base table, opens each delivery (a
+    // transaction of two Updates, authorized as UpdateItem) and clears the outbox marker (UpdateItem); re-sending a
+    // delivery marks it swept, and abandoning one closes it (UpdateItem, a transaction of Updates). No GetItem,
+    // Put or Delete.
     grantTable(this.sweeper, resources, { actions: ['dynamodb:Query', 'dynamodb:UpdateItem'], indexes: [GSI2.name] });
     // Start messages to the payroll queue; delivery messages to the webhook queue.
     grantAccess(this.sweeper, 'queue:payroll:send', resources);

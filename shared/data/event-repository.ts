@@ -2,7 +2,7 @@ import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type Tra
 import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
 import { EVENT_TYPES, type DeliveryStatus, type EventType } from '../domain/events.js';
-import { cancelledConditions, parseItem } from './item.js';
+import { cancelledConditions, isConditionalCheckFailure, parseItem } from './item.js';
 import { GSI2, keys } from './keys.js';
 import { queryPage, type Page } from './paginate.js';
 
@@ -41,6 +41,8 @@ const deliveryItem = z.object({
 export type DeliveryRecord = z.infer<typeof deliveryItem>;
 
 const parseEvent = (item: Record<string, unknown>) => parseItem(eventItem, item, 'event');
+/** The pending marker's sort key: the delivery's last activity first, so the sweeper's key range is "idle since". */
+const pendingSince = (at: string, org: string, eventId: string, webhookId: string) => `${at}#${org}#${eventId}#${webhookId}`;
 const parseDelivery = (item: Record<string, unknown>) => parseItem(deliveryItem, item, 'delivery');
 
 export interface NewEvent {
@@ -130,6 +132,40 @@ export class EventRepository {
     return page.items;
   }
 
+  /** Deliveries still pending with no activity since `before`, oldest first: what the sweeper re-sends. */
+  async listStalePendingDeliveries(before: string, limit: number): Promise<{ organization_id: string; event_id: string; webhook_id: string; sweeps: number }[]> {
+    const out = await this.table.doc.send(new QueryCommand({
+      TableName: this.table.tableName,
+      IndexName: GSI2.name,
+      KeyConditionExpression: 'GSI2PK = :pk AND GSI2SK < :before',
+      ExpressionAttributeValues: { ':pk': keys.pendingDeliveriesIndex, ':before': before },
+      Limit: limit,
+    }));
+    return (out.Items ?? []).map((i) => ({
+      organization_id: String(i.organization_id), event_id: String(i.event_id), webhook_id: String(i.webhook_id), sweeps: Number(i.sweeps ?? 0),
+    }));
+  }
+
+  /**
+   * Records that the sweeper re-sent a pending delivery: one more sweep, and the marker's time moved to `at`, so
+   * the next sweep waits as long again. False when the delivery closed meanwhile.
+   */
+  async markSwept(orgId: string, eventId: string, webhookId: string, at: string): Promise<boolean> {
+    try {
+      await this.table.doc.send(new UpdateCommand({
+        TableName: this.table.tableName, Key: keys.delivery(orgId, eventId, webhookId),
+        UpdateExpression: 'SET GSI2SK = :since ADD sweeps :one',
+        ConditionExpression: '#status = :pending',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':since': pendingSince(at, orgId, eventId, webhookId), ':one': 1, ':pending': 'pending' },
+      }));
+      return true;
+    } catch (err) {
+      if (isConditionalCheckFailure(err)) return false;
+      throw err;
+    }
+  }
+
   async markDispatched(orgId: string, eventId: string): Promise<void> {
     await this.table.doc.send(new UpdateCommand({ TableName: this.table.tableName, Key: keys.event(orgId, eventId), UpdateExpression: 'REMOVE GSI2PK, GSI2SK' }));
   }
@@ -149,10 +185,13 @@ export class EventRepository {
           {
             Update: {
               TableName: t, Key: keys.delivery(org, event.event_id, webhook.webhook_id),
-              UpdateExpression: 'SET entity = :entity, event_id = :event, webhook_id = :webhook, organization_id = :org, #url = :url, #status = :pending, attempts = if_not_exists(attempts, :none), created_at = if_not_exists(created_at, :at), updated_at = :at',
+              UpdateExpression: 'SET entity = :entity, event_id = :event, webhook_id = :webhook, organization_id = :org, #url = :url, #status = :pending, attempts = if_not_exists(attempts, :none), created_at = if_not_exists(created_at, :at), updated_at = :at, GSI2PK = :marker, GSI2SK = :since REMOVE sweeps',
               ...(!options.reopen && { ConditionExpression: 'attribute_not_exists(#status) OR #status = :pending' }),
               ExpressionAttributeNames: { '#url': 'url', '#status': 'status' },
-              ExpressionAttributeValues: { ':entity': 'delivery', ':event': event.event_id, ':webhook': webhook.webhook_id, ':org': org, ':url': webhook.url, ':pending': 'pending', ':none': [], ':at': at },
+              ExpressionAttributeValues: {
+                ':entity': 'delivery', ':event': event.event_id, ':webhook': webhook.webhook_id, ':org': org, ':url': webhook.url, ':pending': 'pending', ':none': [], ':at': at,
+                ':marker': keys.pendingDeliveriesIndex, ':since': pendingSince(at, org, event.event_id, webhook.webhook_id),
+              },
             },
           },
           {
@@ -183,10 +222,13 @@ export class EventRepository {
     const items: NonNullable<TransactWriteCommandInput['TransactItems']> = [{
       Update: {
         TableName: t, Key: keys.delivery(orgId, eventId, webhookId),
-        UpdateExpression: outcome ? 'SET attempts = list_append(attempts, :a), #status = :outcome, updated_at = :at' : 'SET attempts = list_append(attempts, :a), updated_at = :at',
+        // Closing removes the pending marker; an attempt that leaves it pending moves the marker's time forward.
+        UpdateExpression: outcome
+          ? 'SET attempts = list_append(attempts, :a), #status = :outcome, updated_at = :at REMOVE GSI2PK, GSI2SK'
+          : 'SET attempts = list_append(attempts, :a), updated_at = :at, GSI2SK = :since',
         ConditionExpression: '#status = :pending',
         ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':a': [a], ':at': a.at, ':pending': 'pending', ...(outcome && { ':outcome': outcome }) },
+        ExpressionAttributeValues: { ':a': [a], ':at': a.at, ':pending': 'pending', ...(outcome ? { ':outcome': outcome } : { ':since': pendingSince(a.at, orgId, eventId, webhookId) }) },
       },
     }];
     if (outcome) {

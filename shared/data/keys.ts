@@ -16,7 +16,7 @@
  * | paystub date bounds | ORG#<org>            | PAYSTUB_BOUNDS          |                 |
  * | webhook endpoint  | ORG#<org>              | WEBHOOK#<webhook>       |                 |
  * | event (outbox)    | ORG#<org>              | EVENT#<event>           | GSI2: UNDISPATCHED_EVENTS / <created_at>#<event> until fanned out (sparse) |
- * | delivery          | ORG#<org>              | EVENT#<event>#DELIVERY#<webhook> |        |
+ * | delivery          | ORG#<org>              | EVENT#<event>#DELIVERY#<webhook> | GSI2: PENDING_DELIVERIES / <last activity>#<org>#<event>#<webhook> while pending (sparse) |
  * | audit line        | ORG#<org>#AUDIT        | <at>#<request id>       | (ttl 400 days)  |
  * | audit line, no org | AUDIT#UNAUTHENTICATED#<yyyy-mm-dd> | <at>#<request id> | (ttl 400 days) |
  * | rate limit state  | RATE#<key>#<bucket>    | RATE                    | (ttl 2 min)     |
@@ -61,6 +61,7 @@ export const keys = {
   eventPrefix: 'EVENT#',
   delivery: (orgId: string, eventId: string, webhookId: string): Key => ({ PK: `ORG#${orgId}`, SK: `EVENT#${eventId}#DELIVERY#${webhookId}` }),
   undispatchedEventsIndex: 'UNDISPATCHED_EVENTS',
+  pendingDeliveriesIndex: 'PENDING_DELIVERIES',
   auditLog: (orgId: string, at: string, requestId: string): Key => ({ PK: `ORG#${orgId}#AUDIT`, SK: `${at}#${requestId}` }),
   auditLogPartition: (orgId: string): string => `ORG#${orgId}#AUDIT`,
   unauthenticatedAuditLog: (at: string, requestId: string): Key => ({ PK: `AUDIT#UNAUTHENTICATED#${at.slice(0, 10)}`, SK: `${at}#${requestId}` }),

@@ -92,6 +92,42 @@ export async function resumeUndispatchedEvents(s: EventServices, staleBefore: Da
   return events.length;
 }
 
+/** Re-sends of one pending delivery before the sweeper gives up on it and closes it `failed`. */
+export const MAX_DELIVERY_SWEEPS = 3;
+
+/**
+ * How long a delivery may stay pending with no activity before the sweeper re-sends it: longer than the longest
+ * retry delay the deliverer sets, plus a worker's timeout and margin, so a delivery waiting for its next attempt
+ * is never re-sent.
+ */
+export const pendingDeliveryStaleMs = (retryDelaysSeconds: readonly number[]) => (Math.max(0, ...retryDelaysSeconds) + 15 * 60) * 1000;
+
+/**
+ * Deliveries still pending long after their last activity lost their message: a worker killed outright (not by an
+ * exception) on its last receive leaves the delivery open while SQS dead-letters the message, and the local
+ * stack's in-memory queue loses messages across a restart. Each is sent again, with its stable `webhook-id`; one
+ * that no worker finishes after MAX_DELIVERY_SWEEPS re-sends (its endpoint disabled since, say) is closed `failed`
+ * with the reason, rather than re-sent forever. The sweep is recorded before the message is sent, so a crash
+ * between the two costs one sweep and is picked up by the next.
+ */
+export async function resumePendingDeliveries(s: EventServices, staleBefore: Date, now: Date): Promise<{ resent: number; abandoned: number }> {
+  const stale = await s.events.listStalePendingDeliveries(staleBefore.toISOString(), 500);
+  const resend: DeliveryMessage[] = [];
+  let abandoned = 0;
+  for (const d of stale) {
+    if (d.sweeps >= MAX_DELIVERY_SWEEPS) {
+      const attempt: DeliveryAttempt = { at: now.toISOString(), status_code: null, latency_ms: 0, error: `abandoned: no delivery attempt finished after ${MAX_DELIVERY_SWEEPS} re-sends` };
+      if (await s.events.recordAttempt(d.organization_id, d.event_id, d.webhook_id, attempt, 'failed')) abandoned++;
+      continue;
+    }
+    if (await s.events.markSwept(d.organization_id, d.event_id, d.webhook_id, now.toISOString())) {
+      resend.push({ organization_id: d.organization_id, event_id: d.event_id, webhook_id: d.webhook_id });
+    }
+  }
+  await s.webhookQueue.sendAll(resend);
+  return { resent: resend.length, abandoned };
+}
+
 export type DeliveryOutcome =
   | { kind: 'done' }
   | { kind: 'retry'; delaySeconds: number }

@@ -933,7 +933,7 @@ describe('deployed environment', () => {
         const { handler } = await import('../../functions/processor/resume-stuck-payrolls.js');
         return handler();
       });
-      expect(result).toEqual({ resumed: 0, dispatched: 1 });
+      expect(result).toEqual({ resumed: 0, dispatched: 1, redelivered: 0, abandoned: 0 });
       const sends = sqs.commandCalls(SendMessageBatchCommand);
       expect(sends.map((c) => c.args[0].input.QueueUrl)).toEqual([deployed('WEBHOOK_QUEUE_URL')]);
       expect(ddb.commandCalls(UpdateCommand).length).toBe(1); // the outbox marker cleared

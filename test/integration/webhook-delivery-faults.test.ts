@@ -11,7 +11,7 @@ import { resetConfigForTests } from '../../shared/config/env.js';
 import type { NewEvent } from '../../shared/data/event-repository.js';
 import { appServices } from '../../shared/http/context.js';
 import { processorServices } from '../../shared/http/processor-services.js';
-import { dispatchQuietly, resumeUndispatchedEvents } from '../../shared/use-cases/events.js';
+import { dispatchQuietly, MAX_DELIVERY_SWEEPS, pendingDeliveryStaleMs, resumePendingDeliveries, resumeUndispatchedEvents } from '../../shared/use-cases/events.js';
 import { createWebhook } from '../../shared/use-cases/webhooks.js';
 import type { ProcessorServices } from '../../shared/use-cases/process-payroll.js';
 import { lambdaContext } from '../support/api-event.js';
@@ -214,6 +214,10 @@ async function drainDlq(): Promise<string[]> {
   }
 }
 
+/** The deliveries of this world the sweeper would see as pending, whatever their age. */
+const pendingOf = async (w: { orgId: string }) =>
+  (await s.events.listStalePendingDeliveries(new Date(Date.now() + 3_600_000).toISOString(), 1000)).filter((d) => d.organization_id === w.orgId);
+
 /** The sweeper's fan-out of events left in the outbox, as it runs once they are a minute old. */
 async function sweep(): Promise<number> {
   return resumeUndispatchedEvents(s, new Date(Date.now() + 1000));
@@ -288,6 +292,7 @@ async function expectDelivered(w: World, dead: string[], expectation: Expectatio
     }
   }
   expect(await s.events.listUndispatched(new Date(Date.now() + 60_000).toISOString(), 100)).toEqual([]);
+  expect(await pendingOf(w), 'no pending-delivery marker left').toEqual([]);
   figures.cases++;
 }
 
@@ -422,5 +427,69 @@ describe('the fan-out, crashed at every step and resumed by the sweeper', () => 
     restores.push(() => (queue.sendAll = sendAll));
     await dispatchQuietly(s, w.events);
     await expectDelivered(w, await deliverAll(), { unrecorded: 'any' });
+  });
+});
+
+/**
+ * A worker killed outright (SIGKILL, a timeout: no exception to catch) on a message's last receive leaves its
+ * delivery pending while SQS dead-letters the message; the local stack's in-memory queue loses messages across a
+ * restart the same way. The sweeper finds deliveries pending long past their last activity and sends them again.
+ */
+describe('deliveries whose message was lost, resumed by the sweeper', () => {
+  /** Takes every message off the webhook queue unprocessed: what a killed worker's dead-lettered message leaves. */
+  async function loseMessages(): Promise<number> {
+    const sqs = testSqsClient();
+    let lost = 0;
+    for (;;) {
+      const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queues.webhooks, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
+      if (!out.Messages?.length) return lost;
+      for (const m of out.Messages) await sqs.send(new DeleteMessageCommand({ QueueUrl: queues.webhooks, ReceiptHandle: m.ReceiptHandle! }));
+      lost += out.Messages.length;
+    }
+  }
+  const later = (ms: number) => new Date(Date.now() + ms);
+  const STALE_MS = pendingDeliveryStaleMs([FIRST_RETRY_S, SECOND_RETRY_S]);
+
+  it('leaves a delivery waiting for its next attempt alone', async () => {
+    const w = await world('fails-first');
+    await dispatchQuietly(s, w.events);
+    expect(await pendingOf(w)).toHaveLength(w.events.length * w.endpoints.length);
+    // Idle for less than the longest retry delay plus the margin: not stale.
+    expect(await resumePendingDeliveries(s, new Date(Date.now() - STALE_MS), new Date())).toEqual({ resent: 0, abandoned: 0 });
+    await expectDelivered(w, await deliverAll());
+  });
+
+  it('sends every lost delivery again, once, and each completes with its stable webhook-id', async () => {
+    const w = await world('fails-first');
+    await dispatchQuietly(s, w.events);
+    expect(await loseMessages()).toBe(w.events.length * w.endpoints.length);
+    const { resent, abandoned } = await resumePendingDeliveries(s, later(STALE_MS), later(STALE_MS));
+    expect(resent).toBeGreaterThanOrEqual(w.events.length * w.endpoints.length);
+    expect(abandoned).toBe(0);
+    await expectDelivered(w, await deliverAll());
+    for (const p of w.endpoints) expect(p.receiver.received.filter((r) => w.events.some((e) => e.event_id === r.headers['webhook-id'])).length).toBe(p.behaviour === 'fails-first' ? 2 * w.events.length : w.events.length);
+  });
+
+  it(`closes a delivery no worker finishes after ${MAX_DELIVERY_SWEEPS} re-sends as failed, with the reason, instead of re-sending it forever`, async () => {
+    const w = await world('healthy');
+    // Disabled after the fan-out: the worker then sends nothing and leaves the delivery as it is.
+    const hook = (await s.webhooks.get(w.orgId, w.endpoints[1]!.id))!;
+    await dispatchQuietly(s, w.events);
+    await s.webhooks.replace(hook, { ...hook, status: 'disabled', version: hook.version + 1 });
+    for (let sweep = 1; sweep <= MAX_DELIVERY_SWEEPS; sweep++) {
+      await deliverAll();
+      const { resent } = await resumePendingDeliveries(s, later(sweep * STALE_MS), later(sweep * STALE_MS));
+      expect(resent).toBeGreaterThanOrEqual(w.events.length);
+    }
+    await deliverAll();
+    const last = await resumePendingDeliveries(s, later(10 * STALE_MS), later(10 * STALE_MS));
+    expect(last.abandoned).toBeGreaterThanOrEqual(w.events.length);
+    expect(await pendingOf(w)).toEqual([]);
+    for (const e of w.events) {
+      const d = (await s.events.deliveries(w.orgId, e.event_id)).find((x) => x.webhook_id === hook.webhook_id)!;
+      expect(d.status).toBe('failed');
+      expect(d.attempts.at(-1)!.error).toMatch(/^abandoned/);
+      expect((await s.events.get(w.orgId, e.event_id))!.deliveries[hook.webhook_id]).toBe('failed');
+    }
   });
 });
