@@ -1,30 +1,32 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { payrollBody } from '../support/payroll-fixture.js';
 import { startLocalStack, type HttpResponse, type RunningStack } from '../support/local-stack.js';
+import { asReceived, typedClient, type TypedClient } from '../support/typed-client.js';
 
 /**
  * Races over HTTPS, 100 requests at once, each on its own TLS connection, through the local server, the handlers
  * and DynamoDB Local: the guarantees the engine-level tests prove must also hold end to end. Every answer is
  * checked against the OpenAPI document, and an answer that is neither of the expected ones (a 5xx, a 429, a
- * socket error) fails the test with the tally.
+ * socket error) fails the test with the tally. Requests go through the client typed from the document; the races
+ * read each answer as it arrived (`asReceived`), to tally statuses and compare bodies byte for byte.
  */
 const N = 100;
 
 let stack: RunningStack;
-let token: string;
+let api: TypedClient;
 let employeeIds: string[];
 
 beforeAll(async () => {
   stack = await startLocalStack();
-  ({ token } = await stack.createOrganization('Concurrency Co'));
+  api = typedClient(stack, (await stack.createOrganization('Concurrency Co')).token);
   employeeIds = [];
   for (let i = 0; i < 3; i++) {
-    const res = await stack.request('POST', '/v1/employees', { token, body: {
+    const res = await api.POST('/v1/employees', { body: {
       first_name: 'Connie', last_name: `Current ${i}`, email: `connie${i}@example.com`, employment_type: 'full_time', pay_group: 'default',
       pay_schedule: 'biweekly', start_date: '2026-01-05', bank_account: { account_number: String(40_000_000 + i), routing_number: '021000021', account_type: 'checking' },
     } });
-    expect(res.status).toBe(201);
-    employeeIds.push(res.body.data.employee_id);
+    expect(res.response.status).toBe(201);
+    employeeIds.push(res.data!.data.employee_id);
   }
 });
 
@@ -47,15 +49,15 @@ async function race(n: number, send: (i: number) => Promise<HttpResponse>) {
 }
 
 async function payrollsOfWindow(start: string) {
-  const res = await stack.request('GET', '/v1/payroll?limit=100', { token });
-  expect(res.status).toBe(200);
-  return (res.body.data.payrolls as { payroll_id: string; pay_period_start: string; status: string }[]).filter((p) => p.pay_period_start === start && p.status !== 'cancelled');
+  const res = await api.GET('/v1/payroll', { params: { query: { limit: 100 } } });
+  expect(res.response.status).toBe(200);
+  return res.data!.data.payrolls.filter((p) => p.pay_period_start === start && p.status !== 'cancelled');
 }
 
 describe(`${N} concurrent requests over HTTPS`, () => {
   it(`accepts exactly one of ${N} identical regular submissions and names it to the other ${N - 1}`, async () => {
     const body = payrollBody(employeeIds, { pay_period_start: '2026-09-01', pay_period_end: '2026-09-14', pay_date: '2026-09-18' });
-    const { answers, tally, ms } = await race(N, () => stack.request('POST', '/v1/payroll', { token, body }));
+    const { answers, tally, ms } = await race(N, async () => asReceived((await api.POST('/v1/payroll', { body })).response));
     console.info(`${N} concurrent identical submissions: ${JSON.stringify(tally)} in ${ms} ms`);
     expect(tally).toEqual({ '202': 1, '409 duplicate_payroll_window': N - 1 });
     const accepted = answers.find((a) => a!.status === 202)!;
@@ -72,8 +74,8 @@ describe(`${N} concurrent requests over HTTPS`, () => {
 
   it(`answers ${N} submissions with one Idempotency-Key with one payroll and ${N} identical answers`, async () => {
     const body = payrollBody(employeeIds, { pay_period_start: '2026-10-01', pay_period_end: '2026-10-14', pay_date: '2026-10-16' });
-    const headers = { 'Idempotency-Key': `concurrent-${Date.now()}` };
-    const { answers, tally, ms } = await race(N, () => stack.request('POST', '/v1/payroll', { token, body, headers }));
+    const params = { header: { 'Idempotency-Key': `concurrent-${Date.now()}` } };
+    const { answers, tally, ms } = await race(N, async () => asReceived((await api.POST('/v1/payroll', { params, body })).response));
     console.info(`${N} concurrent submissions with one Idempotency-Key: ${JSON.stringify(tally)} in ${ms} ms`);
     expect(tally).toEqual({ '202': N });
     expect(answers.filter((a) => a!.headers['idempotent-replayed'] === undefined)).toHaveLength(1);
@@ -81,9 +83,9 @@ describe(`${N} concurrent requests over HTTPS`, () => {
     expect(new Set(answers.map((a) => JSON.stringify(a!.body.data))).size).toBe(1);
     const payrollId = answers[0]!.body.data.payroll_id;
     expect((await payrollsOfWindow('2026-10-01')).map((p) => p.payroll_id)).toEqual([payrollId]);
-    const reused = await stack.request('POST', '/v1/payroll', { token, body: { ...body, pay_date: '2026-10-15' }, headers });
-    expect(reused.status).toBe(422);
-    expect(reused.body.error.code).toBe('idempotency_key_reused');
+    const reused = await api.POST('/v1/payroll', { params, body: { ...body, pay_date: '2026-10-15' } });
+    expect(reused.response.status).toBe(422);
+    expect(reused.error!.error.code).toBe('idempotency_key_reused');
   });
 
   it(`lets exactly one of ${N} creates with one email, in ${N} spellings of its case, through`, async () => {
@@ -91,14 +93,15 @@ describe(`${N} concurrent requests over HTTPS`, () => {
     // Each request spells the address differently: the uniqueness is of the address, not of its spelling.
     const spell = (i: number) => [...'race.condition@example.com'].map((c, k) => ((i >> (k % 7)) & 1 ? c.toUpperCase() : c)).join('');
     expect(new Set(Array.from({ length: N }, (_, i) => spell(i))).size).toBe(N);
-    const { answers, tally, ms } = await race(N, (i) => stack.request('POST', '/v1/employees', { token: org.token, body: {
+    const theirs = typedClient(stack, org.token);
+    const { answers, tally, ms } = await race(N, async (i) => asReceived((await theirs.POST('/v1/employees', { body: {
       first_name: 'Rae', last_name: `Racer ${i}`, email: spell(i), employment_type: 'full_time', pay_group: 'default', pay_schedule: 'biweekly',
       start_date: '2026-01-05', bank_account: { account_number: String(50_000_000 + i), routing_number: '021000021', account_type: 'checking' },
-    } }));
+    } })).response));
     console.info(`${N} concurrent creates with one email: ${JSON.stringify(tally)} in ${ms} ms`);
     expect(tally).toEqual({ '201': 1, '409 employee_already_exists': N - 1 });
     const winner = answers.find((a) => a!.status === 201)!.body.data;
-    const list = await stack.request('GET', '/v1/employees?limit=100', { token: org.token });
-    expect(list.body.data.employees.map((e: { employee_id: string }) => e.employee_id)).toEqual([winner.employee_id]);
+    const list = await theirs.GET('/v1/employees', { params: { query: { limit: 100 } } });
+    expect(list.data!.data.employees.map((e) => e.employee_id)).toEqual([winner.employee_id]);
   });
 });
