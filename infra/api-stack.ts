@@ -58,6 +58,8 @@ export class ApiStack extends Stack {
   readonly apiUrl: string;
 
   private readonly props: ApiStackProps;
+  /** props.corsAllowOrigin, `*` by default: stamped by the functions and on API Gateway's own answers alike. */
+  private readonly corsOrigin: string;
 
   constructor(scope: Construct, id: string, props: ApiStackProps) {
     super(scope, id, props);
@@ -73,7 +75,7 @@ export class ApiStack extends Stack {
     // CORS (shared/http/cors.ts): every function stamps the origin on its answers, and the fallback, which already
     // gets every method no route claims, answers the preflights. API Gateway's own preflight mocks would add an
     // OPTIONS method per resource to a stack that CloudFormation caps at 500 resources.
-    const corsOrigin = props.corsAllowOrigin ?? '*';
+    this.corsOrigin = props.corsAllowOrigin ?? '*';
     this.api = new RestApi(this, 'Api', {
       // Paystub PDFs leave the function base64-encoded; API Gateway sends them as bytes to a client that accepts them.
       binaryMediaTypes: ['application/pdf'],
@@ -120,7 +122,7 @@ export class ApiStack extends Stack {
     // The L2 construct has no property for it yet; the execute-api endpoint refuses TLS below 1.2.
     (this.api.node.defaultChild as CfnRestApi).securityPolicy = 'TLS_1_2';
 
-    this.addGatewayResponses(corsOrigin);
+    this.addGatewayResponses();
 
     const fallback = this.fallbackFunction(removalPolicy);
     const fallbackIntegration = new LambdaIntegration(fallback.function, { allowTestInvoke: false });
@@ -206,7 +208,7 @@ export class ApiStack extends Stack {
 
   /** The functions that answer HTTP also stamp the CORS origin on every answer. */
   private httpEnvironment(): Record<string, string> {
-    return { ...this.baseEnvironment(), PAYROLL_CORS_ALLOW_ORIGIN: this.props.corsAllowOrigin ?? '*' };
+    return { ...this.baseEnvironment(), PAYROLL_CORS_ALLOW_ORIGIN: this.corsOrigin };
   }
 
   private fallbackFunction(logRemovalPolicy: RemovalPolicy): PayrollFunction {
@@ -252,7 +254,7 @@ export class ApiStack extends Stack {
    * Gateway response templates do no VTL, so each type states its status literally; the DEFAULT_4XX/5XX
    * catch-alls only meet types not listed here.
    */
-  private addGatewayResponses(corsOrigin: string): void {
+  private addGatewayResponses(): void {
     const responses: [string, ResponseType, number, string, string, Record<string, string>?, Record<string, number>?][] = [
       ['Default4xx', ResponseType.DEFAULT_4XX, 400, 'bad_request', 'Bad request'],
       ['Default5xx', ResponseType.DEFAULT_5XX, 500, 'internal_error', 'Internal server error'],
@@ -279,7 +281,7 @@ export class ApiStack extends Stack {
           'X-Request-Id': 'context.requestId',
           'Content-Type': "'application/json; charset=utf-8'",
           'Cache-Control': "'no-store'",
-          'Access-Control-Allow-Origin': `'${corsOrigin}'`,
+          'Access-Control-Allow-Origin': `'${this.corsOrigin}'`,
           ...headers,
         },
         templates: {

@@ -16,6 +16,7 @@ import { BlockPublicAccess, Bucket, BucketEncryption, type CfnBucket, ObjectOwne
 import { BucketDeployment, CacheControl, Source } from 'aws-cdk-lib/aws-s3-deployment';
 import type { Construct, IConstruct } from 'constructs';
 import { bundleDashboardSync, DASHBOARD_DIR, type DashboardConfig, writeDashboard } from '../dashboard/build.js';
+import { ASSET_CACHE_CONTROL, dashboardCsp, PAGE_CACHE_CONTROL } from './dashboard-headers.js';
 import type { DeploymentEnvironment } from './stateful-stack.js';
 
 export interface DashboardStackProps extends StackProps {
@@ -25,9 +26,7 @@ export interface DashboardStackProps extends StackProps {
   readonly api: { readonly apiUrl: string; readonly restApiId: string };
 }
 
-/** Hashed files under assets/ never change under their name; index.html and config.json are checked on every load. */
-export const ASSET_CACHE_CONTROL = 'public, max-age=31536000, immutable';
-export const PAGE_CACHE_CONTROL = 'no-cache';
+export { ASSET_CACHE_CONTROL, dashboardCsp, PAGE_CACHE_CONTROL };
 
 /**
  * The developer dashboard as a static site: a private, encrypted S3 bucket that only this CloudFront distribution
@@ -160,14 +159,6 @@ export class DashboardStack extends Stack {
     new CfnOutput(this, 'DistributionId', { value: this.distribution.distributionId });
     new CfnOutput(this, 'SiteBucketName', { value: this.siteBucket.bucketName });
   }
-}
-
-/** Scripts, styles and images from the site itself only; requests to the site and to this API only. */
-export function dashboardCsp(apiOrigin: string): string {
-  return [
-    "default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:", "font-src 'self'",
-    `connect-src 'self' ${apiOrigin}`, "object-src 'none'", "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'",
-  ].join('; ');
 }
 
 /**

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname } from 'node:path';
+import { ASSET_CACHE_CONTROL, dashboardCsp, PAGE_CACHE_CONTROL } from '../infra/dashboard-headers.js';
 
 /**
  * The developer dashboard on the local stack: GET /dashboard/… serves the static site, apart from the API's
@@ -14,10 +15,7 @@ export const DASHBOARD_PATH = '/dashboard';
  * The same policy the deployed site gets from CloudFront (infra/dashboard-stack.ts), but for the API being on this
  * origin too. Nothing inline, nothing from another origin.
  */
-export const LOCAL_DASHBOARD_CSP = [
-  "default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:", "font-src 'self'",
-  "connect-src 'self'", "object-src 'none'", "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'",
-].join('; ');
+const LOCAL_DASHBOARD_CSP = dashboardCsp();
 
 const CONTENT_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -106,7 +104,7 @@ export async function serveDashboard(req: IncomingMessage, res: ServerResponse):
 
     const headers: Record<string, string> = {
       'Content-Type': CONTENT_TYPES[extname(name)] ?? 'application/octet-stream',
-      'Cache-Control': isAsset ? 'public, max-age=31536000, immutable' : 'no-cache',
+      'Cache-Control': isAsset ? ASSET_CACHE_CONTROL : PAGE_CACHE_CONTROL,
       ETag: file.etag,
       'X-Content-Type-Options': 'nosniff',
       'Referrer-Policy': 'no-referrer',

@@ -91,9 +91,7 @@ async function main(): Promise<void> {
     // =log writes them to stdout as a deployed function does (nothing ingests them; GET /v1/logs stays empty).
     if (process.env.PAYROLL_LOCAL_AUDIT === 'off') {
       setAuditSink(() => undefined);
-    } else if (process.env.PAYROLL_LOCAL_AUDIT === 'log') {
-      // The deployed sink, left as it is.
-    } else {
+    } else if (process.env.PAYROLL_LOCAL_AUDIT !== 'log') {
       audit = startAuditBatcher(defaultTable());
       setAuditSink(audit.sink);
     }
@@ -110,11 +108,15 @@ async function main(): Promise<void> {
     };
     // PAYROLL_LOCAL_WORKERS=external leaves the queues to `npm run workers` in another process.
     if (process.env.PAYROLL_LOCAL_WORKERS !== 'external') workers.push(...startLocalWorkers(state));
-    // The local queue engine keeps messages in memory: runs and events left unfinished by the last stop resume here.
-    const resumed = await resumeUnfinishedRuns(processorServices(), new Date());
-    await resumeUndispatchedEvents(processorServices(), new Date());
-    // Deliveries that were waiting in the queue: every one still pending is sent again (same webhook-id).
-    await resumePendingDeliveries(processorServices(), new Date(), new Date());
+    // The local queue engine keeps messages in memory: runs and events left unfinished by the last stop resume here,
+    // and deliveries that were waiting in the queue are sent again (same webhook-id). One `now` for all: deliveries
+    // the fan-out opens here are newer than it, so they are not taken for lost and sent a second time.
+    const now = new Date();
+    const services = processorServices();
+    const [resumed] = await Promise.all([
+      resumeUnfinishedRuns(services, now),
+      resumeUndispatchedEvents(services, now).then(() => resumePendingDeliveries(services, now, now)),
+    ]);
     // EventBridge runs the sweeper every 5 minutes on AWS; here it runs every minute.
     const sweeper = setInterval(() => void sweep().catch((err) => process.stderr.write(`sweeper: ${String(err)}\n`)), 60_000);
     sweeper.unref();

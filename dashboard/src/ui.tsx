@@ -206,6 +206,39 @@ export function Field({ id, label, hint, children }: { id: string; label: string
   );
 }
 
+/**
+ * A list page's filter card: a "Filters" heading, the page's fields, and Apply / Clear. `onApply` gets the form
+ * (read it with `formValue`); Clear resets the fields and calls `onClear`.
+ */
+export function FilterForm({ titleId, onApply, onClear, children }: { titleId: string; onApply: (form: HTMLFormElement) => void; onClear: () => void; children: ComponentChildren }) {
+  const submit = (e: Event) => {
+    e.preventDefault();
+    onApply(e.currentTarget as HTMLFormElement);
+  };
+  return (
+    <section class="card" aria-labelledby={titleId}>
+      <h2 id={titleId} class="h3">Filters</h2>
+      <form class="form-grid filters" onSubmit={submit} onReset={onClear}>
+        {children}
+        <div class="form-actions">
+          <button type="submit" class="button button-primary">Apply filters</button>
+          <button type="reset" class="button">Clear</button>
+        </div>
+      </form>
+    </section>
+  );
+}
+
+/** A list section's heading row: its title (the section's label, by `titleId`) and a Refresh button. */
+export function SectionHead({ titleId, title, onRefresh, refreshing }: { titleId: string; title: string; onRefresh: () => void; refreshing?: boolean }) {
+  return (
+    <div class="section-head">
+      <h2 id={titleId}>{title}</h2>
+      <button type="button" class="button" onClick={onRefresh} disabled={refreshing}>Refresh</button>
+    </div>
+  );
+}
+
 export function LoadMore({ next, loading, onClick, label }: { next: string | null; loading: boolean; onClick: () => void; label: string }) {
   if (!next) return null;
   return (

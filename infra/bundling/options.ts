@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
  * them, so the figures in BENCHMARKS.md are those of the code that runs.
  */
 
-const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** The repository root: NodejsFunction resolves entries, the lock file and esbuild's working directory from it. */
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
  * esbuild emits ESM, but some dependencies are still CommonJS and call `require` for Node built-ins; ESM has no
@@ -54,14 +55,20 @@ export function lambdaAliasArgs(): Record<string, string> {
 
 /**
  * The esbuild command line that bundles a route module (routes.ts `modules`) beside a function's bundle, with the
- * same settings; NodejsFunction runs it after bundling, in the repository root.
+ * same settings; NodejsFunction runs it after bundling, in the repository root. Derived from lambdaBuildOptions:
+ * an option added there and not mapped here fails the type check.
  */
 export function lambdaModuleCommand(module: string, outfile: string): string {
+  const { entryPoints, outfile: out, bundle, platform, format, target, mainFields, banner, minify, alias, external, ...unmapped } =
+    lambdaBuildOptions(join(REPO_ROOT, module), outfile);
+  const exhaustive: Record<string, never> = unmapped;
+  void exhaustive;
   const quote = (v: string) => `'${v.replace(/'/g, "'\\''")}'`;
   const args = [
-    join(REPO_ROOT, 'node_modules', '.bin', 'esbuild'), join(REPO_ROOT, module), '--bundle', '--platform=node', '--format=esm',
-    `--target=${LAMBDA_TARGET}`, `--main-fields=${MAIN_FIELDS.join(',')}`, '--minify', `--banner:js=${ESM_REQUIRE_SHIM}`,
-    ...Object.entries(LAMBDA_ALIASES).map(([from, to]) => `--alias:${from}=${to}`), `--outfile=${outfile}`, '--log-level=warning',
+    join(REPO_ROOT, 'node_modules', '.bin', 'esbuild'), ...entryPoints, ...(bundle ? ['--bundle'] : []), `--platform=${platform}`, `--format=${format}`,
+    `--target=${target}`, `--main-fields=${mainFields.join(',')}`, ...(minify ? ['--minify'] : []), `--banner:js=${banner.js}`,
+    ...Object.entries(alias).map(([from, to]) => `--alias:${from}=${to}`), ...external.map((name) => `--external:${name}`),
+    `--outfile=${out}`, '--log-level=warning',
   ];
   return args.map(quote).join(' ');
 }

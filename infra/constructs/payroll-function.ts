@@ -1,5 +1,4 @@
 import { basename, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { type IGrantable, type IPrincipal, Policy, type PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
@@ -7,11 +6,7 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { routeModuleFile } from '../../shared/http/route-files.js';
-import { ESM_REQUIRE_SHIM, LAMBDA_TARGET, lambdaAliasArgs, lambdaModuleCommand, MAIN_FIELDS } from '../bundling/options.js';
-
-/** The repository root: NodejsFunction resolves entries, the lock file and esbuild's working directory from it. */
-export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-
+import { ESM_REQUIRE_SHIM, LAMBDA_TARGET, lambdaAliasArgs, lambdaModuleCommand, MAIN_FIELDS, REPO_ROOT } from '../bundling/options.js';
 
 export interface PayrollFunctionProps {
   /** Entry file under functions/, without extension (a route's `handler`), e.g. `api/create-employee`. */

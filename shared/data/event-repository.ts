@@ -1,8 +1,8 @@
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
-import { EVENT_TYPES, type DeliveryStatus, type EventType } from '../domain/events.js';
-import { cancelledConditions, isConditionalCheckFailure, parseItem } from './item.js';
+import { DELIVERY_STATUSES, EVENT_TYPES, type DeliveryStatus, type EventType } from '../domain/events.js';
+import { cancelledConditions, isConditionalCheckFailure, parseItem, type TransactItems } from './item.js';
 import { GSI2, keys } from './keys.js';
 import { queryPage, type Page } from './paginate.js';
 
@@ -14,7 +14,7 @@ const eventItem = z.object({
   data: z.record(z.string(), z.unknown()),
   created_at: z.string(),
   /** Status of the delivery to each endpoint; the two sets make "which events have a failed delivery" a filter. */
-  deliveries: z.record(z.string(), z.enum(['pending', 'succeeded', 'failed'])),
+  deliveries: z.record(z.string(), z.enum(DELIVERY_STATUSES)),
   pending_endpoints: z.set(z.string()).optional(),
   failed_endpoints: z.set(z.string()).optional(),
 });
@@ -33,7 +33,7 @@ const deliveryItem = z.object({
   webhook_id: z.string(),
   organization_id: z.string(),
   url: z.string(),
-  status: z.enum(['pending', 'succeeded', 'failed']),
+  status: z.enum(DELIVERY_STATUSES),
   attempts: z.array(attempt),
   created_at: z.string(),
   updated_at: z.string(),
@@ -61,7 +61,7 @@ export class EventRepository {
    * The outbox: event items to add to the same transaction as the state change they describe, so a change is
    * never without its event. Each carries the sparse UNDISPATCHED marker until it has been fanned out.
    */
-  items(events: readonly NewEvent[]): NonNullable<TransactWriteCommandInput['TransactItems']> {
+  items(events: readonly NewEvent[]): TransactItems {
     return events.map((e) => ({
       Put: {
         TableName: this.table.tableName,
@@ -217,9 +217,9 @@ export class EventRepository {
    * and `alsoWrite` (the endpoint's failure count) move together. A final outcome only applies to a delivery still
    * pending (a re-delivered message whose delivery was already closed changes nothing); returns false then.
    */
-  async recordAttempt(orgId: string, eventId: string, webhookId: string, a: DeliveryAttempt, outcome: 'succeeded' | 'failed' | null, alsoWrite: NonNullable<TransactWriteCommandInput['TransactItems']> = []): Promise<boolean> {
+  async recordAttempt(orgId: string, eventId: string, webhookId: string, a: DeliveryAttempt, outcome: 'succeeded' | 'failed' | null, alsoWrite: TransactItems = []): Promise<boolean> {
     const t = this.table.tableName;
-    const items: NonNullable<TransactWriteCommandInput['TransactItems']> = [{
+    const items: TransactItems = [{
       Update: {
         TableName: t, Key: keys.delivery(orgId, eventId, webhookId),
         // Closing removes the pending marker; an attempt that leaves it pending moves the marker's time forward.

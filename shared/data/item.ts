@@ -1,4 +1,8 @@
+import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { z } from 'zod';
+
+/** Operations of one DynamoDB transaction: what the repositories' `alsoWrite` parameters take and return. */
+export type TransactItems = NonNullable<TransactWriteCommandInput['TransactItems']>;
 
 /** Items read back are checked against their schema: a corrupt or foreign item fails loudly, never silently. */
 export function parseItem<S extends z.ZodType>(schema: S, item: Record<string, unknown>, entity: string): z.infer<S> {

@@ -1,10 +1,10 @@
-import { GetCommand, TransactWriteCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
 import { PAYROLL_STATUSES, isTerminal, sourcesOf, type PayrollStatus } from '../domain/payroll-status.js';
 import type { Originator } from '../domain/settings.js';
 import { batchGetAll } from './batch.js';
-import { cancelledConditions, isConditionalCheckFailure, parseItem } from './item.js';
+import { cancelledConditions, isConditionalCheckFailure, parseItem, type TransactItems } from './item.js';
 import { GSI2, keys } from './keys.js';
 import { originatorItem } from './organization-repository.js';
 import { queryPage, type Page } from './paginate.js';
@@ -81,9 +81,9 @@ export class PayrollRepository {
    * transaction: of any number of concurrent identical submissions exactly one succeeds, and the others learn
    * from the cancellation reasons which item someone else holds.
    */
-  async create(record: PayrollRecord, options: { window: boolean; idempotencyKeyHash?: string; now: Date; alsoWrite?: NonNullable<TransactWriteCommandInput['TransactItems']> }): Promise<CreateOutcome> {
+  async create(record: PayrollRecord, options: { window: boolean; idempotencyKeyHash?: string; now: Date; alsoWrite?: TransactItems }): Promise<CreateOutcome> {
     const t = this.table.tableName;
-    const items: NonNullable<TransactWriteCommandInput['TransactItems']> = [
+    const items: TransactItems = [
       { Put: { TableName: t, Item: toItem(record), ConditionExpression: 'attribute_not_exists(PK)' } },
     ];
     let windowIndex = -1;
@@ -192,7 +192,7 @@ export class PayrollRepository {
     record: Pick<PayrollRecord, 'organization_id' | 'payroll_id'>,
     to: PayrollStatus,
     at: string,
-    options: { reason?: string; set?: Record<string, unknown>; alsoWrite?: NonNullable<TransactWriteCommandInput['TransactItems']> } = {},
+    options: { reason?: string; set?: Record<string, unknown>; alsoWrite?: TransactItems } = {},
   ): Promise<boolean> {
     const names: Record<string, string> = { '#status': 'status' };
     const values: Record<string, unknown> = {
@@ -241,7 +241,7 @@ export class PayrollRepository {
    * Records the chunk plan, the start time and the originator once; a re-run finds them already set and keeps the
    * first ones, so every chunk and the file agree on trace numbers and dates.
    */
-  async planChunks(orgId: string, payrollId: string, plan: { chunkCount: number; startedAt: string; originator: Originator }, alsoWrite: NonNullable<TransactWriteCommandInput['TransactItems']> = []): Promise<boolean> {
+  async planChunks(orgId: string, payrollId: string, plan: { chunkCount: number; startedAt: string; originator: Originator }, alsoWrite: TransactItems = []): Promise<boolean> {
     try {
       await this.table.doc.send(new TransactWriteCommand({
         TransactItems: [
@@ -304,8 +304,8 @@ export class PayrollRepository {
   }
 
   /** Cancelling a regular run frees its window for a new submission, in the same transaction. */
-  async cancel(record: PayrollRecord, at: string, alsoWrite: NonNullable<TransactWriteCommandInput['TransactItems']> = []): Promise<boolean> {
-    const windowRelease: NonNullable<TransactWriteCommandInput['TransactItems']> = record.type === 'regular'
+  async cancel(record: PayrollRecord, at: string, alsoWrite: TransactItems = []): Promise<boolean> {
+    const windowRelease: TransactItems = record.type === 'regular'
       ? [{
         Delete: {
           TableName: this.table.tableName,

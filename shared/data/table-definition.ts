@@ -1,3 +1,4 @@
+import { MAX_DELIVERY_ATTEMPTS } from '../domain/events.js';
 import { GSI1, GSI2, GSI3, TABLE_KEYS, TTL_ATTRIBUTE } from './keys.js';
 
 /**
@@ -19,5 +20,5 @@ export const TABLE_DEFINITION = {
 export const QUEUE_DEFINITIONS = {
   payroll: { name: 'payroll-processing', visibilityTimeoutSeconds: 900, maxReceiveCount: 5 },
   /** Three receives = the three delivery attempts; the handler sets each retry's delay; then the DLQ keeps it. */
-  webhooks: { name: 'webhook-delivery', visibilityTimeoutSeconds: 60, maxReceiveCount: 3 },
+  webhooks: { name: 'webhook-delivery', visibilityTimeoutSeconds: 60, maxReceiveCount: MAX_DELIVERY_ATTEMPTS },
 } as const;

@@ -1,9 +1,9 @@
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
 import { ConcurrentModificationError } from '../domain/errors.js';
 import { EVENT_TYPES, UNRELIABLE_AFTER_FAILED_EVENTS, WEBHOOK_STATUSES } from '../domain/events.js';
-import { isConditionalCheckFailure, parseItem } from './item.js';
+import { isConditionalCheckFailure, parseItem, type TransactItems } from './item.js';
 import { keys } from './keys.js';
 import { queryPage, type Page } from './paginate.js';
 
@@ -89,7 +89,7 @@ export class WebhookRepository {
    * (EventRepository.recordAttempt): a failed event counts one more consecutive failure, a success resets the count.
    * In one transaction, a worker that dies around the close can neither lose a failed event nor count it twice.
    */
-  outcomeItems(orgId: string, webhookId: string, outcome: 'succeeded' | 'failed', at: string): NonNullable<TransactWriteCommandInput['TransactItems']> {
+  outcomeItems(orgId: string, webhookId: string, outcome: 'succeeded' | 'failed', at: string): TransactItems {
     return [{
       Update: {
         TableName: this.table.tableName, Key: keys.webhook(orgId, webhookId),

@@ -22,4 +22,5 @@ export const UNRELIABLE_AFTER_FAILED_EVENTS = 5;
 /** How long a rotated-out secret still signs deliveries, so receivers can roll over without dropping events. */
 export const SECRET_ROTATION_GRACE_MS = 24 * 3600 * 1000;
 
-export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];

@@ -1,7 +1,6 @@
 import { fieldEncryptor } from '../adapters/envelope-encryption.js';
 import { webhookUrlPolicy } from '../config/env.js';
 import type { WebhookServices } from '../use-cases/webhooks.js';
-import { appServices } from './context.js';
 import { recordServices } from './record-services.js';
 
 /** Endpoint management: the encryptor is resolved only by the routes that store a secret. */
@@ -12,7 +11,7 @@ export function webhookServices(): WebhookServices {
     get encryptor() {
       return fieldEncryptor('webhook-secret');
     },
-    deps: appServices().deps,
+    deps: p.deps,
     environment: webhookUrlPolicy(),
   };
 }

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { EVENT_TYPES, WEBHOOK_STATUSES } from '../domain/events.js';
+import { DELIVERY_STATUSES, EVENT_TYPES } from '../domain/events.js';
 import { limitParam, pageTokenParam } from './common.js';
 
 const events = z.array(z.enum(EVENT_TYPES)).min(1).max(EVENT_TYPES.length)
@@ -25,10 +25,8 @@ export const listWebhooksQuery = z.strictObject({ limit: limitParam, page_token:
 export const listEventsQuery = z.strictObject({
   type: z.enum(EVENT_TYPES).optional().meta({ description: 'Only events of this type' }),
   payroll_id: z.string().min(1).max(64).optional().meta({ description: 'Only this run\'s events' }),
-  delivery_status: z.enum(['pending', 'succeeded', 'failed']).optional().meta({ description: 'Only events with a delivery in this status' }),
+  delivery_status: z.enum(DELIVERY_STATUSES).optional().meta({ description: 'Only events with a delivery in this status' }),
   limit: limitParam,
   page_token: pageTokenParam,
 });
 export const eventIdParams = z.object({ id: z.string().min(1).max(64) });
-
-export { WEBHOOK_STATUSES };

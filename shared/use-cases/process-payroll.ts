@@ -1,4 +1,3 @@
-import type { Deps } from '../adapters/clock.js';
 import type { FieldEncryptor } from '../adapters/envelope-encryption.js';
 import { deterministicId } from '../adapters/ids.js';
 import { buildNachaFile, entryDetailRecord, sanitize, traceNumber } from '../adapters/nacha.js';
@@ -11,9 +10,7 @@ import type { PayrollRecord, PayrollRepository } from '../data/payroll-repositor
 import { complianceFindings, type EmployeeFacts } from '../domain/compliance.js';
 import { centsToNumber, parseMoney } from '../domain/money.js';
 import { deductionsTotal, netPay, type PayrollEntry } from '../domain/payroll.js';
-import type { EventRepository } from '../data/event-repository.js';
-import type { WebhookRepository } from '../data/webhook-repository.js';
-import { dispatchQuietly, payrollEvent } from './events.js';
+import { dispatchQuietly, payrollEvent, type EventServices } from './events.js';
 import type { StoredSubmission } from './submit-payroll.js';
 
 /**
@@ -32,18 +29,15 @@ export type ProcessorMessage =
   | { kind: 'chunk'; organization_id: string; payroll_id: string; chunk: number }
   | { kind: 'finalize'; organization_id: string; payroll_id: string };
 
-export interface ProcessorServices {
+/** The event outbox's services (events, webhooks, webhook queue, deps) and the run's own. */
+export interface ProcessorServices extends EventServices {
   payrolls: PayrollRepository;
-  events: EventRepository;
-  webhooks: WebhookRepository;
-  webhookQueue: Queue;
   employees: EmployeeRepository;
   organizations: OrganizationRepository;
   paystubs: PaystubRepository;
   objects: ObjectStore;
   queue: Queue;
   encryptor: FieldEncryptor;
-  deps: Deps;
 }
 
 /** An account number that makes the run end `failed`, as a returned deposit would (sandbox only). */

@@ -36,7 +36,8 @@ describe('rate limits per token', () => {
       const { response } = await api.GET('/v1/employees');
       expect(response.status).toBe(200);
       expect(response.headers.get('x-ratelimit-limit')).toBe('5');
-      expect(Number(response.headers.get('x-ratelimit-reset'))).toBeGreaterThan(0);
+      // CONTRACT §3: seconds until the bucket is full again, an integer.
+      expect(response.headers.get('x-ratelimit-reset')).toMatch(/^[1-9]\d*$/);
       remaining.push(response.headers.get('x-ratelimit-remaining')!);
     }
     expect(remaining).toEqual(['4', '3', '2', '1', '0']);
@@ -77,6 +78,33 @@ describe('rate limits per token', () => {
     const reader = JSON.parse((await stack.admin('token', 'create', '--org', org.organization_id, '--type', 'read-only', '--json')).stdout) as { token: string };
     const listed = await typedClient(stack, reader.token).GET('/v1/employees', { params: { query: { limit: 100 } } });
     expect(listed.data!.data.employees).toHaveLength(created);
+  });
+
+  it('gives POST /payroll* its own payroll-write bucket, counted before validation', async () => {
+    // A new organization's admin token (from the CLI): the shared admin's employee-write bucket stays unspent.
+    const { token } = await stack.createOrganization('Payroll Bucket Co');
+    const api = typedClient(stack, token);
+    const remaining: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      // An empty body is refused by validation (400) but still spends the payroll-write bucket.
+      const res = await stack.request('POST', '/v1/payroll?dry_run=true', { token, body: {} });
+      expect(res.status).toBe(400);
+      expect(res.headers['x-ratelimit-limit']).toBe('5');
+      remaining.push(res.headers['x-ratelimit-remaining']!);
+    }
+    expect(remaining).toEqual(['4', '3', '2', '1', '0']);
+    const refused = await stack.request('POST', '/v1/payroll', { token, body: {} });
+    expect(refused.status).toBe(429);
+    expect(refused.body.error).toMatchObject({ code: 'rate_limited', message: 'Too Many Requests' });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(refused.body.error.retry_after).toBe(Number(refused.headers['retry-after']));
+    // The read and employee-write buckets of the same key are untouched.
+    const read = await api.GET('/v1/employees');
+    expect(read.response.status).toBe(200);
+    expect(read.response.headers.get('x-ratelimit-remaining')).toBe('4');
+    const write = await api.POST('/v1/employees', { body: employee('payroll-bucket') });
+    expect(write.response.status).toBe(201);
+    expect(write.response.headers.get('x-ratelimit-remaining')).toBe('4');
   });
 
   it('keeps one bucket per key: another key is not affected', async () => {

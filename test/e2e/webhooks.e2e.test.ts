@@ -181,8 +181,12 @@ describe('webhooks over the local stack', () => {
     const list = await api.GET('/v1/webhooks');
     expect(list.data!.data.webhooks).toEqual([expect.objectContaining({ webhook_id: hook.webhook_id, events: ['payroll.completed', 'payroll.failed'], status: 'active' })]);
     expect(asReceived(list.response).text).not.toContain('whsec_');
-    expect((await other.api.GET('/v1/webhooks/{id}', at(hook.webhook_id))).response.status).toBe(404);
-    expect((await other.api.DELETE('/v1/webhooks/{id}', at(hook.webhook_id))).response.status).toBe(404);
+    const foreignGet = await other.api.GET('/v1/webhooks/{id}', at(hook.webhook_id));
+    expect(foreignGet.response.status).toBe(404);
+    expect(foreignGet.error!.error).toMatchObject({ code: 'not_found', message: 'Not found' });
+    const foreignDelete = await other.api.DELETE('/v1/webhooks/{id}', at(hook.webhook_id));
+    expect(foreignDelete.response.status).toBe(404);
+    expect(foreignDelete.error!.error).toMatchObject({ code: 'not_found', message: 'Not found' });
     // An event type the document does not list: hostile input the typed client cannot express.
     const bad = await stack.request('POST', '/v1/webhooks', { token, body: { url: 'http://10.0.0.1/hook', events: ['payroll.exploded'] } });
     expect(bad.status).toBe(400);
@@ -191,8 +195,12 @@ describe('webhooks over the local stack', () => {
     expect(unsafe.response.status).toBe(400);
     expect(unsafe.error!.error.details[0]).toMatchObject({ field: 'url', code: 'unsafe_url' });
     expect((await api.DELETE('/v1/webhooks/{id}', at(hook.webhook_id))).response.status).toBe(200);
-    expect((await api.GET('/v1/webhooks/{id}', at(hook.webhook_id))).response.status).toBe(404);
-    expect((await api.POST('/v1/events/{id}/redeliver', at('evt_unknown'))).response.status).toBe(404);
+    const removed = await api.GET('/v1/webhooks/{id}', at(hook.webhook_id));
+    expect(removed.response.status).toBe(404);
+    expect(removed.error!.error.code).toBe('not_found');
+    const unknownEvent = await api.POST('/v1/events/{id}/redeliver', at('evt_unknown'));
+    expect(unknownEvent.response.status).toBe(404);
+    expect(unknownEvent.error!.error.code).toBe('not_found');
   });
 });
 

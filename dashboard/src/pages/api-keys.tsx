@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, listPage } from '../api.js';
 import { TOKEN_TYPES, type ApiKey, type IssuedApiKey, type TokenType } from '../types.js';
-import { ErrorBox, Field, formValue, LoadMore, PageTitle, SecretOnce, StatusBadge, TableRegion, useAsync, When } from '../ui.js';
+import { ErrorBox, Field, formValue, LoadMore, PageTitle, SectionHead, SecretOnce, StatusBadge, TableRegion, useAsync, When } from '../ui.js';
 
 const TYPE_HELP: Record<TokenType, string> = {
   'read-only': 'Reads employees, payrolls and paystubs.',
@@ -138,10 +138,7 @@ export function ApiKeysPage() {
       </section>
 
       <section aria-labelledby="keys-title">
-        <div class="section-head">
-          <h2 id="keys-title">Keys</h2>
-          <button type="button" class="button" onClick={first.reload}>Refresh</button>
-        </div>
+        <SectionHead titleId="keys-title" title="Keys" onRefresh={first.reload} />
         <ErrorBox error={first.error} title="The keys could not be loaded" />
         <ErrorBox error={rowError} />
         {first.loading && !first.data && <p aria-live="polite">Loading keys…</p>}

@@ -1,7 +1,7 @@
 import { useMemo, useState } from 'preact/hooks';
 import { api, ApiError, listPage, type Page } from '../api.js';
 import type { Employee, Settings } from '../types.js';
-import { ErrorBox, Field, formatDate, formValue, PageTitle, TableRegion, useAsync } from '../ui.js';
+import { ErrorBox, Field, formatDate, formValue, PageTitle, SectionHead, TableRegion, useAsync } from '../ui.js';
 
 /** The API lists employees page by page and has no search: the dashboard loads up to this many and filters them here. */
 const LOAD_LIMIT = 1000;
@@ -154,10 +154,7 @@ export function EmployeesPage() {
       )}
 
       <section aria-labelledby="employee-list-title">
-        <div class="section-head">
-          <h2 id="employee-list-title">People</h2>
-          <button type="button" class="button" onClick={list.reload}>Refresh</button>
-        </div>
+        <SectionHead titleId="employee-list-title" title="People" onRefresh={list.reload} />
         <ErrorBox error={list.error} title="The employees could not be loaded" />
         <p id="employee-count" class="muted small" aria-live="polite">
           {list.loading && !list.data ? 'Loading employees…' : list.data

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { listPage, type Query } from '../api.js';
 import type { ApiKey, LogLine } from '../types.js';
-import { ErrorBox, Field, formValue, HttpStatus, LoadMore, PageTitle, TableRegion, useAsync, When } from '../ui.js';
+import { ErrorBox, Field, FilterForm, formValue, HttpStatus, LoadMore, PageTitle, SectionHead, TableRegion, useAsync, When } from '../ui.js';
 
 /** The audit log (GET /v1/logs): every authenticated request and authentication failure, newest first. */
 export function LogsPage() {
@@ -19,9 +19,7 @@ export function LogsPage() {
   const next = extra ? extra.next : (first.data?.next_page_token ?? null);
   const keyName = new Map((keys.data?.items ?? []).map((k) => [k.api_key_id, k.name]));
 
-  const apply = (e: Event) => {
-    e.preventDefault();
-    const form = e.currentTarget as HTMLFormElement;
+  const apply = (form: HTMLFormElement) => {
     setFilters({
       api_key_id: formValue(form, 'api_key_id'),
       status: formValue(form, 'status'),
@@ -48,39 +46,29 @@ export function LogsPage() {
     <>
       <PageTitle subtitle="Every authenticated request and every authentication failure, newest first. Lines appear within a second and are kept 400 days.">Logs</PageTitle>
 
-      <section class="card" aria-labelledby="log-filters-title">
-        <h2 id="log-filters-title" class="h3">Filters</h2>
-        <form class="form-grid filters" onSubmit={apply} onReset={() => setFilters({})}>
-          <Field id="log-key" label="API key">
-            <select id="log-key" name="api_key_id" class="input">
-              <option value="">Any key</option>
-              {(keys.data?.items ?? []).map((k) => <option key={k.api_key_id} value={k.api_key_id}>{k.name} ({k.api_key_id})</option>)}
-            </select>
-          </Field>
-          <Field id="log-status" label="Status code" hint="e.g. 401">
-            <input id="log-status" name="status" class="input" inputMode="numeric" pattern="[1-5][0-9]{2}" maxLength={3} aria-describedby="log-status-hint" />
-          </Field>
-          <Field id="log-path" label="Path starts with" hint="e.g. /v1/payroll">
-            <input id="log-path" name="path_prefix" class="input" aria-describedby="log-path-hint" />
-          </Field>
-          <Field id="log-from" label="From (UTC day)">
-            <input id="log-from" name="from" type="date" class="input" />
-          </Field>
-          <Field id="log-to" label="To (UTC day)">
-            <input id="log-to" name="to" type="date" class="input" />
-          </Field>
-          <div class="form-actions">
-            <button type="submit" class="button button-primary">Apply filters</button>
-            <button type="reset" class="button">Clear</button>
-          </div>
-        </form>
-      </section>
+      <FilterForm titleId="log-filters-title" onApply={apply} onClear={() => setFilters({})}>
+        <Field id="log-key" label="API key">
+          <select id="log-key" name="api_key_id" class="input">
+            <option value="">Any key</option>
+            {(keys.data?.items ?? []).map((k) => <option key={k.api_key_id} value={k.api_key_id}>{k.name} ({k.api_key_id})</option>)}
+          </select>
+        </Field>
+        <Field id="log-status" label="Status code" hint="e.g. 401">
+          <input id="log-status" name="status" class="input" inputMode="numeric" pattern="[1-5][0-9]{2}" maxLength={3} aria-describedby="log-status-hint" />
+        </Field>
+        <Field id="log-path" label="Path starts with" hint="e.g. /v1/payroll">
+          <input id="log-path" name="path_prefix" class="input" aria-describedby="log-path-hint" />
+        </Field>
+        <Field id="log-from" label="From (UTC day)">
+          <input id="log-from" name="from" type="date" class="input" />
+        </Field>
+        <Field id="log-to" label="To (UTC day)">
+          <input id="log-to" name="to" type="date" class="input" />
+        </Field>
+      </FilterForm>
 
       <section aria-labelledby="log-lines-title">
-        <div class="section-head">
-          <h2 id="log-lines-title">Requests</h2>
-          <button type="button" class="button" onClick={first.reload} disabled={first.loading}>Refresh</button>
-        </div>
+        <SectionHead titleId="log-lines-title" title="Requests" onRefresh={first.reload} refreshing={first.loading} />
         <ErrorBox error={first.error} title="The log could not be read" />
         <ErrorBox error={moreError} />
         <p class="sr-only" aria-live="polite">{first.loading ? 'Loading log lines…' : `${lines.length} log lines shown`}</p>

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { listPage, type Page, type Query } from '../api.js';
 import { PAYROLL_STATUSES, type Payroll } from '../types.js';
-import { ErrorBox, Field, formatDate, formatMoney, formatPeriod, formValue, LoadMore, PageTitle, StatusBadge, TableRegion, useAsync, usePolling, When } from '../ui.js';
+import { ErrorBox, Field, FilterForm, formatDate, formatMoney, formatPeriod, formValue, LoadMore, PageTitle, SectionHead, StatusBadge, TableRegion, useAsync, usePolling, When } from '../ui.js';
 
 export const isUnfinished = (status: string): boolean => status === 'pending' || status === 'processing';
 
@@ -35,9 +35,7 @@ export function PayrollsPage() {
   };
   usePolling(refresh, 2000, runs.some((r) => isUnfinished(r.status)));
 
-  const apply = (e: Event) => {
-    e.preventDefault();
-    const form = e.currentTarget as HTMLFormElement;
+  const apply = (form: HTMLFormElement) => {
     setFilters({ status: formValue(form, 'status'), from: formValue(form, 'from'), to: formValue(form, 'to') });
   };
 
@@ -56,33 +54,23 @@ export function PayrollsPage() {
     <>
       <PageTitle subtitle="Payroll runs, newest pay date first. Submit runs through the API (POST /v1/payroll); they are processed within seconds.">Payrolls</PageTitle>
 
-      <section class="card" aria-labelledby="payroll-filters-title">
-        <h2 id="payroll-filters-title" class="h3">Filters</h2>
-        <form class="form-grid filters" onSubmit={apply} onReset={() => setFilters({})}>
-          <Field id="payroll-status" label="Status">
-            <select id="payroll-status" name="status" class="input">
-              <option value="">Any status</option>
-              {PAYROLL_STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
-            </select>
-          </Field>
-          <Field id="payroll-from" label="Pay date from">
-            <input id="payroll-from" name="from" type="date" class="input" />
-          </Field>
-          <Field id="payroll-to" label="Pay date to">
-            <input id="payroll-to" name="to" type="date" class="input" />
-          </Field>
-          <div class="form-actions">
-            <button type="submit" class="button button-primary">Apply filters</button>
-            <button type="reset" class="button">Clear</button>
-          </div>
-        </form>
-      </section>
+      <FilterForm titleId="payroll-filters-title" onApply={apply} onClear={() => setFilters({})}>
+        <Field id="payroll-status" label="Status">
+          <select id="payroll-status" name="status" class="input">
+            <option value="">Any status</option>
+            {PAYROLL_STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
+          </select>
+        </Field>
+        <Field id="payroll-from" label="Pay date from">
+          <input id="payroll-from" name="from" type="date" class="input" />
+        </Field>
+        <Field id="payroll-to" label="Pay date to">
+          <input id="payroll-to" name="to" type="date" class="input" />
+        </Field>
+      </FilterForm>
 
       <section aria-labelledby="runs-title">
-        <div class="section-head">
-          <h2 id="runs-title">Runs</h2>
-          <button type="button" class="button" onClick={first.reload}>Refresh</button>
-        </div>
+        <SectionHead titleId="runs-title" title="Runs" onRefresh={first.reload} />
         <ErrorBox error={first.error} title="The payrolls could not be loaded" />
         {first.loading && !pages && <p aria-live="polite">Loading payrolls…</p>}
         {pages && runs.length === 0 && <p>No payroll run matches.</p>}

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, listPage } from '../api.js';
 import { EVENT_TYPES, type EventItem, type IssuedWebhook, type Webhook } from '../types.js';
-import { ErrorBox, Field, formatDateTime, formValue, LoadMore, PageTitle, SecretOnce, StatusBadge, TableRegion, useAsync, When } from '../ui.js';
+import { ErrorBox, Field, formatDateTime, formValue, LoadMore, PageTitle, SectionHead, SecretOnce, StatusBadge, TableRegion, useAsync, When } from '../ui.js';
 
 function lastAttempt(d: EventItem['deliveries'][number]): string {
   const a = d.attempts[d.attempts.length - 1];
@@ -107,10 +107,7 @@ export function WebhooksPage() {
       )}
 
       <section aria-labelledby="endpoints-title">
-        <div class="section-head">
-          <h2 id="endpoints-title">Endpoints</h2>
-          <button type="button" class="button" onClick={hooks.reload}>Refresh</button>
-        </div>
+        <SectionHead titleId="endpoints-title" title="Endpoints" onRefresh={hooks.reload} />
         <ErrorBox error={hooks.error} title="The endpoints could not be loaded" />
         <ErrorBox error={actionError} />
         {hooks.data && endpoints.length === 0 && <p>No endpoint yet: register one below.</p>}

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { EVENT_TYPES, WEBHOOK_STATUSES } from '../../domain/events.js';
+import { DELIVERY_STATUSES, EVENT_TYPES, WEBHOOK_STATUSES } from '../../domain/events.js';
 import type { eventView } from '../../use-cases/events.js';
 import type { webhookView } from '../../use-cases/webhooks.js';
 import { createWebhookBody, eventIdParams, listEventsQuery, listWebhooksQuery, updateWebhookBody, webhookIdParams } from '../webhook.js';
@@ -44,7 +44,7 @@ export const event = z
     deliveries: z.array(z.strictObject({
       webhook_id: z.string(),
       url: z.string(),
-      status: z.enum(['pending', 'succeeded', 'failed']),
+      status: z.enum(DELIVERY_STATUSES),
       attempts: z.array(attempt),
     })),
   })
