@@ -1,10 +1,12 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { BuildOptions, Plugin } from 'esbuild';
 
 /**
  * How every Lambda function is bundled, in one place: the CDK construct (infra/constructs/payroll-function.ts)
- * deploys with these settings and the cold-start benchmark (bench/cold-start.ts) measures bundles built with
- * them, so the figures in BENCHMARKS.md are those of the code that runs.
+ * deploys bundles built by ./bundle-function.ts with these settings, and the cold-start benchmark
+ * (bench/cold-start.ts) and the bundle tests build them the same way, so the figures in BENCHMARKS.md are those of
+ * the code that runs.
  */
 
 /** The repository root: NodejsFunction resolves entries, the lock file and esbuild's working directory from it. */
@@ -22,53 +24,62 @@ export const LAMBDA_TARGET = 'node22';
 /** Prefer the ESM builds of dependencies so esbuild can tree-shake them. */
 export const MAIN_FIELDS = ['module', 'main'];
 
-/**
- * Modules replaced inside the bundles only. The AWS SDK's default credential chain becomes environment variables
- * alone: see infra/bundling/env-credentials.ts for why that is exact on Lambda, and what it saves.
- */
-export const LAMBDA_ALIASES: Record<string, string> = {
-  '@aws-sdk/credential-provider-node': join(REPO_ROOT, 'infra', 'bundling', 'env-credentials.ts'),
-};
+/** Where Lambda unpacks the AWS SDK layer (infra/bundling/sdk-layer.ts): a layer's top-level folder lands under /opt. */
+export const SDK_LAYER_DIR = '/opt/payroll-aws-sdk';
 
-/** The same settings as esbuild's JavaScript API takes them (for the benchmark and the bundle tests). */
-export function lambdaBuildOptions(entry: string, outfile: string) {
+/** The SDK packages the layer serves. Code in functions/ and shared/ imports them by their usual names. */
+export const SDK_PACKAGES = [
+  '@aws-sdk/client-dynamodb',
+  '@aws-sdk/lib-dynamodb',
+  '@aws-sdk/client-s3',
+  '@aws-sdk/client-kms',
+  '@aws-sdk/client-sqs',
+  '@aws-sdk/client-secrets-manager',
+] as const;
+
+/** The layer file that stands for a package: `@aws-sdk/client-dynamodb` → `client-dynamodb.mjs`. */
+export function sdkLayerFile(pkg: string): string {
+  return `${pkg.slice(pkg.indexOf('/') + 1)}.mjs`;
+}
+
+/**
+ * Resolves each SDK package to its file in the layer folder `sdkDir`, kept external: a function's bundle imports
+ * the layer by absolute path and carries no SDK code. The files are marked free of side effects, so an import whose
+ * names the function never uses is dropped, as tree-shaking dropped that client when it was bundled (a function
+ * that builds a service it never calls does not load that client at its cold start).
+ */
+export function sdkLayerPlugin(sdkDir: string): Plugin {
+  const files = new Map<string, string>(SDK_PACKAGES.map((pkg) => [pkg, `${sdkDir}/${sdkLayerFile(pkg)}`]));
+  return {
+    name: 'payroll-sdk-layer',
+    setup(build) {
+      build.onResolve({ filter: /^@aws-sdk\// }, (args) => {
+        const path = files.get(args.path);
+        return path ? { path, external: true, sideEffects: false } : undefined;
+      });
+    },
+  };
+}
+
+/**
+ * The esbuild options of a function's bundle (and of its route modules). `sdkDir` is /opt/payroll-aws-sdk as
+ * deployed; the benchmark and the tests build the layer into a temporary folder and pass it.
+ */
+export function lambdaBuildOptions(entry: string, outfile: string, sdkDir: string = SDK_LAYER_DIR): BuildOptions {
   return {
     entryPoints: [entry],
     outfile,
     bundle: true,
-    platform: 'node' as const,
-    format: 'esm' as const,
+    platform: 'node',
+    format: 'esm',
     target: LAMBDA_TARGET,
     mainFields: MAIN_FIELDS,
     banner: { js: ESM_REQUIRE_SHIM },
     minify: true,
-    alias: LAMBDA_ALIASES,
-    // The AWS SDK v3 is bundled, as deployed: see infra/constructs/payroll-function.ts.
-    external: [] as string[],
+    plugins: [sdkLayerPlugin(sdkDir)],
+    // Packages resolve from the repository, wherever the entry is.
+    nodePaths: [join(REPO_ROOT, 'node_modules')],
+    absWorkingDir: REPO_ROOT,
+    logLevel: 'warning',
   };
-}
-
-/** The aliases as the esbuild command-line flags NodejsFunction passes through (`--alias:from=to`). */
-export function lambdaAliasArgs(): Record<string, string> {
-  return Object.fromEntries(Object.entries(LAMBDA_ALIASES).map(([from, to]) => [`--alias:${from}`, to]));
-}
-
-/**
- * The esbuild command line that bundles a route module (routes.ts `modules`) beside a function's bundle, with the
- * same settings; NodejsFunction runs it after bundling, in the repository root. Derived from lambdaBuildOptions:
- * an option added there and not mapped here fails the type check.
- */
-export function lambdaModuleCommand(module: string, outfile: string): string {
-  const { entryPoints, outfile: out, bundle, platform, format, target, mainFields, banner, minify, alias, external, ...unmapped } =
-    lambdaBuildOptions(join(REPO_ROOT, module), outfile);
-  const exhaustive: Record<string, never> = unmapped;
-  void exhaustive;
-  const quote = (v: string) => `'${v.replace(/'/g, "'\\''")}'`;
-  const args = [
-    join(REPO_ROOT, 'node_modules', '.bin', 'esbuild'), ...entryPoints, ...(bundle ? ['--bundle'] : []), `--platform=${platform}`, `--format=${format}`,
-    `--target=${target}`, `--main-fields=${mainFields.join(',')}`, ...(minify ? ['--minify'] : []), `--banner:js=${banner.js}`,
-    ...Object.entries(alias).map(([from, to]) => `--alias:${from}=${to}`), ...external.map((name) => `--external:${name}`),
-    `--outfile=${out}`, '--log-level=warning',
-  ];
-  return args.map(quote).join(' ');
 }

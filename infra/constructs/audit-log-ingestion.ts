@@ -8,6 +8,7 @@ import { Construct } from 'constructs';
 import { ParkingQueue } from './parking-queue.js';
 import { PayrollFunction } from './payroll-function.js';
 import { grantTable, type ServiceResources } from './service-access.js';
+import { WORKER_HANDLERS } from '../lambda-functions.js';
 
 /** The audit lines of shared/adapters/audit-sink.ts, and nothing else a function logs. */
 export const AUDIT_FILTER_PATTERN: IFilterPattern = FilterPattern.stringValue('$.audit_event', '=', 'request');
@@ -56,7 +57,7 @@ export class AuditLogIngestion extends Construct {
     });
 
     this.function = new PayrollFunction(this, 'Ingest', {
-      handler: 'audit/ingest-audit-log',
+      handler: WORKER_HANDLERS.auditIngest,
       description: 'Writes the audit lines of the API functions\' logs to the table',
       environment: props.environment,
       logRemovalPolicy: props.removalPolicy,

@@ -1,12 +1,14 @@
-import { basename, join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { type IGrantable, type IPrincipal, Policy, type PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Architecture, Code, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { routeModuleFile } from '../../shared/http/route-files.js';
-import { ESM_REQUIRE_SHIM, LAMBDA_TARGET, lambdaAliasArgs, lambdaModuleCommand, MAIN_FIELDS, REPO_ROOT } from '../bundling/options.js';
+import type { FunctionBundleSpec } from '../bundling/bundle-function.js';
+import { REPO_ROOT } from '../bundling/options.js';
+import { bundledLocally } from './local-bundling.js';
+import { sdkLayer } from './sdk-layer.js';
 
 export interface PayrollFunctionProps {
   /** Entry file under functions/, without extension (a route's `handler`), e.g. `api/create-employee`. */
@@ -33,8 +35,11 @@ export interface PayrollFunctionProps {
  * function itself needs (writing its own log group, X-Ray); everything the stack grants from the route table
  * goes through `addToAccessPolicy` into a separate policy, so the two can be reviewed (and nag-checked) apart.
  */
+/** The bundler CDK runs for each function at synth. */
+const BUNDLER = join(REPO_ROOT, 'infra', 'bundling', 'bundle-function.ts');
+
 export class PayrollFunction extends Construct implements IGrantable {
-  readonly function: NodejsFunction;
+  readonly function: LambdaFunction;
   readonly logGroup: LogGroup;
   readonly role: Role;
   readonly grantPrincipal: IPrincipal;
@@ -54,11 +59,13 @@ export class PayrollFunction extends Construct implements IGrantable {
     this.logGroup.grantWrite(this.role);
     this.grantPrincipal = this.role;
 
-    this.function = new NodejsFunction(this, 'Function', {
-      entry: join(REPO_ROOT, 'functions', `${props.handler}.ts`),
-      handler: 'handler',
-      projectRoot: REPO_ROOT,
-      depsLockFilePath: join(REPO_ROOT, 'package-lock.json'),
+    const bundle: FunctionBundleSpec = { handler: props.handler, files: props.files, modules: props.modules };
+    this.function = new LambdaFunction(this, 'Function', {
+      // Bundled by infra/bundling/bundle-function.ts, the code the benchmark and the bundle tests build with.
+      code: Code.fromAsset(REPO_ROOT, bundledLocally(bundle, (outputDir) => {
+        execFileSync(process.execPath, ['--import', 'tsx', BUNDLER, JSON.stringify(bundle), outputDir], { cwd: REPO_ROOT, stdio: 'inherit' });
+      })),
+      handler: 'index.handler',
       description: props.description,
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
@@ -67,38 +74,13 @@ export class PayrollFunction extends Construct implements IGrantable {
       tracing: Tracing.ACTIVE,
       role: this.role,
       logGroup: this.logGroup,
+      // The AWS SDK: the bundle imports the layer's files by absolute path and carries no SDK code. Not the
+      // runtime's SDK: the layer is the exact client versions the lock file pins and the tests exercised,
+      // tree-shaken to what the functions use, which keeps cold starts short (infra/bundling/sdk-layer.ts).
+      layers: [sdkLayer(this)],
       environment: {
         NODE_OPTIONS: '--enable-source-maps',
         ...props.environment,
-      },
-      bundling: {
-        // Bundle locally with the esbuild devDependency; Docker is neither needed nor available.
-        forceDockerBundling: false,
-        format: OutputFormat.ESM,
-        target: LAMBDA_TARGET,
-        mainFields: MAIN_FIELDS,
-        banner: ESM_REQUIRE_SHIM,
-        minify: true,
-        sourceMap: true,
-        // The maps only need line mappings for --enable-source-maps; embedding the sources would double the upload.
-        sourcesContent: false,
-        // The AWS SDK v3 is bundled, not taken from the runtime: the deployed code then runs the exact client
-        // versions the lock file pins and the tests exercised (the runtime's copy lags and changes under us), and
-        // esbuild keeps only the commands the function uses, which keeps cold starts short.
-        externalModules: [],
-        bundleAwsSDK: true,
-        // Environment credentials in place of the SDK's whole default chain (infra/bundling/env-credentials.ts).
-        esbuildArgs: lambdaAliasArgs(),
-        ...((props.files?.length || props.modules?.length) && {
-          commandHooks: {
-            beforeBundling: () => [],
-            beforeInstall: () => [],
-            afterBundling: (inputDir: string, outputDir: string) => [
-              ...(props.files ?? []).map((file) => `cp "${join(inputDir, file)}" "${join(outputDir, basename(file))}"`),
-              ...(props.modules ?? []).map((module) => lambdaModuleCommand(module, join(outputDir, routeModuleFile(module)))),
-            ],
-          },
-        }),
       },
     });
 

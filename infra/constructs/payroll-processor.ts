@@ -7,6 +7,7 @@ import { GSI2 } from '../../shared/data/keys.js';
 import { PayrollFunction } from './payroll-function.js';
 import { WEBHOOK_RETRY_DELAYS_S } from './webhook-deliverer.js';
 import { grantAccess, grantTable, type ServiceResources } from './service-access.js';
+import { WORKER_HANDLERS } from '../lambda-functions.js';
 
 /** Messages per invocation. Powertools handles a batch's records in parallel, each succeeding or failing alone. */
 export const PROCESSOR_BATCH_SIZE = 10;
@@ -55,7 +56,7 @@ export class PayrollProcessor extends Construct {
     }
 
     this.processor = new PayrollFunction(this, 'Processor', {
-      handler: 'processor/process-payroll',
+      handler: WORKER_HANDLERS.processor,
       description: 'Payroll processor: start, chunk and finalize messages of the payroll queue',
       environment: props.environment,
       memorySize: 1024,
@@ -90,7 +91,7 @@ export class PayrollProcessor extends Construct {
     this.processor.function.addEventSource(this.eventSource);
 
     this.sweeper = new PayrollFunction(this, 'Sweeper', {
-      handler: 'processor/resume-stuck-payrolls',
+      handler: WORKER_HANDLERS.sweeper,
       description: 'Sweeper: restarts stalled payroll runs, fans out events left in the outbox, re-sends lost deliveries',
       // The deliverer's retry delays: a delivery is only re-sent once it has been idle longer than the longest.
       environment: { ...props.environment, PAYROLL_WEBHOOK_RETRY_DELAYS_S: WEBHOOK_RETRY_DELAYS_S.join(',') },

@@ -5,6 +5,7 @@ import { Construct } from 'constructs';
 import { MAX_DELIVERY_ATTEMPTS } from '../../shared/domain/events.js';
 import { PayrollFunction } from './payroll-function.js';
 import { grantAccess, grantTable, type ServiceResources } from './service-access.js';
+import { WORKER_HANDLERS } from '../lambda-functions.js';
 
 /** Messages per invocation; Powertools delivers a batch's records in parallel, each succeeding or failing alone. */
 export const DELIVERER_BATCH_SIZE = 10;
@@ -72,7 +73,7 @@ export class WebhookDeliverer extends Construct {
     }
 
     this.deliverer = new PayrollFunction(this, 'Deliverer', {
-      handler: 'webhooks/deliver-event',
+      handler: WORKER_HANDLERS.deliverer,
       description: 'Webhook deliverer: POSTs each event of the webhook-delivery queue, signed, to its endpoint',
       environment: { ...props.environment, PAYROLL_WEBHOOK_RETRY_DELAYS_S: WEBHOOK_RETRY_DELAYS_S.join(',') },
       // Mostly waiting on customers' endpoints, and the wait is billed by memory.

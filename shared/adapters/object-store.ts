@@ -1,20 +1,53 @@
-import { GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client, DeleteObjectCommand } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { required } from '../config/env.js';
+
+/**
+ * The S3 client's module, imported on the first object operation instead of when the function loads. S3's client
+ * is the largest the functions use (about 140 KB of the SDK layer, a third of what such a function would load),
+ * and most requests to the functions that can touch the bucket never do: GET /v1/payroll/{id} and the JSON form of
+ * GET …/disbursement never, cancel only for a run still queued. The processor and submit pay for it once, on
+ * their first object (BENCHMARKS.md, "on first use"). A failed import is not cached: the next operation tries again.
+ */
+async function importS3() {
+  const { S3Client, GetObjectCommand, PutObjectCommand, DeleteObjectCommand, NoSuchKey } = await import('@aws-sdk/client-s3');
+  return { S3Client, GetObjectCommand, PutObjectCommand, DeleteObjectCommand, NoSuchKey };
+}
+type S3Sdk = Awaited<ReturnType<typeof importS3>>;
+let s3Sdk: Promise<S3Sdk> | undefined;
+const loadS3 = (): Promise<S3Sdk> => (s3Sdk ??= importS3().catch((err: unknown) => {
+  s3Sdk = undefined;
+  throw err;
+}));
 
 /**
  * The disbursement bucket: payroll bodies, chunk work files, NACHA files. Objects are written whole and
  * deterministically (the same key always receives the same bytes), so a retried write is harmless.
  */
 export class ObjectStore {
-  constructor(private readonly s3: S3Client, private readonly bucket: string) {}
+  private s3?: Promise<S3Client>;
+
+  /** `s3`: a client, or how to make one once the S3 module is loaded (on first use). */
+  constructor(private readonly s3Client: S3Client | ((sdk: S3Sdk) => S3Client), private readonly bucket: string) {}
+
+  /** The client, made on first use. */
+  client(): Promise<S3Client> {
+    const make = this.s3Client;
+    this.s3 ??= typeof make === 'function' ? loadS3().then(make) : Promise.resolve(make);
+    return this.s3.catch((err: unknown) => {
+      this.s3 = undefined;
+      throw err;
+    });
+  }
 
   async putText(key: string, body: string, contentType = 'application/json'): Promise<void> {
-    await this.s3.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType }));
+    const [s3, { PutObjectCommand }] = await Promise.all([this.client(), loadS3()]);
+    await s3.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType }));
   }
 
   async getText(key: string): Promise<string | undefined> {
+    const [s3, { GetObjectCommand, NoSuchKey }] = await Promise.all([this.client(), loadS3()]);
     try {
-      const out = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      const out = await s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
       return await out.Body!.transformToString('utf8');
     } catch (err) {
       if (err instanceof NoSuchKey || (err as { name?: string }).name === 'NoSuchKey') return undefined;
@@ -32,7 +65,8 @@ export class ObjectStore {
   }
 
   async delete(key: string): Promise<void> {
-    await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+    const [s3, { DeleteObjectCommand }] = await Promise.all([this.client(), loadS3()]);
+    await s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
   }
 }
 
@@ -40,7 +74,7 @@ let store: ObjectStore | undefined;
 
 export function defaultObjectStore(): ObjectStore {
   // Path-style addressing works with S3 and with the local engine alike.
-  store ??= new ObjectStore(new S3Client({ forcePathStyle: true, maxAttempts: 5 }), required('DISBURSEMENT_BUCKET'));
+  store ??= new ObjectStore(({ S3Client }) => new S3Client({ forcePathStyle: true, maxAttempts: 5 }), required('DISBURSEMENT_BUCKET'));
   return store;
 }
 

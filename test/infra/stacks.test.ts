@@ -136,6 +136,20 @@ function expectBucketConfined(template: Template, roleId: string, functionId: st
   expect(JSON.stringify(environmentOf(template, functionId).DISBURSEMENT_BUCKET)).toContain(bucketId);
 }
 
+/**
+ * The function bundles import the AWS SDK from the layer by absolute path (infra/bundling/sdk-layer.ts): a function
+ * without the layer would fail at its first cold start, so each one must list the stack's layer.
+ */
+function expectOneSdkLayerFor(resources: Resources, functionCount: number) {
+  const layers = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::Lambda::LayerVersion');
+  expect(layers).toHaveLength(1);
+  const [layerId, layer] = layers[0]!;
+  expect(layer.Properties).toMatchObject({ CompatibleRuntimes: ['nodejs22.x'], CompatibleArchitectures: ['arm64'] });
+  const functions = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Function');
+  expect(functions).toHaveLength(functionCount);
+  for (const fn of functions) expect(fn.Properties!.Layers).toEqual([{ Ref: layerId }]);
+}
+
 describe('deployment context', () => {
   it('defaults to a sandbox named dev and puts environment and stage in the stack names', () => {
     const app = appWith({});
@@ -367,6 +381,10 @@ describe('api stack', () => {
       const logGroupId = (fn.Properties!.LoggingConfig.LogGroup as { Ref: string }).Ref;
       expect(resources[logGroupId]!.Properties!.RetentionInDays).toBe(30);
     }
+  });
+
+  it('gives every function the stack\'s one AWS SDK layer, for the runtime and architecture they use', () => {
+    expectOneSdkLayerFor(resources, ROUTES.length + 2);
   });
 
   /** Full path of every API Gateway resource, by logical id ('' for the root). */
@@ -660,6 +678,10 @@ describe('workers stack', () => {
     expect(fnProps(sweeper.functionId).Timeout).toBe(60);
     expect(fnProps(deliverer.functionId).MemorySize).toBe(256);
     expect(fnProps(deliverer.functionId).Timeout).toBe(30);
+  });
+
+  it('gives every function the stack\'s one AWS SDK layer, for the runtime and architecture they use', () => {
+    expectOneSdkLayerFor(resources, 3);
   });
 
   it('feeds the processor from the payroll queue in batches, reporting failures per message, with bounded concurrency', () => {

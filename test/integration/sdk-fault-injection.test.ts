@@ -181,8 +181,8 @@ beforeAll(async () => {
   handler = (await import('../../functions/processor/process-payroll.js')).handler as typeof handler;
   s = processorServices();
   dynamo = await instrument(documentClient(), (r) => r.headers['x-amz-target']?.split('.')[1] ?? r.method);
-  // The store's client is private to it; this is the very instance the processor writes with.
-  s3 = await instrument((defaultObjectStore() as unknown as { s3: { config: unknown } }).s3, (r) => `${r.method} ${decodeURIComponent(r.path).split('/').slice(2).join('/')}`);
+  // The very instance the processor writes with.
+  s3 = await instrument(await defaultObjectStore().client(), (r) => `${r.method} ${decodeURIComponent(r.path).split('/').slice(2).join('/')}`);
 });
 
 beforeEach(() => {
@@ -298,7 +298,7 @@ async function expectFailedWithReason(orgId: string, payrollId: string, dead: st
 
 describe('the clients the handlers build', () => {
   it('retry with the standard strategy, 5 attempts, for DynamoDB, S3 and SQS', async () => {
-    for (const client of [documentClient(), (defaultObjectStore() as unknown as { s3: { config: unknown } }).s3, sqsClient()]) {
+    for (const client of [documentClient(), await defaultObjectStore().client(), sqsClient()]) {
       const config = client.config as { maxAttempts: () => Promise<number>; retryStrategy: () => Promise<{ mode: string }> };
       expect(await config.maxAttempts()).toBe(5);
       expect((await config.retryStrategy()).mode).toBe('standard');
