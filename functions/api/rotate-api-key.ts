@@ -1,19 +1,14 @@
-import { InvalidRequestError } from '../../shared/domain/errors.js';
 import { apiHandler } from '../../shared/http/api-handler.js';
 import { appServices, authenticator } from '../../shared/http/context.js';
 import { ok } from '../../shared/http/envelope.js';
 import { routeById } from '../../shared/http/routes.js';
-import { problemsFromZod } from '../../shared/schemas/problems.js';
 import { apiKeyIdParams, rotateApiKeyBody } from '../../shared/schemas/api-key.js';
 import { apiKeyView, rotateApiKey } from '../../shared/use-cases/api-keys.js';
 
 /** The body is optional: an empty POST rotates with the default 24-hour grace period. */
-export const handler = apiHandler(routeById.rotateApiKey, { params: apiKeyIdParams }, async ({ principal, params, event }) => {
-  const raw = event.jsonBody ?? {};
-  const body = rotateApiKeyBody.safeParse(raw);
-  if (!body.success) throw new InvalidRequestError(problemsFromZod(body.error, raw));
+export const handler = apiHandler(routeById.rotateApiKey, { body: rotateApiKeyBody, bodyOptional: true, params: apiKeyIdParams }, async ({ principal, body, params }) => {
   const { apiKeys, deps } = appServices();
-  const { record, token } = await rotateApiKey(apiKeys, deps, principal.organizationId, params.id, body.data.grace_period_seconds);
+  const { record, token } = await rotateApiKey(apiKeys, deps, principal.organizationId, params.id, body?.grace_period_seconds);
   // The old token now has an expiry: this container reads it again at once (others within the cache bound).
   if (record.previous_token_hash) authenticator().forget(record.previous_token_hash);
   return ok({ ...apiKeyView(record), token }, 'API key rotated; the new token is shown only once');

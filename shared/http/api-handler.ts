@@ -25,11 +25,19 @@ export interface ApiRequest<B, Q, P> {
 interface Schemas<B, Q, P> {
   /** 'raw': the body must be a JSON object but the use case validates it (it needs stored settings to). */
   body?: z.ZodType<B> | 'raw';
+  /**
+   * With a zod `body`: a request without a body (none, or an empty one) is accepted and the use case gets
+   * `undefined`; a body that is there is validated as a required one is, with the same problems.
+   */
+  bodyOptional?: boolean;
   query?: z.ZodType<Q>;
   params?: z.ZodType<P>;
 }
 
 type Out<S, Fallback> = S extends z.ZodType<infer T> ? T : Fallback;
+type BodyOf<S extends Schemas<any, any, any>> = S['body'] extends 'raw'
+  ? Record<string, unknown>
+  : S['bodyOptional'] extends true ? Out<S['body'], undefined> | undefined : Out<S['body'], undefined>;
 
 /**
  * Builds a Lambda handler for one route: middleware first (request context, error envelope, HTTPS and auth,
@@ -39,7 +47,7 @@ type Out<S, Fallback> = S extends z.ZodType<infer T> ? T : Fallback;
 export function apiHandler<S extends Schemas<any, any, any>>(
   route: RouteDef,
   schemas: S,
-  fn: (req: ApiRequest<S['body'] extends 'raw' ? Record<string, unknown> : Out<S['body'], undefined>, Out<S['query'], Record<string, string>>, Out<S['params'], Record<string, string>>>) => Promise<ApiResult>,
+  fn: (req: ApiRequest<BodyOf<S>, Out<S['query'], Record<string, string>>, Out<S['params'], Record<string, string>>>) => Promise<ApiResult>,
 ) {
   const inner = async (event: ApiEvent, _context: Context): Promise<APIGatewayProxyResult> => {
     const requestId = requestIdOf(event);
@@ -47,7 +55,7 @@ export function apiHandler<S extends Schemas<any, any, any>>(
     if (schemas.body === undefined) {
       body = undefined;
     } else if (body === undefined) {
-      throw new InvalidRequestError([{ code: 'required', message: 'A JSON object body is required' }]);
+      if (!schemas.bodyOptional || schemas.body === 'raw') throw new InvalidRequestError([{ code: 'required', message: 'A JSON object body is required' }]);
     } else if (schemas.body !== 'raw') {
       const parsed = schemas.body.safeParse(body);
       if (!parsed.success) throw new InvalidRequestError(problemsFromZod(parsed.error, body));

@@ -29,6 +29,7 @@ const handlers = {
   create: () => import('../../functions/api/create-employee.js').then((m) => m.handler),
   get: () => import('../../functions/api/get-employee.js').then((m) => m.handler),
   fallback: () => import('../../functions/api/route-not-found.js').then((m) => m.handler),
+  rotateKey: () => import('../../functions/api/rotate-api-key.js').then((m) => m.handler),
 };
 
 async function call(which: keyof typeof handlers, event: ReturnType<typeof apiEvent>) {
@@ -157,6 +158,36 @@ describe('POST /v1/employees validation (spec 7.1)', () => {
   it('rejects a missing body', async () => {
     const res = await call('create', post(undefined));
     expect(res.statusCode).toBe(400);
+  });
+});
+
+describe('an optional body (POST /v1/api-keys/{id}/rotate)', () => {
+  const rotate = (body: unknown) => call('rotateKey', apiEvent({
+    method: 'POST', path: '/v1/api-keys/key_x/rotate', resource: '/v1/api-keys/{id}/rotate', headers: auth(tokens.admin), params: { id: 'key_x' }, body,
+  }));
+
+  // The key does not exist: a request that gets past validation reaches the use case and answers 404.
+  it.each([['no body', undefined], ['an empty body', ''], ['an empty object', {}], ['a valid body', { grace_period_seconds: 60 }]])('accepts %s', async (_, body) => {
+    const res = await rotate(body);
+    expect(res.statusCode).toBe(404);
+    expect(res.body.error.code).toBe('not_found');
+  });
+
+  it.each([
+    [{ grace_period_seconds: -1 }, 'grace_period_seconds', 'out_of_range'],
+    [{ grace_period_seconds: 'soon' }, 'grace_period_seconds', 'invalid_type'],
+    [{ grace: 60 }, 'grace', 'unknown_field'],
+  ])('validates a body that is there as a required one: %j names %s (%s)', async (body, field, code) => {
+    const res = await rotate(body);
+    expect(res.statusCode).toBe(400);
+    expect(res.body.error).toMatchObject({ code: 'invalid_request_body', message: 'Invalid request body' });
+    expect(res.body.error.details).toEqual([expect.objectContaining({ field, code })]);
+  });
+
+  it.each([['not json', '{"grace_period_seconds":'], ['an array', '[]'], ['null', 'null']])('rejects a body that is %s', async (_, raw) => {
+    const res = await rotate(raw);
+    expect(res.statusCode).toBe(400);
+    expect(res.body.error.code).toBe('invalid_request_body');
   });
 });
 
