@@ -2,6 +2,7 @@ import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@
 import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
 import { DELIVERY_STATUSES, EVENT_TYPES, type DeliveryStatus, type EventType } from '../domain/events.js';
+import { queryFilter } from './filters.js';
 import { cancelledConditions, isConditionalCheckFailure, parseItem, type TransactItems } from './item.js';
 import { GSI2, keys } from './keys.js';
 import { queryPage, type Page } from './paginate.js';
@@ -95,29 +96,19 @@ export class EventRepository {
 
   /** Newest first; filters on type, payroll and delivery status. */
   async list(orgId: string, f: { type?: EventType; payrollId?: string; deliveryStatus?: DeliveryStatus }, limit: number, startKey?: Record<string, unknown>): Promise<Page<EventRecord>> {
-    const filters = ['entity = :event'];
-    const values: Record<string, unknown> = { ':pk': keys.orgPartition(orgId), ':prefix': keys.eventPrefix, ':event': 'event' };
-    const names: Record<string, string> = {};
-    if (f.type) {
-      filters.push('#type = :type');
-      names['#type'] = 'type';
-      values[':type'] = f.type;
-    }
-    if (f.payrollId) {
-      filters.push('payroll_id = :payroll');
-      values[':payroll'] = f.payrollId;
-    }
-    if (f.deliveryStatus === 'pending') filters.push('attribute_exists(pending_endpoints)');
-    if (f.deliveryStatus === 'failed') filters.push('attribute_exists(failed_endpoints)');
-    if (f.deliveryStatus === 'succeeded') {
-      filters.push('size(deliveries) > :zero AND attribute_not_exists(pending_endpoints) AND attribute_not_exists(failed_endpoints)');
-      values[':zero'] = 0;
-    }
     return queryPage(this.table, {
       KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
-      FilterExpression: filters.join(' AND '),
-      ...(Object.keys(names).length > 0 && { ExpressionAttributeNames: names }),
-      ExpressionAttributeValues: values,
+      ...queryFilter({ ':pk': keys.orgPartition(orgId), ':prefix': keys.eventPrefix }, [
+        { expression: 'entity = :event', values: { ':event': 'event' } },
+        f.type && { expression: '#type = :type', names: { '#type': 'type' }, values: { ':type': f.type } },
+        f.payrollId && { expression: 'payroll_id = :payroll', values: { ':payroll': f.payrollId } },
+        f.deliveryStatus === 'pending' && { expression: 'attribute_exists(pending_endpoints)' },
+        f.deliveryStatus === 'failed' && { expression: 'attribute_exists(failed_endpoints)' },
+        f.deliveryStatus === 'succeeded' && {
+          expression: 'size(deliveries) > :zero AND attribute_not_exists(pending_endpoints) AND attribute_not_exists(failed_endpoints)',
+          values: { ':zero': 0 },
+        },
+      ]),
       ScanIndexForward: false,
       ConsistentRead: true,
     }, limit, startKey, parseEvent);

@@ -4,6 +4,7 @@ import type { TableRef } from '../adapters/dynamo.js';
 import { PAYROLL_STATUSES, isTerminal, sourcesOf, type PayrollStatus } from '../domain/payroll-status.js';
 import type { Originator } from '../domain/settings.js';
 import { batchGetAll } from './batch.js';
+import { queryFilter } from './filters.js';
 import { cancelledConditions, isConditionalCheckFailure, parseItem, type TransactItems } from './item.js';
 import { GSI2, keys } from './keys.js';
 import { originatorItem } from './organization-repository.js';
@@ -158,27 +159,13 @@ export class PayrollRepository {
   }
 
   async list(orgId: string, filters: { status?: PayrollStatus; from?: string; to?: string }, limit: number, startKey?: Record<string, unknown>): Promise<Page<PayrollRecord>> {
-    const conditions: string[] = [];
-    const names: Record<string, string> = {};
-    const values: Record<string, unknown> = { ':pk': keys.orgPartition(orgId), ':prefix': keys.payrollPrefix };
-    if (filters.status) {
-      conditions.push('#status = :status');
-      names['#status'] = 'status';
-      values[':status'] = filters.status;
-    }
-    if (filters.from) {
-      conditions.push('pay_date >= :from');
-      values[':from'] = filters.from;
-    }
-    if (filters.to) {
-      conditions.push('pay_date <= :to');
-      values[':to'] = filters.to;
-    }
     return queryPage(this.table, {
       KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
-      ...(conditions.length > 0 && { FilterExpression: conditions.join(' AND ') }),
-      ...(Object.keys(names).length > 0 && { ExpressionAttributeNames: names }),
-      ExpressionAttributeValues: values,
+      ...queryFilter({ ':pk': keys.orgPartition(orgId), ':prefix': keys.payrollPrefix }, [
+        filters.status && { expression: '#status = :status', names: { '#status': 'status' }, values: { ':status': filters.status } },
+        filters.from && { expression: 'pay_date >= :from', values: { ':from': filters.from } },
+        filters.to && { expression: 'pay_date <= :to', values: { ':to': filters.to } },
+      ]),
       ScanIndexForward: false,
     }, limit, startKey, parse);
   }
@@ -303,9 +290,12 @@ export class PayrollRepository {
     return page.items;
   }
 
-  /** Cancelling a regular run frees its window for a new submission, in the same transaction. */
-  async cancel(record: PayrollRecord, at: string, alsoWrite: TransactItems = []): Promise<boolean> {
-    const windowRelease: TransactItems = record.type === 'regular'
+  /**
+   * Cancelling a regular run frees its window for a new submission: this item goes in the cancelling transition's
+   * transaction (`alsoWrite`). It deletes the window only while it still names this run.
+   */
+  windowRelease(record: PayrollRecord): TransactItems {
+    return record.type === 'regular'
       ? [{
         Delete: {
           TableName: this.table.tableName,
@@ -315,6 +305,5 @@ export class PayrollRepository {
         },
       }]
       : [];
-    return this.transition(record, 'cancelled', at, { reason: 'Cancelled through the API (sandbox)', alsoWrite: [...windowRelease, ...alsoWrite] });
   }
 }

@@ -2,7 +2,7 @@ import { objectKeys } from '../adapters/object-store.js';
 import type { PayrollRecord } from '../data/payroll-repository.js';
 import { NotFoundError, PayrollNotCancellableError, SandboxOnlyError } from '../domain/errors.js';
 import { canTransition } from '../domain/payroll-status.js';
-import { dispatchQuietly, payrollEvent } from './events.js';
+import { transitionWithEvents } from './payroll-transitions.js';
 import { voidPaystubs, type ProcessorServices } from './process-payroll.js';
 import type { StoredSubmission } from './submit-payroll.js';
 
@@ -21,10 +21,10 @@ export async function cancelPayroll(
   if (!record) throw new NotFoundError();
   if (record.status !== 'cancelled') {
     if (!canTransition(record.status, 'cancelled')) throw new PayrollNotCancellableError(record.status);
-    const event = payrollEvent(s.deps, { ...record, status: 'cancelled' }, 'payroll.cancelled');
-    if (await s.payrolls.cancel(record, s.deps.now().toISOString(), s.events.items([event]))) {
-      await dispatchQuietly(s, [event]);
-    } else {
+    const cancelled = await transitionWithEvents(s, record, 'cancelled', {
+      events: [{ type: 'payroll.cancelled' }], reason: 'Cancelled through the API (sandbox)', alsoWrite: s.payrolls.windowRelease(record),
+    });
+    if (!cancelled) {
       const now = (await s.payrolls.get(orgId, payrollId))!;
       if (now.status !== 'cancelled') throw new PayrollNotCancellableError(now.status);
     }

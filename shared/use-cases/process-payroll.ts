@@ -11,6 +11,7 @@ import { complianceFindings, type EmployeeFacts } from '../domain/compliance.js'
 import { centsToNumber, parseMoney } from '../domain/money.js';
 import { deductionsTotal, netPay, type PayrollEntry } from '../domain/payroll.js';
 import { dispatchQuietly, payrollEvent, type EventServices } from './events.js';
+import { transitionWithEvents } from './payroll-transitions.js';
 import type { StoredSubmission } from './submit-payroll.js';
 
 /**
@@ -71,10 +72,7 @@ async function startRun(s: ProcessorServices, orgId: string, payrollId: string):
   let record = await s.payrolls.get(orgId, payrollId);
   if (!record) return;
   if (record.status === 'pending') {
-    const event = payrollEvent(s.deps, { ...record, status: 'processing' }, 'payroll.processing');
-    if (await s.payrolls.transition(record, 'processing', s.deps.now().toISOString(), { alsoWrite: s.events.items([event]) })) {
-      await dispatchQuietly(s, [event]);
-    }
+    await transitionWithEvents(s, record, 'processing', { events: [{ type: 'payroll.processing' }] });
     record = (await s.payrolls.get(orgId, payrollId))!;
   }
   if (record.status !== 'processing') return;
@@ -90,10 +88,7 @@ async function startRun(s: ProcessorServices, orgId: string, payrollId: string):
     const findings = complianceFindings(submission, facts, caps, record.environment);
     if (findings.length > 0) {
       const reason = `${findings.length} compliance finding(s): ${findings[0]!.message}`;
-      const event = payrollEvent(s.deps, { ...record, status: 'rejected' }, 'payroll.rejected', { reason, findings });
-      if (await s.payrolls.transition(record, 'rejected', s.deps.now().toISOString(), { reason, set: { findings }, alsoWrite: s.events.items([event]) })) {
-        await dispatchQuietly(s, [event]);
-      }
+      await transitionWithEvents(s, record, 'rejected', { events: [{ type: 'payroll.rejected', extra: { reason, findings } }], reason, set: { findings } });
       return;
     }
     // Before any paystub exists, so a date-range query can never miss one of this run's.
@@ -236,21 +231,21 @@ async function finalizeRun(s: ProcessorServices, orgId: string, payrollId: strin
     const returned = [...record.returned_employee_ids].sort();
     await voidPaystubs(s, payrollId, await loadSubmission(s, record), 'returned');
     const reason = `The bank returned the deposit of ${returned.length} employee(s): R03 no account / unable to locate account`;
-    const failed = payrollEvent(s.deps, { ...record, status: 'failed' }, 'payroll.failed', { reason, returned_employee_ids: returned });
-    if (await s.payrolls.transition(record, 'failed', now, {
-      reason, set: { disbursement, failure_reason: `Deposit returned (R03) for ${returned.join(', ')}` }, alsoWrite: s.events.items([processed, failed]),
-    })) await dispatchQuietly(s, [processed, failed]);
+    await transitionWithEvents(s, record, 'failed', {
+      events: [processed, { type: 'payroll.failed', extra: { reason, returned_employee_ids: returned } }],
+      reason, set: { disbursement, failure_reason: `Deposit returned (R03) for ${returned.join(', ')}` }, at: now,
+    });
     return;
   }
   // One batched paystub.generated per run (not one per paystub): a 25,000-employee run is one event, with a link.
-  const events = [
-    processed,
-    payrollEvent(s.deps, { ...record, status: 'completed' }, 'payroll.completed'),
-    { ...payrollEvent(s.deps, record, 'paystub.generated'), data: { payroll_id: payrollId, paystub_count: record.employee_count, pay_date: record.pay_date, paystubs_url: `/v1/paystubs?payroll_id=${payrollId}` } },
-  ];
-  if (await s.payrolls.transition(record, 'completed', now, { set: { disbursement }, alsoWrite: s.events.items(events) })) {
-    await dispatchQuietly(s, events);
-  }
+  await transitionWithEvents(s, record, 'completed', {
+    events: [
+      processed,
+      { type: 'payroll.completed' },
+      { type: 'paystub.generated', data: { payroll_id: payrollId, paystub_count: record.employee_count, pay_date: record.pay_date, paystubs_url: `/v1/paystubs?payroll_id=${payrollId}` } },
+    ],
+    set: { disbursement }, at: now,
+  });
 }
 
 function disbursementSummary(d: PayrollRecord['disbursement']) {
@@ -280,9 +275,7 @@ export async function failRun(s: ProcessorServices, orgId: string, payrollId: st
   if (!record) return false;
   let moved = false;
   if (record.status !== 'failed') {
-    const event = payrollEvent(s.deps, { ...record, status: 'failed' }, 'payroll.failed', { reason });
-    moved = await s.payrolls.transition(record, 'failed', s.deps.now().toISOString(), { reason, set: { failure_reason: reason }, alsoWrite: s.events.items([event]) });
-    if (moved) await dispatchQuietly(s, [event]);
+    moved = await transitionWithEvents(s, record, 'failed', { events: [{ type: 'payroll.failed', extra: { reason } }], reason, set: { failure_reason: reason } });
   }
   if ((moved || record.status === 'failed') && record.chunk_count !== null) {
     const submission = await s.objects.getJson<StoredSubmission>(objectKeys.submission(orgId, payrollId));
