@@ -69,7 +69,10 @@ function coldStartTable(rows: BundleResult[]): string {
   ].join('\n');
 }
 
-const range = (values: number[], unit: string) => `${Math.round(Math.min(...values))}–${Math.round(Math.max(...values))} ${unit}`;
+const range = (values: number[], unit: string) => {
+  const [low, high] = [Math.round(Math.min(...values)), Math.round(Math.max(...values))];
+  return low === high ? `${low} ${unit}` : `${low}–${high} ${unit}`;
+};
 
 function coldStartVerdict({ functions: rows, layer, runtimeSdk }: ColdStartResult): string {
   const big = rows.filter((r) => r.bytes > BUNDLE_LIMIT);
@@ -82,7 +85,7 @@ function coldStartVerdict({ functions: rows, layer, runtimeSdk }: ColdStartResul
     `**${big.length === 0 ? 'Met' : 'Missed'}: bundle size** — ${rows.length - big.length} of ${rows.length} bundles are within ${BUNDLE_LIMIT / KB} KB (${range(rows.map((r) => r.bytes / KB), 'KB')}${big.length ? `; over: ${big.map((r) => `${r.entry} ${Math.round(r.bytes / KB)} KB`).join(', ')}` : ''}). ${withSdk.length === 0 ? 'None carries SDK code of its own.' : `${withSdk.length} still bundle SDK code: ${withSdk.map((r) => r.entry).join(', ')}.`}`,
     `**${slow.length === 0 ? 'Met' : 'Missed'}: module load** — ${rows.length - slow.length} of ${rows.length} functions load within ${LOAD_LIMIT_MS} ms, the SDK layer's files included (median of the medians ${Math.round(loads[Math.floor(loads.length / 2)]!)} ms${slow.length ? `; over: ${slow.map((r) => `${r.entry} ${Math.round(r.loadMsMedian)} ms`).join(', ')}` : ''}).`,
     `The SDK layer is ${Math.round(layer.bytes / KB)} KB in ${layer.files} files, deployed once per stack; a function loads only the files its imports reach (${range(usesLayer.map((r) => r.layerBytes / KB), 'KB')}). Counted together, bundle and layer files, a function loads ${range(rows.map((r) => (r.bytes + r.layerBytes) / KB), 'KB')}.`,
-    ...(lazy.length ? [`The S3 client is imported on the first object operation, not at load (shared/adapters/object-store.ts): the ${lazy.length} functions that can touch the bucket load ${range(lazy.map((r) => r.onFirstUse!.bytes / KB), 'KB')} more then, in ${range(lazy.map((r) => r.onFirstUse!.msMedian), 'ms')} (last column). Most of their requests never do; the processor and submit pay it on their first run, still within ${LOAD_LIMIT_MS} ms counted together for ${lazy.filter((r) => r.loadMsMedian + r.onFirstUse!.msMedian <= LOAD_LIMIT_MS).length} of the ${lazy.length}.`] : []),
+    ...(lazy.length ? [`The S3 client is imported on the first object operation, not at load (shared/adapters/object-store.ts): the ${lazy.length} functions that can touch the bucket load ${range(lazy.map((r) => r.onFirstUse!.bytes / KB), 'KB')} more then, in ${range(lazy.map((r) => r.onFirstUse!.msMedian), 'ms')} (last column). Most of their requests never do (GET /v1/payroll/{id}, the JSON form of the disbursement, a cancel before processing began); submit and the processor pay it on every cold start. Counted together, load and first S3 use: ${lazy.map((r) => `${r.entry} ${Math.round(r.loadMsMedian + r.onFirstUse!.msMedian)} ms`).join(', ')}.`] : []),
     `The alternative measured beside it, the SDK taken unbundled from node_modules as the Lambda runtime provides it: ${runtimeSdk.map((r) => `${r.entry} loads in ${Math.round(r.loadMsMedian)} ms`).join(', ')}.`,
   ].join('\n\n');
 }
@@ -220,8 +223,8 @@ CPU each), so storing one line per request halves what is left for the reads. De
 another function against a table that scales on its own; the request's cost is the log line above.`);
 
   section('## Cold start', cold && `
-Each function bundled exactly as the CDK app deploys it (infra/bundling/options.ts: esbuild, ESM, minified, target
-node22), largest first, and the time its module takes to load in a fresh Node process in a folder with no
+Each function bundled exactly as the CDK app deploys it (infra/bundling/bundle-function.ts: esbuild, ESM, minified,
+target node22), largest first, and the time its module takes to load in a fresh Node process in a folder with no
 node_modules. Targets: ≤ ${BUNDLE_LIMIT / KB} KB, ≤ ${LOAD_LIMIT_MS} ms.
 
 The AWS SDK is not in the bundles: it is one Lambda layer per stack (infra/bundling/sdk-layer.ts), the clients
