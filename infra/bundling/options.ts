@@ -9,20 +9,29 @@ import type { BuildOptions, Plugin } from 'esbuild';
  * the code that runs.
  */
 
-/** The repository root: NodejsFunction resolves entries, the lock file and esbuild's working directory from it. */
+/** The repository root: entries and packages resolve from it, and esbuild works in it. */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
- * esbuild emits ESM, but some dependencies are still CommonJS and call `require` for Node built-ins; ESM has no
- * `require`, so the bundle recreates one at its top.
+ * What every piece of Lambda code is built with, the functions' bundles and the SDK layer alike: ESM for the Node.js
+ * of the runtime, minified, packages resolved from the repository wherever the entry is.
  */
-export const ESM_REQUIRE_SHIM = "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
-
-/** The Node.js major the runtime (nodejs22.x) runs and the bundles target. */
-export const LAMBDA_TARGET = 'node22';
-
-/** Prefer the ESM builds of dependencies so esbuild can tree-shake them. */
-export const MAIN_FIELDS = ['module', 'main'];
+export const LAMBDA_CODE = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  // The Node.js major the runtime (nodejs22.x) runs.
+  target: 'node22',
+  // Prefer the ESM builds of dependencies so esbuild can tree-shake them.
+  mainFields: ['module', 'main'],
+  // Some dependencies are still CommonJS and call `require` for Node built-ins; ESM has no `require`, so each file
+  // recreates one at its top.
+  banner: { js: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);" },
+  minify: true,
+  nodePaths: [join(REPO_ROOT, 'node_modules')],
+  absWorkingDir: REPO_ROOT,
+  logLevel: 'warning',
+} as const satisfies BuildOptions;
 
 /** Where Lambda unpacks the AWS SDK layer (infra/bundling/sdk-layer.ts): a layer's top-level folder lands under /opt. */
 export const SDK_LAYER_DIR = '/opt/payroll-aws-sdk';
@@ -66,20 +75,5 @@ export function sdkLayerPlugin(sdkDir: string): Plugin {
  * deployed; the benchmark and the tests build the layer into a temporary folder and pass it.
  */
 export function lambdaBuildOptions(entry: string, outfile: string, sdkDir: string = SDK_LAYER_DIR): BuildOptions {
-  return {
-    entryPoints: [entry],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: LAMBDA_TARGET,
-    mainFields: MAIN_FIELDS,
-    banner: { js: ESM_REQUIRE_SHIM },
-    minify: true,
-    plugins: [sdkLayerPlugin(sdkDir)],
-    // Packages resolve from the repository, wherever the entry is.
-    nodePaths: [join(REPO_ROOT, 'node_modules')],
-    absWorkingDir: REPO_ROOT,
-    logLevel: 'warning',
-  };
+  return { ...LAMBDA_CODE, entryPoints: [entry], outfile, plugins: [sdkLayerPlugin(sdkDir)] };
 }

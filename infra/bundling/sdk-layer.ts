@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { type BuildOptions, buildSync, type Metafile } from 'esbuild';
 import ts from 'typescript';
-import { ESM_REQUIRE_SHIM, LAMBDA_TARGET, MAIN_FIELDS, REPO_ROOT, SDK_PACKAGES, sdkLayerFile } from './options.js';
+import { LAMBDA_CODE, REPO_ROOT, SDK_PACKAGES, sdkLayerFile } from './options.js';
 
 /**
  * The AWS SDK as one Lambda layer shared by every function, instead of a copy inside each bundle.
@@ -90,25 +90,15 @@ export function sdkImports(root: string = REPO_ROOT): Record<string, string[]> {
 /** The esbuild options of the layer, writing into `outdir` (the layer's folder, e.g. `<asset>/payroll-aws-sdk`). */
 function layerBuildOptions(facades: Record<string, string>, outdir: string): BuildOptions {
   return {
+    ...LAMBDA_CODE,
     entryPoints: facades,
     outdir,
-    bundle: true,
     splitting: true,
-    platform: 'node',
-    format: 'esm',
-    target: LAMBDA_TARGET,
-    mainFields: MAIN_FIELDS,
-    banner: { js: ESM_REQUIRE_SHIM },
-    minify: true,
     outExtension: { '.js': '.mjs' },
     chunkNames: 'chunks/[name]-[hash]',
-    // The facades live in a temporary folder; packages resolve from the repository, as for the functions.
-    nodePaths: [join(REPO_ROOT, 'node_modules')],
-    absWorkingDir: REPO_ROOT,
     // Credentials from the environment only: see env-credentials.ts for why that is exact on Lambda.
     alias: { '@aws-sdk/credential-provider-node': join(REPO_ROOT, 'infra', 'bundling', 'env-credentials.ts') },
     metafile: true,
-    logLevel: 'warning',
   };
 }
 
