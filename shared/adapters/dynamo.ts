@@ -13,10 +13,11 @@ export function createDocumentClient(client: DynamoDBClient = new DynamoDBClient
     try {
       return await next(args);
     } catch (err) {
-      if (isThrottledTransaction(err)) Object.assign(err as object, { $retryable: { throttling: true } });
+      const retry = retryableCancellation(err);
+      if (retry) Object.assign(err as object, { $retryable: retry });
       throw err;
     }
-  }, { step: 'finalizeRequest', priority: 'low', name: 'retryThrottledTransactions', override: true });
+  }, { step: 'finalizeRequest', priority: 'low', name: 'retryCancelledTransactions', override: true });
   return DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
     unmarshallOptions: { wrapNumbers: false },
@@ -30,20 +31,27 @@ export function documentClient(): DynamoDBDocumentClient {
 
 /** Cancellation reasons that say "try again" rather than "this cannot succeed" (ConditionalCheckFailed, ValidationError…). */
 const THROTTLED_REASONS = new Set(['ThrottlingError', 'ProvisionedThroughputExceeded']);
+/** Another transaction held one of the items: nothing was written, and the same request may well succeed now. */
+const CONFLICT_REASON = 'TransactionConflict';
 
 /**
- * DynamoDB reports a throttled transaction as TransactionCanceledException with a ThrottlingError (or
- * ProvisionedThroughputExceeded) reason, which the SDK's standard retry does not recognise: such a step would wait
- * out its queue's visibility timeout (15 minutes for the processor) instead of backing off for a second. The
- * middleware above, inside the SDK's retry middleware, marks such an error retryable as throttling, so it gets the
- * same backoff and attempts as any other throttle. Only when every reason is a throttle or None: a cancellation
- * with a failed condition would fail again.
+ * DynamoDB reports a transaction it cancelled for throttling, or for a conflict with another transaction on the
+ * same item, as TransactionCanceledException with a ThrottlingError (or ProvisionedThroughputExceeded) or a
+ * TransactionConflict reason. The SDK's standard retry recognises neither, so such a step would wait out its
+ * queue's visibility timeout (15 minutes for the processor) instead of backing off for a moment; conflicts are
+ * expected wherever work runs in parallel (the processor's chunks finishing at once, two requests racing for one
+ * email). The middleware above, inside the SDK's retry middleware, marks the error retryable (as throttling for a
+ * throttle, with the ordinary backoff for a conflict), only when every reason is one of these or None: a
+ * cancellation with a failed condition would fail again, and its error reaches the caller as before. Retrying is
+ * safe because a cancelled transaction wrote nothing and DynamoDB checks every condition again.
  */
-function isThrottledTransaction(err: unknown): boolean {
+function retryableCancellation(err: unknown): { throttling: boolean } | undefined {
   const e = err as { name?: string; CancellationReasons?: { Code?: string }[] };
-  if (e?.name !== 'TransactionCanceledException' || !e.CancellationReasons) return false;
+  if (e?.name !== 'TransactionCanceledException' || !e.CancellationReasons) return undefined;
   const codes = e.CancellationReasons.map((r) => r.Code ?? 'None');
-  return codes.some((c) => THROTTLED_REASONS.has(c)) && codes.every((c) => c === 'None' || THROTTLED_REASONS.has(c));
+  if (!codes.every((c) => c === 'None' || c === CONFLICT_REASON || THROTTLED_REASONS.has(c))) return undefined;
+  if (codes.some((c) => THROTTLED_REASONS.has(c))) return { throttling: true };
+  return codes.includes(CONFLICT_REASON) ? { throttling: false } : undefined;
 }
 
 export interface TableRef {

@@ -69,6 +69,9 @@ const THROTTLING: Fault = { ...dynamoError('ThrottlingException', 'Rate of reque
 const TRANSACTION_THROTTLED = dynamoError('TransactionCanceledException', 'Transaction cancelled, please refer cancellation reasons for specific reasons [None, ThrottlingError]', {
   CancellationReasons: [{ Code: 'None' }, { Code: 'ThrottlingError', Message: 'Throughput exceeds the current capacity of your table or index.' }],
 });
+const TRANSACTION_CONFLICT = dynamoError('TransactionCanceledException', 'Transaction cancelled, please refer cancellation reasons for specific reasons [TransactionConflict, None]', {
+  CancellationReasons: [{ Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' }, { Code: 'None' }],
+});
 const SLOW_DOWN = s3Error(503, 'SlowDown', 'Please reduce your request rate.');
 const INTERNAL = s3Error(500, 'InternalError', 'We encountered an internal error. Please try again.');
 const UNAVAILABLE = s3Error(503, 'ServiceUnavailable', 'Service is unable to handle request.');
@@ -150,11 +153,12 @@ function expectBackoff(attempts: WireAttempt[], base: (fault: string) => number)
   // The faults followed by another attempt: the last one of a request that gave up was not retried.
   const retried = attempts.slice(0, -1);
   expect(retried.every((a) => a.fault)).toBe(true);
-  const expected = retried.map((f, k) => Math.floor(JITTER * Math.min(base(f.fault!) * 2 ** k, 20_000)));
+  const unrounded = retried.map((f, k) => JITTER * Math.min(base(f.fault!) * 2 ** k, 20_000));
+  const expected = unrounded.map(Math.floor);
   for (let k = 0; k < retried.length; k++) {
     // A timer fires no earlier than asked, measured from the event loop's clock, which can lag a few ms behind.
     expect(attempts[k + 1]!.at - attempts[k]!.at, `gap before attempt ${k + 2} of ${attempts[0]!.op}`).toBeGreaterThanOrEqual(expected[k]! - 3);
-    if (k > 0 && base(retried[k]!.fault!) === base(retried[k - 1]!.fault!)) expect(expected[k]).toBe(2 * expected[k - 1]!);
+    if (k > 0 && base(retried[k]!.fault!) === base(retried[k - 1]!.fault!)) expect(unrounded[k]).toBe(2 * unrounded[k - 1]!);
   }
   figures.retries += retried.length;
   figures.attempts += attempts.length;
@@ -434,6 +438,39 @@ describe('DynamoDB throttling on the processor\'s reads and writes', () => {
     const record = (await s.payrolls.get(orgId, payrollId))!;
     const check = { ConditionCheck: { TableName: process.env.TABLE_NAME, Key: { PK: 'NONE', SK: 'NONE' }, ConditionExpression: 'attribute_not_exists(PK)' } };
     expect(await s.payrolls.transition(record, 'completed', new Date().toISOString(), { alsoWrite: [check] })).toBe(false);
+    expect(dynamo.wire.filter((a) => a.op === 'TransactWriteItems').map((a) => a.attempt)).toEqual([1]);
+  });
+
+  it('retries a transaction cancelled for a conflict with another transaction (TransactionConflict) with the ordinary backoff', async () => {
+    const { orgId, employeeIds } = await organizationWithEmployees();
+    const payrollId = await submit(orgId, employeeIds);
+    // Every transaction of the run meets a conflict twice: the status changes and the chunk completions alike.
+    dynamo.rule = failFirst((op) => op === 'TransactWriteItems', [TRANSACTION_CONFLICT, TRANSACTION_CONFLICT], Infinity);
+    const { failures } = await runProcessor(orgId, payrollId);
+    dynamo.rule = undefined;
+    expect(failures).toBe(0);
+    await expectCompletedOnce(orgId, payrollId, employeeIds);
+    const conflicted = byRequest(dynamo.wire).filter((r) => r.some((a) => a.fault));
+    expect(conflicted.length).toBeGreaterThanOrEqual(2);
+    for (const attempts of conflicted) {
+      expect(attempts.map((a) => a.fault)).toEqual(['TransactionCanceledException', 'TransactionCanceledException', null]);
+      expect(expectBackoff(attempts, () => DYNAMODB_BASE)).toEqual([2, 5]);
+    }
+  });
+
+  it('gives a conflict mixed with a failed condition back to the caller at once: the condition would fail again', async () => {
+    const { orgId, employeeIds } = await organizationWithEmployees();
+    const payrollId = await submit(orgId, employeeIds);
+    const record = (await s.payrolls.get(orgId, payrollId))!;
+    // The run's own condition failed (it had already moved), and another item met a conflict.
+    const mixed = dynamoError('TransactionCanceledException', 'Transaction cancelled, please refer cancellation reasons for specific reasons [ConditionalCheckFailed, TransactionConflict]', {
+      CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'TransactionConflict' }],
+    });
+    const check = { ConditionCheck: { TableName: process.env.TABLE_NAME, Key: { PK: 'NONE', SK: 'NONE' }, ConditionExpression: 'attribute_not_exists(PK)' } };
+    dynamo.wire.length = 0;
+    dynamo.rule = failFirst((op) => op === 'TransactWriteItems', [mixed], 1);
+    expect(await s.payrolls.transition(record, 'processing', new Date().toISOString(), { alsoWrite: [check] })).toBe(false);
+    dynamo.rule = undefined;
     expect(dynamo.wire.filter((a) => a.op === 'TransactWriteItems').map((a) => a.attempt)).toEqual([1]);
   });
 });
