@@ -7,6 +7,7 @@ import { batchPutAll } from './batch.js';
 import { logger } from '../adapters/logger.js';
 import { TABLE_KEYS, TTL_ATTRIBUTE, keys } from './keys.js';
 import type { Page } from './paginate.js';
+import { queryFilter } from './filters.js';
 
 /**
  * The audit log, one item per request: PK `ORG#<org>#AUDIT`, SK `<at>#<request id>`.
@@ -99,23 +100,12 @@ export class AuditRepository {
       keyCondition += ' AND SK <= :to';
       values[':to'] = `${f.to}#${SK_CEILING}`;
     }
-    const filters: string[] = [];
-    const names: Record<string, string> = {};
-    if (f.api_key_id !== undefined) {
-      filters.push('api_key_id = :key');
-      values[':key'] = f.api_key_id;
-    }
-    if (f.status !== undefined) {
-      filters.push('#status = :status');
-      names['#status'] = 'status';
-      values[':status'] = f.status;
-    }
-    if (f.path_prefix !== undefined) {
-      filters.push('begins_with(#path, :path)');
-      names['#path'] = 'path';
-      values[':path'] = f.path_prefix;
-    }
-    const filtered = filters.length > 0;
+    const filter = queryFilter(values, [
+      f.api_key_id !== undefined && { expression: 'api_key_id = :key', values: { ':key': f.api_key_id } },
+      f.status !== undefined && { expression: '#status = :status', names: { '#status': 'status' }, values: { ':status': f.status } },
+      f.path_prefix !== undefined && { expression: 'begins_with(#path, :path)', names: { '#path': 'path' }, values: { ':path': f.path_prefix } },
+    ]);
+    const filtered = filter.FilterExpression !== undefined;
 
     const raw: Record<string, unknown>[] = [];
     let key = startKey;
@@ -124,9 +114,7 @@ export class AuditRepository {
       const out = await this.table.doc.send(new QueryCommand({
         TableName: this.table.tableName,
         KeyConditionExpression: keyCondition,
-        ...(filtered && { FilterExpression: filters.join(' AND ') }),
-        ...(Object.keys(names).length > 0 && { ExpressionAttributeNames: names }),
-        ExpressionAttributeValues: values,
+        ...filter,
         ScanIndexForward: false,
         // An audit read is never part of a read-modify-write; half the cost of a strongly consistent one.
         ConsistentRead: false,
