@@ -18,6 +18,7 @@ import type { Construct, IConstruct } from 'constructs';
 import { bundleDashboardSync, DASHBOARD_DIR, type DashboardConfig, writeDashboard } from '../dashboard/build.js';
 import { ASSET_CACHE_CONTROL, dashboardCsp, PAGE_CACHE_CONTROL } from './dashboard-headers.js';
 import type { DeploymentEnvironment } from './stateful-stack.js';
+import { logBucket } from './constructs/log-bucket.js';
 
 export interface DashboardStackProps extends StackProps {
   readonly environment: DeploymentEnvironment;
@@ -47,18 +48,9 @@ export class DashboardStack extends Stack {
     const production = props.environment === 'production';
 
     // CloudFront's standard logs are written with ACLs, so this bucket keeps them enabled (bucket owner preferred).
-    this.logsBucket = new Bucket(this, 'LogsBucket', {
-      encryption: BucketEncryption.S3_MANAGED,
-      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-      enforceSSL: true,
-      objectOwnership: ObjectOwnership.BUCKET_OWNER_PREFERRED,
-      lifecycleRules: [{ expiration: Duration.days(production ? 400 : 30) }],
-      removalPolicy: production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
-      autoDeleteObjects: !production,
-    });
-    Validations.of(this.logsBucket).acknowledge({
-      id: 'AwsSolutions-S1',
-      reason: 'This bucket is the access log destination of the site bucket and the distribution; logging it into another bucket would only move the problem one bucket further.',
+    this.logsBucket = logBucket(this, 'LogsBucket', {
+      production, objectOwnership: ObjectOwnership.BUCKET_OWNER_PREFERRED,
+      removalPolicy: production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY, logsOf: 'the site bucket and the distribution',
     });
 
     // Nothing in it that a build cannot recreate, so it goes with the stack, emptied first.

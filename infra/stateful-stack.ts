@@ -6,6 +6,7 @@ import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { QUEUE_DEFINITIONS, TABLE_DEFINITION } from '../shared/data/table-definition.js';
 import { QueueWithDlq } from './constructs/queue-with-dlq.js';
+import { logBucket } from './constructs/log-bucket.js';
 
 export type DeploymentEnvironment = 'sandbox' | 'production';
 export type QueueName = keyof typeof QUEUE_DEFINITIONS;
@@ -61,19 +62,8 @@ export class StatefulStack extends Stack {
       });
     }
 
-    // Server access logs cannot be delivered to a bucket encrypted with SSE-KMS, hence S3-managed keys here.
-    this.accessLogsBucket = new Bucket(this, 'AccessLogsBucket', {
-      encryption: BucketEncryption.S3_MANAGED,
-      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-      enforceSSL: true,
-      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
-      lifecycleRules: [{ expiration: Duration.days(production ? 400 : 30) }],
-      removalPolicy,
-      autoDeleteObjects: !production,
-    });
-    Validations.of(this.accessLogsBucket).acknowledge({
-      id: 'AwsSolutions-S1',
-      reason: 'This bucket is the server access log destination of the disbursement bucket; logging it into another bucket would only move the problem one bucket further.',
+    this.accessLogsBucket = logBucket(this, 'AccessLogsBucket', {
+      production, objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED, removalPolicy, logsOf: 'the disbursement bucket',
     });
 
     this.disbursementBucket = new Bucket(this, 'DisbursementBucket', {
