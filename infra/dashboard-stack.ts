@@ -1,4 +1,4 @@
-import { AssetHashType, CfnOutput, DefaultStackSynthesizer, DockerImage, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { CfnOutput, DefaultStackSynthesizer, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import {
   AllowedMethods,
   CachedMethods,
@@ -19,6 +19,7 @@ import { bundleDashboardSync, DASHBOARD_DIR, type DashboardConfig, writeDashboar
 import { ASSET_CACHE_CONTROL, dashboardCsp, PAGE_CACHE_CONTROL } from './dashboard-headers.js';
 import type { DeploymentEnvironment } from './stateful-stack.js';
 import { logBucket } from './constructs/log-bucket.js';
+import { bundledLocally } from './constructs/local-bundling.js';
 
 export interface DashboardStackProps extends StackProps {
   readonly environment: DeploymentEnvironment;
@@ -114,19 +115,10 @@ export class DashboardStack extends Stack {
     // The build of dashboard/, made at synth by esbuild on this machine (no Docker). Deployed in two steps: the
     // hashed assets first (kept across deployments, so a page still open in a browser finds its files), then the
     // pages and config.json, which reference them.
-    const site = Source.asset(DASHBOARD_DIR, {
-      assetHashType: AssetHashType.OUTPUT,
-      bundling: {
-        image: DockerImage.fromRegistry('public.ecr.aws/docker/library/node:22-alpine'),
-        local: {
-          tryBundle(outputDir: string): boolean {
-            // config.json comes from the deployment below, with this stage's API URL.
-            writeDashboard(bundleDashboardSync().filter((f) => f.path !== 'config.json'), outputDir);
-            return true;
-          },
-        },
-      },
-    });
+    const site = Source.asset(DASHBOARD_DIR, bundledLocally('dashboard', (outputDir) => {
+      // config.json comes from the deployment below, with this stage's API URL.
+      writeDashboard(bundleDashboardSync().filter((f) => f.path !== 'config.json'), outputDir);
+    }));
     const config: DashboardConfig = { api_base_url: props.api.apiUrl };
     const assets = new BucketDeployment(this, 'DeployAssets', {
       sources: [site],

@@ -16,7 +16,7 @@ export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
  * What every piece of Lambda code is built with, the functions' bundles and the SDK layer alike: ESM for the Node.js
  * of the runtime, minified, packages resolved from the repository wherever the entry is.
  */
-export const LAMBDA_CODE = {
+export const LAMBDA_ESBUILD_OPTIONS = {
   bundle: true,
   platform: 'node',
   format: 'esm',
@@ -33,8 +33,15 @@ export const LAMBDA_CODE = {
   logLevel: 'warning',
 } as const satisfies BuildOptions;
 
-/** Where Lambda unpacks the AWS SDK layer (infra/bundling/sdk-layer.ts): a layer's top-level folder lands under /opt. */
-export const SDK_LAYER_DIR = '/opt/payroll-aws-sdk';
+/** The AWS SDK layer's top-level folder (infra/bundling/sdk-layer.ts). */
+export const SDK_LAYER_FOLDER = 'payroll-aws-sdk';
+
+/** Where Lambda unpacks the AWS SDK layer: a layer's top-level folder lands under /opt. */
+export const SDK_LAYER_DIR = `/opt/${SDK_LAYER_FOLDER}`;
+
+/** A module specifier, or a path in node_modules, that belongs to the AWS SDK v3. */
+export const AWS_SDK_MODULE = /^(@aws-sdk|@smithy)\//;
+export const AWS_SDK_PATH = /node_modules\/(@aws-sdk|@smithy)\//;
 
 /** The SDK packages the layer serves. Code in functions/ and shared/ imports them by their usual names. */
 export const SDK_PACKAGES = [
@@ -75,5 +82,5 @@ export function sdkLayerPlugin(sdkDir: string): Plugin {
  * deployed; the benchmark and the tests build the layer into a temporary folder and pass it.
  */
 export function lambdaBuildOptions(entry: string, outfile: string, sdkDir: string = SDK_LAYER_DIR): BuildOptions {
-  return { ...LAMBDA_CODE, entryPoints: [entry], outfile, plugins: [sdkLayerPlugin(sdkDir)] };
+  return { ...LAMBDA_ESBUILD_OPTIONS, entryPoints: [entry], outfile, plugins: [sdkLayerPlugin(sdkDir)] };
 }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { type BuildOptions, buildSync, type Metafile } from 'esbuild';
 import ts from 'typescript';
-import { LAMBDA_CODE, REPO_ROOT, SDK_PACKAGES, sdkLayerFile } from './options.js';
+import { AWS_SDK_MODULE, LAMBDA_ESBUILD_OPTIONS, REPO_ROOT, SDK_PACKAGES, sdkLayerFile } from './options.js';
 
 /**
  * The AWS SDK as one Lambda layer shared by every function, instead of a copy inside each bundle.
@@ -16,7 +16,7 @@ import { LAMBDA_CODE, REPO_ROOT, SDK_PACKAGES, sdkLayerFile } from './options.js
  *
  * Why not the SDK the Lambda runtime ships: that copy is not the one the lock file pins and the tests ran, it
  * changes under a deployed function, and its unbundled package graph loads in 120 ms and more. The layer is the
- * pinned SDK, minified and tree-shaken as before, deployed once instead of 37 times.
+ * pinned SDK, minified and tree-shaken as before, one copy per stack instead of one in every function.
  */
 
 /** The folders whose code goes into the Lambda bundles. */
@@ -40,13 +40,14 @@ export function sdkImports(root: string = REPO_ROOT): Record<string, string[]> {
   const problems: string[] = [];
   for (const file of BUNDLED_SOURCES.flatMap((dir) => sourceFiles(join(root, dir)))) {
     const text = readFileSync(file, 'utf8');
+    // Most files import no SDK package: skip parsing them.
     if (!/['"](@aws-sdk|@smithy)\//.test(text)) continue;
     const where = relative(root, file);
     const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
     const visit = (node: ts.Node): void => {
       if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
         const [arg] = node.arguments;
-        if (arg && ts.isStringLiteral(arg) && /^(@aws-sdk|@smithy)\//.test(arg.text)) {
+        if (arg && ts.isStringLiteral(arg) && AWS_SDK_MODULE.test(arg.text)) {
           // Loaded on first use: the names are those destructured, `const { A, B } = await import('pkg')`.
           const declaration = ts.isAwaitExpression(node.parent) ? node.parent.parent : undefined;
           if (!served.has(arg.text)) problems.push(`${where}: imports ${arg.text}, which the SDK layer does not serve (SDK_PACKAGES)`);
@@ -66,7 +67,7 @@ export function sdkImports(root: string = REPO_ROOT): Record<string, string[]> {
       const isImport = ts.isImportDeclaration(statement);
       if (!isImport && !ts.isExportDeclaration(statement)) continue;
       const spec = statement.moduleSpecifier;
-      if (!spec || !ts.isStringLiteral(spec) || !/^(@aws-sdk|@smithy)\//.test(spec.text)) continue;
+      if (!spec || !ts.isStringLiteral(spec) || !AWS_SDK_MODULE.test(spec.text)) continue;
       const pkg = spec.text;
       if (!isImport) {
         if (!statement.isTypeOnly) problems.push(`${where}: re-exports from ${pkg}; import the names instead`);
@@ -90,12 +91,15 @@ export function sdkImports(root: string = REPO_ROOT): Record<string, string[]> {
 /** The esbuild options of the layer, writing into `outdir` (the layer's folder, e.g. `<asset>/payroll-aws-sdk`). */
 function layerBuildOptions(facades: Record<string, string>, outdir: string): BuildOptions {
   return {
-    ...LAMBDA_CODE,
+    ...LAMBDA_ESBUILD_OPTIONS,
     entryPoints: facades,
     outdir,
     splitting: true,
     outExtension: { '.js': '.mjs' },
     chunkNames: 'chunks/[name]-[hash]',
+    // Line mappings for --enable-source-maps, as the functions have; the sources themselves would double the upload.
+    sourcemap: true,
+    sourcesContent: false,
     // Credentials from the environment only: see env-credentials.ts for why that is exact on Lambda.
     alias: { '@aws-sdk/credential-provider-node': join(REPO_ROOT, 'infra', 'bundling', 'env-credentials.ts') },
     metafile: true,

@@ -27,6 +27,9 @@ export interface PayrollFunctionProps {
   readonly modules?: readonly string[];
 }
 
+/** The bundler CDK runs for each function at synth. */
+const BUNDLER = join(REPO_ROOT, 'infra', 'bundling', 'bundle-function.ts');
+
 /**
  * Every Lambda of the service, with its settings (runtime, architecture, bundling, logs, tracing) fixed in one
  * place, so a stack only says what differs: the entry, the environment and the grants.
@@ -35,9 +38,6 @@ export interface PayrollFunctionProps {
  * function itself needs (writing its own log group, X-Ray); everything the stack grants from the route table
  * goes through `addToAccessPolicy` into a separate policy, so the two can be reviewed (and nag-checked) apart.
  */
-/** The bundler CDK runs for each function at synth. */
-const BUNDLER = join(REPO_ROOT, 'infra', 'bundling', 'bundle-function.ts');
-
 export class PayrollFunction extends Construct implements IGrantable {
   readonly function: LambdaFunction;
   readonly logGroup: LogGroup;

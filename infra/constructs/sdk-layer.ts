@@ -1,7 +1,8 @@
+import { join } from 'node:path';
 import { Stack } from 'aws-cdk-lib';
 import { Architecture, Code, LayerVersion, Runtime } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
-import { REPO_ROOT, SDK_LAYER_DIR } from '../bundling/options.js';
+import { REPO_ROOT, SDK_LAYER_FOLDER } from '../bundling/options.js';
 import { buildSdkLayer } from '../bundling/sdk-layer.js';
 import { bundledLocally } from './local-bundling.js';
 
@@ -17,13 +18,12 @@ export function sdkLayer(scope: Construct): LayerVersion {
   const stack = Stack.of(scope);
   const existing = stack.node.tryFindChild(ID);
   if (existing) return existing as LayerVersion;
-  const folder = SDK_LAYER_DIR.slice('/opt/'.length);
   return new LayerVersion(stack, ID, {
     description: 'AWS SDK v3 clients, pinned by the lock file, minified and tree-shaken to what the functions import',
     compatibleRuntimes: [Runtime.NODEJS_22_X],
     compatibleArchitectures: [Architecture.ARM_64],
-    code: Code.fromAsset(REPO_ROOT, bundledLocally({ layer: SDK_LAYER_DIR }, (outputDir) => {
-      buildSdkLayer(`${outputDir}/${folder}`);
+    code: Code.fromAsset(REPO_ROOT, bundledLocally({ layer: SDK_LAYER_FOLDER }, (outputDir) => {
+      buildSdkLayer(join(outputDir, SDK_LAYER_FOLDER));
     })),
   });
 }

@@ -13,11 +13,11 @@ export function createDocumentClient(client: DynamoDBClient = new DynamoDBClient
     try {
       return await next(args);
     } catch (err) {
-      const retry = retryableCancellation(err);
+      const retry = transactionRetry(err);
       if (retry) Object.assign(err as object, { $retryable: retry });
       throw err;
     }
-  }, { step: 'finalizeRequest', priority: 'low', name: 'retryCancelledTransactions', override: true });
+  }, { step: 'finalizeRequest', priority: 'low', name: 'retryTransactionConflictsAndThrottles', override: true });
   return DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
     unmarshallOptions: { wrapNumbers: false },
@@ -35,18 +35,21 @@ const THROTTLED_REASONS = new Set(['ThrottlingError', 'ProvisionedThroughputExce
 const CONFLICT_REASON = 'TransactionConflict';
 
 /**
- * DynamoDB reports a transaction it cancelled for throttling, or for a conflict with another transaction on the
- * same item, as TransactionCanceledException with a ThrottlingError (or ProvisionedThroughputExceeded) or a
- * TransactionConflict reason. The SDK's standard retry recognises neither, so such a step would wait out its
- * queue's visibility timeout (15 minutes for the processor) instead of backing off for a moment; conflicts are
- * expected wherever work runs in parallel (the processor's chunks finishing at once, two requests racing for one
- * email). The middleware above, inside the SDK's retry middleware, marks the error retryable (as throttling for a
- * throttle, with the ordinary backoff for a conflict), only when every reason is one of these or None: a
- * cancellation with a failed condition would fail again, and its error reaches the caller as before. Retrying is
- * safe because a cancelled transaction wrote nothing and DynamoDB checks every condition again.
+ * Errors the SDK's standard retry treats as final although trying again is right, and how to retry them:
+ * - a transaction DynamoDB cancelled for throttling (TransactionCanceledException with a ThrottlingError or
+ *   ProvisionedThroughputExceeded reason): retried as throttling;
+ * - a transaction cancelled for a conflict with another transaction on the same item (a TransactionConflict
+ *   reason), and a single-item write refused because a transaction held its item (TransactionConflictException):
+ *   retried with the ordinary backoff. Status changes of one run meet each other this way (a cancel racing the
+ *   processor, a chunk finishing while the run moves), and API requests racing for one email or idempotency key.
+ * Without this, a processor step would wait out its queue's visibility timeout (15 minutes) and an API request
+ * would answer 500 instead of its real outcome. A cancellation is retried only when every reason is one of these
+ * or None: one with a failed condition would fail again, and its error reaches the caller as before. Retrying is
+ * safe because a cancelled or refused write changed nothing and DynamoDB checks every condition again.
  */
-function retryableCancellation(err: unknown): { throttling: boolean } | undefined {
+function transactionRetry(err: unknown): { throttling: boolean } | undefined {
   const e = err as { name?: string; CancellationReasons?: { Code?: string }[] };
+  if (e?.name === 'TransactionConflictException') return { throttling: false };
   if (e?.name !== 'TransactionCanceledException' || !e.CancellationReasons) return undefined;
   const codes = e.CancellationReasons.map((r) => r.Code ?? 'None');
   if (!codes.every((c) => c === 'None' || c === CONFLICT_REASON || THROTTLED_REASONS.has(c))) return undefined;

@@ -25,19 +25,22 @@ const loadS3 = (): Promise<S3Sdk> => (s3Sdk ??= importS3().catch((err: unknown) 
  * deterministically (the same key always receives the same bytes), so a retried write is harmless.
  */
 export class ObjectStore {
-  private s3?: Promise<S3Client>;
+  private clientPromise?: Promise<S3Client>;
 
-  /** `s3`: a client, or how to make one once the S3 module is loaded (on first use). */
-  constructor(private readonly s3Client: S3Client | ((sdk: S3Sdk) => S3Client), private readonly bucket: string) {}
+  /** `clientOrFactory`: a client, or how to make one once the S3 module is loaded (on first use). */
+  constructor(private readonly clientOrFactory: S3Client | ((sdk: S3Sdk) => S3Client), private readonly bucket: string) {}
 
-  /** The client, made on first use. */
+  /** The client, made on first use; a failed attempt is forgotten, so the next call tries again. */
   client(): Promise<S3Client> {
-    const make = this.s3Client;
-    this.s3 ??= typeof make === 'function' ? loadS3().then(make) : Promise.resolve(make);
-    return this.s3.catch((err: unknown) => {
-      this.s3 = undefined;
-      throw err;
-    });
+    if (!this.clientPromise) {
+      const make = this.clientOrFactory;
+      const pending = typeof make === 'function' ? loadS3().then(make) : Promise.resolve(make);
+      this.clientPromise = pending;
+      pending.catch(() => {
+        if (this.clientPromise === pending) this.clientPromise = undefined;
+      });
+    }
+    return this.clientPromise;
   }
 
   async putText(key: string, body: string, contentType = 'application/json'): Promise<void> {

@@ -72,6 +72,7 @@ const TRANSACTION_THROTTLED = dynamoError('TransactionCanceledException', 'Trans
 const TRANSACTION_CONFLICT = dynamoError('TransactionCanceledException', 'Transaction cancelled, please refer cancellation reasons for specific reasons [TransactionConflict, None]', {
   CancellationReasons: [{ Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' }, { Code: 'None' }],
 });
+const WRITE_CONFLICT = dynamoError('TransactionConflictException', 'Transaction is ongoing for the item');
 const SLOW_DOWN = s3Error(503, 'SlowDown', 'Please reduce your request rate.');
 const INTERNAL = s3Error(500, 'InternalError', 'We encountered an internal error. Please try again.');
 const UNAVAILABLE = s3Error(503, 'ServiceUnavailable', 'Service is unable to handle request.');
@@ -441,20 +442,30 @@ describe('DynamoDB throttling on the processor\'s reads and writes', () => {
     expect(dynamo.wire.filter((a) => a.op === 'TransactWriteItems').map((a) => a.attempt)).toEqual([1]);
   });
 
-  it('retries a transaction cancelled for a conflict with another transaction (TransactionConflict) with the ordinary backoff', async () => {
+  it('retries writes that met another transaction (TransactionConflict, TransactionConflictException) with the ordinary backoff', async () => {
     const { orgId, employeeIds } = await organizationWithEmployees();
     const payrollId = await submit(orgId, employeeIds);
-    // Every transaction of the run meets a conflict twice: the status changes and the chunk completions alike.
-    dynamo.rule = failFirst((op) => op === 'TransactWriteItems', [TRANSACTION_CONFLICT, TRANSACTION_CONFLICT], Infinity);
+    // Every transaction of the run (its status changes) is cancelled for a conflict twice, and every single-item
+    // update (the chunk completions among them) is refused once because a transaction held the item.
+    const transactions = failFirst((op) => op === 'TransactWriteItems', [TRANSACTION_CONFLICT, TRANSACTION_CONFLICT]);
+    const updates = failFirst((op) => op === 'UpdateItem', [WRITE_CONFLICT]);
+    dynamo.rule = (op, attempt, invocation) => transactions(op, attempt, invocation) ?? updates(op, attempt, invocation);
     const { failures } = await runProcessor(orgId, payrollId);
     dynamo.rule = undefined;
     expect(failures).toBe(0);
     await expectCompletedOnce(orgId, payrollId, employeeIds);
     const conflicted = byRequest(dynamo.wire).filter((r) => r.some((a) => a.fault));
-    expect(conflicted.length).toBeGreaterThanOrEqual(2);
-    for (const attempts of conflicted) {
+    const cancelled = conflicted.filter((r) => r[0]!.op === 'TransactWriteItems');
+    const refused = conflicted.filter((r) => r[0]!.op === 'UpdateItem');
+    expect(cancelled.length).toBeGreaterThanOrEqual(2);
+    expect(refused.length).toBeGreaterThanOrEqual(1);
+    for (const attempts of cancelled) {
       expect(attempts.map((a) => a.fault)).toEqual(['TransactionCanceledException', 'TransactionCanceledException', null]);
       expect(expectBackoff(attempts, () => DYNAMODB_BASE)).toEqual([2, 5]);
+    }
+    for (const attempts of refused) {
+      expect(attempts.map((a) => a.fault)).toEqual(['TransactionConflictException', null]);
+      expect(expectBackoff(attempts, () => DYNAMODB_BASE)).toEqual([2]);
     }
   });
 
