@@ -125,7 +125,7 @@ export class ApiStack extends Stack {
     this.addGatewayResponses();
 
     const fallback = this.fallbackFunction(removalPolicy);
-    const fallbackIntegration = new LambdaIntegration(fallback.function, { allowTestInvoke: false });
+    const fallbackIntegration = new LambdaIntegration(fallback.live, { allowTestInvoke: false });
 
     // Build the resource tree from the route paths as given (they already start with /v1).
     const resources = new Map<string, IResource>([['/', this.api.root]]);
@@ -149,7 +149,7 @@ export class ApiStack extends Stack {
     // hold the union of its routes' grants.
     for (const route of props.routes ?? ROUTES) {
       const fn = this.routeFunction(route, removalPolicy);
-      resourceFor(route.path).addMethod(route.method, new LambdaIntegration(fn.function, { allowTestInvoke: false }), {
+      resourceFor(route.path).addMethod(route.method, new LambdaIntegration(fn.live, { allowTestInvoke: false }), {
         operationName: route.id,
       });
     }

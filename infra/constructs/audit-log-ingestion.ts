@@ -64,13 +64,13 @@ export class AuditLogIngestion extends Construct {
     });
     // Least privilege: the function only ever writes audit lines, in batches.
     grantTable(this.function, props.resources, { actions: ['dynamodb:BatchWriteItem'], indexes: [] });
-    this.function.function.configureAsyncInvoke({
+    this.function.live.configureAsyncInvoke({
       retryAttempts: AUDIT_INGEST_RETRY_ATTEMPTS,
       maxEventAge: Duration.hours(6),
       onFailure: new SqsDestination(this.failures),
     });
 
-    const destination = new LambdaDestination(this.function.function);
+    const destination = new LambdaDestination(this.function.live);
     for (const source of props.sources) {
       // Scoped to the log group, so each gets its own invoke permission naming that log group alone.
       source.logGroup.addSubscriptionFilter('AuditLog', { destination, filterPattern: AUDIT_FILTER_PATTERN, filterName: 'audit-log' });

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { type IGrantable, type IPrincipal, Policy, type PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Code, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { Alias, Architecture, Code, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { FunctionBundleSpec } from '../bundling/bundle-function.js';
@@ -40,6 +40,15 @@ const BUNDLER = join(REPO_ROOT, 'infra', 'bundling', 'bundle-function.ts');
  */
 export class PayrollFunction extends Construct implements IGrantable {
   readonly function: LambdaFunction;
+  /**
+   * What every caller invokes (API Gateway, the queues' event source mappings, the schedule, log subscriptions):
+   * the alias `live`, moved by each deployment to a new published version. A version is a snapshot of the code and
+   * the configuration together, layers included; the function's unqualified $LATEST is not, because CloudFormation
+   * updates its code and its configuration in two calls, and between them a cold start would pair the new bundle
+   * with the old SDK layer (or the reverse) and fail to link. Invoked through the alias, an environment only ever
+   * starts from a complete version, old or new.
+   */
+  readonly live: Alias;
   readonly logGroup: LogGroup;
   readonly role: Role;
   readonly grantPrincipal: IPrincipal;
@@ -82,7 +91,11 @@ export class PayrollFunction extends Construct implements IGrantable {
         NODE_OPTIONS: '--enable-source-maps',
         ...props.environment,
       },
+      // Production keeps the versions a deployment leaves behind, to point `live` back at one by hand; a sandbox
+      // removes them with the deployment that replaces them.
+      currentVersionOptions: { removalPolicy: props.logRemovalPolicy },
     });
+    this.live = new Alias(this, 'Live', { aliasName: 'live', version: this.function.currentVersion });
 
     Validations.of(this.function).acknowledge({
       id: 'AwsSolutions-L1',

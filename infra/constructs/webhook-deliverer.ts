@@ -105,6 +105,6 @@ export class WebhookDeliverer extends Construct {
       reportBatchItemFailures: true,
       maxConcurrency: DELIVERER_MAX_CONCURRENCY,
     });
-    this.deliverer.function.addEventSource(this.eventSource);
+    this.deliverer.live.addEventSource(this.eventSource);
   }
 }

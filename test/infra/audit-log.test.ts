@@ -28,6 +28,8 @@ const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.T
 
 const ingest = stacks.api.auditLog.function;
 const ingestFunctionId = logicalId(ingest.function);
+/** The alias `live`, which the log subscriptions invoke. */
+const ingestAliasId = logicalId(ingest.live);
 const ingestRoleId = logicalId(ingest.role);
 const failuresId = logicalId(stacks.api.auditLog.failures);
 
@@ -49,7 +51,7 @@ describe('audit log ingestion', () => {
     expect(subscribed).not.toContain(logicalId(ingest.logGroup));
     for (const f of filters) {
       expect(f.FilterPattern).toBe('{ $.audit_event = "request" }');
-      expect(f.DestinationArn).toEqual({ 'Fn::GetAtt': [ingestFunctionId, 'Arn'] });
+      expect(f.DestinationArn).toEqual({ Ref: ingestAliasId });
     }
   });
 
@@ -64,7 +66,7 @@ describe('audit log ingestion', () => {
     }
     for (const p of permissions) {
       expect(p.Action).toBe('lambda:InvokeFunction');
-      expect(p.FunctionName).toEqual({ 'Fn::GetAtt': [ingestFunctionId, 'Arn'] });
+      expect(p.FunctionName).toEqual({ Ref: ingestAliasId });
     }
   });
 
@@ -84,6 +86,8 @@ describe('audit log ingestion', () => {
   it('retries a failed delivery and then parks it, with its payload, in an encrypted queue that alarms', () => {
     template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
       FunctionName: { Ref: ingestFunctionId },
+      // Qualified by the alias the log subscriptions invoke.
+      Qualifier: { 'Fn::Select': [7, { 'Fn::Split': [':', { Ref: ingestAliasId }] }] },
       MaximumRetryAttempts: AUDIT_INGEST_RETRY_ATTEMPTS,
       MaximumEventAgeInSeconds: 6 * 3600,
       DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [failuresId, 'Arn'] } } },

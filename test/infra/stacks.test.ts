@@ -6,7 +6,7 @@ import { DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand,
 import { App, CfnResource, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { CfnRole } from 'aws-cdk-lib/aws-iam';
-import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import type { CfnAlias, CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
@@ -94,6 +94,8 @@ function idsOf(fn: PayrollFunction) {
   return {
     fn,
     functionId: logicalId(fn.function.node.defaultChild as CfnFunction),
+    /** The alias `live`, which every caller invokes. */
+    aliasId: logicalId(fn.live.node.defaultChild as CfnAlias),
     roleId: logicalId(fn.role.node.defaultChild as CfnRole),
   };
 }
@@ -148,6 +150,31 @@ function expectOneSdkLayerFor(resources: Resources, functionCount: number) {
   const functions = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Function');
   expect(functions).toHaveLength(functionCount);
   for (const fn of functions) expect(fn.Properties!.Layers).toEqual([{ Ref: layerId }]);
+}
+
+/**
+ * A function's code and its configuration (the SDK layer among it) change in two calls during a deployment, so
+ * $LATEST can pair a new bundle with the old layer for a moment; a published version cannot. Every function has one
+ * alias `live` on a version of itself, and nothing invokes a function unqualified: no API integration, permission,
+ * event source mapping, schedule target or log subscription names the function's own ARN.
+ */
+function expectInvokedThroughAliases(resources: Resources) {
+  const functions = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function').map(([id]) => id);
+  const aliases = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Alias');
+  expect(aliases).toHaveLength(functions.length);
+  for (const id of functions) {
+    const [alias] = aliases.filter((a) => JSON.stringify(a.Properties!.FunctionName) === JSON.stringify({ Ref: id }));
+    expect(alias?.Properties).toMatchObject({ Name: 'live', FunctionVersion: { 'Fn::GetAtt': [expect.any(String), 'Version'] } });
+    const version = resources[(alias!.Properties!.FunctionVersion as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0]]!;
+    expect(version.Type).toBe('AWS::Lambda::Version');
+    expect(version.Properties!.FunctionName).toEqual({ Ref: id });
+  }
+  const unqualified = functions.flatMap((id) => [JSON.stringify({ 'Fn::GetAtt': [id, 'Arn'] }), JSON.stringify({ Ref: id })]);
+  const callers = Object.entries(resources).filter(([, r]) => ['AWS::ApiGateway::Method', 'AWS::Lambda::Permission', 'AWS::Lambda::EventSourceMapping', 'AWS::Events::Rule', 'AWS::Logs::SubscriptionFilter'].includes(r.Type));
+  for (const [id, r] of callers) {
+    const json = JSON.stringify(r.Properties);
+    for (const ref of unqualified) expect(json.includes(ref), `${id} (${r.Type}) invokes ${ref} unqualified`).toBe(false);
+  }
 }
 
 describe('deployment context', () => {
@@ -387,6 +414,10 @@ describe('api stack', () => {
     expectOneSdkLayerFor(resources, ROUTES.length + 2);
   });
 
+  it('has every caller invoke a function through its alias live, on a version of the same function', () => {
+    expectInvokedThroughAliases(resources);
+  });
+
   /** Full path of every API Gateway resource, by logical id ('' for the root). */
   const pathsById = (): Map<string, string> => {
     const apiResources = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::ApiGateway::Resource');
@@ -417,17 +448,17 @@ describe('api stack', () => {
   it('routes each entry of ROUTES to its own function, by its path as given', () => {
     const all = methods();
     for (const route of ROUTES) {
-      const { functionId } = functionOf(sandbox, route.id);
+      const { aliasId } = functionOf(sandbox, route.id);
       const method = all.find((m) => m.path === route.path && m.method === route.method);
       expect(method, `${route.method} ${route.path}`).toBeDefined();
-      expect(method!.uri).toContain(functionId);
+      expect(method!.uri).toContain(aliasId);
       expect(method!.props.Integration.Type).toBe('AWS_PROXY');
       expect(method!.props.AuthorizationType).toBe('NONE');
     }
   });
 
   it('sends every other method and path to the fallback: ANY on each resource, the root and a root {proxy+}', () => {
-    const { functionId } = functionOf(sandbox, FALLBACK_HANDLER);
+    const { aliasId } = functionOf(sandbox, FALLBACK_HANDLER);
     const all = methods();
     const expectedPaths = new Set(['/', '/{proxy+}']);
     for (const route of ROUTES) {
@@ -436,9 +467,9 @@ describe('api stack', () => {
     }
     const anyMethods = all.filter((m) => m.method === 'ANY');
     expect(new Set(anyMethods.map((m) => m.path))).toEqual(expectedPaths);
-    for (const m of anyMethods) expect(m.uri).toContain(functionId);
+    for (const m of anyMethods) expect(m.uri).toContain(aliasId);
     // The fallback never sees a routed method.
-    for (const m of all.filter((x) => x.method !== 'ANY')) expect(m.uri).not.toContain(functionId);
+    for (const m of all.filter((x) => x.method !== 'ANY')) expect(m.uri).not.toContain(aliasId);
   });
 
   it('answers CORS for the dashboard on another origin: the origin on every answer, preflights by the fallback', () => {
@@ -652,8 +683,10 @@ describe('workers stack', () => {
   const tableId = logicalId(sandbox.stateful.table);
   const keyId = logicalId(sandbox.stateful.key);
   const fnProps = (id: string) => resources[id]!.Properties!;
-  const mappingOf = (functionId: string) => {
-    const mappings = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::EventSourceMapping' && (r.Properties!.FunctionName as { Ref?: string }).Ref === functionId);
+  /** The event source mapping that invokes an alias (its FunctionName is `<function name>:live`, built from the alias). */
+  const mappingOf = (aliasId: string) => {
+    const mappings = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::EventSourceMapping' && JSON.stringify(r.Properties!.FunctionName).includes(`{"Ref":"${aliasId}"}`)
+      && JSON.stringify(r.Properties!.FunctionName).endsWith(':live"]]}'));
     expect(mappings.length).toBe(1);
     return mappings[0]!.Properties!;
   };
@@ -684,11 +717,15 @@ describe('workers stack', () => {
     expectOneSdkLayerFor(resources, 3);
   });
 
+  it('has every caller invoke a function through its alias live, on a version of the same function', () => {
+    expectInvokedThroughAliases(resources);
+  });
+
   it('feeds the processor from the payroll queue in batches, reporting failures per message, with bounded concurrency', () => {
     // The processor's and the deliverer's; the API consumes nothing.
     template.resourceCountIs('AWS::Lambda::EventSourceMapping', 2);
     sandbox.apiTemplate.resourceCountIs('AWS::Lambda::EventSourceMapping', 0);
-    const mapping = mappingOf(processor.functionId);
+    const mapping = mappingOf(processor.aliasId);
     expect(JSON.stringify(mapping.EventSourceArn)).toContain(payrollQueueId);
     expect(mapping.BatchSize).toBe(10);
     expect(PROCESSOR_BATCH_SIZE).toBe(10);
@@ -706,7 +743,7 @@ describe('workers stack', () => {
   });
 
   it('feeds the deliverer from the webhook queue in batches of 10, reporting failures per message, with bounded concurrency', () => {
-    const mapping = mappingOf(deliverer.functionId);
+    const mapping = mappingOf(deliverer.aliasId);
     expect(JSON.stringify(mapping.EventSourceArn)).toContain(webhookQueueId);
     expect(JSON.stringify(mapping.EventSourceArn)).not.toContain(payrollQueueId);
     expect(mapping.BatchSize).toBe(10);
@@ -749,16 +786,20 @@ describe('workers stack', () => {
     expect(rule[1].Properties).toMatchObject({
       ScheduleExpression: 'rate(5 minutes)',
       State: 'ENABLED',
-      Targets: [expect.objectContaining({ Arn: { 'Fn::GetAtt': [sweeper.functionId, 'Arn'] } })],
+      Targets: [expect.objectContaining({ Arn: { Ref: sweeper.aliasId } })],
     });
     template.hasResourceProperties('AWS::Lambda::Permission', {
       Action: 'lambda:InvokeFunction',
-      FunctionName: { 'Fn::GetAtt': [sweeper.functionId, 'Arn'] },
+      FunctionName: { Ref: sweeper.aliasId },
       Principal: 'events.amazonaws.com',
       SourceArn: { 'Fn::GetAtt': [rule[0], 'Arn'] },
     });
     // The next sweep redoes a failed one; retrying it would only overlap sweeps.
-    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { FunctionName: { Ref: sweeper.functionId }, MaximumRetryAttempts: 0 });
+    const invokeConfig = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::EventInvokeConfig');
+    expect(invokeConfig).toHaveLength(1);
+    expect(invokeConfig[0]!.Properties).toMatchObject({ FunctionName: { Ref: sweeper.functionId }, MaximumRetryAttempts: 0 });
+    // Qualified by the alias: the configuration of what the schedule invokes.
+    expect(JSON.stringify(invokeConfig[0]!.Properties!.Qualifier)).toContain(`{"Ref":"${sweeper.aliasId}"}`);
   });
 
   it('tells the processor, the sweeper and the deliverer what they read', () => {
