@@ -53,6 +53,11 @@ export class ApiStack extends Stack {
   readonly api: RestApi;
   /** By route id, plus FALLBACK_HANDLER for the fallback. */
   readonly functions: Record<string, PayrollFunction> = {};
+
+  /** Where the route functions' log groups are named: `/payroll/<stack>/routes/<Route>`. */
+  get routeLogGroupPrefix(): string {
+    return `/payroll/${this.stackName}/routes/`;
+  }
   readonly auditLog: AuditLogIngestion;
   /** The URL clients prefix paths with: `<apiUrl>/v1/employees`. */
   readonly apiUrl: string;
@@ -125,7 +130,9 @@ export class ApiStack extends Stack {
     this.addGatewayResponses();
 
     const fallback = this.fallbackFunction(removalPolicy);
-    const fallbackIntegration = new LambdaIntegration(fallback.live, { allowTestInvoke: false });
+    // The fallback answers ANY on every resource: one invoke permission for the whole API rather than one per
+    // method keeps the stack well within CloudFormation's 500 resources.
+    const fallbackIntegration = new LambdaIntegration(fallback.live, { scopePermissionToMethod: false });
 
     // Build the resource tree from the route paths as given (they already start with /v1).
     const resources = new Map<string, IResource>([['/', this.api.root]]);
@@ -159,6 +166,7 @@ export class ApiStack extends Stack {
     this.auditLog = new AuditLogIngestion(this, 'AuditLog', {
       resources: props,
       sources: (props.routes ?? ROUTES).map((route) => this.functions[route.id]!),
+      sourceLogGroupPrefix: this.routeLogGroupPrefix,
       environment: this.baseEnvironment(),
       removalPolicy,
     });
@@ -227,6 +235,8 @@ export class ApiStack extends Stack {
   private routeFunction(route: RouteDef, logRemovalPolicy: RemovalPolicy): PayrollFunction {
     const fn = new PayrollFunction(this, pascal(route.id), {
       handler: route.handler,
+      // Under one prefix, so the audit log ingestion takes subscriptions from these log groups alone.
+      logGroupName: `${this.routeLogGroupPrefix}${pascal(route.id)}`,
       description: `${route.method} ${route.path}: ${route.summary}`,
       environment: this.httpEnvironment(),
       logRemovalPolicy,

@@ -1,7 +1,8 @@
-import { Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Duration, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
-import { FilterPattern, type IFilterPattern } from 'aws-cdk-lib/aws-logs';
+import { type CfnLogGroup, FilterPattern, type IFilterPattern } from 'aws-cdk-lib/aws-logs';
 import { LambdaDestination } from 'aws-cdk-lib/aws-logs-destinations';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
@@ -20,6 +21,8 @@ export interface AuditLogIngestionProps {
   readonly resources: Pick<ServiceResources, 'table' | 'key'>;
   /** The functions whose audit lines are ingested: every API route function. */
   readonly sources: readonly PayrollFunction[];
+  /** The prefix every source's log group name has, and no other log group of the account: CloudWatch Logs may invoke the function from these alone. */
+  readonly sourceLogGroupPrefix: string;
   readonly environment: Record<string, string>;
   readonly removalPolicy: RemovalPolicy;
 }
@@ -70,7 +73,20 @@ export class AuditLogIngestion extends Construct {
       onFailure: new SqsDestination(this.failures),
     });
 
-    const destination = new LambdaDestination(this.function.live);
+    // One invoke permission for all the subscriptions, scoped to the sources' log group prefix, rather than one per
+    // log group: the API stack stays well within CloudFormation's 500 resources.
+    const stack = Stack.of(this);
+    for (const source of props.sources) {
+      if (!source.logGroup.node.defaultChild || !(source.logGroup.node.defaultChild as CfnLogGroup).logGroupName?.startsWith(props.sourceLogGroupPrefix)) {
+        throw new Error(`${source.node.path}: its log group is not named under ${props.sourceLogGroupPrefix}, so the ingest function could not be invoked from it`);
+      }
+    }
+    this.function.live.addPermission('LogsInvoke', {
+      principal: new ServicePrincipal('logs.amazonaws.com'),
+      sourceAccount: stack.account,
+      sourceArn: stack.formatArn({ service: 'logs', resource: 'log-group', resourceName: `${props.sourceLogGroupPrefix}*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+    });
+    const destination = new LambdaDestination(this.function.live, { addPermissions: false });
     for (const source of props.sources) {
       // Scoped to the log group, so each gets its own invoke permission naming that log group alone.
       source.logGroup.addSubscriptionFilter('AuditLog', { destination, filterPattern: AUDIT_FILTER_PATTERN, filterName: 'audit-log' });

@@ -25,6 +25,8 @@ export interface PayrollFunctionProps {
   readonly files?: readonly string[];
   /** Modules (source paths from the repository root) bundled into their own files beside the bundle, imported on first use. */
   readonly modules?: readonly string[];
+  /** The log group's name; by default one CloudFormation generates. */
+  readonly logGroupName?: string;
 }
 
 /** The bundler CDK runs for each function at synth. */
@@ -58,6 +60,7 @@ export class PayrollFunction extends Construct implements IGrantable {
     super(scope, id);
 
     this.logGroup = new LogGroup(this, 'LogGroup', {
+      logGroupName: props.logGroupName,
       retention: RetentionDays.ONE_MONTH,
       removalPolicy: props.logRemovalPolicy,
     });

@@ -1,10 +1,13 @@
 import { readFileSync } from 'node:fs';
-import { App, CfnResource, Stack } from 'aws-cdk-lib';
+import { App, CfnResource, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { AttributeType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Key } from 'aws-cdk-lib/aws-kms';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { describe, expect, it } from 'vitest';
 import { addPayrollStacks } from '../../infra/app.js';
-import { AUDIT_INGEST_RETRY_ATTEMPTS } from '../../infra/constructs/audit-log-ingestion.js';
+import { AUDIT_INGEST_RETRY_ATTEMPTS, AuditLogIngestion } from '../../infra/constructs/audit-log-ingestion.js';
+import { PayrollFunction } from '../../infra/constructs/payroll-function.js';
 import { FALLBACK_HANDLER, ROUTES } from '../../shared/http/routes.js';
 
 /**
@@ -55,19 +58,34 @@ describe('audit log ingestion', () => {
     }
   });
 
-  it('lets CloudWatch Logs invoke the function from each subscribed log group alone', () => {
+  it('lets CloudWatch Logs invoke the function from the route functions\' log groups alone, named under one prefix', () => {
     const permissions = ofType('AWS::Lambda::Permission')
       .map(([, r]) => r.Properties!)
       .filter((p) => p.Principal === 'logs.amazonaws.com');
-    expect(permissions.length).toBe(ROUTES.length);
-    const sources = new Set(permissions.map((p) => JSON.stringify(p.SourceArn)));
+    // One permission for every subscription: a resource per log group would crowd the stack's 500.
+    expect(permissions).toHaveLength(1);
+    const [p] = permissions;
+    expect(p).toMatchObject({ Action: 'lambda:InvokeFunction', FunctionName: { Ref: ingestAliasId }, SourceAccount: { Ref: 'AWS::AccountId' } });
+    const prefix = stacks.api.routeLogGroupPrefix;
+    expect(prefix).toBe(`/payroll/${stacks.api.stackName}/routes/`);
+    expect(JSON.stringify(p!.SourceArn)).toContain(`:log-group:${prefix}*`);
+    // Every subscribed log group is under the prefix; the fallback's and the ingest function's own are not.
     for (const route of ROUTES) {
-      expect(sources).toContain(JSON.stringify({ 'Fn::GetAtt': [logicalId(stacks.api.functions[route.id]!.logGroup), 'Arn'] }));
+      expect(resources[logicalId(stacks.api.functions[route.id]!.logGroup)]!.Properties!.LogGroupName).toMatch(new RegExp(`^${prefix}[A-Za-z]+$`));
     }
-    for (const p of permissions) {
-      expect(p.Action).toBe('lambda:InvokeFunction');
-      expect(p.FunctionName).toEqual({ Ref: ingestAliasId });
+    for (const other of [stacks.api.functions[FALLBACK_HANDLER]!.logGroup, ingest.logGroup]) {
+      expect(String(resources[logicalId(other)]!.Properties!.LogGroupName ?? '')).not.toContain(prefix);
     }
+  });
+
+  it('refuses a source whose log group is not named under the prefix', () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const stack = new Stack(app, 'Probe');
+    const source = new PayrollFunction(stack, 'Source', { handler: 'api/get-employee', logRemovalPolicy: RemovalPolicy.DESTROY });
+    expect(() => new AuditLogIngestion(stack, 'AuditLog', {
+      resources: { table: new Table(stack, 'Table', { partitionKey: { name: 'PK', type: AttributeType.STRING } }), key: new Key(stack, 'Key') },
+      sources: [source], sourceLogGroupPrefix: '/payroll/Probe/routes/', environment: {}, removalPolicy: RemovalPolicy.DESTROY,
+    })).toThrow('Source: its log group is not named under /payroll/Probe/routes/');
   });
 
   it('may batch-write the table and nothing else of it: no read, no Scan, no index, the key only through DynamoDB', () => {

@@ -418,6 +418,12 @@ describe('api stack', () => {
     expectInvokedThroughAliases(resources);
   });
 
+  it('stays well within the 500 resources CloudFormation allows a stack, with room for more routes', () => {
+    // About 12 resources a route (function, version, alias, role, two policies, log group, method, permissions,
+    // subscription): past 450, split the stack before the next routes make a deploy fail.
+    expect(Object.keys(resources).length).toBeLessThanOrEqual(450);
+  });
+
   /** Full path of every API Gateway resource, by logical id ('' for the root). */
   const pathsById = (): Map<string, string> => {
     const apiResources = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::ApiGateway::Resource');
