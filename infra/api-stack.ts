@@ -219,27 +219,27 @@ export class ApiStack extends Stack {
     return { ...this.baseEnvironment(), PAYROLL_CORS_ALLOW_ORIGIN: this.corsOrigin };
   }
 
-  private fallbackFunction(logRemovalPolicy: RemovalPolicy): PayrollFunction {
+  private fallbackFunction(removalPolicy: RemovalPolicy): PayrollFunction {
     // Touches nothing but its logs: it answers before any token is read.
     const fn = new PayrollFunction(this, 'RouteNotFound', {
       handler: FALLBACK_HANDLER,
       description: 'Unknown path (404) or method (405), in the JSON envelope; CORS preflights',
       environment: this.httpEnvironment(),
       memorySize: 256,
-      logRemovalPolicy,
+      removalPolicy,
     });
     this.functions[FALLBACK_HANDLER] = fn;
     return fn;
   }
 
-  private routeFunction(route: RouteDef, logRemovalPolicy: RemovalPolicy): PayrollFunction {
+  private routeFunction(route: RouteDef, removalPolicy: RemovalPolicy): PayrollFunction {
     const fn = new PayrollFunction(this, pascal(route.id), {
       handler: route.handler,
       // Under one prefix, so the audit log ingestion takes subscriptions from these log groups alone.
       logGroupName: `${this.routeLogGroupPrefix}${pascal(route.id)}`,
       description: `${route.method} ${route.path}: ${route.summary}`,
       environment: this.httpEnvironment(),
-      logRemovalPolicy,
+      removalPolicy,
       files: route.files,
       modules: route.modules,
     });

@@ -32,14 +32,14 @@ export class WorkersStack extends Stack {
       resources: props,
       queueVisibilityTimeout: Duration.seconds(QUEUE_DEFINITIONS.payroll.visibilityTimeoutSeconds),
       environment: baseEnvironment(props.environment),
-      logRemovalPolicy: production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+      removalPolicy: production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });
     this.webhooks = new WebhookDeliverer(this, 'Webhooks', {
       resources: props,
       queueVisibilityTimeout: Duration.seconds(QUEUE_DEFINITIONS.webhooks.visibilityTimeoutSeconds),
       maxReceiveCount: QUEUE_DEFINITIONS.webhooks.maxReceiveCount,
       environment: baseEnvironment(props.environment),
-      logRemovalPolicy: production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+      removalPolicy: production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });
     this.functions = { processor: this.payroll.processor, sweeper: this.payroll.sweeper, deliverer: this.webhooks.deliverer };
 

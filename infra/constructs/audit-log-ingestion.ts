@@ -63,7 +63,7 @@ export class AuditLogIngestion extends Construct {
       handler: WORKER_HANDLERS.auditIngest,
       description: 'Writes the audit lines of the API functions\' logs to the table',
       environment: props.environment,
-      logRemovalPolicy: props.removalPolicy,
+      removalPolicy: props.removalPolicy,
     });
     // Least privilege: the function only ever writes audit lines, in batches.
     grantTable(this.function, props.resources, { actions: ['dynamodb:BatchWriteItem'], indexes: [] });

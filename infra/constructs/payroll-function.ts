@@ -19,8 +19,8 @@ export interface PayrollFunctionProps {
   readonly memorySize?: number;
   /** @default 29 seconds, API Gateway's integration limit, so a function never outlives its caller */
   readonly timeout?: Duration;
-  /** What happens to the function's log group when the stack is deleted. */
-  readonly logRemovalPolicy: RemovalPolicy;
+  /** What happens to what the function leaves behind: its log group when the stack is deleted, the versions a deploy replaces. */
+  readonly removalPolicy: RemovalPolicy;
   /** Files (paths from the repository root) copied beside the bundle, for the handler to read at run time. */
   readonly files?: readonly string[];
   /** Modules (source paths from the repository root) bundled into their own files beside the bundle, imported on first use. */
@@ -62,7 +62,7 @@ export class PayrollFunction extends Construct implements IGrantable {
     this.logGroup = new LogGroup(this, 'LogGroup', {
       logGroupName: props.logGroupName,
       retention: RetentionDays.ONE_MONTH,
-      removalPolicy: props.logRemovalPolicy,
+      removalPolicy: props.removalPolicy,
     });
 
     // An explicit role instead of the default AWSLambdaBasicExecutionRole, whose log permissions cover every
@@ -96,7 +96,7 @@ export class PayrollFunction extends Construct implements IGrantable {
       },
       // Production keeps the versions a deployment leaves behind, to point `live` back at one by hand; a sandbox
       // removes them with the deployment that replaces them.
-      currentVersionOptions: { removalPolicy: props.logRemovalPolicy },
+      currentVersionOptions: { removalPolicy: props.removalPolicy },
     });
     this.live = new Alias(this, 'Live', { aliasName: 'live', version: this.function.currentVersion });
 

@@ -27,7 +27,7 @@ export interface PayrollProcessorProps {
   /** The payroll queue's visibility timeout (QUEUE_DEFINITIONS): the processor's timeout is derived from it. */
   readonly queueVisibilityTimeout: Duration;
   readonly environment: Record<string, string>;
-  readonly logRemovalPolicy: RemovalPolicy;
+  readonly removalPolicy: RemovalPolicy;
 }
 
 /**
@@ -61,7 +61,7 @@ export class PayrollProcessor extends Construct {
       environment: props.environment,
       memorySize: 1024,
       timeout,
-      logRemovalPolicy: props.logRemovalPolicy,
+      removalPolicy: props.removalPolicy,
     });
     // Exactly the calls shared/use-cases/process-payroll.ts and the fan-out in events.ts make. Runs and settings
     // are read by key; employees and paystubs go through BatchGet/BatchWrite; markChunkDone and the paystub date
@@ -97,7 +97,7 @@ export class PayrollProcessor extends Construct {
       environment: { ...props.environment, PAYROLL_WEBHOOK_RETRY_DELAYS_S: WEBHOOK_RETRY_DELAYS_S.join(',') },
       memorySize: 256,
       timeout: Duration.seconds(60),
-      logRemovalPolicy: props.logRemovalPolicy,
+      removalPolicy: props.removalPolicy,
     });
     // Unfinished runs, undispatched events and stale pending deliveries are the sparse GSI2 partitions
     // ACTIVE_PAYROLLS, UNDISPATCHED_EVENTS and PENDING_DELIVERIES: one Query each on that index. Fanning an event out

@@ -35,7 +35,7 @@ export interface WebhookDelivererProps {
   /** The webhook queue's maxReceiveCount (QUEUE_DEFINITIONS): one receive per delivery attempt. */
   readonly maxReceiveCount: number;
   readonly environment: Record<string, string>;
-  readonly logRemovalPolicy: RemovalPolicy;
+  readonly removalPolicy: RemovalPolicy;
 }
 
 /**
@@ -79,7 +79,7 @@ export class WebhookDeliverer extends Construct {
       // Mostly waiting on customers' endpoints, and the wait is billed by memory.
       memorySize: 256,
       timeout: DELIVERER_TIMEOUT,
-      logRemovalPolicy: props.logRemovalPolicy,
+      removalPolicy: props.removalPolicy,
       // No `vpc`: see the class comment.
     });
 

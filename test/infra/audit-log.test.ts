@@ -81,7 +81,7 @@ describe('audit log ingestion', () => {
   it('refuses a source whose log group is not named under the prefix', () => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     const stack = new Stack(app, 'Probe');
-    const source = new PayrollFunction(stack, 'Source', { handler: 'api/get-employee', logRemovalPolicy: RemovalPolicy.DESTROY });
+    const source = new PayrollFunction(stack, 'Source', { handler: 'api/get-employee', removalPolicy: RemovalPolicy.DESTROY });
     expect(() => new AuditLogIngestion(stack, 'AuditLog', {
       resources: { table: new Table(stack, 'Table', { partitionKey: { name: 'PK', type: AttributeType.STRING } }), key: new Key(stack, 'Key') },
       sources: [source], sourceLogGroupPrefix: '/payroll/Probe/routes/', environment: {}, removalPolicy: RemovalPolicy.DESTROY,

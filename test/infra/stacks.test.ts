@@ -418,6 +418,14 @@ describe('api stack', () => {
     expectInvokedThroughAliases(resources);
   });
 
+  it('keeps in production the versions a deploy replaces, for a rollback by alias; a sandbox deletes them', () => {
+    for (const [template, policy] of [[sandbox.apiTemplate, 'Delete'], [production.apiTemplate, 'Retain'], [sandbox.workersTemplate, 'Delete'], [production.workersTemplate, 'Retain']] as const) {
+      const versions = Object.values(resourcesOf(template)).filter((r) => r.Type === 'AWS::Lambda::Version');
+      expect(versions.length).toBeGreaterThan(0);
+      for (const version of versions) expect(version.DeletionPolicy).toBe(policy);
+    }
+  });
+
   it('stays well within the 500 resources CloudFormation allows a stack, with room for more routes', () => {
     // About 12 resources a route (function, version, alias, role, two policies, log group, method, permissions,
     // subscription): past 450, split the stack before the next routes make a deploy fail.
@@ -915,7 +923,7 @@ describe('workers stack', () => {
       table: stateful.table, key: stateful.key, disbursementBucket: stateful.disbursementBucket, signingSecret: stateful.signingSecret,
       queues: { payroll: stateful.queues.payroll.queue, webhooks: stateful.queues.webhooks.queue },
     };
-    const props = { resources: resourcesForDeliverer, environment: {}, logRemovalPolicy: RemovalPolicy.DESTROY };
+    const props = { resources: resourcesForDeliverer, environment: {}, removalPolicy: RemovalPolicy.DESTROY };
     expect(() => new WebhookDeliverer(stack, 'Short', { ...props, queueVisibilityTimeout: Duration.seconds(20), maxReceiveCount: 3 })).toThrow(/visibility timeout/);
     expect(() => new WebhookDeliverer(stack, 'Five', { ...props, queueVisibilityTimeout: Duration.seconds(60), maxReceiveCount: 5 })).toThrow(/maxReceiveCount/);
   });
