@@ -72,6 +72,13 @@ const header = (h: Headers, name: string) => (h instanceof Headers ? h.get(name)
  * is ⌈12·n − e⌉, e being the seconds since the bucket's first request. e is at most the time since `since` (taken on
  * this side before that first request was sent), which bounds Reset from below; it is 12·n when e is under a second.
  */
+/** An error answer with its status and code, counted as the `nth` request of its bucket. */
+function expectRefusedAndCounted(result: { response: Response; error?: { error: { code: string } } }, status: number, code: string, nth: number, since: number) {
+  expect(result.response.status).toBe(status);
+  expect(result.error?.error.code).toBe(code);
+  expectCounted(result.response.headers, nth, since);
+}
+
 function expectCounted(h: Headers, nth: number, since: number) {
   const elapsedS = (Date.now() - since) / 1000;
   expect(elapsedS).toBeLessThan(CELL_S);
@@ -106,7 +113,7 @@ describe('rule 1: the employee-write bucket', () => {
     expect(doc.paths['/v1/employees']!.post!['x-rate-limit-bucket']).toBe('employee-write');
     expect(doc.paths['/v1/employees/{id}']!.patch!['x-rate-limit-bucket']).toBe('employee-write');
     expect(doc.paths['/v1/employees/{id}']!.delete!['x-rate-limit-bucket']).toBe('employee-write');
-    expect(doc.info.description).toContain('employee-write (the other writes, 100/min)');
+    expect(doc.info.description).toContain('employee-write (every other write: employees, settings, API keys, webhooks, redeliveries; 100/min)');
     // What the service runs with when the variable is not set (this stack sets it to LIMIT).
     vi.stubEnv('PAYROLL_RATE_LIMIT_EMPLOYEE_WRITE', undefined);
     resetConfigForTests();
@@ -208,19 +215,13 @@ describe('rule 2: rate-limit headers on authenticated 404 and 409 answers', () =
 
     // read bucket, 1st
     const missing = await api.GET('/v1/employees/{id}', at(UNKNOWN_EMPLOYEE));
-    expect(missing.response.status).toBe(404);
-    expect(missing.error!.error.code).toBe('not_found');
-    expectCounted(missing.response.headers, 1, since);
+    expectRefusedAndCounted(missing, 404, 'not_found', 1, since);
 
     // employee-write bucket, 1st and 2nd
     const patchMissing = await api.PATCH('/v1/employees/{id}', { ...at(UNKNOWN_EMPLOYEE), body: { last_name: 'Nobody' } });
-    expect(patchMissing.response.status).toBe(404);
-    expect(patchMissing.error!.error.code).toBe('not_found');
-    expectCounted(patchMissing.response.headers, 1, since);
+    expectRefusedAndCounted(patchMissing, 404, 'not_found', 1, since);
     const deleteMissing = await api.DELETE('/v1/employees/{id}', at(UNKNOWN_EMPLOYEE));
-    expect(deleteMissing.response.status).toBe(404);
-    expect(deleteMissing.error!.error.code).toBe('not_found');
-    expectCounted(deleteMissing.response.headers, 2, since);
+    expectRefusedAndCounted(deleteMissing, 404, 'not_found', 2, since);
 
     // employee-write bucket, 3rd (201) and 4th (409: the same email, in other case)
     const first = employee();
@@ -228,9 +229,7 @@ describe('rule 2: rate-limit headers on authenticated 404 and 409 answers', () =
     expect(created.response.status).toBe(201);
     expectCounted(created.response.headers, 3, since);
     const duplicate = await api.POST('/v1/employees', { body: { ...employee(), email: first.email.toUpperCase() } });
-    expect(duplicate.response.status).toBe(409);
-    expect(duplicate.error!.error.code).toBe('employee_already_exists');
-    expectCounted(duplicate.response.headers, 4, since);
+    expectRefusedAndCounted(duplicate, 409, 'employee_already_exists', 4, since);
 
     // payroll-write bucket, 1st (202) and 2nd (409 duplicate_payroll_window)
     const body = run([created.data!.data.employee_id]);
@@ -239,25 +238,17 @@ describe('rule 2: rate-limit headers on authenticated 404 and 409 answers', () =
     expectCounted(submitted.response.headers, 1, since);
     const payrollId = (submitted.data!.data as components['schemas']['SubmittedPayroll']).payroll_id;
     const window = await api.POST('/v1/payroll', { body });
-    expect(window.response.status).toBe(409);
-    expect(window.error!.error.code).toBe('duplicate_payroll_window');
-    expectCounted(window.response.headers, 2, since);
+    expectRefusedAndCounted(window, 409, 'duplicate_payroll_window', 2, since);
 
     // payroll-write bucket, 3rd (409 payroll_immutable) and 4th (404 cancelling an unknown run)
     const immutable = await api.DELETE('/v1/payroll/{id}', at(payrollId));
-    expect(immutable.response.status).toBe(409);
-    expect(immutable.error!.error.code).toBe('payroll_immutable');
-    expectCounted(immutable.response.headers, 3, since);
+    expectRefusedAndCounted(immutable, 409, 'payroll_immutable', 3, since);
     const cancelMissing = await api.POST('/v1/payroll/{id}/cancel', at(UNKNOWN_PAYROLL));
-    expect(cancelMissing.response.status).toBe(404);
-    expect(cancelMissing.error!.error.code).toBe('not_found');
-    expectCounted(cancelMissing.response.headers, 4, since);
+    expectRefusedAndCounted(cancelMissing, 404, 'not_found', 4, since);
 
     // read bucket, 2nd
     const missingRun = await api.GET('/v1/payroll/{id}', at(UNKNOWN_PAYROLL));
-    expect(missingRun.response.status).toBe(404);
-    expect(missingRun.error!.error.code).toBe('not_found');
-    expectCounted(missingRun.response.headers, 2, since);
+    expectRefusedAndCounted(missingRun, 404, 'not_found', 2, since);
   });
 });
 
