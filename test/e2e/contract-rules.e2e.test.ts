@@ -72,11 +72,16 @@ const header = (h: Headers, name: string) => (h instanceof Headers ? h.get(name)
  * is ⌈12·n − e⌉, e being the seconds since the bucket's first request. e is at most the time since `since` (taken on
  * this side before that first request was sent), which bounds Reset from below; it is 12·n when e is under a second.
  */
+/** An answer with its status, counted as the `nth` request of its bucket. */
+function expectAnsweredAndCounted(result: { response: Response }, status: number, nth: number, since: number) {
+  expect(result.response.status).toBe(status);
+  expectCounted(result.response.headers, nth, since);
+}
+
 /** An error answer with its status and code, counted as the `nth` request of its bucket. */
 function expectRefusedAndCounted(result: { response: Response; error?: { error: { code: string } } }, status: number, code: string, nth: number, since: number) {
-  expect(result.response.status).toBe(status);
+  expectAnsweredAndCounted(result, status, nth, since);
   expect(result.error?.error.code).toBe(code);
-  expectCounted(result.response.headers, nth, since);
 }
 
 function expectCounted(h: Headers, nth: number, since: number) {
@@ -125,26 +130,21 @@ describe('rule 1: the employee-write bucket', () => {
     const since = Date.now();
 
     const a = await api.POST('/v1/employees', { body: employee() });
-    expect(a.response.status).toBe(201);
-    expectCounted(a.response.headers, 1, since);
+    expectAnsweredAndCounted(a, 201, 1, since);
     const aId = a.data!.data.employee_id;
 
     const patched = await api.PATCH('/v1/employees/{id}', { ...at(aId), body: { last_name: 'Patched' } });
-    expect(patched.response.status).toBe(200);
-    expectCounted(patched.response.headers, 2, since);
+    expectAnsweredAndCounted(patched, 200, 2, since);
 
     const removed = await api.DELETE('/v1/employees/{id}', at(aId));
-    expect(removed.response.status).toBe(200);
-    expectCounted(removed.response.headers, 3, since);
+    expectAnsweredAndCounted(removed, 200, 3, since);
 
     const b = await api.POST('/v1/employees', { body: employee() });
-    expect(b.response.status).toBe(201);
-    expectCounted(b.response.headers, 4, since);
+    expectAnsweredAndCounted(b, 201, 4, since);
     const bId = b.data!.data.employee_id;
 
     const last = await api.PATCH('/v1/employees/{id}', { ...at(bId), body: { first_name: 'Last' } });
-    expect(last.response.status).toBe(200);
-    expectCounted(last.response.headers, 5, since);
+    expectAnsweredAndCounted(last, 200, 5, since);
 
     // The bucket is empty: each kind of employee write is refused, and none of them acts.
     const refusedCreate = await api.POST('/v1/employees', { body: employee({ email: 'refused.create@example.com' }) });
@@ -175,8 +175,7 @@ describe('rule 1: the employee-write bucket', () => {
     // The read bucket of the same key is untouched (its first count), and the refused writes did nothing.
     const readSince = Date.now();
     const list = await api.GET('/v1/employees', { params: { query: { limit: 100 } } });
-    expect(list.response.status).toBe(200);
-    expectCounted(list.response.headers, 1, readSince);
+    expectAnsweredAndCounted(list, 200, 1, readSince);
     const emails = list.data!.data.employees.map((e) => e.email);
     expect(emails).not.toContain('refused.create@example.com');
     const stillB = list.data!.data.employees.find((e) => e.employee_id === bId);
@@ -189,22 +188,18 @@ describe('rule 1: the employee-write bucket', () => {
     const api = typedClient(stack, token);
     const since = Date.now();
     const settings = await api.PATCH('/v1/settings', { body: { pay_groups: ['default'] } });
-    expect(settings.response.status).toBe(200);
-    expectCounted(settings.response.headers, 1, since);
+    expectAnsweredAndCounted(settings, 200, 1, since);
     const key = await api.POST('/v1/api-keys', { body: { name: 'made by the fresh key', type: 'read-only' } });
-    expect(key.response.status).toBe(201);
-    expectCounted(key.response.headers, 2, since);
+    expectAnsweredAndCounted(key, 201, 2, since);
     const created = await api.POST('/v1/employees', { body: employee() });
-    expect(created.response.status).toBe(201);
-    expectCounted(created.response.headers, 3, since);
+    expectAnsweredAndCounted(created, 201, 3, since);
     // POST /v1/payroll has its own bucket (an empty body is refused by validation, after it was counted).
     const payrollSince = Date.now();
     const payroll = await stack.request('POST', '/v1/payroll?dry_run=true', { token, body: {} });
     expect(payroll.status).toBe(400);
     expectCounted(payroll.headers, 1, payrollSince);
     const next = await api.DELETE('/v1/employees/{id}', at(created.data!.data.employee_id));
-    expect(next.response.status).toBe(200);
-    expectCounted(next.response.headers, 4, since);
+    expectAnsweredAndCounted(next, 200, 4, since);
   });
 });
 
@@ -226,16 +221,14 @@ describe('rule 2: rate-limit headers on authenticated 404 and 409 answers', () =
     // employee-write bucket, 3rd (201) and 4th (409: the same email, in other case)
     const first = employee();
     const created = await api.POST('/v1/employees', { body: first });
-    expect(created.response.status).toBe(201);
-    expectCounted(created.response.headers, 3, since);
+    expectAnsweredAndCounted(created, 201, 3, since);
     const duplicate = await api.POST('/v1/employees', { body: { ...employee(), email: first.email.toUpperCase() } });
     expectRefusedAndCounted(duplicate, 409, 'employee_already_exists', 4, since);
 
     // payroll-write bucket, 1st (202) and 2nd (409 duplicate_payroll_window)
     const body = run([created.data!.data.employee_id]);
     const submitted = await api.POST('/v1/payroll', { body });
-    expect(submitted.response.status).toBe(202);
-    expectCounted(submitted.response.headers, 1, since);
+    expectAnsweredAndCounted(submitted, 202, 1, since);
     const payrollId = (submitted.data!.data as components['schemas']['SubmittedPayroll']).payroll_id;
     const window = await api.POST('/v1/payroll', { body });
     expectRefusedAndCounted(window, 409, 'duplicate_payroll_window', 2, since);
