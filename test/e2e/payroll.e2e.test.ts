@@ -79,6 +79,8 @@ describe('payroll over HTTPS', () => {
 
     const done = await settled(p.payroll_id);
     expect(done.status).toBe('completed');
+    // After polling, the ids answer from the container's memory: the same, in submission order.
+    expect(done.employee_ids).toEqual(ids);
     expect(done.progress).toEqual({ total: 3, done: 3 });
     expect(done.status_history.map((h) => h.status)).toEqual(['pending', 'processing', 'completed']);
     expect(done.disbursement).toMatchObject({ entry_count: 3, total_credit: 3467.7, total_debit: 0, batch_count: 1 });
