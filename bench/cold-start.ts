@@ -2,13 +2,13 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { build, type Metafile } from 'esbuild';
+import { build } from 'esbuild';
 import { bundleFunction } from '../infra/bundling/bundle-function.js';
 import { AWS_SDK_PATH, lambdaBuildOptions } from '../infra/bundling/options.js';
-import { buildSdkLayer, type SdkLayerBuild, sdkLayerFilesLoaded } from '../infra/bundling/sdk-layer.js';
+import { buildSdkLayer, layerImportsOf, sdkLayerFilesLoaded } from '../infra/bundling/sdk-layer.js';
 import { ALL_HANDLERS, bundleSpecOf } from '../infra/lambda-functions.js';
 import { routeModuleFile } from '../shared/http/route-files.js';
-import { progress } from './machine.js';
+import { median, progress } from './machine.js';
 
 export interface BundleResult {
   entry: string;
@@ -33,12 +33,12 @@ export interface ColdStartResult {
 }
 
 const ROOT = join(import.meta.dirname, '..');
-const LOADS = 11;
+/** Fresh processes each function is loaded in; the median is reported. */
+export const LOADS = 11;
 /** Functions measured again with the runtime's SDK: one that only reads the table, and the largest. */
 const RUNTIME_SDK_ENTRIES = ['api/get-employee', 'api/submit-payroll'];
 const ENV = { ...process.env, AWS_REGION: 'us-east-1', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /**
  * One fresh Node process: the time to import `file` (the module load a cold start adds), then the time to import
@@ -53,12 +53,6 @@ function loadOnce(file: string, later: readonly string[], cwd: string): { load: 
     'console.log(JSON.stringify({ load, later: performance.now() - t }));',
   ].join('\n')], { cwd, env: ENV });
   return JSON.parse(out.toString()) as { load: number; later: number };
-}
-
-/** The layer files a bundle imports, statically or on first use, from its metafile. */
-function layerImportsOf(metafile: Metafile, layer: SdkLayerBuild, kind: 'import-statement' | 'dynamic-import'): string[] {
-  const output = Object.values(metafile.outputs)[0]!;
-  return output.imports.filter((i) => i.external && i.kind === kind && i.path.startsWith(`${layer.dir}/`)).map((i) => i.path);
 }
 
 /**
@@ -107,10 +101,9 @@ export async function benchColdStart(): Promise<ColdStartResult> {
       // The function's asset, as the CDK construct builds it: index.mjs, its route modules and files beside it.
       const asset = join(dir, entry);
       const spec = bundleSpecOf(entry);
-      const metafile = await bundleFunction(spec, asset, { sdkDir: layer.dir });
-      const output = Object.values(metafile.outputs)[0]!;
-      const loaded = sdkLayerFilesLoaded(layer, layerImportsOf(metafile, layer, 'import-statement'));
-      const later = layerImportsOf(metafile, layer, 'dynamic-import');
+      const output = await bundleFunction(spec, asset, { sdkDir: layer.dir });
+      const loaded = sdkLayerFilesLoaded(layer, layerImportsOf(output, layer.dir, 'import-statement'));
+      const later = layerImportsOf(output, layer.dir, 'dynamic-import');
       const loadedLater = sdkLayerFilesLoaded(layer, later).filter((f) => !loaded.some((l) => l.file === f.file));
       built.push({
         entry, asset, later,

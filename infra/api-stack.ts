@@ -19,6 +19,7 @@ import { AuditLogIngestion } from './constructs/audit-log-ingestion.js';
 import { PayrollFunction } from './constructs/payroll-function.js';
 import { grantAccess, grantTable, type ServiceResources } from './constructs/service-access.js';
 import type { DeploymentEnvironment } from './stateful-stack.js';
+import { pascal } from './names.js';
 
 export const SERVICE_NAME = 'payroll-api';
 
@@ -240,8 +241,6 @@ export class ApiStack extends Stack {
       description: `${route.method} ${route.path}: ${route.summary}`,
       environment: this.httpEnvironment(),
       removalPolicy,
-      files: route.files,
-      modules: route.modules,
     });
     this.functions[route.id] = fn;
 
@@ -302,7 +301,3 @@ export class ApiStack extends Stack {
   }
 }
 
-/** `createEmployee` → `CreateEmployee`, for construct ids. */
-function pascal(id: string): string {
-  return id[0]!.toUpperCase() + id.slice(1);
-}

@@ -28,8 +28,6 @@ export interface DashboardStackProps extends StackProps {
   readonly api: { readonly apiUrl: string; readonly restApiId: string };
 }
 
-export { ASSET_CACHE_CONTROL, dashboardCsp, PAGE_CACHE_CONTROL };
-
 /**
  * The developer dashboard as a static site: a private, encrypted S3 bucket that only this CloudFront distribution
  * can read (origin access control), served over HTTPS only with security headers, and filled at deploy time with

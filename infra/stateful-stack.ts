@@ -7,6 +7,7 @@ import type { Construct } from 'constructs';
 import { QUEUE_DEFINITIONS, TABLE_DEFINITION } from '../shared/data/table-definition.js';
 import { QueueWithDlq } from './constructs/queue-with-dlq.js';
 import { logBucket } from './constructs/log-bucket.js';
+import { pascal } from './names.js';
 
 export type DeploymentEnvironment = 'sandbox' | 'production';
 export type QueueName = keyof typeof QUEUE_DEFINITIONS;
@@ -118,11 +119,3 @@ export class StatefulStack extends Stack {
   }
 }
 
-/** `payroll-processing` → `PayrollProcessing`, for construct ids and output keys. */
-function pascal(name: string): string {
-  return name
-    .split(/[^A-Za-z0-9]+/)
-    .filter(Boolean)
-    .map((part) => part[0]!.toUpperCase() + part.slice(1))
-    .join('');
-}

@@ -24,9 +24,11 @@ export interface BundleOptions {
 
 /**
  * Builds a function's asset into `outdir`: `index.mjs` (the handler, `index.handler`), its route modules beside it
- * and the files it reads. Returns esbuild's metafile of `index.mjs`.
+ * and the files it reads. Returns what esbuild's metafile says of `index.mjs` (its inputs and imports).
  */
-export async function bundleFunction(spec: FunctionBundleSpec, outdir: string, options: BundleOptions = {}): Promise<Metafile> {
+export type BundleOutput = Metafile['outputs'][string];
+
+export async function bundleFunction(spec: FunctionBundleSpec, outdir: string, options: BundleOptions = {}): Promise<BundleOutput> {
   const sdkDir = options.sdkDir ?? SDK_LAYER_DIR;
   const maps = options.sourcemap ? { sourcemap: true, sourcesContent: false } : {};
   mkdirSync(outdir, { recursive: true });
@@ -37,7 +39,7 @@ export async function bundleFunction(spec: FunctionBundleSpec, outdir: string, o
     await build({ ...lambdaBuildOptions(join(REPO_ROOT, module), join(outdir, routeModuleFile(module)), sdkDir), ...maps });
   }
   for (const file of spec.files ?? []) copyFileSync(join(REPO_ROOT, file), join(outdir, basename(file)));
-  return metafile!;
+  return Object.values(metafile!.outputs).find((o) => o.entryPoint !== undefined)!;
 }
 
 /**

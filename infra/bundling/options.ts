@@ -64,7 +64,7 @@ export function sdkLayerFile(pkg: string): string {
  * names the function never uses is dropped, as tree-shaking dropped that client when it was bundled (a function
  * that builds a service it never calls does not load that client at its cold start).
  */
-export function sdkLayerPlugin(sdkDir: string): Plugin {
+function sdkLayerPlugin(sdkDir: string): Plugin {
   const files = new Map<string, string>(SDK_PACKAGES.map((pkg) => [pkg, `${sdkDir}/${sdkLayerFile(pkg)}`]));
   return {
     name: 'payroll-sdk-layer',

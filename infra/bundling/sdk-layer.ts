@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { type BuildOptions, buildSync, type Metafile } from 'esbuild';
 import ts from 'typescript';
+import type { BundleOutput } from './bundle-function.js';
 import { AWS_SDK_MODULE, LAMBDA_ESBUILD_OPTIONS, REPO_ROOT, SDK_PACKAGES, sdkLayerFile } from './options.js';
 
 /**
@@ -124,9 +125,10 @@ export function buildSdkLayer(dir: string, root: string = REPO_ROOT): SdkLayerBu
   try {
     const facades: Record<string, string> = {};
     for (const [pkg, names] of Object.entries(exports)) {
-      const file = join(facadeDir, sdkLayerFile(pkg).replace(/\.mjs$/, '.js'));
+      const name = sdkLayerFile(pkg).replace(/\.mjs$/, '');
+      const file = join(facadeDir, `${name}.js`);
       writeFileSync(file, `export { ${names.join(', ')} } from ${JSON.stringify(pkg)};\n`);
-      facades[sdkLayerFile(pkg).replace(/\.mjs$/, '')] = file;
+      facades[name] = file;
     }
     mkdirSync(dir, { recursive: true });
     const { metafile } = buildSync(layerBuildOptions(facades, dir));
@@ -152,4 +154,9 @@ export function sdkLayerFilesLoaded(layer: SdkLayerBuild, entries: readonly stri
   };
   for (const entry of entries) walk(entry);
   return [...seen].map((file) => ({ file: relative(layer.dir, file), bytes: outputs[file]!.bytes }));
+}
+
+/** The layer files a function's bundle imports at load (`import-statement`) or on first use (`dynamic-import`). */
+export function layerImportsOf(output: BundleOutput, layerDir: string, kind: 'import-statement' | 'dynamic-import'): string[] {
+  return output.imports.filter((i) => i.external && i.kind === kind && i.path.startsWith(`${layerDir}/`)).map((i) => i.path);
 }

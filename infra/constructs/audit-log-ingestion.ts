@@ -76,11 +76,6 @@ export class AuditLogIngestion extends Construct {
     // One invoke permission for all the subscriptions, scoped to the sources' log group prefix, rather than one per
     // log group: the API stack stays well within CloudFormation's 500 resources.
     const stack = Stack.of(this);
-    for (const source of props.sources) {
-      if (!source.logGroup.node.defaultChild || !(source.logGroup.node.defaultChild as CfnLogGroup).logGroupName?.startsWith(props.sourceLogGroupPrefix)) {
-        throw new Error(`${source.node.path}: its log group is not named under ${props.sourceLogGroupPrefix}, so the ingest function could not be invoked from it`);
-      }
-    }
     this.function.live.addPermission('LogsInvoke', {
       principal: new ServicePrincipal('logs.amazonaws.com'),
       sourceAccount: stack.account,
@@ -88,7 +83,9 @@ export class AuditLogIngestion extends Construct {
     });
     const destination = new LambdaDestination(this.function.live, { addPermissions: false });
     for (const source of props.sources) {
-      // Scoped to the log group, so each gets its own invoke permission naming that log group alone.
+      if (!(source.logGroup.node.defaultChild as CfnLogGroup).logGroupName?.startsWith(props.sourceLogGroupPrefix)) {
+        throw new Error(`${source.node.path}: its log group is not named under ${props.sourceLogGroupPrefix}, so the ingest function could not be invoked from it`);
+      }
       source.logGroup.addSubscriptionFilter('AuditLog', { destination, filterPattern: AUDIT_FILTER_PATTERN, filterName: 'audit-log' });
     }
   }

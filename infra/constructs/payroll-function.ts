@@ -5,8 +5,8 @@ import { type IGrantable, type IPrincipal, Policy, type PolicyStatement, Role, S
 import { Alias, Architecture, Code, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import type { FunctionBundleSpec } from '../bundling/bundle-function.js';
 import { REPO_ROOT } from '../bundling/options.js';
+import { bundleSpecOf } from '../lambda-functions.js';
 import { bundledLocally } from './local-bundling.js';
 import { sdkLayer } from './sdk-layer.js';
 
@@ -21,10 +21,6 @@ export interface PayrollFunctionProps {
   readonly timeout?: Duration;
   /** What happens to what the function leaves behind: its log group when the stack is deleted, the versions a deploy replaces. */
   readonly removalPolicy: RemovalPolicy;
-  /** Files (paths from the repository root) copied beside the bundle, for the handler to read at run time. */
-  readonly files?: readonly string[];
-  /** Modules (source paths from the repository root) bundled into their own files beside the bundle, imported on first use. */
-  readonly modules?: readonly string[];
   /** The log group's name; by default one CloudFormation generates. */
   readonly logGroupName?: string;
 }
@@ -42,6 +38,8 @@ const BUNDLER = join(REPO_ROOT, 'infra', 'bundling', 'bundle-function.ts');
  */
 export class PayrollFunction extends Construct implements IGrantable {
   readonly function: LambdaFunction;
+  /** Its entry file under functions/ (without extension). */
+  readonly handler: string;
   /**
    * What every caller invokes (API Gateway, the queues' event source mappings, the schedule, log subscriptions):
    * the alias `live`, moved by each deployment to a new published version. A version is a snapshot of the code and
@@ -58,6 +56,7 @@ export class PayrollFunction extends Construct implements IGrantable {
 
   constructor(scope: Construct, id: string, props: PayrollFunctionProps) {
     super(scope, id);
+    this.handler = props.handler;
 
     this.logGroup = new LogGroup(this, 'LogGroup', {
       logGroupName: props.logGroupName,
@@ -71,7 +70,8 @@ export class PayrollFunction extends Construct implements IGrantable {
     this.logGroup.grantWrite(this.role);
     this.grantPrincipal = this.role;
 
-    const bundle: FunctionBundleSpec = { handler: props.handler, files: props.files, modules: props.modules };
+    // With its route's files and modules, as the benchmark and the bundle tests build it.
+    const bundle = bundleSpecOf(props.handler);
     this.function = new LambdaFunction(this, 'Function', {
       // Bundled by infra/bundling/bundle-function.ts, the code the benchmark and the bundle tests build with.
       code: Code.fromAsset(REPO_ROOT, bundledLocally(bundle, (outputDir) => {

@@ -5,7 +5,7 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Construct } from 'constructs';
 import { GSI2 } from '../../shared/data/keys.js';
 import { PayrollFunction } from './payroll-function.js';
-import { WEBHOOK_RETRY_DELAYS_S } from './webhook-deliverer.js';
+import { WEBHOOK_RETRY_ENVIRONMENT } from './webhook-deliverer.js';
 import { grantAccess, grantTable, type ServiceResources } from './service-access.js';
 import { WORKER_HANDLERS } from '../lambda-functions.js';
 
@@ -94,7 +94,7 @@ export class PayrollProcessor extends Construct {
       handler: WORKER_HANDLERS.sweeper,
       description: 'Sweeper: restarts stalled payroll runs, fans out events left in the outbox, re-sends lost deliveries',
       // The deliverer's retry delays: a delivery is only re-sent once it has been idle longer than the longest.
-      environment: { ...props.environment, PAYROLL_WEBHOOK_RETRY_DELAYS_S: WEBHOOK_RETRY_DELAYS_S.join(',') },
+      environment: { ...props.environment, ...WEBHOOK_RETRY_ENVIRONMENT },
       memorySize: 256,
       timeout: Duration.seconds(60),
       removalPolicy: props.removalPolicy,

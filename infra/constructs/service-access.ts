@@ -9,6 +9,7 @@ import type { KeyPurpose } from '../../shared/adapters/envelope-encryption.js';
 import type { Access } from '../../shared/http/routes.js';
 import type { QueueName } from '../stateful-stack.js';
 import type { PayrollFunction } from './payroll-function.js';
+import { pascal } from '../names.js';
 
 /** What the stateful stack holds that functions may be granted. */
 export interface ServiceResources {
@@ -91,7 +92,7 @@ export function grantAccess(fn: PayrollFunction, access: Access, resources: Serv
       // function that unwraps webhook secrets cannot unwrap a bank account number's key, and the reverse.
       const [, operation, purpose] = access.split(':') as [string, 'encrypt' | 'decrypt', KeyPurpose];
       fn.addToAccessPolicy(new PolicyStatement({
-        sid: `Envelope${operation === 'encrypt' ? 'Encrypt' : 'Decrypt'}${purpose === 'bank-account' ? 'BankAccount' : 'WebhookSecret'}`,
+        sid: `Envelope${pascal(operation)}${pascal(purpose)}`,
         actions: operation === 'encrypt' ? ['kms:GenerateDataKey', 'kms:Encrypt'] : ['kms:Decrypt'],
         resources: [key.keyArn],
         conditions: { StringEquals: { 'kms:EncryptionContext:purpose': purpose } },

@@ -25,6 +25,12 @@ export const DELIVERER_MAX_CONCURRENCY = 10;
 export const DELIVERER_TIMEOUT = Duration.seconds(30);
 /** Seconds before the 2nd and the 3rd attempt (PAYROLL_WEBHOOK_RETRY_DELAYS_S); the handler sets them as the message's visibility. */
 export const WEBHOOK_RETRY_DELAYS_S = [30, 300] as const;
+
+/**
+ * The retry delays as the handlers read them: the deliverer waits them out, and the sweeper must know them too, to
+ * re-send only a delivery idle for longer than the longest.
+ */
+export const WEBHOOK_RETRY_ENVIRONMENT = { PAYROLL_WEBHOOK_RETRY_DELAYS_S: WEBHOOK_RETRY_DELAYS_S.join(',') };
 /** The longest visibility timeout SQS accepts, so the longest retry delay ChangeMessageVisibility can set. */
 const SQS_MAX_VISIBILITY_S = 12 * 3600;
 
@@ -75,7 +81,7 @@ export class WebhookDeliverer extends Construct {
     this.deliverer = new PayrollFunction(this, 'Deliverer', {
       handler: WORKER_HANDLERS.deliverer,
       description: 'Webhook deliverer: POSTs each event of the webhook-delivery queue, signed, to its endpoint',
-      environment: { ...props.environment, PAYROLL_WEBHOOK_RETRY_DELAYS_S: WEBHOOK_RETRY_DELAYS_S.join(',') },
+      environment: { ...props.environment, ...WEBHOOK_RETRY_ENVIRONMENT },
       // Mostly waiting on customers' endpoints, and the wait is billed by memory.
       memorySize: 256,
       timeout: DELIVERER_TIMEOUT,

@@ -21,7 +21,6 @@ export interface DataKeyProvider {
 
 /** What a key protects: the KMS encryption context every grant is conditioned on. */
 export type KeyPurpose = 'bank-account' | 'webhook-secret';
-export const KEY_PURPOSES: readonly KeyPurpose[] = ['bank-account', 'webhook-secret'];
 
 export class KmsDataKeyProvider implements DataKeyProvider {
   constructor(private readonly keyId: string, private readonly purpose: KeyPurpose, private readonly kms = new KMSClient({})) {}

@@ -38,6 +38,8 @@ const deliveryItem = z.object({
   attempts: z.array(attempt),
   created_at: z.string(),
   updated_at: z.string(),
+  /** How often the sweeper has re-sent it since its message was lost (pending deliveries only). */
+  sweeps: z.number().int().optional(),
 });
 export type DeliveryRecord = z.infer<typeof deliveryItem>;
 
@@ -125,16 +127,12 @@ export class EventRepository {
 
   /** Deliveries still pending with no activity since `before`, oldest first: what the sweeper re-sends. */
   async listStalePendingDeliveries(before: string, limit: number): Promise<{ organization_id: string; event_id: string; webhook_id: string; sweeps: number }[]> {
-    const out = await this.table.doc.send(new QueryCommand({
-      TableName: this.table.tableName,
+    const page = await queryPage(this.table, {
       IndexName: GSI2.name,
       KeyConditionExpression: 'GSI2PK = :pk AND GSI2SK < :before',
       ExpressionAttributeValues: { ':pk': keys.pendingDeliveriesIndex, ':before': before },
-      Limit: limit,
-    }));
-    return (out.Items ?? []).map((i) => ({
-      organization_id: String(i.organization_id), event_id: String(i.event_id), webhook_id: String(i.webhook_id), sweeps: Number(i.sweeps ?? 0),
-    }));
+    }, limit, undefined, parseDelivery);
+    return page.items.map((d) => ({ organization_id: d.organization_id, event_id: d.event_id, webhook_id: d.webhook_id, sweeps: d.sweeps ?? 0 }));
   }
 
   /**

@@ -9,7 +9,7 @@ let services: ProcessorServices | undefined;
  * What the processor and the payroll handlers that touch the bucket use, built once per container. The bucket,
  * the queues and the encryptor are resolved on first use: a deployed function only has the variables its grants
  * come with (GET /v1/payroll has no queue, submit has no KMS key), so nothing may be read before a use case asks
- * for it. Functions that need none of the three take record-services.ts instead, and carry none of their clients.
+ * for it. Functions that need none of the three take record-services.ts instead, and load none of their clients.
  */
 export function processorServices(): ProcessorServices {
   if (!services) {

@@ -16,8 +16,8 @@ let webhookQueue: Queue | undefined;
 
 /**
  * For the functions that only read and write records (webhook and event routes, payroll lists, the webhook
- * deliverer): importing this module, rather than processor-services.ts, keeps the S3 client (~100 KB with its XML
- * protocol) and the KMS client out of their bundles, which is most of their cold start beyond DynamoDB's.
+ * deliverer): importing this module, rather than processor-services.ts, keeps the KMS client (and the code that
+ * would load the S3 client) out of what their cold start loads from the SDK layer.
  */
 export function recordServices(): RecordServices {
   if (!records) {

@@ -1,10 +1,8 @@
-import { objectKeys } from '../adapters/object-store.js';
 import type { PayrollRecord } from '../data/payroll-repository.js';
 import { NotFoundError, PayrollNotCancellableError, SandboxOnlyError } from '../domain/errors.js';
 import { canTransition } from '../domain/payroll-status.js';
 import { transitionWithEvents } from './payroll-transitions.js';
-import { voidPaystubs, type ProcessorServices } from './process-payroll.js';
-import type { StoredSubmission } from './submit-payroll.js';
+import { type ProcessorServices, voidWrittenPaystubs } from './process-payroll.js';
 
 /**
  * Sandbox only. Frees the pay period's window for a new regular run and voids the run's paystubs (they stay
@@ -30,9 +28,6 @@ export async function cancelPayroll(
     }
     record = (await s.payrolls.get(orgId, payrollId))!;
   }
-  if (record.chunk_count !== null) {
-    const submission = await s.objects.getJson<StoredSubmission>(objectKeys.submission(orgId, payrollId));
-    if (submission) await voidPaystubs(s, payrollId, submission, 'cancelled');
-  }
+  await voidWrittenPaystubs(s, record);
   return record;
 }

@@ -13,6 +13,7 @@ import { deductionsTotal, netPay, type PayrollEntry } from '../domain/payroll.js
 import { dispatchQuietly, payrollEvent, type EventServices } from './events.js';
 import { transitionWithEvents } from './payroll-transitions.js';
 import type { StoredSubmission } from './submit-payroll.js';
+import { payrollEmployeeIds } from './payroll-employee-ids.js';
 
 /**
  * The processing pipeline, driven by three kinds of queue message:
@@ -229,7 +230,7 @@ async function finalizeRun(s: ProcessorServices, orgId: string, payrollId: strin
   const processed = payrollEvent(s.deps, { ...record, disbursement }, 'payroll.processed', { disbursement: disbursementSummary(disbursement) });
   if (record.returned_employee_ids.size > 0) {
     const returned = [...record.returned_employee_ids].sort();
-    await voidPaystubs(s, payrollId, await loadSubmission(s, record), 'returned');
+    await voidPaystubs(s, payrollId, (await loadSubmission(s, record)).employees.map((e) => e.employee_id), 'returned');
     const reason = `The bank returned the deposit of ${returned.length} employee(s): R03 no account / unable to locate account`;
     await transitionWithEvents(s, record, 'failed', {
       events: [processed, { type: 'payroll.failed', extra: { reason, returned_employee_ids: returned } }],
@@ -253,8 +254,8 @@ function disbursementSummary(d: PayrollRecord['disbursement']) {
 }
 
 /** Re-writes the run's paystubs as voided: read by their derived ids from the base table (strongly consistent). */
-export async function voidPaystubs(s: Pick<ProcessorServices, 'paystubs'>, payrollId: string, submission: StoredSubmission, paymentStatus: 'returned' | 'cancelled'): Promise<number> {
-  const ids = submission.employees.map((e) => paystubIdFor(payrollId, e.employee_id));
+export async function voidPaystubs(s: Pick<ProcessorServices, 'paystubs'>, payrollId: string, employeeIds: readonly string[], paymentStatus: 'returned' | 'cancelled'): Promise<number> {
+  const ids = employeeIds.map((employeeId) => paystubIdFor(payrollId, employeeId));
   const stubs = await s.paystubs.getMany(ids);
   await s.paystubs.putAll(stubs.map((p) => ({
     ...p,
@@ -262,6 +263,15 @@ export async function voidPaystubs(s: Pick<ProcessorServices, 'paystubs'>, payro
     payment: { ...p.payment, status: p.payment.trace_number === null ? p.payment.status : paymentStatus },
   })));
   return stubs.length;
+}
+
+/**
+ * A run that ended before its file was released (failed, cancelled): the paystubs its chunks already wrote are
+ * voided, their payments `cancelled`. None exist before the chunks were planned.
+ */
+export async function voidWrittenPaystubs(s: Pick<ProcessorServices, 'paystubs' | 'objects'>, record: PayrollRecord): Promise<number> {
+  if (record.chunk_count === null) return 0;
+  return voidPaystubs(s, record.payroll_id, await payrollEmployeeIds(s.objects, record.organization_id, record.payroll_id), 'cancelled');
 }
 
 /**
@@ -277,10 +287,7 @@ export async function failRun(s: ProcessorServices, orgId: string, payrollId: st
   if (record.status !== 'failed') {
     moved = await transitionWithEvents(s, record, 'failed', { events: [{ type: 'payroll.failed', extra: { reason } }], reason, set: { failure_reason: reason } });
   }
-  if ((moved || record.status === 'failed') && record.chunk_count !== null) {
-    const submission = await s.objects.getJson<StoredSubmission>(objectKeys.submission(orgId, payrollId));
-    if (submission) await voidPaystubs(s, payrollId, submission, 'cancelled');
-  }
+  if (moved || record.status === 'failed') await voidWrittenPaystubs(s, record);
   return moved;
 }
 

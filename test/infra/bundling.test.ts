@@ -9,8 +9,9 @@ import { bundleFunction } from '../../infra/bundling/bundle-function.js';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { addPayrollStacks } from '../../infra/app.js';
+import { PayrollFunction } from '../../infra/constructs/payroll-function.js';
 import { AWS_SDK_PATH, lambdaBuildOptions, SDK_LAYER_DIR, SDK_LAYER_FOLDER, SDK_PACKAGES, sdkLayerFile } from '../../infra/bundling/options.js';
-import { buildSdkLayer, type SdkLayerBuild, sdkImports } from '../../infra/bundling/sdk-layer.js';
+import { buildSdkLayer, layerImportsOf, type SdkLayerBuild, sdkImports } from '../../infra/bundling/sdk-layer.js';
 import { importRouteModule, routeModuleFile } from '../../shared/http/route-files.js';
 import { ALL_HANDLERS, bundleSpecOf, WORKER_HANDLERS } from '../../infra/lambda-functions.js';
 import { ROUTES, routeById, type RouteDef } from '../../shared/http/routes.js';
@@ -36,20 +37,20 @@ describe('AWS SDK layer', () => {
     layer = buildSdkLayer(join(dir, 'payroll-aws-sdk'));
     bundles = await Promise.all(entries.map(async (entry) => {
       const asset = join(dir, 'functions', entry);
-      const output = Object.values((await bundleFunction(bundleSpecOf(entry), asset, { sdkDir: layer.dir })).outputs)[0]!;
+      const output = await bundleFunction(bundleSpecOf(entry), asset, { sdkDir: layer.dir });
       return {
         entry,
         file: join(asset, 'index.mjs'),
         sdkInputs: Object.keys(output.inputs).filter((input) => AWS_SDK_PATH.test(input)),
-        layerImports: output.imports.filter((i) => i.kind === 'import-statement' && i.path.startsWith(`${layer.dir}/`)).map((i) => i.path),
-        dynamicLayerImports: output.imports.filter((i) => i.kind === 'dynamic-import' && i.path.startsWith(`${layer.dir}/`)).map((i) => i.path),
+        layerImports: layerImportsOf(output, layer.dir, 'import-statement'),
+        dynamicLayerImports: layerImportsOf(output, layer.dir, 'dynamic-import'),
       };
     }));
   }, 120_000);
 
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('serves exactly the names the code imports, one file per package', () => {
+  it('serves the names the code imports, one file per package (exactly those: see "AWS SDK layer imports")', () => {
     expect(Object.keys(layer.exports).sort()).toEqual([...SDK_PACKAGES].sort());
     expect(layer.exports['@aws-sdk/lib-dynamodb']).toEqual(expect.arrayContaining(['DynamoDBDocumentClient', 'GetCommand', 'TransactWriteCommand']));
     for (const pkg of SDK_PACKAGES) expect(existsSync(join(layer.dir, sdkLayerFile(pkg)))).toBe(true);
@@ -60,14 +61,18 @@ describe('AWS SDK layer', () => {
     for (const marker of ['SSOClient', 'STSClient', 'fromIni', 'AWS_CONTAINER_CREDENTIALS', 'sso_start_url']) expect(code).not.toContain(marker);
   });
 
-  it('deploys every file of functions/: each is a route handler, the fallback or a worker', () => {
+  it('measures and loads what the CDK app deploys: every file of functions/, each one a function of the app', () => {
     const files = readdirSync(join(ROOT, 'functions'), { recursive: true, withFileTypes: true }).filter((f) => f.isFile() && f.name.endsWith('.ts'))
       .map((f) => relative(join(ROOT, 'functions'), join(f.parentPath, f.name)).replace(/\.ts$/, ''));
+    const context = (JSON.parse(readFileSync(join(ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context;
+    const app = new App({ context: { ...context, 'aws:cdk:bundling-stacks': [] } });
+    addPayrollStacks(app);
+    const deployed = new Set(app.node.findAll().filter((c): c is PayrollFunction => c instanceof PayrollFunction).map((f) => f.handler));
+    expect([...deployed].sort()).toEqual(files.sort());
     expect([...ALL_HANDLERS].sort()).toEqual(files.sort());
   });
 
   it('leaves no SDK code in any function bundle: each imports the layer instead', () => {
-    expect(bundles.map((b) => b.entry).sort()).toEqual([...entries].sort());
     for (const bundle of bundles) expect({ entry: bundle.entry, sdk: bundle.sdkInputs }).toEqual({ entry: bundle.entry, sdk: [] });
     const tableUsers = bundles.filter((b) => b.layerImports.some((path) => path.endsWith(`/${sdkLayerFile('@aws-sdk/lib-dynamodb')}`)));
     expect(tableUsers.length).toBe(entries.length - 1); // all but the fallback, which never reads the table

@@ -4,7 +4,8 @@ import { App, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
-import { ASSET_CACHE_CONTROL, DashboardStack, PAGE_CACHE_CONTROL } from '../../infra/dashboard-stack.js';
+import { DashboardStack } from '../../infra/dashboard-stack.js';
+import { ASSET_CACHE_CONTROL, PAGE_CACHE_CONTROL } from '../../infra/dashboard-headers.js';
 
 /**
  * The dashboard's static site: a private bucket only CloudFront reads, HTTPS only, security headers, and the

@@ -832,6 +832,9 @@ describe('workers stack', () => {
     expect(sweeperEnv.DISBURSEMENT_BUCKET).toBeUndefined();
     expect(sweeperEnv.PAYROLL_KMS_KEY_ID).toBeUndefined();
     const delivererEnv = environmentOf(template, deliverer.functionId);
+    // The sweeper re-sends only deliveries idle longer than the deliverer's longest retry delay: the same delays.
+    expect(sweeperEnv.PAYROLL_WEBHOOK_RETRY_DELAYS_S).toBe('30,300');
+    expect(sweeperEnv.PAYROLL_WEBHOOK_RETRY_DELAYS_S).toBe(delivererEnv.PAYROLL_WEBHOOK_RETRY_DELAYS_S);
     expect(Object.keys(delivererEnv).sort()).toEqual([
       'NODE_OPTIONS', 'PAYROLL_ENVIRONMENT', 'PAYROLL_KMS_KEY_ID', 'PAYROLL_WEBHOOK_RETRY_DELAYS_S', 'POWERTOOLS_SERVICE_NAME', 'TABLE_NAME', 'WEBHOOK_QUEUE_URL',
     ]);

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, listPage } from '../api.js';
-import { EVENT_TYPES, type EventItem, type IssuedWebhook, type Webhook } from '../types.js';
+import { DELIVERY_STATUSES, EVENT_TYPES, type EventItem, type IssuedWebhook, type Webhook } from '../types.js';
 import { ErrorBox, Field, formatDateTime, formValue, LoadMore, PageTitle, SectionHead, SecretOnce, StatusBadge, TableRegion, useAsync, When } from '../ui.js';
 
 function lastAttempt(d: EventItem['deliveries'][number]): string {
@@ -153,9 +153,7 @@ export function WebhooksPage() {
             <label for="delivery-filter">Deliveries</label>
             <select id="delivery-filter" class="input input-small" value={deliveryFilter} onChange={(e) => setDeliveryFilter((e.currentTarget as HTMLSelectElement).value)}>
               <option value="">all</option>
-              <option value="pending">pending</option>
-              <option value="succeeded">succeeded</option>
-              <option value="failed">failed</option>
+              {DELIVERY_STATUSES.map((status) => <option key={status} value={status}>{status}</option>)}
             </select>
             <button type="button" class="button" onClick={events.reload}>Refresh</button>
           </div>
