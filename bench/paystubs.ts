@@ -39,6 +39,7 @@ async function seed(table: TableRef, orgId: string, employees: number, runs: num
       employee_count: employees, totals: { gross_pay: 0, bonuses: 0, deductions: 0, net_pay: 0 }, content_hash: 'bench', created_at: at, updated_at: at,
       status_history: [{ status: 'completed', at, reason: null }], chunk_size: 1000, chunk_count: 2, chunks_done: new Set(), returned_employee_ids: new Set(),
       processing_started_at: at, findings: [], disbursement: null, failure_reason: null, originator: null,
+      funding_account: null, trace_start: 1, file_id_modifier: 'A',
     };
     await payrolls.create(record, { window: false, now: systemDeps.now() });
     await stubs.widenDateBounds(orgId, period);

@@ -15,7 +15,7 @@ export const handler = apiHandler(routeById.submitPayroll, { body: 'raw', query:
   const outcome = await submitPayroll(
     // Named, not spread: spreading would touch the encryptor, and this function has no KMS key.
     {
-      payrolls: s.payrolls, employees: s.employees, objects: s.objects, queue: s.queue, deps: s.deps, chunkSize: config().PAYROLL_CHUNK_SIZE,
+      payrolls: s.payrolls, employees: s.employees, organizations: s.organizations, objects: s.objects, queue: s.queue, deps: s.deps, chunkSize: config().PAYROLL_CHUNK_SIZE,
       events: s.events, webhooks: s.webhooks, webhookQueue: s.webhookQueue,
     },
     { organizationId: principal.organizationId, environment: principal.environment },

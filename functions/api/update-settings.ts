@@ -1,11 +1,10 @@
 import { apiHandler } from '../../shared/http/api-handler.js';
-import { appServices } from '../../shared/http/context.js';
+import { employeeServices } from '../../shared/http/employee-services.js';
 import { ok } from '../../shared/http/envelope.js';
 import { routeById } from '../../shared/http/routes.js';
 import { updateSettingsBody } from '../../shared/schemas/settings.js';
 import { settingsView, updateSettings } from '../../shared/use-cases/settings.js';
 
-export const handler = apiHandler(routeById.updateSettings, { body: updateSettingsBody }, async ({ principal, body }) => {
-  const { organizations, deps } = appServices();
-  return ok(settingsView(await updateSettings(organizations, deps, principal.organizationId, body)), 'Settings updated');
-});
+// The employee services carry the bank-account encryptor: the funding account is encrypted like an employee's.
+export const handler = apiHandler(routeById.updateSettings, { body: updateSettingsBody }, async ({ principal, body }) =>
+  ok(settingsView(await updateSettings(employeeServices(), principal, body)), 'Settings updated'));

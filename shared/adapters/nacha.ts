@@ -1,9 +1,13 @@
 import { isValidRoutingNumber } from '../domain/aba.js';
+import { achField, achText } from '../domain/ach-text.js';
+import { BANK_TIME_ZONE, dateInTimeZone } from '../domain/banking-calendar.js';
 import { isCalendarDate } from '../domain/dates.js';
+import { MAX_TRACE_SEQUENCE } from '../domain/disbursement.js';
 import type { Originator } from '../domain/settings.js';
 
 /**
- * NACHA ACH file writer for payroll direct deposit: one PPD batch of credits (service class 220).
+ * NACHA ACH file writer for payroll direct deposit: one PPD batch of credits, either credits only (service
+ * class 220) or balanced by one offset debit to the employer's funding account (mixed, service class 200).
  *
  * Why hand-written rather than a library: the payroll is split into chunks whose entry records
  * are built in parallel and assembled later, and a re-run must give byte-identical output. The npm writers do
@@ -15,18 +19,18 @@ import type { Originator } from '../domain/settings.js';
  * - Records are separated by '\n' (LF, no CR) with no newline after the last record: NACHA fixes the
  *   94-character records and leaves the line separator to the ODFI; LF is what most accept.
  * - The file is padded with records of 94 '9's up to a multiple of 10 records (blocking factor 10).
- * - File creation date and time are written in UTC from the caller's `fileCreation`, never from a clock.
+ * - File creation date and time are the caller's `fileCreation` (never a clock) as a wall clock in New York, the
+ *   time zone of the ACH operators' schedules: a file written at 9 pm Eastern is not dated tomorrow.
  *
  * Error messages never contain an account number: it is only ever placed in the file.
  */
 
+export { MAX_TRACE_SEQUENCE };
 export const RECORD_LENGTH = 94;
 export const BLOCKING_FACTOR = 10;
 
 /** One batch control's entry/addenda count is 6 digits, so a single-batch file holds at most 999,999 entries. */
 export const MAX_ENTRIES = 999_999;
-/** The trace number's sequence part is 7 digits. */
-export const MAX_TRACE_SEQUENCE = 9_999_999;
 /** The entry detail amount field is 10 digits of cents ($99,999,999.99). */
 export const MAX_ENTRY_CENTS = 9_999_999_999;
 /** Batch and file control totals are 12 digits of cents. */
@@ -34,7 +38,10 @@ export const MAX_TOTAL_CENTS = 999_999_999_999;
 
 const CHECKING_CREDIT = '22';
 const SAVINGS_CREDIT = '32';
+const CHECKING_DEBIT = '27';
+const SAVINGS_DEBIT = '37';
 const CREDITS_ONLY = '220';
+const MIXED = '200';
 const FILLER = '9'.repeat(RECORD_LENGTH);
 
 export class NachaFormatError extends Error {
@@ -55,11 +62,21 @@ export interface NachaEntryInput {
    * skips them (this writer makes no zero-dollar prenotes) and may leave a gap in the trace sequence.
    */
   amountCents: number;
-  /** Up to 15 characters after sanitising (the tail of the employee id); longer is refused, not cut. */
+  /** Up to 15 ACH characters (the tail of the employee id); longer is refused, not cut. */
   individualId: string;
-  /** Sanitised to NACHA's uppercase alphanumerics and truncated to 22 characters; must not end up blank. */
+  /** Transliterated to ACH text and cut to 22 characters; the individual id stands in when nothing is left. */
   individualName: string;
-  /** 1-based position of the entry in the payroll, unique within the file; entries are assembled in this order. */
+  /** The entry's 7-digit trace sequence, unique across the originator's files; entries are assembled in this order. */
+  traceSequence: number;
+}
+
+/** The offset debit that balances a batch: drawn on the employer's funding account for the batch's credits. */
+export interface NachaOffsetInput {
+  routingNumber: string;
+  /** The full, decrypted number. Only ever placed in the file, never in an error or log. */
+  accountNumber: string;
+  accountType: 'checking' | 'savings';
+  /** After every credit's trace sequence. */
   traceSequence: number;
 }
 
@@ -79,6 +96,8 @@ export interface NachaFileInput {
   batchNumber?: number;
   /** Entry detail records from `entryDetailRecord`, in ascending trace order (chunks concatenated in order). */
   entries: readonly string[];
+  /** When given, the batch is mixed (200) and ends with one debit for its total credits: debits equal credits. */
+  offset?: NachaOffsetInput;
 }
 
 export interface NachaControlTotals {
@@ -95,23 +114,8 @@ export interface NachaControlTotals {
 // Field primitives. NACHA: alphanumeric fields are left-justified and space-filled, numeric fields right-justified
 // and zero-filled; every field has a fixed width.
 
-/**
- * Uppercase, accents and compatibility forms folded (É → E, full-width Ａ → A), anything outside [A-Z0-9 .,&'-/]
- * turned into a space, runs of spaces collapsed and the ends trimmed: a subset of NACHA's allowed characters
- * that every bank's system accepts.
- */
-export function sanitize(value: string): string {
-  return value
-    .normalize('NFKD')
-    .replace(/\p{M}/gu, '')
-    .toUpperCase()
-    .replace(/[^A-Z0-9 .,&'\-/]/g, ' ')
-    .replace(/ {2,}/g, ' ')
-    .trim();
-}
-
 function alpha(value: string, width: number): string {
-  return sanitize(value).slice(0, width).padEnd(width, ' ');
+  return achField(value, width);
 }
 
 function numeric(value: number, width: number, what: string): string {
@@ -155,6 +159,10 @@ export function traceNumber(odfi8: string, sequence: number): string {
  * the trace sequence (the entry's position in the whole payroll) keeps them unique once assembled.
  */
 export function entryDetailRecord(odfi8: string, e: NachaEntryInput): string {
+  return entryRecord(odfi8, e, 'credit');
+}
+
+function entryRecord(odfi8: string, e: NachaEntryInput, direction: 'credit' | 'debit'): string {
   const where = `entry with trace sequence ${e.traceSequence}`;
   const trace = traceNumber(odfi8, e.traceSequence);
   if (!isValidRoutingNumber(e.routingNumber)) {
@@ -165,26 +173,29 @@ export function entryDetailRecord(odfi8: string, e: NachaEntryInput): string {
   if (!Number.isSafeInteger(e.amountCents) || e.amountCents < 1 || e.amountCents > MAX_ENTRY_CENTS) {
     throw new NachaFormatError(`${where}: amount must be an integer number of cents from 1 to ${MAX_ENTRY_CENTS}`);
   }
-  let transactionCode: string;
-  if (e.accountType === 'checking') transactionCode = CHECKING_CREDIT;
-  else if (e.accountType === 'savings') transactionCode = SAVINGS_CREDIT;
-  else throw new NachaFormatError(`${where}: account type must be checking or savings`);
-  const id = sanitize(e.individualId);
+  const codes = direction === 'credit'
+    ? { checking: CHECKING_CREDIT, savings: SAVINGS_CREDIT }
+    : { checking: CHECKING_DEBIT, savings: SAVINGS_DEBIT };
+  if (e.accountType !== 'checking' && e.accountType !== 'savings') {
+    throw new NachaFormatError(`${where}: account type must be checking or savings`);
+  }
+  const id = achText(e.individualId);
   // Cutting an id would make it ambiguous on the bank's return; the caller passes a tail that fits.
   if (id.length > 15) throw new NachaFormatError(`${where}: individual id must be at most 15 characters`);
-  // PPD makes the receiver's name mandatory.
-  if (sanitize(e.individualName) === '') throw new NachaFormatError(`${where}: individual name is blank after sanitising`);
+  // PPD makes the receiver's name mandatory: the id stands in for a name with no ACH letter left in it.
+  const name = achField(e.individualName, 22, e.individualId);
+  if (name.trim() === '') throw new NachaFormatError(`${where}: individual name and id are both blank as ACH text`);
   return record([
     '6',
-    transactionCode,
+    codes[e.accountType],
     e.routingNumber.slice(0, 8), // receiving DFI identification
     e.routingNumber.slice(8), // check digit
     e.accountNumber.padEnd(17, ' '), // DFI account number, left-justified
     numeric(e.amountCents, 10, 'amount'),
     id.padEnd(15, ' '),
-    alpha(e.individualName, 22),
+    name,
     '  ', // discretionary data
-    '0', // addenda record indicator: PPD payroll credits carry no addenda
+    '0', // addenda record indicator: PPD payroll entries carry no addenda
     trace,
   ]);
 }
@@ -240,9 +251,9 @@ function immediateDestination(value: string): string {
 function immediateOrigin(value: string): string {
   // NACHA: 10 characters, usually a blank and a 9-digit routing number, or a 10-character company identifier.
   const v = value.trim();
-  if (/^\d{9}$/.test(v)) return ' ' + v;
+  if (/^[0-9A-Z]{9}$/.test(v)) return ' ' + v;
   if (/^[0-9A-Z]{10}$/.test(v)) return v;
-  throw new NachaFormatError('immediate origin must be 9 digits or 10 uppercase letters/digits');
+  throw new NachaFormatError('immediate origin must be 10 uppercase letters/digits, or a blank and 9');
 }
 
 function required(value: string, width: number, what: string): string {
@@ -266,15 +277,15 @@ export function buildNachaFile(input: NachaFileInput): { content: string; contro
   }
   // An empty batch is invalid NACHA and a payroll with nothing to pay has no file: the caller never asks for one.
   if (input.entries.length === 0) throw new NachaFormatError('a file needs at least one entry');
-  if (input.entries.length > MAX_ENTRIES) {
-    throw new NachaFormatError(`a single-batch file holds at most ${MAX_ENTRIES} entries, got ${input.entries.length}`);
+  const entryCount = input.entries.length + (input.offset ? 1 : 0);
+  if (entryCount > MAX_ENTRIES) {
+    throw new NachaFormatError(`a single-batch file holds at most ${MAX_ENTRIES} entries, got ${entryCount}`);
   }
 
   const companyName = required(o.company_name, 16, 'company name');
   const companyId = required(o.company_identification, 10, 'company identification');
-  const iso = created.toISOString(); // UTC, whatever the machine's time zone
-  const creationDate = iso.slice(2, 4) + iso.slice(5, 7) + iso.slice(8, 10);
-  const creationTime = iso.slice(11, 13) + iso.slice(14, 16);
+  const wallClock = dateInTimeZone(created, BANK_TIME_ZONE);
+  const creationDate = yymmdd(wallClock.date, 'file creation date');
   const descriptiveDate = input.companyDescriptiveDate === undefined
     ? '      '
     : /^\d{4}-\d{2}-\d{2}$/.test(input.companyDescriptiveDate)
@@ -283,8 +294,26 @@ export function buildNachaFile(input: NachaFileInput): { content: string; contro
   const batch = numeric(batchNumber, 7, 'batch number');
 
   const totals = totalsOf(input.entries, odfi8);
+  const entries = [...input.entries];
+  let serviceClass = CREDITS_ONLY;
+  let debitCents = 0;
+  if (input.offset) {
+    const last = input.entries.at(-1)!;
+    if (input.offset.traceSequence <= Number(last.slice(87))) {
+      throw new NachaFormatError('the offset entry\'s trace sequence must follow every credit\'s');
+    }
+    // The offset names the originator: it is the employer's own account the batch is drawn on.
+    entries.push(entryRecord(odfi8, {
+      ...input.offset, amountCents: totals.creditCents, individualId: o.company_identification.trim(),
+      individualName: o.company_name,
+    }, 'debit'));
+    serviceClass = MIXED;
+    debitCents = totals.creditCents;
+    totals.hash += Number(input.offset.routingNumber.slice(0, 8));
+    totals.count += 1;
+  }
   const hash = entryHashField(totals.hash);
-  const debit = numeric(0, 12, 'total debit');
+  const debit = numeric(debitCents, 12, 'total debit');
   const credit = numeric(totals.creditCents, 12, 'total credit');
 
   const fileHeader = record([
@@ -293,7 +322,7 @@ export function buildNachaFile(input: NachaFileInput): { content: string; contro
     immediateDestination(o.immediate_destination),
     immediateOrigin(o.immediate_origin),
     creationDate,
-    creationTime,
+    wallClock.time,
     fileIdModifier,
     '094', // record size
     '10', // blocking factor
@@ -304,7 +333,7 @@ export function buildNachaFile(input: NachaFileInput): { content: string; contro
   ]);
   const batchHeader = record([
     '5',
-    CREDITS_ONLY,
+    serviceClass,
     companyName,
     ' '.repeat(20), // company discretionary data
     companyId,
@@ -319,7 +348,7 @@ export function buildNachaFile(input: NachaFileInput): { content: string; contro
   ]);
   const batchControl = record([
     '8',
-    CREDITS_ONLY,
+    serviceClass,
     numeric(totals.count, 6, 'batch entry/addenda count'),
     hash,
     debit,
@@ -344,7 +373,7 @@ export function buildNachaFile(input: NachaFileInput): { content: string; contro
     ' '.repeat(39), // reserved
   ]);
 
-  const lines: string[] = [fileHeader, batchHeader, ...input.entries, batchControl, fileControl];
+  const lines: string[] = [fileHeader, batchHeader, ...entries, batchControl, fileControl];
   while (lines.length < blockCount * BLOCKING_FACTOR) lines.push(FILLER);
   return {
     content: lines.join('\n'),
@@ -353,7 +382,7 @@ export function buildNachaFile(input: NachaFileInput): { content: string; contro
       blockCount,
       entryAddendaCount: totals.count,
       entryHash: hash,
-      totalDebitCents: 0,
+      totalDebitCents: debitCents,
       totalCreditCents: totals.creditCents,
     },
   };

@@ -1,4 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
+import type { Environment } from '../domain/settings.js';
+
+export type { Environment };
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -11,8 +14,6 @@ function base62(bytes: Buffer): string {
   }
   return out.padStart(43, '0');
 }
-
-export type Environment = 'sandbox' | 'production';
 
 /** `pk_sandbox_…` / `pk_live_…`: 256 random bits, the prefix makes a leaked token easy to scan for. */
 export function generateToken(environment: Environment): string {

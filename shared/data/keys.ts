@@ -20,6 +20,8 @@
  * | audit line        | ORG#<org>#AUDIT        | <at>#<request id>       | (ttl 400 days)  |
  * | audit line, no org | AUDIT#UNAUTHENTICATED#<yyyy-mm-dd> | <at>#<request id> | (ttl 400 days) |
  * | rate limit state  | RATE#<key>#<bucket>    | RATE                    | (ttl 2 min)     |
+ * | trace sequence    | ORG#<org>              | SEQ#TRACE#<odfi>        | `value`: the last trace sequence reserved |
+ * | file ID sequence  | ORG#<org>              | SEQ#FILE#<destination>#<creation date> | `value`: files that day (ttl 35 days) |
  *
  * Paystubs get a partition each rather than living under the organization, so a 25,000-employee run spreads
  * its writes instead of pressing on one partition key; the organization is checked on every read.
@@ -66,6 +68,9 @@ export const keys = {
   auditLogPartition: (orgId: string): string => `ORG#${orgId}#AUDIT`,
   unauthenticatedAuditLog: (at: string, requestId: string): Key => ({ PK: `AUDIT#UNAUTHENTICATED#${at.slice(0, 10)}`, SK: `${at}#${requestId}` }),
   rateLimit: (bucketKey: string): Key => ({ PK: `RATE#${bucketKey}`, SK: 'RATE' }),
+  traceSequence: (orgId: string, odfi: string): Key => ({ PK: `ORG#${orgId}`, SK: `SEQ#TRACE#${odfi}` }),
+  fileIdSequence: (orgId: string, destination: string, creationDate: string): Key =>
+    ({ PK: `ORG#${orgId}`, SK: `SEQ#FILE#${destination}#${creationDate}` }),
 } as const;
 
 /**

@@ -26,6 +26,13 @@ export const originatorItem = z.object({
   immediate_origin_name: z.string(),
 });
 
+export const fundingAccountItem = z.object({
+  routing_number: z.string(),
+  account_type: z.enum(['checking', 'savings']),
+  account_number_last4: z.string(),
+  account_number_ciphertext: z.string(),
+});
+
 const settingsItem = z.object({
   employment_types: z.array(z.string()),
   pay_groups: z.array(z.string()),
@@ -33,6 +40,8 @@ const settingsItem = z.object({
   max_net_pay_per_employee: z.string(),
   max_payroll_total: z.string(),
   originator: originatorItem,
+  originator_placeholders: z.array(originatorItem.keyof()).optional(),
+  funding_account: fundingAccountItem.nullable().default(null),
   updated_at: z.string(),
 });
 

@@ -2,12 +2,12 @@ import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dy
 import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
 import { PAYROLL_STATUSES, isTerminal, sourcesOf, type PayrollStatus } from '../domain/payroll-status.js';
-import type { Originator } from '../domain/settings.js';
+import type { FundingAccount, Originator } from '../domain/settings.js';
 import { batchGetAll } from './batch.js';
 import { queryFilter } from './filters.js';
 import { cancelledConditions, isConditionalCheckFailure, parseItem, type TransactItems } from './item.js';
 import { GSI2, keys } from './keys.js';
-import { originatorItem } from './organization-repository.js';
+import { fundingAccountItem, originatorItem } from './organization-repository.js';
 import { queryPage, type Page } from './paginate.js';
 
 const cents = z.number().int();
@@ -45,6 +45,11 @@ const payrollItem = z.object({
   failure_reason: z.string().nullable().default(null),
   /** The NACHA originator as it stood when processing began: every chunk and the file use this one. */
   originator: originatorItem.nullable().default(null),
+  /** The funding account as it stood when processing began (encrypted): the file's offset debit draws on it. */
+  funding_account: fundingAccountItem.nullable().default(null),
+  /** The first of the run's block of trace sequences: entry i of the submission is `trace_start + i`. */
+  trace_start: z.number().int().positive().nullable().default(null),
+  file_id_modifier: z.string().nullable().default(null),
 });
 export type PayrollRecord = z.infer<typeof payrollItem>;
 
@@ -225,10 +230,17 @@ export class PayrollRepository {
   }
 
   /**
-   * Records the chunk plan, the start time and the originator once; a re-run finds them already set and keeps the
-   * first ones, so every chunk and the file agree on trace numbers and dates.
+   * Records the chunk plan, the start time, the originator, the funding account and the file's reservation (trace
+   * block, file ID modifier) once; a re-run finds them already set and keeps the first ones, so every chunk and the
+   * file agree on trace numbers and dates. `alsoWrite` starts with the reservation's counter updates: `conflict`
+   * says another run moved a counter since it was read, and the caller reserves again.
    */
-  async planChunks(orgId: string, payrollId: string, plan: { chunkCount: number; startedAt: string; originator: Originator }, alsoWrite: TransactItems = []): Promise<boolean> {
+  async planChunks(
+    orgId: string,
+    payrollId: string,
+    plan: { chunkCount: number; startedAt: string; originator: Originator; fundingAccount: FundingAccount | null; traceStart: number; fileIdModifier: string },
+    alsoWrite: TransactItems = [],
+  ): Promise<'planned' | 'already_planned' | 'conflict'> {
     try {
       await this.table.doc.send(new TransactWriteCommand({
         TransactItems: [
@@ -236,18 +248,24 @@ export class PayrollRepository {
             Update: {
               TableName: this.table.tableName,
               Key: keys.payroll(orgId, payrollId),
-              UpdateExpression: 'SET chunk_count = :n, processing_started_at = :at, originator = :originator',
+              UpdateExpression: 'SET chunk_count = :n, processing_started_at = :at, originator = :originator, '
+                + 'funding_account = :funding, trace_start = :trace, file_id_modifier = :modifier',
               ConditionExpression: '#status = :processing AND (attribute_not_exists(chunk_count) OR chunk_count = :null)',
               ExpressionAttributeNames: { '#status': 'status' },
-              ExpressionAttributeValues: { ':n': plan.chunkCount, ':at': plan.startedAt, ':originator': plan.originator, ':processing': 'processing', ':null': null },
+              ExpressionAttributeValues: {
+                ':n': plan.chunkCount, ':at': plan.startedAt, ':originator': plan.originator, ':funding': plan.fundingAccount,
+                ':trace': plan.traceStart, ':modifier': plan.fileIdModifier, ':processing': 'processing', ':null': null,
+              },
             },
           },
           ...alsoWrite,
         ],
       }));
-      return true;
+      return 'planned';
     } catch (err) {
-      if (cancelledConditions(err)?.[0]) return false;
+      const failed = cancelledConditions(err);
+      if (failed?.[0]) return 'already_planned';
+      if (failed?.some(Boolean)) return 'conflict';
       throw err;
     }
   }

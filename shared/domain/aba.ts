@@ -11,3 +11,11 @@ export function isValidRoutingNumber(value: string): boolean {
   const sum = weights.reduce((acc, w, i) => acc + w * Number(value[i]), 0);
   return sum % 10 === 0;
 }
+
+/** The routing number an 8-digit prefix makes with the check digit that satisfies the 3-7-1 weighted sum. */
+export function withCheckDigit(prefix8: string): string {
+  if (!/^\d{8}$/.test(prefix8)) throw new RangeError(`A routing prefix is 8 digits, got '${prefix8}'`);
+  const weights = [3, 7, 1, 3, 7, 1, 3, 7];
+  const sum = weights.reduce((acc, w, i) => acc + w * Number(prefix8[i]), 0);
+  return prefix8 + String((10 - (sum % 10)) % 10);
+}

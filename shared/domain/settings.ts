@@ -1,4 +1,8 @@
-import type { Environment } from '../adapters/tokens.js';
+import { createHash } from 'node:crypto';
+import { withCheckDigit } from './aba.js';
+import { achText } from './ach-text.js';
+
+export type Environment = 'sandbox' | 'production';
 
 /** NACHA originator details an organization's disbursement files carry. */
 export interface Originator {
@@ -11,6 +15,17 @@ export interface Originator {
   immediate_origin_name: string;
 }
 
+export type OriginatorField = keyof Originator;
+
+/** The employer's account each balanced file draws its offset debit on. */
+export interface FundingAccount {
+  routing_number: string;
+  account_type: 'checking' | 'savings';
+  account_number_last4: string;
+  /** Envelope-encrypted full account number; it leaves the service only inside a NACHA file. */
+  account_number_ciphertext: string;
+}
+
 export interface OrganizationSettings {
   employment_types: string[];
   pay_groups: string[];
@@ -19,26 +34,81 @@ export interface OrganizationSettings {
   max_net_pay_per_employee: string;
   max_payroll_total: string;
   originator: Originator;
+  /**
+   * The originator fields still holding the placeholder the organization was created with (production only);
+   * absent on organizations created before it was tracked: see `placeholdersOf`.
+   */
+  originator_placeholders?: OriginatorField[];
+  funding_account: FundingAccount | null;
   updated_at: string;
 }
 
-export function defaultSettings(organizationName: string, environment: Environment, now: Date): OrganizationSettings {
+/**
+ * What a production organization starts with: values no bank would take and no PATCH accepts (all-zero identifiers
+ * are refused), so a file can never carry them by accident. Until every one is replaced, payroll is refused.
+ */
+const PRODUCTION_PLACEHOLDER: Omit<Originator, 'company_name'> = {
+  company_identification: '0000000000',
+  originating_dfi_identification: '00000000',
+  immediate_destination: '000000000',
+  immediate_destination_name: 'NOT CONFIGURED',
+  immediate_origin: '0000000000',
+  immediate_origin_name: 'NOT CONFIGURED',
+};
+
+/**
+ * The defaults of organizations created before placeholders were tracked: a production organization that still
+ * holds one of these never set it (the sandbox bank's routing number named SANDBOX BANK, company id zeros).
+ */
+const LEGACY_DEFAULTS: Partial<Originator> = {
+  company_identification: '0000000000',
+  originating_dfi_identification: '02100002',
+  immediate_destination: '021000021',
+  immediate_destination_name: 'SANDBOX BANK',
+  immediate_origin: '1000000001',
+  immediate_origin_name: 'PAYROLL API',
+};
+
+/** The originator fields a payroll file cannot carry yet: none in the sandbox. */
+export function placeholdersOf(settings: OrganizationSettings, environment: Environment): OriginatorField[] {
+  if (environment !== 'production') return [];
+  if (settings.originator_placeholders) return settings.originator_placeholders;
+  return (Object.keys(LEGACY_DEFAULTS) as OriginatorField[]).filter((f) => settings.originator[f] === LEGACY_DEFAULTS[f]);
+}
+
+/**
+ * A sandbox ODFI of the organization's own, derived from its id: trace numbers are the ODFI's 8 digits and the
+ * organization's sequence, so organizations sharing one test ODFI would hand out the same trace numbers.
+ * Leading 0 and a second digit 0–9 keep it a Federal Reserve routing symbol with a valid check digit.
+ */
+export function sandboxOdfi(organizationId: string): string {
+  const digest = createHash('sha256').update(organizationId).digest();
+  return '0' + String(digest.readUInt32BE(0) % 10_000_000).padStart(7, '0');
+}
+
+export function defaultSettings(organization: { id: string; name: string }, environment: Environment, now: Date): OrganizationSettings {
+  const companyName = achText(organization.name).slice(0, 16).trim() || 'PAYROLL CO';
+  const odfi = sandboxOdfi(organization.id);
+  const originator: Originator = environment === 'production'
+    ? { company_name: companyName, ...PRODUCTION_PLACEHOLDER }
+    : {
+      company_name: companyName,
+      company_identification: '1000000001',
+      originating_dfi_identification: odfi,
+      immediate_destination: withCheckDigit(odfi),
+      immediate_destination_name: 'SANDBOX BANK',
+      immediate_origin: '1000000001',
+      immediate_origin_name: 'PAYROLL API',
+    };
   return {
     employment_types: ['full_time', 'part_time', 'contractor'],
     pay_groups: ['default'],
     pay_schedules: ['weekly', 'biweekly', 'semimonthly', 'monthly'],
     max_net_pay_per_employee: '250000.00',
     max_payroll_total: '100000000.00',
-    originator: {
-      // Sandbox defaults: a test ODFI and a recognisable company id. Production organizations set their own.
-      company_name: organizationName.toUpperCase().replace(/[^A-Z0-9 ]/g, '').slice(0, 16) || 'PAYROLL CO',
-      company_identification: environment === 'production' ? '0000000000' : '1000000001',
-      originating_dfi_identification: '02100002',
-      immediate_destination: '021000021',
-      immediate_destination_name: 'SANDBOX BANK',
-      immediate_origin: '1000000001',
-      immediate_origin_name: 'PAYROLL API',
-    },
+    originator,
+    originator_placeholders: environment === 'production' ? (Object.keys(PRODUCTION_PLACEHOLDER) as OriginatorField[]) : [],
+    funding_account: null,
     updated_at: now.toISOString(),
   };
 }

@@ -1,6 +1,8 @@
 import { fieldEncryptor } from '../adapters/envelope-encryption.js';
 import { defaultObjectStore } from '../adapters/object-store.js';
+import { DisbursementSequenceRepository } from '../data/disbursement-sequence-repository.js';
 import type { ProcessorServices } from '../use-cases/process-payroll.js';
+import { appServices } from './context.js';
 import { payrollQueueOf, recordServices, webhookQueueOf } from './record-services.js';
 
 let services: ProcessorServices | undefined;
@@ -15,6 +17,7 @@ export function processorServices(): ProcessorServices {
   if (!services) {
     services = {
       ...recordServices(),
+      sequences: new DisbursementSequenceRepository(appServices().table),
       get webhookQueue() {
         return webhookQueueOf();
       },

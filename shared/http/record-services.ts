@@ -8,7 +8,7 @@ import type { ProcessorServices } from '../use-cases/process-payroll.js';
 import { appServices } from './context.js';
 
 /** The repositories over the table: everything of the processor services but the bucket, the queues and the key. */
-export type RecordServices = Omit<ProcessorServices, 'objects' | 'queue' | 'webhookQueue' | 'encryptor'>;
+export type RecordServices = Omit<ProcessorServices, 'objects' | 'queue' | 'webhookQueue' | 'encryptor' | 'sequences'>;
 
 let records: RecordServices | undefined;
 let payrollQueue: Queue | undefined;

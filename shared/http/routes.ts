@@ -78,7 +78,7 @@ export const ROUTES = [
   route({ id: 'redeliverEvent', method: 'POST', path: '/v1/events/{id}/redeliver', handler: 'api/redeliver-event', scope: 'admin', bucket: 'employee_write', summary: 'Send an event again', access: ['queue:webhooks:send'] }),
   route({ id: 'listLogs', method: 'GET', path: '/v1/logs', handler: 'api/list-logs', scope: 'admin', bucket: 'read', summary: 'The audit log', access: ['secret:signing'] }),
   route({ id: 'getSettings', method: 'GET', path: '/v1/settings', handler: 'api/get-settings', scope: 'admin', bucket: 'read', summary: 'Get organization settings', access: [] }),
-  route({ id: 'updateSettings', method: 'PATCH', path: '/v1/settings', handler: 'api/update-settings', scope: 'admin', bucket: 'employee_write', summary: 'Update organization settings', access: [] }),
+  route({ id: 'updateSettings', method: 'PATCH', path: '/v1/settings', handler: 'api/update-settings', scope: 'admin', bucket: 'employee_write', summary: 'Update organization settings', access: ['kms:encrypt:bank-account'] }),
   route({ id: 'createApiKey', method: 'POST', path: '/v1/api-keys', handler: 'api/create-api-key', scope: 'admin', bucket: 'employee_write', summary: 'Create an API key', access: [] }),
   route({ id: 'listApiKeys', method: 'GET', path: '/v1/api-keys', handler: 'api/list-api-keys', scope: 'admin', bucket: 'read', summary: 'List API keys', access: ['secret:signing'] }),
   route({ id: 'rotateApiKey', method: 'POST', path: '/v1/api-keys/{id}/rotate', handler: 'api/rotate-api-key', scope: 'admin', bucket: 'employee_write', summary: 'Rotate an API key (the old token works for a grace period)', access: [] }),

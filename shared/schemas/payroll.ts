@@ -14,6 +14,8 @@ export const PAYROLL_PROBLEM_STATUS = {
   negative_pay: 400,
   missing_bank_account: 422,
   employee_not_found: 422,
+  pay_date_too_soon: 422,
+  originator_not_configured: 422,
   duplicate_payroll_window: 409,
 } as const;
 export type PayrollProblemCode = keyof typeof PAYROLL_PROBLEM_STATUS;
@@ -24,6 +26,8 @@ export const PAYROLL_PROBLEM_MESSAGE: Record<PayrollProblemCode, string> = {
   negative_pay: 'Negative pay',
   missing_bank_account: 'Missing bank account info',
   employee_not_found: 'Employee not found',
+  pay_date_too_soon: 'Pay date too soon',
+  originator_not_configured: 'Originator not configured',
   duplicate_payroll_window: 'Duplicate payroll window',
 };
 

@@ -1,5 +1,7 @@
 import * as z from 'zod';
-import { money } from './common.js';
+import { isValidRoutingNumber, withCheckDigit } from '../domain/aba.js';
+import { money, routingNumber } from './common.js';
+import { bankAccountInput } from './employee.js';
 
 const valueList = z
   .array(z.string().min(1).max(100))
@@ -7,18 +9,41 @@ const valueList = z
   .max(50)
   .refine((list) => new Set(list).size === list.length, { message: 'Values must be unique', params: { code: 'duplicate_value' } });
 
-const digits = (n: number) => z.string().regex(new RegExp(`^\\d{${n}}$`), { message: `Must be ${n} digits` });
-const achText = (max: number) =>
-  z.string().min(1).max(max).regex(/^[A-Za-z0-9 .,&'\-/]+$/, { message: 'Only letters, digits, spaces and . , & \' - /' });
+/** All zeros is what a production organization starts with: a placeholder, never an identifier a bank knows. */
+const notZeros = <T extends z.ZodType<string>>(schema: T) => schema.refine((v) => !/^[ 0]+$/.test(v), {
+  message: 'All zeros is a placeholder, not an identifier',
+  params: { code: 'invalid_value' },
+});
+
+/**
+ * ACH text, as the file carries it: letters (stored uppercase, as the file writes them), digits, spaces and
+ * `& ' - . , /`; no character the file would have to drop or change.
+ */
+const achName = (max: number) => z
+  .string()
+  .regex(/^[A-Za-z0-9 &'\-.,/]*$/, { message: 'Only letters A–Z, digits, spaces and & \' - . , /' })
+  .transform((v) => v.trim().toUpperCase())
+  .pipe(z.string().min(1, { message: 'Must not be blank' }).max(max, { message: `At most ${max} characters` }));
+
+/** 10 characters of digits and uppercase letters, as the file header and batch records carry them. */
+const tenCharacters = (leadingSpace: boolean) => notZeros(z.string().regex(leadingSpace ? /^(?: [0-9A-Z]{9}|[0-9A-Z]{10})$/ : /^[0-9A-Z]{10}$/, {
+  message: leadingSpace
+    ? 'Must be 10 characters, digits and uppercase letters (or a space and 9)'
+    : 'Must be 10 characters, digits and uppercase letters',
+}));
 
 export const originatorInput = z.strictObject({
-  company_name: achText(16),
-  company_identification: z.string().regex(/^[A-Za-z0-9 ]{10}$/, { message: 'Must be 10 characters' }),
-  originating_dfi_identification: digits(8),
-  immediate_destination: digits(9),
-  immediate_destination_name: achText(23),
-  immediate_origin: z.string().regex(/^[A-Za-z0-9 ]{10}$/, { message: 'Must be 10 characters' }),
-  immediate_origin_name: achText(23),
+  company_name: achName(16),
+  company_identification: tenCharacters(false),
+  originating_dfi_identification: notZeros(z.string().regex(/^\d{8}$/, { message: 'Must be 8 digits' }))
+    .refine((v) => !/^\d{8}$/.test(v) || isValidRoutingNumber(withCheckDigit(v)), {
+      message: 'Not the first 8 digits of a routing number (unknown Federal Reserve routing symbol)',
+      params: { code: 'invalid_value' },
+    }),
+  immediate_destination: notZeros(routingNumber),
+  immediate_destination_name: achName(23),
+  immediate_origin: tenCharacters(true),
+  immediate_origin_name: achName(23),
 });
 
 export const updateSettingsBody = z.strictObject({
@@ -28,5 +53,6 @@ export const updateSettingsBody = z.strictObject({
   max_net_pay_per_employee: money.optional(),
   max_payroll_total: money.optional(),
   originator: originatorInput.partial().optional(),
+  funding_account: bankAccountInput.nullable().optional(),
 });
 export type UpdateSettingsInput = z.infer<typeof updateSettingsBody>;

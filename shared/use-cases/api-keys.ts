@@ -94,7 +94,7 @@ export async function createOrganization(
   const issued = newKey(deps, orgId, input.environment, { name: 'Initial admin key', type: 'admin' });
   await organizations.create(
     { organization_id: orgId, name: input.name, environment: input.environment, created_at: now.toISOString() },
-    defaultSettings(input.name, input.environment, now),
+    defaultSettings({ id: orgId, name: input.name }, input.environment, now),
     issued.record,
     issued.record.token_hash,
   );

@@ -1,4 +1,5 @@
 import type { PayrollRecord } from '../data/payroll-repository.js';
+import { disbursementDates } from '../domain/disbursement.js';
 import { centsToNumber } from '../domain/money.js';
 import type { Totals } from '../domain/payroll.js';
 
@@ -26,6 +27,7 @@ function submitted(r: PayrollRecord, employeeIds: string[]) {
     pay_period_start: r.pay_period_start,
     pay_period_end: r.pay_period_end,
     pay_date: r.pay_date,
+    ...disbursementDates(r.pay_date),
     employee_ids: employeeIds,
     employee_count: r.employee_count,
     totals: totals(r.totals),
@@ -42,6 +44,7 @@ function summary(r: PayrollRecord) {
     pay_period_start: r.pay_period_start,
     pay_period_end: r.pay_period_end,
     pay_date: r.pay_date,
+    ...disbursementDates(r.pay_date),
     employee_count: r.employee_count,
     totals: totals(r.totals),
     progress: progressOf(r),
@@ -51,24 +54,31 @@ function summary(r: PayrollRecord) {
   };
 }
 
+/** The file's control totals, once written, and what identifies it at the bank. */
+function disbursementTotals(r: PayrollRecord) {
+  return r.disbursement && {
+    entry_count: r.disbursement.entry_count,
+    entry_hash: r.disbursement.entry_hash,
+    total_credit: centsToNumber(r.disbursement.total_credit),
+    total_debit: centsToNumber(r.disbursement.total_debit),
+    batch_count: r.disbursement.batch_count,
+    block_count: r.disbursement.block_count,
+    file_id_modifier: r.file_id_modifier ?? 'A',
+    effective_entry_date: disbursementDates(r.pay_date).effective_entry_date,
+    created_at: r.disbursement.created_at,
+  };
+}
+
 function full(r: PayrollRecord, employeeIds: string[]) {
   return {
     ...summary(r),
     employee_ids: employeeIds,
     status_history: r.status_history.map((h) => ({ status: h.status, at: h.at, reason: h.reason ?? null })),
     findings: r.findings.map((f) => ({ code: f.code, message: f.message, employee_id: f.employee_id ?? null })),
-    disbursement: r.disbursement && {
-      entry_count: r.disbursement.entry_count,
-      entry_hash: r.disbursement.entry_hash,
-      total_credit: centsToNumber(r.disbursement.total_credit),
-      total_debit: centsToNumber(r.disbursement.total_debit),
-      batch_count: r.disbursement.batch_count,
-      block_count: r.disbursement.block_count,
-      created_at: r.disbursement.created_at,
-    },
+    disbursement: disbursementTotals(r),
     failure_reason: r.failure_reason,
   };
 }
 
-export const payrollView = { totals, submitted, summary, full };
+export const payrollView = { totals, submitted, summary, full, disbursementTotals };
 export type PayrollView = ReturnType<typeof submitted>;

@@ -1,15 +1,19 @@
 import type { FieldEncryptor } from '../adapters/envelope-encryption.js';
 import { deterministicId } from '../adapters/ids.js';
-import { buildNachaFile, entryDetailRecord, sanitize, traceNumber } from '../adapters/nacha.js';
+import { buildNachaFile, entryDetailRecord, traceNumber } from '../adapters/nacha.js';
 import { objectKeys, type ObjectStore } from '../adapters/object-store.js';
 import type { Queue } from '../adapters/queue.js';
+import type { DisbursementSequenceRepository } from '../data/disbursement-sequence-repository.js';
 import type { EmployeeRepository } from '../data/employee-repository.js';
 import type { OrganizationRepository } from '../data/organization-repository.js';
 import type { PaystubRecord, PaystubRepository } from '../data/paystub-repository.js';
+import type { TransactItems } from '../data/item.js';
 import type { PayrollRecord, PayrollRepository } from '../data/payroll-repository.js';
+import { BANK_TIME_ZONE, dateInTimeZone, effectiveEntryDate } from '../domain/banking-calendar.js';
 import { complianceFindings, type EmployeeFacts } from '../domain/compliance.js';
 import { centsToNumber, parseMoney } from '../domain/money.js';
 import { deductionsTotal, netPay, type PayrollEntry } from '../domain/payroll.js';
+import type { OrganizationSettings } from '../domain/settings.js';
 import { dispatchQuietly, payrollEvent, type EventServices } from './events.js';
 import { transitionWithEvents } from './payroll-transitions.js';
 import type { StoredSubmission } from './submit-payroll.js';
@@ -23,8 +27,9 @@ import { payrollEmployeeIds } from './payroll-employee-ids.js';
  *   finalize  once every chunk is done, assemble the NACHA file, and complete (or fail) the run
  *
  * Any step may crash and be delivered again. Each one is idempotent: status changes are conditional updates,
- * paystub ids and trace numbers are derived from the run and the entry, files are rewritten byte for byte, and
- * finished chunks are a set. A re-run never duplicates a paystub, an entry, a file or a status change.
+ * paystub ids and trace numbers are derived from the run and the entry (the run's block of trace sequences and its
+ * file ID modifier are reserved in the same transaction that records its plan), files are rewritten byte for
+ * byte, and finished chunks are a set. A re-run never duplicates a paystub, an entry, a file or a status change.
  */
 export type ProcessorMessage =
   | { kind: 'start'; organization_id: string; payroll_id: string }
@@ -36,6 +41,7 @@ export interface ProcessorServices extends EventServices {
   payrolls: PayrollRepository;
   employees: EmployeeRepository;
   organizations: OrganizationRepository;
+  sequences: DisbursementSequenceRepository;
   paystubs: PaystubRepository;
   objects: ObjectStore;
   queue: Queue;
@@ -46,7 +52,7 @@ export interface ProcessorServices extends EventServices {
 export const SIMULATED_RETURN_ACCOUNT = '000000000';
 
 interface ChunkFile {
-  /** Index of the first entry of this chunk in the run: trace sequences are `offset + i + 1`. */
+  /** Index of the first entry of this chunk in the run: trace sequences are `trace_start + offset + i`. */
   offset: number;
   entries: PayrollEntry[];
 }
@@ -103,7 +109,7 @@ async function startRun(s: ProcessorServices, orgId: string, payrollId: string):
     }));
     // Approval is recorded with the plan, in one write: a re-run finds the plan and emits no second approval.
     const approved = payrollEvent(s.deps, record, 'payroll.approved');
-    if (await s.payrolls.planChunks(orgId, payrollId, { chunkCount, startedAt: s.deps.now().toISOString(), originator: settings.originator }, s.events.items([approved]))) {
+    if (await planWithReservation(s, record, chunkCount, settings, s.events.items([approved]))) {
       await dispatchQuietly(s, [approved]);
     }
     record = (await s.payrolls.get(orgId, payrollId))!;
@@ -117,6 +123,37 @@ async function startRun(s: ProcessorServices, orgId: string, payrollId: string):
   await s.queue.sendAll(remaining.map((chunk) => ({ kind: 'chunk', organization_id: orgId, payroll_id: payrollId, chunk } satisfies ProcessorMessage)));
 }
 
+/**
+ * Reserves the run's trace block (one sequence per entry, and one for the offset debit) and its file ID modifier,
+ * and records the plan, in one transaction. Losing a race for a counter to another run of the organization cancels
+ * the whole transaction: read the counters again and retry. Returns whether this call recorded the plan.
+ */
+async function planWithReservation(
+  s: ProcessorServices, record: PayrollRecord, chunkCount: number, settings: OrganizationSettings, alsoWrite: TransactItems,
+): Promise<boolean> {
+  const { originator } = settings;
+  for (let attempt = 1; ; attempt++) {
+    const now = s.deps.now();
+    const reservation = await s.sequences.reserve(record.organization_id, {
+      odfi: originator.originating_dfi_identification,
+      destination: originator.immediate_destination,
+      creationDate: dateInTimeZone(now, BANK_TIME_ZONE).date,
+      traceCount: record.employee_count + (settings.funding_account ? 1 : 0),
+      now,
+    });
+    const outcome = await s.payrolls.planChunks(record.organization_id, record.payroll_id, {
+      chunkCount, startedAt: now.toISOString(), originator, fundingAccount: settings.funding_account,
+      traceStart: reservation.traceStart, fileIdModifier: reservation.fileIdModifier,
+    }, [...reservation.items, ...alsoWrite]);
+    if (outcome !== 'conflict') return outcome === 'planned';
+    if (attempt >= PLAN_ATTEMPTS) throw new Error(`Could not reserve trace numbers after ${attempt} attempts`);
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+  }
+}
+
+/** Runs of one organization planned at once contend for its counters; each attempt lets at least one through. */
+const PLAN_ATTEMPTS = 25;
+
 function centsOf(text: string): number {
   const parsed = parseMoney(text);
   if (!parsed.ok) throw new Error(`Stored amount "${text}" is not money`);
@@ -126,6 +163,7 @@ function centsOf(text: string): number {
 async function processChunk(s: ProcessorServices, orgId: string, payrollId: string, chunk: number): Promise<void> {
   const record = await s.payrolls.get(orgId, payrollId);
   if (!record || record.status !== 'processing' || record.chunk_count === null || !record.originator || !record.processing_started_at) return;
+  if (record.trace_start === null) throw new Error(`Payroll ${payrollId} was planned without a trace block`);
   if (!record.chunks_done.has(chunk)) {
     const file = await s.objects.getJson<ChunkFile>(objectKeys.chunk(orgId, payrollId, chunk));
     if (!file) throw new Error(`Chunk ${chunk} of payroll ${payrollId} is missing`);
@@ -141,7 +179,7 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
       // Verified at start; an employee removed since is still paid for work already done in the period.
       if (!employee || !bank) throw new Error(`Employee ${entry.employee_id} or their bank account disappeared during processing`);
       const net = netPay(entry);
-      const sequence = file.offset + i + 1;
+      const sequence = record.trace_start + file.offset + i;
       let trace: string | null = null;
       if (net > 0) {
         const accountNumber = await s.encryptor.decrypt(bank.account_number_ciphertext, orgId);
@@ -149,7 +187,7 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
         trace = traceNumber(odfi, sequence);
         records.push(entryDetailRecord(odfi, {
           routingNumber: bank.routing_number, accountNumber, accountType: bank.account_type, amountCents: net,
-          individualId: entry.employee_id.slice(-15), individualName: sanitize(`${employee.first_name} ${employee.last_name}`) || 'EMPLOYEE',
+          individualId: entry.employee_id.slice(-15), individualName: `${employee.first_name} ${employee.last_name}`,
           traceSequence: sequence,
         }));
       }
@@ -207,13 +245,25 @@ async function finalizeRun(s: ProcessorServices, orgId: string, payrollId: strin
   const entries = parts.flat();
   let disbursement: PayrollRecord['disbursement'] = null;
   if (entries.length > 0) {
+    if (record.trace_start === null || record.file_id_modifier === null) throw new Error(`Payroll ${payrollId} has no reservation`);
+    const funding = record.funding_account;
     const file = buildNachaFile({
       originator: record.originator,
       fileCreation: new Date(record.processing_started_at),
-      effectiveEntryDate: record.pay_date,
+      fileIdModifier: record.file_id_modifier,
+      effectiveEntryDate: effectiveEntryDate(record.pay_date),
       companyEntryDescription: 'PAYROLL',
       companyDescriptiveDate: record.pay_date,
       entries,
+      ...(funding && {
+        offset: {
+          routingNumber: funding.routing_number,
+          accountNumber: await s.encryptor.decrypt(funding.account_number_ciphertext, orgId),
+          accountType: funding.account_type,
+          // The block's last sequence: after every entry of the run, whichever of them paid.
+          traceSequence: record.trace_start + record.employee_count,
+        },
+      }),
     });
     await s.objects.putText(objectKeys.disbursement(orgId, payrollId), file.content, 'text/plain');
     disbursement = {

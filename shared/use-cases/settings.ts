@@ -2,9 +2,10 @@ import { isConditionalCheckFailure } from '../data/item.js';
 import type { OrganizationRepository } from '../data/organization-repository.js';
 import { ConcurrentModificationError, NotFoundError } from '../domain/errors.js';
 import { centsToNumber, formatCents, parseMoney } from '../domain/money.js';
-import type { OrganizationSettings } from '../domain/settings.js';
+import { placeholdersOf, type Environment, type OrganizationSettings, type OriginatorField } from '../domain/settings.js';
 import type { UpdateSettingsInput } from '../schemas/settings.js';
 import type { Deps } from '../adapters/clock.js';
+import type { FieldEncryptor } from '../adapters/envelope-encryption.js';
 
 const moneyNumber = (text: string) => {
   const parsed = parseMoney(text);
@@ -20,6 +21,11 @@ export function settingsView(s: OrganizationSettings) {
     max_net_pay_per_employee: moneyNumber(s.max_net_pay_per_employee),
     max_payroll_total: moneyNumber(s.max_payroll_total),
     originator: s.originator,
+    funding_account: s.funding_account && {
+      routing_number: s.funding_account.routing_number,
+      account_number_last4: s.funding_account.account_number_last4,
+      account_type: s.funding_account.account_type,
+    },
     updated_at: s.updated_at,
   };
 }
@@ -32,11 +38,20 @@ export async function loadSettings(organizations: OrganizationRepository, orgId:
 
 /** Read, merge, write on the condition nobody wrote in between; on a lost race read again and re-apply. */
 export async function updateSettings(
-  organizations: OrganizationRepository,
-  deps: Deps,
-  orgId: string,
+  s: { organizations: OrganizationRepository; deps: Deps; encryptor: FieldEncryptor },
+  caller: { organizationId: string; environment: Environment },
   patch: UpdateSettingsInput,
 ): Promise<OrganizationSettings> {
+  const { organizations, deps } = s;
+  const orgId = caller.organizationId;
+  // Encrypted once, outside the retry loop: the same ciphertext is written whichever attempt wins.
+  const funding = patch.funding_account && {
+    routing_number: patch.funding_account.routing_number,
+    account_type: patch.funding_account.account_type,
+    account_number_last4: patch.funding_account.account_number.slice(-4),
+    account_number_ciphertext: await s.encryptor.encrypt(patch.funding_account.account_number, orgId),
+  };
+  const set = new Set(Object.keys(patch.originator ?? {}) as OriginatorField[]);
   for (let attempt = 0; attempt < 5; attempt++) {
     const current = await loadSettings(organizations, orgId);
     const next: OrganizationSettings = {
@@ -47,6 +62,8 @@ export async function updateSettings(
       ...(patch.max_net_pay_per_employee !== undefined && { max_net_pay_per_employee: formatCents(patch.max_net_pay_per_employee) }),
       ...(patch.max_payroll_total !== undefined && { max_payroll_total: formatCents(patch.max_payroll_total) }),
       originator: { ...current.originator, ...patch.originator },
+      originator_placeholders: placeholdersOf(current, caller.environment).filter((f) => !set.has(f)),
+      funding_account: funding === undefined ? current.funding_account : funding,
       updated_at: deps.now().toISOString(),
     };
     if (next.updated_at === current.updated_at) next.updated_at = new Date(Date.parse(next.updated_at) + 1).toISOString();

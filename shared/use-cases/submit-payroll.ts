@@ -4,7 +4,11 @@ import { objectKeys, type ObjectStore } from '../adapters/object-store.js';
 import type { Queue } from '../adapters/queue.js';
 import type { Environment } from '../adapters/tokens.js';
 import type { EmployeeReader, EmployeeRecord } from '../data/employee-repository.js';
+import type { OrganizationRepository } from '../data/organization-repository.js';
 import type { PayrollRecord, PayrollRepository } from '../data/payroll-repository.js';
+import { isCalendarDate } from '../domain/dates.js';
+import { disbursementDates, tooSoon } from '../domain/disbursement.js';
+import { placeholdersOf } from '../domain/settings.js';
 import { DomainError, PayloadTooLargeError } from '../domain/errors.js';
 import { MAX_EMPLOYEES_PER_PAYROLL, contentHash, payrollTotals, type PayrollSubmission } from '../domain/payroll.js';
 import {
@@ -20,6 +24,8 @@ import { payrollView, type PayrollView } from './payroll-view.js';
 export interface SubmitServices extends EventServices {
   payrolls: PayrollRepository;
   employees: EmployeeReader;
+  /** Read in production only: the originator must be configured before a file can be written. */
+  organizations: Pick<OrganizationRepository, 'getSettings'>;
   objects: ObjectStore;
   queue: Queue;
   deps: Deps;
@@ -66,6 +72,31 @@ function employeeProblems(entries: unknown[], found: Map<string, EmployeeRecord>
   return problems;
 }
 
+/**
+ * What production refuses before anything is stored: a pay date whose file would reach the bank after its release
+ * day (paid late), and an originator still holding its placeholders (a file no bank takes). The sandbox accepts any
+ * date and has no placeholders.
+ */
+async function productionProblems(s: SubmitServices, orgId: string, payDate: string | undefined): Promise<PayrollProblem[]> {
+  const problems: PayrollProblem[] = [];
+  const late = payDate === undefined ? undefined : tooSoon(payDate, s.deps.now());
+  if (late) {
+    problems.push({
+      field: 'pay_date', code: 'pay_date_too_soon', earliest_pay_date: late.earliest_pay_date, release_by: late.release_by,
+      message: `The file for this pay date had to reach the bank by ${late.release_by} (New York time); the earliest pay date still possible is ${late.earliest_pay_date}`,
+    });
+  }
+  const settings = await s.organizations.getSettings(orgId);
+  if (!settings) throw new Error(`Organization ${orgId} has no settings`);
+  for (const field of placeholdersOf(settings, 'production')) {
+    problems.push({
+      field: `originator.${field}`, code: 'originator_not_configured',
+      message: `Set the originator's ${field} (PATCH /v1/settings) with the value your bank gave you: it still holds a placeholder`,
+    });
+  }
+  return problems;
+}
+
 function windowProblem(existingPayrollId: string): PayrollProblem {
   return {
     field: 'pay_period_start', code: 'duplicate_payroll_window', payroll_id: existingPayrollId,
@@ -108,11 +139,13 @@ export async function submitPayroll(
   const entries = Array.isArray(body.employees) ? (body.employees as unknown[]) : [];
   const ids = [...new Set(entries.map((e) => (e as { employee_id?: unknown } | null)?.employee_id).filter((id): id is string => typeof id === 'string' && id !== '' && id.length <= 64))];
   const checkWindow = (body.type ?? 'regular') === 'regular' && typeof body.pay_period_start === 'string' && typeof body.pay_period_end === 'string';
-  const [found, existingWindow] = await Promise.all([
+  const payDate = typeof body.pay_date === 'string' && isCalendarDate(body.pay_date) ? body.pay_date : undefined;
+  const [found, existingWindow, production] = await Promise.all([
     s.employees.getMany(orgId, ids),
     checkWindow ? s.payrolls.getWindow(orgId, body.pay_period_start as string, body.pay_period_end as string) : undefined,
+    caller.environment === 'production' ? productionProblems(s, orgId, payDate) : [],
   ]);
-  const problems = [...validated.problems, ...employeeProblems(entries, found)];
+  const problems = [...validated.problems, ...employeeProblems(entries, found), ...production];
   if (existingWindow) {
     // The window may be taken by this very request's twin, which won the race since the key was looked at:
     // look again before answering 409, so a retried idempotent submission is always replayed.
@@ -131,7 +164,8 @@ export async function submitPayroll(
       kind: 'dry_run',
       data: {
         type: submission.type, pay_period_start: submission.pay_period_start, pay_period_end: submission.pay_period_end,
-        pay_date: submission.pay_date, employee_ids: submission.employees.map((e) => e.employee_id),
+        pay_date: submission.pay_date, ...disbursementDates(submission.pay_date),
+        employee_ids: submission.employees.map((e) => e.employee_id),
         employee_count: submission.employees.length, totals: payrollView.totals(totals), content_hash: hash,
       },
     };
@@ -148,7 +182,7 @@ export async function submitPayroll(
     employee_count: submission.employees.length, totals, content_hash: hash, created_at: at, updated_at: at,
     status_history: [{ status: 'pending', at, reason: null }], chunk_size: s.chunkSize, chunk_count: null,
     chunks_done: new Set(), returned_employee_ids: new Set(), processing_started_at: null, findings: [], disbursement: null,
-    failure_reason: null, originator: null,
+    failure_reason: null, originator: null, funding_account: null, trace_start: null, file_id_modifier: null,
   };
   // The confirmation event is written with the run itself: no accepted run is ever without its payroll.submitted.
   const submitted = payrollEvent(s.deps, record, 'payroll.submitted');

@@ -1,4 +1,4 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { parseControlTotals } from '../../shared/adapters/nacha.js';
 import { objectKeys } from '../../shared/adapters/object-store.js';
@@ -6,10 +6,32 @@ import { GSI1 } from '../../shared/data/keys.js';
 import { centsToNumber } from '../../shared/domain/money.js';
 import { SIMULATED_RETURN_ACCOUNT, type ProcessorServices } from '../../shared/use-cases/process-payroll.js';
 import { submitPayroll, type SubmitOutcome } from '../../shared/use-cases/submit-payroll.js';
+import { updateSettings } from '../../shared/use-cases/settings.js';
+import { assertBankRules, assertDistinctModifiers, assertTracesAcrossFiles, readNacha, type ReadFile } from '../support/nacha-check.js';
 import { drain, payrollBody, payrollWorld } from '../support/payroll-fixture.js';
 
 const EMPLOYEES = 25;
 const CHUNK = 10;
+
+type World = Awaited<ReturnType<typeof payrollWorld>>;
+
+const FUNDING = { routing_number: '011000015', account_number: '99887766554433', account_type: 'checking' } as const;
+
+async function withFundingAccount(world: World) {
+  await updateSettings(world.services, { organizationId: world.org.organization_id, environment: 'sandbox' }, { funding_account: FUNDING });
+}
+
+/** The run's file, read back by two independent parsers and held to the bank's rules. */
+async function fileOf(world: World, payrollId: string, balanced: boolean): Promise<ReadFile> {
+  const orgId = world.org.organization_id;
+  const record = (await world.services.payrolls.get(orgId, payrollId))!;
+  const file = readNacha((await world.services.objects.getText(objectKeys.disbursement(orgId, payrollId)))!);
+  assertBankRules(file, {
+    payDate: record.pay_date, balanced,
+    ...(balanced && { fundingAccount: { routing: FUNDING.routing_number, account: FUNDING.account_number, accountType: FUNDING.account_type } }),
+  });
+  return file;
+}
 
 async function submit(world: Awaited<ReturnType<typeof payrollWorld>>, body = payrollBody(world.employeeIds)) {
   const outcome = await submitPayroll({ ...world.services, chunkSize: CHUNK }, { organizationId: world.org.organization_id, environment: 'sandbox' }, body, { dryRun: false });
@@ -93,13 +115,86 @@ describe('the payroll pipeline on the real engines', () => {
     expect([...record.chunks_done].sort()).toEqual([0, 1, 2]);
   });
 
-  it.each(faults)('stays exactly-once with a crash %s and a re-delivery', async (_, inject) => {
+  it.each(faults)('stays exactly-once with a crash %s and a re-delivery, over two consecutive runs', async (_, inject) => {
     const world = await payrollWorld(EMPLOYEES);
-    const accepted = await submit(world);
-    inject(world.services);
-    const failures = await drain(world.services, world.queues.payroll, world.org.organization_id, accepted.data.payroll_id);
-    expect(failures).toBeGreaterThanOrEqual(1);
-    await expectExactlyOnce(world, accepted.data.payroll_id);
+    const files: ReadFile[] = [];
+    const bodies = [payrollBody(world.employeeIds), payrollBody(world.employeeIds, { type: 'off_cycle' })];
+    for (const body of bodies) {
+      const accepted = await submit(world, body);
+      inject(world.services);
+      const failures = await drain(world.services, world.queues.payroll, world.org.organization_id, accepted.data.payroll_id);
+      expect(failures).toBeGreaterThanOrEqual(1);
+      await expectExactlyOnce(world, accepted.data.payroll_id);
+      files.push(await fileOf(world, accepted.data.payroll_id, false));
+    }
+    // Two files of one organization on one day: their own modifiers, and trace numbers that never meet.
+    assertTracesAcrossFiles(files);
+    assertDistinctModifiers(files);
+    expect(files.map((f) => f.header.fileIdModifier)).toEqual(['A', 'B']);
+    const traces = files.map((f) => f.batches[0]!.entries.map((e) => Number(e.traceNumber.slice(8))));
+    expect(traces[0]).toEqual(Array.from({ length: EMPLOYEES }, (_, i) => i + 1));
+    expect(traces[1]).toEqual(Array.from({ length: EMPLOYEES }, (_, i) => EMPLOYEES + i + 1));
+  });
+
+  it('balances each file with one offset debit to the funding account, and settles a Saturday pay date on Friday', async () => {
+    const world = await payrollWorld(EMPLOYEES);
+    await withFundingAccount(world);
+    const accepted = await submit(world, payrollBody(world.employeeIds, { pay_date: '2026-11-28' }));
+    expect(accepted.data).toMatchObject({ effective_entry_date: '2026-11-27', release_by: '2026-11-25' });
+    await drain(world.services, world.queues.payroll, world.org.organization_id, accepted.data.payroll_id);
+    const record = (await world.services.payrolls.get(world.org.organization_id, accepted.data.payroll_id))!;
+    expect(record.status).toBe('completed');
+    const file = await fileOf(world, accepted.data.payroll_id, true);
+    const batch = file.batches[0]!;
+    expect(batch.effectiveEntryDate).toBe('2026-11-27');
+    expect(batch.entries).toHaveLength(EMPLOYEES + 1);
+    expect(batch.entries.at(-1)).toMatchObject({
+      transactionCode: 27, routing: FUNDING.routing_number, account: FUNDING.account_number, amountCents: record.totals.net_pay,
+      traceNumber: expect.stringMatching(new RegExp(`${String(EMPLOYEES + 1).padStart(7, '0')}$`)),
+    });
+    expect(file.control).toMatchObject({ totalDebitCents: record.totals.net_pay, totalCreditCents: record.totals.net_pay });
+    expect(record.disbursement).toMatchObject({ total_debit: record.totals.net_pay, total_credit: record.totals.net_pay, entry_count: EMPLOYEES + 1 });
+  });
+
+  it('gives runs planned at the same moment distinct modifiers and disjoint trace blocks (counters race-safe)', async () => {
+    const world = await payrollWorld(12);
+    await withFundingAccount(world);
+    const runs = await Promise.all(Array.from({ length: 6 }, (_, i) => submit(world, payrollBody(world.employeeIds, { type: 'off_cycle', pay_date: `2026-12-0${i + 1}` }))));
+    // Every start message planned concurrently: the counters are contended on purpose.
+    for (const run of runs) await drain(world.services, world.queues.payroll, world.org.organization_id, run.data.payroll_id);
+    const files: ReadFile[] = [];
+    for (const run of runs) files.push(await fileOf(world, run.data.payroll_id, true));
+    files.sort((a, b) => a.batches[0]!.entries[0]!.traceNumber.localeCompare(b.batches[0]!.entries[0]!.traceNumber));
+    assertTracesAcrossFiles(files);
+    assertDistinctModifiers(files);
+    expect(files.map((f) => f.header.fileIdModifier).sort()).toEqual(['A', 'B', 'C', 'D', 'E', 'F']);
+    // Each block is 12 entries and the offset: together they use 1–78 with nothing skipped or shared.
+    const all = files.flatMap((f) => f.batches[0]!.entries.map((e) => Number(e.traceNumber.slice(8)))).sort((a, b) => a - b);
+    expect(all).toEqual(Array.from({ length: 78 }, (_, i) => i + 1));
+  });
+
+  it('reserves again when another run took the counters between reading them and recording the plan', async () => {
+    const world = await payrollWorld(3);
+    const sequences = world.services.sequences;
+    const reserve = sequences.reserve.bind(sequences);
+    let raced = 0;
+    sequences.reserve = async (orgId, request) => {
+      const mine = await reserve(orgId, request);
+      if (raced++ === 0) {
+        // Another run of the organization commits its reservation first: ours must lose and read again.
+        const theirs = await reserve(orgId, { ...request, traceCount: 3 });
+        await world.table.doc.send(new TransactWriteCommand({ TransactItems: theirs.items }));
+      }
+      return mine;
+    };
+    const accepted = await submit(world, payrollBody(world.employeeIds));
+    await drain(world.services, world.queues.payroll, world.org.organization_id, accepted.data.payroll_id);
+    expect(raced).toBe(2); // read, lost the race to theirs, read again
+    const file = await fileOf(world, accepted.data.payroll_id, false);
+    expect(file.header.fileIdModifier).toBe('B');
+    expect(file.batches[0]!.entries.map((e) => e.traceNumber.slice(8))).toEqual(['0000004', '0000005', '0000006']);
+    const record = (await world.services.payrolls.get(world.org.organization_id, accepted.data.payroll_id))!;
+    expect(record).toMatchObject({ trace_start: 4, file_id_modifier: 'B' });
   });
 
   it('survives every message being delivered twice', async () => {

@@ -14,6 +14,7 @@ import { isTerminal } from '../../shared/domain/payroll-status.js';
 import { createOrganization } from '../../shared/use-cases/api-keys.js';
 import { createEmployee } from '../../shared/use-cases/employees.js';
 import { processMessage, type ProcessorMessage, type ProcessorServices } from '../../shared/use-cases/process-payroll.js';
+import { DisbursementSequenceRepository } from '../../shared/data/disbursement-sequence-repository.js';
 import { createTestBucket, createTestQueues, createTestTable, testS3Client, testSqsClient } from './engines.js';
 
 /** A whole payroll world on the real engines: its own table, queues and bucket, an organization and employees. */
@@ -25,6 +26,7 @@ export async function payrollWorld(employeeCount: number, options: { accountNumb
     payrolls: new PayrollRepository(table),
     employees: new EmployeeRepository(table),
     organizations,
+    sequences: new DisbursementSequenceRepository(table),
     paystubs: new PaystubRepository(table),
     events: new EventRepository(table),
     webhooks: new WebhookRepository(table),
@@ -79,7 +81,9 @@ export async function drain(services: ProcessorServices, queueUrl: string, orgId
       try {
         await run(services, JSON.parse(m.Body!) as ProcessorMessage);
         await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle! }));
-      } catch {
+      } catch (err) {
+        // A failure is a re-delivery here, counted but silent: DRAIN_DEBUG=1 shows why a step failed.
+        if (process.env.DRAIN_DEBUG) console.error(err);
         failures++;
         await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: 0 }));
       }

@@ -62,7 +62,7 @@ beforeEach(() => {
     ddb.on(GetCommand, { Key: { PK: `TOKEN#${hashToken(tokens[type])}`, SK: 'TOKEN' } }).resolves({ Item: tokenItem(type) });
   }
   ddb.on(GetCommand, { Key: { PK: `TOKEN#${hashToken(tokens.expired)}`, SK: 'TOKEN' } }).resolves({ Item: tokenItem('admin', new Date(Date.now() - 1000).toISOString()) });
-  ddb.on(GetCommand, { Key: { PK: `ORG#${ORG}`, SK: 'SETTINGS' } }).resolves({ Item: defaultSettings('Acme', 'sandbox', new Date()) });
+  ddb.on(GetCommand, { Key: { PK: `ORG#${ORG}`, SK: 'SETTINGS' } }).resolves({ Item: defaultSettings({ id: ORG, name: 'Acme' }, 'sandbox', new Date()) });
   ddb.on(UpdateCommand).resolves({});
 });
 

@@ -152,8 +152,9 @@ describe('NACHA entry detail record', () => {
     }
   });
 
-  it('refuses a name that is blank after sanitising, and an unknown account type', () => {
-    expect(() => entryDetailRecord(ODFI, { ...three[0]!, individualName: '李小龙' })).toThrow(/individual name/);
+  it('writes the individual id for a name with no ACH letter left, refuses both blank, and an unknown account type', () => {
+    expect(entryDetailRecord(ODFI, { ...three[0]!, individualName: '李小龙' }).slice(54, 76)).toBe('EMP0001'.padEnd(22, ' '));
+    expect(() => entryDetailRecord(ODFI, { ...three[0]!, individualName: '李小龙', individualId: '' })).toThrow(/individual name/);
     expect(() => entryDetailRecord(ODFI, { ...three[0]!, accountType: 'loan' as 'checking' })).toThrow(/account type/);
   });
 });
@@ -163,7 +164,8 @@ describe('NACHA file', () => {
     const { content, control } = buildNachaFile(fileInput(three));
     // Entry hash: 02100002 + 01100001 + 12210515 = 15410518. Credits: 123456 + 250000 + 99 = 373555 cents.
     const expected = [
-      '1' + '01' + ' 021000021' + '1234567890' + '260313' + '1705' + 'A' + '094' + '10' + '1'
+      // 17:05 UTC on 13 March 2026 is 13:05 in New York (daylight time began on 8 March).
+      '1' + '01' + ' 021000021' + '1234567890' + '260313' + '1305' + 'A' + '094' + '10' + '1'
         + 'SANDBOX BANK           ' + 'ACME PAYROLL INC       ' + '        ',
       '5' + '220' + 'ACME PAYROLL INC' + ' '.repeat(20) + '1234567890' + 'PPD' + 'PAYROLL   ' + '      ' + '260316'
         + '   ' + '1' + '02100002' + '0000001',
@@ -212,7 +214,7 @@ describe('NACHA file', () => {
     expect(validate(content)).toEqual({ ok: true, errors: [] });
     const parsed = parse(content);
     expect(parsed).toMatchObject({
-      destinationRouting: '021000021', originRouting: '1234567890', creationDate: '260313', creationTime: '1705',
+      destinationRouting: '021000021', originRouting: '1234567890', creationDate: '260313', creationTime: '1305',
       fileIdModifier: 'A',
     });
     expect(parsed.batches).toHaveLength(1);
@@ -335,7 +337,7 @@ describe('NACHA file', () => {
     expect(buildNachaFile({ ...fileInput([]), entries: built.flat() }).content).toBe(whole);
   });
 
-  describe('writes the creation date and time in UTC whatever the machine time zone', () => {
+  describe('writes the creation date and time in New York whatever the machine time zone', () => {
     const saved = process.env.TZ;
     afterEach(() => {
       if (saved === undefined) delete process.env.TZ;
@@ -345,7 +347,12 @@ describe('NACHA file', () => {
     it.each(['UTC', 'America/Los_Angeles', 'Asia/Tokyo'])('in %s', (tz) => {
       process.env.TZ = tz;
       const { content } = buildNachaFile(fileInput(three, { fileCreation: new Date('2026-12-31T23:59:59.999Z') }));
-      expect(content.slice(23, 33)).toBe('2612312359');
+      expect(content.slice(23, 33)).toBe('2612311859');
+      // After 7 pm Eastern the UTC date is already tomorrow: the header keeps the bank's today.
+      const evening = buildNachaFile(fileInput(three, { fileCreation: new Date('2026-11-26T01:30:00Z') })).content;
+      expect(evening.slice(23, 33)).toBe('2611252030');
+      const summer = buildNachaFile(fileInput(three, { fileCreation: new Date('2026-07-01T03:59:00Z') })).content;
+      expect(summer.slice(23, 33)).toBe('2606302359');
     });
   });
 

@@ -143,7 +143,7 @@ export type paths = {
         };
         /**
          * The NACHA file of a payroll run, or its control totals
-         * @description The run's NACHA PPD credit file (`text/plain`, 94-character records), or with `Accept: application/json` its control totals. 404 until the file exists. Account numbers appear only inside this file.
+         * @description The run's NACHA PPD file (`text/plain`, 94-character records): one batch of credits to employees, balanced by one offset debit to the funding account when the organization has one (service class 200; else credits only, 220). With `Accept: application/json` its control totals. 404 until the file exists. Account numbers appear only inside this file.
          *
          *     Requires a token with the `read:payroll` scope. Rate limit: the read bucket.
          */
@@ -415,7 +415,7 @@ export type paths = {
         head?: never;
         /**
          * Update organization settings
-         * @description Replaces the lists it names and merges `originator` field by field.
+         * @description Replaces the lists it names and merges `originator` field by field. Originator fields are checked as strictly as the NACHA file needs them (400 naming the field): `immediate_destination` a routing number with a valid check digit, `immediate_origin` and `company_identification` 10 digits or uppercase letters (a leading space allowed in `immediate_origin`), names ACH text (stored uppercase), no all-zero placeholder. `funding_account` (`{routing_number, account_number, account_type}`, checked like an employee's) makes every later file balanced; `null` removes it. The account number is encrypted and answered as its last 4 digits.
          *
          *     Requires a token with the `admin` scope. Rate limit: the employee-write bucket.
          */
@@ -743,10 +743,20 @@ export type components = {
             entry_count: number;
             /** @description The NACHA entry hash */
             entry_hash: string;
+            /** @description The deposits to employees */
             total_credit: number;
+            /** @description The offset debit to the funding account: equal to `total_credit` in a balanced file, 0 without a funding account */
             total_debit: number;
             batch_count: number;
             block_count: number;
+            /** @description A–Z then 0–9: the n-th file of the organization to this destination on its creation date */
+            file_id_modifier: string;
+            /**
+             * Format: date
+             * @description The day the deposits settle: the pay date if it is a banking day, else the last banking day before it (employees are never paid late)
+             * @example 2026-11-20
+             */
+            effective_entry_date: string;
             /**
              * Format: date-time
              * @description UTC, ISO 8601 with milliseconds
@@ -1248,6 +1258,18 @@ export type components = {
              * @example 2026-11-20
              */
             pay_date: string;
+            /**
+             * Format: date
+             * @description The day the deposits settle: the pay date if it is a banking day, else the last banking day before it (employees are never paid late)
+             * @example 2026-11-20
+             */
+            effective_entry_date: string;
+            /**
+             * Format: date
+             * @description The banking day before `effective_entry_date`: the file must reach the bank by then (in production a pay date whose `release_by` is past is refused with 422 `pay_date_too_soon`)
+             * @example 2026-11-20
+             */
+            release_by: string;
             employee_count: number;
             totals: components["schemas"]["PayrollTotals"];
             /** @description Entries written so far */
@@ -1292,10 +1314,20 @@ export type components = {
                 entry_count: number;
                 /** @description The NACHA entry hash */
                 entry_hash: string;
+                /** @description The deposits to employees */
                 total_credit: number;
+                /** @description The offset debit to the funding account: equal to `total_credit` in a balanced file, 0 without a funding account */
                 total_debit: number;
                 batch_count: number;
                 block_count: number;
+                /** @description A–Z then 0–9: the n-th file of the organization to this destination on its creation date */
+                file_id_modifier: string;
+                /**
+                 * Format: date
+                 * @description The day the deposits settle: the pay date if it is a banking day, else the last banking day before it (employees are never paid late)
+                 * @example 2026-11-20
+                 */
+                effective_entry_date: string;
                 /**
                  * Format: date-time
                  * @description UTC, ISO 8601 with milliseconds
@@ -1324,6 +1356,18 @@ export type components = {
              * @example 2026-11-20
              */
             pay_date: string;
+            /**
+             * Format: date
+             * @description The day the deposits settle: the pay date if it is a banking day, else the last banking day before it (employees are never paid late)
+             * @example 2026-11-20
+             */
+            effective_entry_date: string;
+            /**
+             * Format: date
+             * @description The banking day before `effective_entry_date`: the file must reach the bank by then (in production a pay date whose `release_by` is past is refused with 422 `pay_date_too_soon`)
+             * @example 2026-11-20
+             */
+            release_by: string;
             employee_ids: string[];
             employee_count: number;
             totals: components["schemas"]["PayrollTotals"];
@@ -1435,6 +1479,18 @@ export type components = {
              * @example 2026-11-20
              */
             pay_date: string;
+            /**
+             * Format: date
+             * @description The day the deposits settle: the pay date if it is a banking day, else the last banking day before it (employees are never paid late)
+             * @example 2026-11-20
+             */
+            effective_entry_date: string;
+            /**
+             * Format: date
+             * @description The banking day before `effective_entry_date`: the file must reach the bank by then (in production a pay date whose `release_by` is past is refused with 422 `pay_date_too_soon`)
+             * @example 2026-11-20
+             */
+            release_by: string;
             employee_count: number;
             totals: components["schemas"]["PayrollTotals"];
             /** @description Entries written so far */
@@ -1764,16 +1820,28 @@ export type components = {
              * @example 3200
              */
             max_payroll_total: number;
-            /** @description What the NACHA file carries */
+            /** @description What the NACHA file carries. A production organization starts with placeholders (all zeros, `NOT CONFIGURED`) and cannot submit payroll until each is set */
             originator: {
+                /** @description Batch header: the name on employees' statements (16 characters of ACH text) */
                 company_name: string;
+                /** @description Batch header: the company id your bank assigned (10 characters) */
                 company_identification: string;
+                /** @description Batch header and trace numbers: the first 8 digits of your bank's (the ODFI's) routing number */
                 originating_dfi_identification: string;
+                /** @description File header: the routing number the file is sent to (9 digits, valid check digit) */
                 immediate_destination: string;
                 immediate_destination_name: string;
+                /** @description File header: 10 characters your bank assigned (or a space and 9) */
                 immediate_origin: string;
                 immediate_origin_name: string;
             };
+            /** @description The employer account each file's offset debit draws on (balanced files); `null`: files carry credits only */
+            funding_account: {
+                routing_number: string;
+                account_number_last4: string;
+                /** @enum {string} */
+                account_type: "checking" | "savings";
+            } | null;
             /**
              * Format: date-time
              * @description UTC, ISO 8601 with milliseconds
@@ -1816,6 +1884,18 @@ export type components = {
              * @example 2026-11-20
              */
             pay_date: string;
+            /**
+             * Format: date
+             * @description The day the deposits settle: the pay date if it is a banking day, else the last banking day before it (employees are never paid late)
+             * @example 2026-11-20
+             */
+            effective_entry_date: string;
+            /**
+             * Format: date
+             * @description The banking day before `effective_entry_date`: the file must reach the bank by then (in production a pay date whose `release_by` is past is refused with 422 `pay_date_too_soon`)
+             * @example 2026-11-20
+             */
+            release_by: string;
             employee_ids: string[];
             employee_count: number;
             totals: components["schemas"]["PayrollTotals"];
@@ -2658,6 +2738,8 @@ export interface operations {
                      *             "pay_period_start": "2026-11-01",
                      *             "pay_period_end": "2026-11-14",
                      *             "pay_date": "2026-11-20",
+                     *             "effective_entry_date": "2026-11-20",
+                     *             "release_by": "2026-11-19",
                      *             "employee_count": 1,
                      *             "totals": {
                      *               "gross_pay": 3200,
@@ -2762,6 +2844,8 @@ export interface operations {
                      *         "pay_period_start": "2026-11-01",
                      *         "pay_period_end": "2026-11-14",
                      *         "pay_date": "2026-11-20",
+                     *         "effective_entry_date": "2026-11-20",
+                     *         "release_by": "2026-11-19",
                      *         "employee_ids": [
                      *           "emp_01kfz8d4w6t2m9q3r5v7x8y0ab"
                      *         ],
@@ -2806,6 +2890,8 @@ export interface operations {
                      *         "pay_period_start": "2026-11-01",
                      *         "pay_period_end": "2026-11-14",
                      *         "pay_date": "2026-11-20",
+                     *         "effective_entry_date": "2026-11-20",
+                     *         "release_by": "2026-11-19",
                      *         "employee_ids": [
                      *           "emp_01kfz8d4w6t2m9q3r5v7x8y0ab"
                      *         ],
@@ -2869,7 +2955,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error413"];
                 };
             };
-            /** @description `employee_not_found` (unknown, removed or another organization's), `missing_bank_account`, or `idempotency_key_reused` */
+            /** @description `employee_not_found` (unknown, removed or another organization's), `missing_bank_account`, `idempotency_key_reused`; in production also `pay_date_too_soon` (the file would reach the bank after its `release_by` day: `details[].earliest_pay_date` gives the earliest pay date still possible) and `originator_not_configured` (an originator field still holds its placeholder: `details[].field` names it) */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2921,6 +3007,8 @@ export interface operations {
                      *         "pay_period_start": "2026-11-01",
                      *         "pay_period_end": "2026-11-14",
                      *         "pay_date": "2026-11-20",
+                     *         "effective_entry_date": "2026-11-20",
+                     *         "release_by": "2026-11-19",
                      *         "employee_count": 1,
                      *         "totals": {
                      *           "gross_pay": 3200,
@@ -2957,12 +3045,14 @@ export interface operations {
                      *         ],
                      *         "findings": [],
                      *         "disbursement": {
-                     *           "entry_count": 1,
-                     *           "entry_hash": "0021000021",
+                     *           "entry_count": 2,
+                     *           "entry_hash": "0023100025",
                      *           "total_credit": 2589.5,
-                     *           "total_debit": 0,
+                     *           "total_debit": 2589.5,
                      *           "batch_count": 1,
                      *           "block_count": 1,
+                     *           "file_id_modifier": "A",
+                     *           "effective_entry_date": "2026-11-20",
                      *           "created_at": "2026-11-21T10:02:27.310Z"
                      *         },
                      *         "failure_reason": null
@@ -3221,12 +3311,14 @@ export interface operations {
                      *       "message": "OK",
                      *       "data": {
                      *         "payroll_id": "pay_01kfz8e2h5n8p0s2u4w6y8z1cd",
-                     *         "entry_count": 1,
-                     *         "entry_hash": "0021000021",
+                     *         "entry_count": 2,
+                     *         "entry_hash": "0023100025",
                      *         "total_credit": 2589.5,
-                     *         "total_debit": 0,
+                     *         "total_debit": 2589.5,
                      *         "batch_count": 1,
                      *         "block_count": 1,
+                     *         "file_id_modifier": "A",
+                     *         "effective_entry_date": "2026-11-20",
                      *         "created_at": "2026-11-21T10:02:27.310Z"
                      *       },
                      *       "request_id": "bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1"
@@ -3308,6 +3400,8 @@ export interface operations {
                      *         "pay_period_start": "2026-11-01",
                      *         "pay_period_end": "2026-11-14",
                      *         "pay_date": "2026-11-20",
+                     *         "effective_entry_date": "2026-11-20",
+                     *         "release_by": "2026-11-19",
                      *         "employee_count": 1,
                      *         "totals": {
                      *           "gross_pay": 3200,
@@ -4602,6 +4696,11 @@ export interface operations {
                      *           "immediate_origin": "1000000001",
                      *           "immediate_origin_name": "PAYROLL API"
                      *         },
+                     *         "funding_account": {
+                     *           "routing_number": "021000021",
+                     *           "account_number_last4": "6789",
+                     *           "account_type": "checking"
+                     *         },
                      *         "updated_at": "2026-11-02T09:10:00.000Z"
                      *       },
                      *       "request_id": "bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1"
@@ -4635,6 +4734,11 @@ export interface operations {
                  *       "max_net_pay_per_employee": "300000.00",
                  *       "originator": {
                  *         "company_name": "ACME CORP"
+                 *       },
+                 *       "funding_account": {
+                 *         "routing_number": "021000021",
+                 *         "account_number": "000123456789",
+                 *         "account_type": "checking"
                  *       }
                  *     }
                  */
@@ -4661,6 +4765,12 @@ export interface operations {
                         immediate_origin?: string;
                         immediate_origin_name?: string;
                     };
+                    funding_account?: {
+                        account_number: string;
+                        routing_number: string;
+                        /** @enum {string} */
+                        account_type: "checking" | "savings";
+                    } | null;
                 };
             };
         };
@@ -4699,13 +4809,18 @@ export interface operations {
                      *         "max_net_pay_per_employee": 300000,
                      *         "max_payroll_total": 100000000,
                      *         "originator": {
-                     *           "company_name": "ACME",
+                     *           "company_name": "ACME CORP",
                      *           "company_identification": "1000000001",
                      *           "originating_dfi_identification": "02100002",
                      *           "immediate_destination": "021000021",
                      *           "immediate_destination_name": "SANDBOX BANK",
                      *           "immediate_origin": "1000000001",
                      *           "immediate_origin_name": "PAYROLL API"
+                     *         },
+                     *         "funding_account": {
+                     *           "routing_number": "021000021",
+                     *           "account_number_last4": "6789",
+                     *           "account_type": "checking"
                      *         },
                      *         "updated_at": "2026-11-02T09:10:00.000Z"
                      *       },

@@ -13,6 +13,12 @@ export const submitPayrollBody = payrollBodySchemas.header
   .meta({ id: 'PayrollSubmission' });
 
 const payrollType = z.enum(['regular', 'off_cycle']);
+const effectiveEntryDate = date.meta({
+  description: 'The day the deposits settle: the pay date if it is a banking day, else the last banking day before it (employees are never paid late)',
+});
+const releaseBy = date.meta({
+  description: 'The banking day before `effective_entry_date`: the file must reach the bank by then (in production a pay date whose `release_by` is past is refused with 422 `pay_date_too_soon`)',
+});
 const contentHash = z.string().regex(/^[0-9a-f]{64}$/).meta({ description: 'SHA-256 of the canonical body: what idempotency compares' });
 const payrollId = id('pay', EXAMPLE_IDS.payroll);
 
@@ -24,6 +30,8 @@ const submittedPayroll = z
     pay_period_start: date,
     pay_period_end: date,
     pay_date: date,
+    effective_entry_date: effectiveEntryDate,
+    release_by: releaseBy,
     employee_ids: z.array(z.string()),
     employee_count: z.int().min(1),
     totals,
@@ -46,6 +54,8 @@ export const payrollSummary = z
     pay_period_start: date,
     pay_period_end: date,
     pay_date: date,
+    effective_entry_date: effectiveEntryDate,
+    release_by: releaseBy,
     employee_count: z.int().min(1),
     totals,
     progress,
@@ -59,10 +69,12 @@ fits<Fits<ReturnType<typeof payrollView.summary>, typeof payrollSummary>>(true);
 const disbursementTotals = {
   entry_count: z.int().min(0),
   entry_hash: z.string().regex(/^\d{10}$/).meta({ description: 'The NACHA entry hash' }),
-  total_credit: z.number().min(0),
-  total_debit: z.number().min(0),
+  total_credit: z.number().min(0).meta({ description: 'The deposits to employees' }),
+  total_debit: z.number().min(0).meta({ description: 'The offset debit to the funding account: equal to `total_credit` in a balanced file, 0 without a funding account' }),
   batch_count: z.int().min(0),
   block_count: z.int().min(0),
+  file_id_modifier: z.string().regex(/^[A-Z0-9]$/).meta({ description: 'A–Z then 0–9: the n-th file of the organization to this destination on its creation date' }),
+  effective_entry_date: effectiveEntryDate,
   created_at: timestamp,
 };
 
@@ -83,15 +95,18 @@ const TOTALS = { gross_pay: 3200, bonuses: 150, deductions: 760.5, net_pay: 2589
 const HASH = '9e83f1c4be8e2a1d5f6c7b8a9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f7a8b9c0';
 const SUBMITTED = {
   payroll_id: EXAMPLE_IDS.payroll, status: 'pending', type: 'regular', pay_period_start: '2026-11-01', pay_period_end: '2026-11-14',
-  pay_date: '2026-11-20', employee_ids: [EXAMPLE_IDS.employee], employee_count: 1, totals: TOTALS, content_hash: HASH, created_at: '2026-11-21T10:02:21.004Z',
+  pay_date: '2026-11-20', effective_entry_date: '2026-11-20', release_by: '2026-11-19', employee_ids: [EXAMPLE_IDS.employee], employee_count: 1, totals: TOTALS, content_hash: HASH, created_at: '2026-11-21T10:02:21.004Z',
 } satisfies z.input<typeof submittedPayroll>;
 const { payroll_id: _id, status: _status, created_at: _created, ...DRY_RUN } = SUBMITTED;
 const SUMMARY = {
   payroll_id: EXAMPLE_IDS.payroll, status: 'completed', type: 'regular', pay_period_start: '2026-11-01', pay_period_end: '2026-11-14',
-  pay_date: '2026-11-20', employee_count: 1, totals: TOTALS, progress: { total: 1, done: 1 }, content_hash: HASH,
+  pay_date: '2026-11-20', effective_entry_date: '2026-11-20', release_by: '2026-11-19', employee_count: 1, totals: TOTALS, progress: { total: 1, done: 1 }, content_hash: HASH,
   created_at: '2026-11-21T10:02:21.004Z', updated_at: '2026-11-21T10:02:28.752Z',
 } satisfies z.input<typeof payrollSummary>;
-const DISBURSEMENT = { entry_count: 1, entry_hash: '0021000021', total_credit: 2589.5, total_debit: 0, batch_count: 1, block_count: 1, created_at: '2026-11-21T10:02:27.310Z' };
+const DISBURSEMENT = {
+  entry_count: 2, entry_hash: '0023100025', total_credit: 2589.5, total_debit: 2589.5, batch_count: 1, block_count: 1, file_id_modifier: 'A',
+  effective_entry_date: '2026-11-20', created_at: '2026-11-21T10:02:27.310Z',
+};
 const FULL = {
   ...SUMMARY,
   employee_ids: [EXAMPLE_IDS.employee],
@@ -146,7 +161,7 @@ export const payrollOperations = {
       400: '`invalid_request_body` (a field missing or malformed, an unknown field, an employee twice), `invalid_date_range` (a date blank, malformed or reversed) or `negative_pay`; also an `Idempotency-Key` outside 1–255 characters',
       409: '`duplicate_payroll_window`: a regular run for this pay period exists (`details[0].payroll_id` names it)',
       413: 'More than 25,000 employees, or a body over 6 MB',
-      422: '`employee_not_found` (unknown, removed or another organization\'s), `missing_bank_account`, or `idempotency_key_reused`',
+      422: '`employee_not_found` (unknown, removed or another organization\'s), `missing_bank_account`, `idempotency_key_reused`; in production also `pay_date_too_soon` (the file would reach the bank after its `release_by` day: `details[].earliest_pay_date` gives the earliest pay date still possible) and `originator_not_configured` (an originator field still holds its placeholder: `details[].field` names it)',
     },
   },
   listPayrolls: {
@@ -165,7 +180,7 @@ export const payrollOperations = {
   },
   getDisbursement: {
     tag: 'Payroll',
-    description: 'The run\'s NACHA PPD credit file (`text/plain`, 94-character records), or with `Accept: application/json` its control totals. 404 until the file exists. Account numbers appear only inside this file.',
+    description: 'The run\'s NACHA PPD file (`text/plain`, 94-character records): one batch of credits to employees, balanced by one offset debit to the funding account when the organization has one (service class 200; else credits only, 220). With `Accept: application/json` its control totals. 404 until the file exists. Account numbers appear only inside this file.',
     params: payrollParams,
     headers: z.object({ Accept: z.string().optional().meta({ description: '`application/json` for the control totals; anything else for the file', example: 'application/json' }) }),
     success: [{

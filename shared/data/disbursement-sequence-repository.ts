@@ -1,0 +1,94 @@
+import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod';
+import type { TableRef } from '../adapters/dynamo.js';
+import { fileIdModifierFor, MAX_TRACE_SEQUENCE } from '../domain/disbursement.js';
+import type { TransactItems } from './item.js';
+import { parseItem } from './item.js';
+import { TTL_ATTRIBUTE, keys } from './keys.js';
+
+const counterItem = z.object({ value: z.number().int().nonnegative() });
+
+/** A file-ID counter only matters on its creation date; it is kept a while for whoever reads the table. */
+const FILE_COUNTER_TTL_SECONDS = 35 * 24 * 3600;
+
+export class TraceSequenceExhaustedError extends Error {
+  constructor(odfi: string) {
+    super(`The 7-digit trace sequence of this organization's files for ODFI ${odfi} is used up`);
+    this.name = 'TraceSequenceExhaustedError';
+  }
+}
+
+/**
+ * What a run's file gets from the organization's two sequences: a block of trace sequences and a file ID
+ * modifier. `items` are the counters' conditional updates: written in the same transaction as the run's plan, a
+ * reservation exists exactly when the plan does, so a re-run neither skips nor reuses a number. A transaction
+ * that loses the race for a counter is cancelled whole, and the caller reserves again from fresh readings.
+ */
+export interface DisbursementReservation {
+  /** The first trace sequence of the block; the block is `traceCount` long. */
+  traceStart: number;
+  /** 0 for the organization's first file to that destination that day. */
+  fileIndex: number;
+  fileIdModifier: string;
+  items: TransactItems;
+}
+
+export class DisbursementSequenceRepository {
+  constructor(private readonly table: TableRef) {}
+
+  async reserve(
+    orgId: string,
+    request: { odfi: string; destination: string; creationDate: string; traceCount: number; now: Date },
+  ): Promise<DisbursementReservation> {
+    const traceKey = keys.traceSequence(orgId, request.odfi);
+    const fileKey = keys.fileIdSequence(orgId, request.destination, request.creationDate);
+    const out = await this.table.doc.send(new BatchGetCommand({
+      RequestItems: { [this.table.tableName]: { Keys: [traceKey, fileKey], ConsistentRead: true } },
+    }));
+    const found = out.Responses?.[this.table.tableName] ?? [];
+    // Two small keys never come back unprocessed but under throttling; then the counters read as unknown.
+    if ((out.UnprocessedKeys?.[this.table.tableName]?.Keys ?? []).length > 0) throw new Error('Counters were not read');
+    const valueOf = (key: { SK: string }) => {
+      const item = found.find((i) => i.SK === key.SK);
+      return item ? parseItem(counterItem, item, 'sequence counter').value : undefined;
+    };
+    const tracesUsed = valueOf(traceKey);
+    const filesMade = valueOf(fileKey);
+    const traceStart = (tracesUsed ?? 0) + 1;
+    if (traceStart + request.traceCount - 1 > MAX_TRACE_SEQUENCE) throw new TraceSequenceExhaustedError(request.odfi);
+    const fileIndex = filesMade ?? 0;
+    const expires = Math.floor(request.now.getTime() / 1000) + FILE_COUNTER_TTL_SECONDS;
+    return {
+      traceStart,
+      fileIndex,
+      fileIdModifier: fileIdModifierFor(fileIndex),
+      items: [
+        this.advance(traceKey, tracesUsed, tracesUsed === undefined ? request.traceCount : tracesUsed + request.traceCount),
+        this.advance(fileKey, filesMade, fileIndex + 1, expires),
+      ],
+    };
+  }
+
+  /** Moves a counter from the value read to `next`, on the condition nobody moved it in between. */
+  private advance(key: { PK: string; SK: string }, read: number | undefined, next: number, expires?: number): TransactItems[number] {
+    const values: Record<string, unknown> = { ':next': next, ':entity': 'sequence' };
+    const names: Record<string, string> = { '#value': 'value' };
+    let update = 'SET #value = :next, entity = :entity';
+    if (expires !== undefined) {
+      update += ', #ttl = :ttl';
+      names['#ttl'] = TTL_ATTRIBUTE;
+      values[':ttl'] = expires;
+    }
+    if (read !== undefined) values[':read'] = read;
+    return {
+      Update: {
+        TableName: this.table.tableName,
+        Key: key,
+        UpdateExpression: update,
+        ConditionExpression: read === undefined ? 'attribute_not_exists(#value)' : '#value = :read',
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      },
+    };
+  }
+}

@@ -1,0 +1,32 @@
+import { BANK_TIME_ZONE, dateInTimeZone, earliestPayDate, effectiveEntryDate, releaseBy } from './banking-calendar.js';
+
+/** The trace number's sequence part is 7 digits. */
+export const MAX_TRACE_SEQUENCE = 9_999_999;
+
+/** A file ID modifier: the n-th file of a day to one destination carries the n-th symbol, A–Z then 0–9. */
+export const FILE_ID_MODIFIERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+
+/** Past the 36th file of a day the symbols start again: a bank takes at most 36 files a day from one origin. */
+export function fileIdModifierFor(index: number): string {
+  return FILE_ID_MODIFIERS[index % FILE_ID_MODIFIERS.length]!;
+}
+
+/** The dates a payroll's file runs on: settled on `effective_entry_date`, due at the bank by `release_by`. */
+export function disbursementDates(payDate: string): { effective_entry_date: string; release_by: string } {
+  return { effective_entry_date: effectiveEntryDate(payDate), release_by: releaseBy(payDate) };
+}
+
+/** Today, as the ACH operators' calendar sees it. */
+export function bankToday(now: Date): string {
+  return dateInTimeZone(now, BANK_TIME_ZONE).date;
+}
+
+/**
+ * In production the file must reach the bank by `release_by`: a pay date whose release day is already past would
+ * settle late. Answers the earliest pay date still possible, or undefined when the pay date is fine.
+ */
+export function tooSoon(payDate: string, now: Date): { earliest_pay_date: string; release_by: string } | undefined {
+  const today = bankToday(now);
+  const due = releaseBy(payDate);
+  return due < today ? { earliest_pay_date: earliestPayDate(today), release_by: due } : undefined;
+}
