@@ -1,4 +1,4 @@
-import type { components } from '../../shared/schemas/openapi/api-types.js';
+import type { components, operations } from '../../shared/schemas/openapi/api-types.js';
 
 export { DELIVERY_STATUSES, EVENT_TYPES } from '../../shared/domain/events.js';
 export { PAYROLL_STATUSES } from '../../shared/domain/payroll-status.js';
@@ -36,3 +36,7 @@ export type Paystub = Schemas['PaystubListItem'];
 export type Employee = Schemas['Employee'];
 
 export type Settings = Schemas['Settings'];
+export type Originator = Settings['originator'];
+export type FundingAccount = NonNullable<Settings['funding_account']>;
+/** `PATCH /v1/settings`: every field optional; `originator` merged field by field, `funding_account: null` removes it. */
+export type SettingsUpdate = operations['updateSettings']['requestBody']['content']['application/json'];

@@ -12,6 +12,7 @@ import {
   type NachaFileInput,
 } from '../../shared/adapters/nacha.js';
 import type { Originator } from '../../shared/domain/settings.js';
+import { assertBankRules, readNacha } from '../support/nacha-check.js';
 
 /*
  * The writer is checked three ways: against a file written out by hand from the NACHA field table; by achkit,
@@ -412,5 +413,45 @@ describe('NACHA file', () => {
     expect(content.slice(13, 23)).toBe(' 021000021');
     expect(content.split('\n')[1]!.slice(63, 69)).toBe('MAR 16');
     expect(validate(content).ok).toBe(true);
+  });
+});
+
+describe('NACHA balanced file (offset debit to the funding account)', () => {
+  const offset = { routingNumber: '011000015', accountNumber: '99887766554433', accountType: 'checking' as const, traceSequence: 4 };
+
+  it('writes a mixed batch (200) ending in one debit for the total credits, byte for byte', () => {
+    const { content, control } = buildNachaFile(fileInput(three, { offset }));
+    const lines = content.split('\n');
+    expect(lines[1]!.slice(1, 4)).toBe('200');
+    // Entry hash: 15410518 (the credits) + 01100001 (the funding account's bank) = 16510519.
+    expect(lines[5]).toBe(
+      '6' + '27' + '01100001' + '5' + '99887766554433   ' + '0000373555' + '1234567890     ' + 'ACME PAYROLL INC      '
+        + '  ' + '0' + '021000020000004',
+    );
+    expect(lines[6]).toBe(
+      '8' + '200' + '000004' + '0016510519' + '000000373555' + '000000373555' + '1234567890' + ' '.repeat(19)
+        + ' '.repeat(6) + '02100002' + '0000001',
+    );
+    expect(lines[7]).toBe('9' + '000001' + '000001' + '00000004' + '0016510519' + '000000373555' + '000000373555' + ' '.repeat(39));
+    expect(control).toEqual({
+      batchCount: 1, blockCount: 1, entryAddendaCount: 4, entryHash: '0016510519', totalDebitCents: 373_555, totalCreditCents: 373_555,
+    });
+  });
+
+  it('is read back alike by two independent parsers and meets the bank\'s rules: debits equal credits', () => {
+    const { content } = buildNachaFile(fileInput(three, { offset: { ...offset, accountType: 'savings' } }));
+    const file = readNacha(content);
+    assertBankRules(file, {
+      payDate: '2026-03-16', balanced: true,
+      fundingAccount: { routing: offset.routingNumber, account: offset.accountNumber, accountType: 'savings' },
+    });
+    expect(file.batches[0]!.entries.at(-1)!.transactionCode).toBe(37);
+    // Without a funding account the same entries make a credits-only file.
+    assertBankRules(readNacha(buildNachaFile(fileInput(three)).content), { payDate: '2026-03-16', balanced: false });
+  });
+
+  it('refuses an offset whose trace does not follow every credit, and a funding account with a bad routing number', () => {
+    expect(() => buildNachaFile(fileInput(three, { offset: { ...offset, traceSequence: 3 } }))).toThrow(/offset/);
+    expect(() => buildNachaFile(fileInput(three, { offset: { ...offset, routingNumber: '011000016' } }))).toThrow(/routing/);
   });
 });

@@ -2752,8 +2752,8 @@ export interface operations {
                      *               "done": 1
                      *             },
                      *             "content_hash": "9e83f1c4be8e2a1d5f6c7b8a9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f7a8b9c0",
-                     *             "created_at": "2026-11-21T10:02:21.004Z",
-                     *             "updated_at": "2026-11-21T10:02:28.752Z"
+                     *             "created_at": "2026-11-17T15:02:21.004Z",
+                     *             "updated_at": "2026-11-17T15:02:28.752Z"
                      *           }
                      *         ],
                      *         "next_page_token": null
@@ -2903,7 +2903,7 @@ export interface operations {
                      *           "net_pay": 2589.5
                      *         },
                      *         "content_hash": "9e83f1c4be8e2a1d5f6c7b8a9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f7a8b9c0",
-                     *         "created_at": "2026-11-21T10:02:21.004Z"
+                     *         "created_at": "2026-11-17T15:02:21.004Z"
                      *       },
                      *       "request_id": "bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1"
                      *     }
@@ -3021,25 +3021,25 @@ export interface operations {
                      *           "done": 1
                      *         },
                      *         "content_hash": "9e83f1c4be8e2a1d5f6c7b8a9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f7a8b9c0",
-                     *         "created_at": "2026-11-21T10:02:21.004Z",
-                     *         "updated_at": "2026-11-21T10:02:28.752Z",
+                     *         "created_at": "2026-11-17T15:02:21.004Z",
+                     *         "updated_at": "2026-11-17T15:02:28.752Z",
                      *         "employee_ids": [
                      *           "emp_01kfz8d4w6t2m9q3r5v7x8y0ab"
                      *         ],
                      *         "status_history": [
                      *           {
                      *             "status": "pending",
-                     *             "at": "2026-11-21T10:02:21.004Z",
+                     *             "at": "2026-11-17T15:02:21.004Z",
                      *             "reason": null
                      *           },
                      *           {
                      *             "status": "processing",
-                     *             "at": "2026-11-21T10:02:21.530Z",
+                     *             "at": "2026-11-17T15:02:21.530Z",
                      *             "reason": null
                      *           },
                      *           {
                      *             "status": "completed",
-                     *             "at": "2026-11-21T10:02:28.752Z",
+                     *             "at": "2026-11-17T15:02:28.752Z",
                      *             "reason": null
                      *           }
                      *         ],
@@ -3053,7 +3053,7 @@ export interface operations {
                      *           "block_count": 1,
                      *           "file_id_modifier": "A",
                      *           "effective_entry_date": "2026-11-20",
-                     *           "created_at": "2026-11-21T10:02:27.310Z"
+                     *           "created_at": "2026-11-17T15:02:27.310Z"
                      *         },
                      *         "failure_reason": null
                      *       },
@@ -3319,14 +3319,14 @@ export interface operations {
                      *         "block_count": 1,
                      *         "file_id_modifier": "A",
                      *         "effective_entry_date": "2026-11-20",
-                     *         "created_at": "2026-11-21T10:02:27.310Z"
+                     *         "created_at": "2026-11-17T15:02:27.310Z"
                      *       },
                      *       "request_id": "bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1"
                      *     }
                      */
                     "application/json": components["schemas"]["DisbursementResponse"];
                     /**
-                     * @example 101 021000021 10000000012611211002A094101SANDBOX BANK           PAYROLL API
+                     * @example 101 021000021 10000000012611171002A094101SANDBOX BANK           PAYROLL API
                      *     …
                      */
                     "text/plain": string;
@@ -3414,8 +3414,8 @@ export interface operations {
                      *           "done": 1
                      *         },
                      *         "content_hash": "9e83f1c4be8e2a1d5f6c7b8a9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f7a8b9c0",
-                     *         "created_at": "2026-11-21T10:02:21.004Z",
-                     *         "updated_at": "2026-11-21T10:02:28.752Z"
+                     *         "created_at": "2026-11-17T15:02:21.004Z",
+                     *         "updated_at": "2026-11-17T15:02:28.752Z"
                      *       },
                      *       "request_id": "bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1"
                      *     }

@@ -95,25 +95,25 @@ const TOTALS = { gross_pay: 3200, bonuses: 150, deductions: 760.5, net_pay: 2589
 const HASH = '9e83f1c4be8e2a1d5f6c7b8a9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f7a8b9c0';
 const SUBMITTED = {
   payroll_id: EXAMPLE_IDS.payroll, status: 'pending', type: 'regular', pay_period_start: '2026-11-01', pay_period_end: '2026-11-14',
-  pay_date: '2026-11-20', effective_entry_date: '2026-11-20', release_by: '2026-11-19', employee_ids: [EXAMPLE_IDS.employee], employee_count: 1, totals: TOTALS, content_hash: HASH, created_at: '2026-11-21T10:02:21.004Z',
+  pay_date: '2026-11-20', effective_entry_date: '2026-11-20', release_by: '2026-11-19', employee_ids: [EXAMPLE_IDS.employee], employee_count: 1, totals: TOTALS, content_hash: HASH, created_at: '2026-11-17T15:02:21.004Z',
 } satisfies z.input<typeof submittedPayroll>;
 const { payroll_id: _id, status: _status, created_at: _created, ...DRY_RUN } = SUBMITTED;
 const SUMMARY = {
   payroll_id: EXAMPLE_IDS.payroll, status: 'completed', type: 'regular', pay_period_start: '2026-11-01', pay_period_end: '2026-11-14',
   pay_date: '2026-11-20', effective_entry_date: '2026-11-20', release_by: '2026-11-19', employee_count: 1, totals: TOTALS, progress: { total: 1, done: 1 }, content_hash: HASH,
-  created_at: '2026-11-21T10:02:21.004Z', updated_at: '2026-11-21T10:02:28.752Z',
+  created_at: '2026-11-17T15:02:21.004Z', updated_at: '2026-11-17T15:02:28.752Z',
 } satisfies z.input<typeof payrollSummary>;
 const DISBURSEMENT = {
   entry_count: 2, entry_hash: '0023100025', total_credit: 2589.5, total_debit: 2589.5, batch_count: 1, block_count: 1, file_id_modifier: 'A',
-  effective_entry_date: '2026-11-20', created_at: '2026-11-21T10:02:27.310Z',
+  effective_entry_date: '2026-11-20', created_at: '2026-11-17T15:02:27.310Z',
 };
 const FULL = {
   ...SUMMARY,
   employee_ids: [EXAMPLE_IDS.employee],
   status_history: [
-    { status: 'pending', at: '2026-11-21T10:02:21.004Z', reason: null },
-    { status: 'processing', at: '2026-11-21T10:02:21.530Z', reason: null },
-    { status: 'completed', at: '2026-11-21T10:02:28.752Z', reason: null },
+    { status: 'pending', at: '2026-11-17T15:02:21.004Z', reason: null },
+    { status: 'processing', at: '2026-11-17T15:02:21.530Z', reason: null },
+    { status: 'completed', at: '2026-11-17T15:02:28.752Z', reason: null },
   ],
   findings: [],
   disbursement: DISBURSEMENT,
@@ -189,7 +189,7 @@ export const payrollOperations = {
         'text/plain': {
           description: 'The NACHA file (`Content-Disposition: attachment; filename="pay_….ach"`)',
           schema: { type: 'string' },
-          example: '101 021000021 10000000012611211002A094101SANDBOX BANK           PAYROLL API            \n…',
+          example: '101 021000021 10000000012611171002A094101SANDBOX BANK           PAYROLL API            \n…',
         },
       },
       headers: { 'Content-Disposition': { description: 'On the file: `attachment; filename="<payroll_id>.ach"`', required: false } },
