@@ -151,6 +151,14 @@ async function planWithReservation(
   }
 }
 
+/**
+ * A run planned before trace blocks were reserved (in flight across the deploy that introduced them) keeps the
+ * numbering it started with, 1 up, and modifier `A`, so its chunks and its file still agree.
+ */
+function traceStartOf(record: PayrollRecord): number {
+  return record.trace_start ?? 1;
+}
+
 /** Runs of one organization planned at once contend for its counters; each attempt lets at least one through. */
 const PLAN_ATTEMPTS = 25;
 
@@ -163,7 +171,6 @@ function centsOf(text: string): number {
 async function processChunk(s: ProcessorServices, orgId: string, payrollId: string, chunk: number): Promise<void> {
   const record = await s.payrolls.get(orgId, payrollId);
   if (!record || record.status !== 'processing' || record.chunk_count === null || !record.originator || !record.processing_started_at) return;
-  if (record.trace_start === null) throw new Error(`Payroll ${payrollId} was planned without a trace block`);
   if (!record.chunks_done.has(chunk)) {
     const file = await s.objects.getJson<ChunkFile>(objectKeys.chunk(orgId, payrollId, chunk));
     if (!file) throw new Error(`Chunk ${chunk} of payroll ${payrollId} is missing`);
@@ -179,7 +186,7 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
       // Verified at start; an employee removed since is still paid for work already done in the period.
       if (!employee || !bank) throw new Error(`Employee ${entry.employee_id} or their bank account disappeared during processing`);
       const net = netPay(entry);
-      const sequence = record.trace_start + file.offset + i;
+      const sequence = traceStartOf(record) + file.offset + i;
       let trace: string | null = null;
       if (net > 0) {
         const accountNumber = await s.encryptor.decrypt(bank.account_number_ciphertext, orgId);
@@ -245,12 +252,11 @@ async function finalizeRun(s: ProcessorServices, orgId: string, payrollId: strin
   const entries = parts.flat();
   let disbursement: PayrollRecord['disbursement'] = null;
   if (entries.length > 0) {
-    if (record.trace_start === null || record.file_id_modifier === null) throw new Error(`Payroll ${payrollId} has no reservation`);
     const funding = record.funding_account;
     const file = buildNachaFile({
       originator: record.originator,
       fileCreation: new Date(record.processing_started_at),
-      fileIdModifier: record.file_id_modifier,
+      fileIdModifier: record.file_id_modifier ?? 'A',
       effectiveEntryDate: effectiveEntryDate(record.pay_date),
       companyEntryDescription: 'PAYROLL',
       companyDescriptiveDate: record.pay_date,
@@ -261,7 +267,7 @@ async function finalizeRun(s: ProcessorServices, orgId: string, payrollId: strin
           accountNumber: await s.encryptor.decrypt(funding.account_number_ciphertext, orgId),
           accountType: funding.account_type,
           // The block's last sequence: after every entry of the run, whichever of them paid.
-          traceSequence: record.trace_start + record.employee_count,
+          traceSequence: traceStartOf(record) + record.employee_count,
         },
       }),
     });
@@ -300,7 +306,10 @@ async function finalizeRun(s: ProcessorServices, orgId: string, payrollId: strin
 }
 
 function disbursementSummary(d: PayrollRecord['disbursement']) {
-  return d && { entry_count: d.entry_count, entry_hash: d.entry_hash, total_credit: centsToNumber(d.total_credit), batch_count: d.batch_count };
+  return d && {
+    entry_count: d.entry_count, entry_hash: d.entry_hash, total_credit: centsToNumber(d.total_credit),
+    total_debit: centsToNumber(d.total_debit), batch_count: d.batch_count,
+  };
 }
 
 /** Re-writes the run's paystubs as voided: read by their derived ids from the base table (strongly consistent). */

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalStack, type RunningStack } from '../support/local-stack.js';
+import { assertBankRules, readNacha } from '../support/nacha-check.js';
 import { typedClient, type components, type operations, type TypedClient } from '../support/typed-client.js';
 
 /**
@@ -92,6 +93,7 @@ describe('payroll over HTTPS', () => {
     expect(lines.every((l) => l.length === 94)).toBe(true);
     expect(lines.length % 10).toBe(0);
     expect(lines.filter((l) => l.startsWith('6'))).toHaveLength(3);
+    assertBankRules(readNacha(file.data!), { payDate: p.pay_date, balanced: false });
     const control = await api.GET('/v1/payroll/{id}/disbursement', { params: { path: { id: p.payroll_id }, header: { Accept: 'application/json' } } });
     expect(control.data!.data).toMatchObject({ entry_count: 3, total_credit: 3467.7, entry_hash: done.disbursement!.entry_hash });
   });

@@ -1,5 +1,6 @@
 import { extractText, getDocumentProxy } from 'unpdf';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readNacha } from '../support/nacha-check.js';
 import { startLocalStack, type RunningStack } from '../support/local-stack.js';
 import { typedClient, type components, type operations, type TypedClient } from '../support/typed-client.js';
 
@@ -166,6 +167,8 @@ describe('GET /v1/paystubs/{id}', () => {
     expect(p.issued_date).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     const file = await api.GET('/v1/payroll/{id}/disbursement', { ...at(runs.retro!), parseAs: 'text' });
     expect(file.data).toContain(p.payment.trace_number);
+    const entries = readNacha(file.data!).batches.flatMap((b) => b.entries);
+    expect(entries.find((e) => e.traceNumber === p.payment.trace_number)).toMatchObject({ amountCents: 30_000 });
 
     const [first] = ids(await list({ employee_id: emp[0], payroll_id: runs.jan1 }));
     const earliest = (await api.GET('/v1/paystubs/{id}', at(first!))).data!.data;

@@ -56,6 +56,7 @@ async function expectExactlyOnce(world: Awaited<ReturnType<typeof payrollWorld>>
   expect(stubs).toHaveLength(EMPLOYEES);
   expect(new Set(stubs.map((s) => s.employee_id))).toEqual(new Set(world.employeeIds));
   const file = (await world.services.objects.getText(objectKeys.disbursement(orgId, payrollId)))!;
+  assertBankRules(readNacha(file), { payDate: record.pay_date, balanced: false });
   const control = parseControlTotals(file);
   expect(control.entryAddendaCount).toBe(EMPLOYEES);
   expect(control.totalCreditCents).toBe(record.totals.net_pay);

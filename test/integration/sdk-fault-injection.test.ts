@@ -7,6 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import { systemDeps } from '../../shared/adapters/clock.js';
 import { documentClient } from '../../shared/adapters/dynamo.js';
 import { parseControlTotals } from '../../shared/adapters/nacha.js';
+import { assertBankRules, readNacha } from '../support/nacha-check.js';
 import { defaultObjectStore, objectKeys } from '../../shared/adapters/object-store.js';
 import { sqsClient } from '../../shared/adapters/queue.js';
 import { resetConfigForTests } from '../../shared/config/env.js';
@@ -281,9 +282,11 @@ async function expectCompletedOnce(orgId: string, payrollId: string, employeeIds
   const stubs = await paystubsOf(payrollId);
   expect(stubs).toHaveLength(employeeIds.length);
   expect(new Set(stubs.map((p) => p.employee_id))).toEqual(new Set(employeeIds));
-  const control = parseControlTotals((await s.objects.getText(objectKeys.disbursement(orgId, payrollId)))!);
+  const content = (await s.objects.getText(objectKeys.disbursement(orgId, payrollId)))!;
+  const control = parseControlTotals(content);
   expect(control.entryAddendaCount).toBe(employeeIds.length);
   expect(control.totalCreditCents).toBe(record.totals.net_pay);
+  assertBankRules(readNacha(content), { payDate: record.pay_date, balanced: false });
 }
 
 async function expectFailedWithReason(orgId: string, payrollId: string, dead: string[], step: string, error: string) {
