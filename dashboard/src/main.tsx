@@ -6,6 +6,7 @@ import { EmployeesPage } from './pages/employees.js';
 import { LogsPage } from './pages/logs.js';
 import { PayrollDetailPage } from './pages/payroll-detail.js';
 import { PayrollsPage } from './pages/payrolls.js';
+import { SettingsPage } from './pages/settings.js';
 import { SignInPage } from './pages/sign-in.js';
 import { WebhooksPage } from './pages/webhooks.js';
 import { currentRoute, navigate } from './router.js';
@@ -16,6 +17,7 @@ const NAV: { section: string; links: { path: string; label: string }[] }[] = [
   { section: 'Developer', links: [{ path: '/keys', label: 'API keys' }, { path: '/logs', label: 'Logs' }] },
   { section: 'Integrations', links: [{ path: '/webhooks', label: 'Webhooks' }] },
   { section: 'Payroll', links: [{ path: '/payrolls', label: 'Payrolls' }, { path: '/employees', label: 'Employees' }] },
+  { section: 'Organization', links: [{ path: '/settings', label: 'Settings' }] },
 ];
 
 function Page({ route }: { route: string }) {
@@ -32,6 +34,8 @@ function Page({ route }: { route: string }) {
       return <PayrollsPage />;
     case '/employees':
       return <EmployeesPage />;
+    case '/settings':
+      return <SettingsPage />;
     default:
       return <PayrollsPage />;
   }

@@ -38,5 +38,5 @@ export type Employee = Schemas['Employee'];
 export type Settings = Schemas['Settings'];
 export type Originator = Settings['originator'];
 export type FundingAccount = NonNullable<Settings['funding_account']>;
-/** `PATCH /v1/settings`: every field optional; `originator` merged field by field, `funding_account: null` removes it. */
+/** `PATCH /v1/settings`: all optional; `originator` merged field by field, `funding_account: null` removes it. */
 export type SettingsUpdate = operations['updateSettings']['requestBody']['content']['application/json'];

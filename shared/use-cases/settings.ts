@@ -13,7 +13,7 @@ const moneyNumber = (text: string) => {
   return centsToNumber(parsed.cents);
 };
 
-export function settingsView(s: OrganizationSettings) {
+export function settingsView(s: OrganizationSettings, environment: Environment) {
   return {
     employment_types: s.employment_types,
     pay_groups: s.pay_groups,
@@ -21,6 +21,7 @@ export function settingsView(s: OrganizationSettings) {
     max_net_pay_per_employee: moneyNumber(s.max_net_pay_per_employee),
     max_payroll_total: moneyNumber(s.max_payroll_total),
     originator: s.originator,
+    originator_placeholders: placeholdersOf(s, environment),
     funding_account: s.funding_account && {
       routing_number: s.funding_account.routing_number,
       account_number_last4: s.funding_account.account_number_last4,

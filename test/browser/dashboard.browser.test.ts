@@ -8,7 +8,7 @@ import { startReceiver } from '../support/webhook-receiver.js';
 /**
  * The developer dashboard in a real Chromium (Debian's package, driven by playwright-core: no browser download)
  * against a local stack, as a developer uses it: sign in, keys, a payroll submitted through the API and watched to
- * completion, a paystub PDF, webhooks, the audit log, employees, and a phone-sized screen.
+ * completion, a paystub PDF, webhooks, the audit log, employees, the organization's settings, and a phone-sized screen.
  *
  * `UPDATE_SCREENSHOTS=1 npm run test:browser` also writes the README's pictures to docs/screenshots/.
  */
@@ -380,6 +380,96 @@ describe.skipIf(!hasChromium)('developer dashboard in Chromium', () => {
     await statuses('401');
     expect(await rows.filter({ hasText: 'Refused' }).count()).toBe(await rows.count());
     await page.getByRole('button', { name: 'Clear' }).click();
+  });
+
+  it('shows the organization’s sandbox originator in Settings, and no funding account', async () => {
+    const stored = (await stack.request('GET', '/v1/settings', { token })).body.data as {
+      originator: Record<string, string>; funding_account: unknown;
+    };
+    expect(stored.funding_account).toBeNull();
+    await nav(page, 'Settings').click();
+    await page.getByRole('heading', { level: 1, name: 'Settings' }).waitFor();
+    await page.getByRole('heading', { name: 'NACHA originator' }).waitFor();
+    const field = (label: string) => page.getByLabel(label, { exact: true });
+    expect(await field('Company name').inputValue()).toBe('ACME ROBOTICS');
+    expect(await field('Company identification').inputValue()).toBe('1000000001');
+    expect(await field('Immediate destination name').inputValue()).toBe('SANDBOX BANK');
+    expect(await field('Immediate origin').inputValue()).toBe('1000000001');
+    expect(await field('Immediate origin name').inputValue()).toBe('PAYROLL API');
+    // The organization's own sandbox ODFI, and the routing number it makes.
+    expect(await field('Originating DFI').inputValue()).toBe(stored.originator.originating_dfi_identification);
+    expect(await field('Immediate destination').inputValue()).toBe(stored.originator.immediate_destination);
+    expect(await page.getByTestId('funding-account').textContent())
+      .toBe('No funding account: files carry credits only.');
+    expect(await page.getByTestId('settings-explainer').textContent())
+      .toMatch(/one offset debit.*replace every placeholder/);
+    // A sandbox organization has no placeholder to replace.
+    expect(await page.getByText('Payroll is refused until').count()).toBe(0);
+  });
+
+  it('saves only the originator fields changed, and shows the API’s error next to its field', async () => {
+    const origin = page.getByLabel('Immediate origin', { exact: true });
+    await origin.fill('acmepayrol');
+    const [refused] = await Promise.all([
+      page.waitForRequest((r) => r.method() === 'PATCH' && r.url().endsWith('/v1/settings')),
+      page.getByRole('button', { name: 'Save originator' }).click(),
+    ]);
+    expect(refused.postDataJSON()).toEqual({ originator: { immediate_origin: 'acmepayrol' } });
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.textContent()).toContain('originator.immediate_origin');
+    // The field's own message, next to the input and tied to it.
+    expect(await origin.getAttribute('aria-invalid')).toBe('true');
+    const error = page.locator('#settings-immediate-origin-error');
+    expect(await error.textContent()).toMatch(/10 characters, digits and uppercase letters/);
+    expect(await origin.getAttribute('aria-describedby')).toContain('settings-immediate-origin-error');
+    expect(await page.getByLabel('Company name', { exact: true }).getAttribute('aria-invalid')).toBeNull();
+
+    // Back to the stored value (not sent), and a new company name (sent, stored uppercase).
+    await origin.fill('1000000001');
+    await page.getByLabel('Company name', { exact: true }).fill('Acme Robotics Co');
+    const [accepted] = await Promise.all([
+      page.waitForRequest((r) => r.method() === 'PATCH' && r.url().endsWith('/v1/settings')),
+      page.getByRole('button', { name: 'Save originator' }).click(),
+    ]);
+    expect(accepted.postDataJSON()).toEqual({ originator: { company_name: 'Acme Robotics Co' } });
+    await page.getByText('Originator saved: company name.').waitFor();
+    expect(await page.getByLabel('Company name', { exact: true }).inputValue()).toBe('ACME ROBOTICS CO');
+    expect(await origin.getAttribute('aria-invalid')).toBeNull();
+    expect(await page.getByRole('alert').count()).toBe(0);
+    const stored = (await stack.request('GET', '/v1/settings', { token })).body.data;
+    expect(stored.originator).toMatchObject({ company_name: 'ACME ROBOTICS CO', immediate_origin: '1000000001' });
+  });
+
+  it('sets a funding account and shows it masked only, then removes it', async () => {
+    const accountNumber = '4400123456789';
+    await page.getByLabel('Routing number').fill('021000022');
+    await page.getByLabel('Account number').fill(accountNumber);
+    await page.getByRole('button', { name: 'Save funding account' }).click();
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByLabel('Routing number').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('#funding-routing-error').isVisible()).toBe(true);
+    // Refused: the number stays in the input, to correct the other field.
+    expect(await page.getByLabel('Account number').inputValue()).toBe(accountNumber);
+
+    await page.getByLabel('Routing number').fill('021000021');
+    await page.getByLabel('Account type').selectOption('checking');
+    await page.getByRole('button', { name: 'Save funding account' }).click();
+    const current = page.getByTestId('funding-account');
+    await current.getByText('checking ••••6789 · routing 021000021').waitFor();
+    await page.getByText('Funding account set: checking ••••6789 · routing 021000021.').waitFor();
+    // Saved: the full number is gone from the input and appears nowhere in the page.
+    expect(await page.getByLabel('Account number').inputValue()).toBe('');
+    expect(await page.content()).not.toContain(accountNumber);
+    expect(await page.locator('main').innerText()).not.toContain(accountNumber);
+    const stored = (await stack.request('GET', '/v1/settings', { token })).body.data;
+    expect(stored.funding_account)
+      .toEqual({ routing_number: '021000021', account_number_last4: '6789', account_type: 'checking' });
+
+    await page.getByRole('button', { name: 'Remove', exact: true }).click();
+    await current.getByText('No funding account: files carry credits only.').waitFor();
+    expect(await page.getByRole('button', { name: 'Remove', exact: true }).count()).toBe(0);
+    expect((await stack.request('GET', '/v1/settings', { token })).body.data.funding_account).toBeNull();
   });
 
   it('works on a phone: no sideways scrolling, the run readable as cards', async () => {

@@ -62,6 +62,8 @@ function RunView({ payroll }: { payroll: PayrollDetail }) {
         <dl class="facts">
           <div><dt>Pay period</dt><dd>{formatPeriod(payroll.pay_period_start, payroll.pay_period_end)}</dd></div>
           <div><dt>Pay date</dt><dd>{formatDate(payroll.pay_date)}</dd></div>
+          <div><dt>Settles</dt><dd>{formatDate(payroll.effective_entry_date)}</dd></div>
+          <div><dt>File due at the bank</dt><dd>{formatDate(payroll.release_by)}</dd></div>
           <div><dt>Employees</dt><dd>{payroll.employee_count}</dd></div>
           <div><dt>Submitted</dt><dd>{formatDateTime(payroll.created_at)}</dd></div>
         </dl>
@@ -76,7 +78,12 @@ function RunView({ payroll }: { payroll: PayrollDetail }) {
           <div class="total-net"><dt>Net pay</dt><dd>{formatMoney(payroll.totals.net_pay)}</dd></div>
         </dl>
         {payroll.disbursement && (
-          <p class="muted small">NACHA file: {payroll.disbursement.entry_count} entries, {formatMoney(payroll.disbursement.total_credit)} credited, {payroll.disbursement.batch_count} batch{payroll.disbursement.batch_count === 1 ? '' : 'es'}.</p>
+          <p class="muted small" data-testid="disbursement">
+            NACHA file {payroll.disbursement.file_id_modifier}: {payroll.disbursement.entry_count} entries,{' '}
+            {formatMoney(payroll.disbursement.total_credit)} credited
+            {payroll.disbursement.total_debit > 0 && <>, {formatMoney(payroll.disbursement.total_debit)} debited from the funding account</>},{' '}
+            {payroll.disbursement.batch_count} batch{payroll.disbursement.batch_count === 1 ? '' : 'es'}.
+          </p>
         )}
       </section>
 

@@ -1097,7 +1097,7 @@ export type components = {
                  * @example employee_not_found
                  * @enum {string}
                  */
-                code: "employee_not_found" | "missing_bank_account" | "idempotency_key_reused";
+                code: "employee_not_found" | "missing_bank_account" | "pay_date_too_soon" | "originator_not_configured" | "idempotency_key_reused";
                 /** @example Invalid request body */
                 message: string;
                 details: components["schemas"]["ProblemDetail"][];
@@ -1835,6 +1835,8 @@ export type components = {
                 immediate_origin: string;
                 immediate_origin_name: string;
             };
+            /** @description The originator fields still holding the placeholder the organization was created with: payroll answers 422 `originator_not_configured` until this is empty (always empty in the sandbox) */
+            originator_placeholders: ("company_name" | "company_identification" | "originating_dfi_identification" | "immediate_destination" | "immediate_destination_name" | "immediate_origin" | "immediate_origin_name")[];
             /** @description The employer account each file's offset debit draws on (balanced files); `null`: files carry credits only */
             funding_account: {
                 routing_number: string;
@@ -4696,6 +4698,7 @@ export interface operations {
                      *           "immediate_origin": "1000000001",
                      *           "immediate_origin_name": "PAYROLL API"
                      *         },
+                     *         "originator_placeholders": [],
                      *         "funding_account": {
                      *           "routing_number": "021000021",
                      *           "account_number_last4": "6789",
@@ -4817,6 +4820,7 @@ export interface operations {
                      *           "immediate_origin": "1000000001",
                      *           "immediate_origin_name": "PAYROLL API"
                      *         },
+                     *         "originator_placeholders": [],
                      *         "funding_account": {
                      *           "routing_number": "021000021",
                      *           "account_number_last4": "6789",

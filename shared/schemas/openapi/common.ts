@@ -59,7 +59,7 @@ export const ERROR_CODES = {
   405: ['method_not_allowed'],
   409: ['employee_already_exists', 'duplicate_payroll_window', 'payroll_immutable', 'payroll_not_cancellable', 'conflict'],
   413: ['payload_too_large'],
-  422: ['employee_not_found', 'missing_bank_account', 'idempotency_key_reused'],
+  422: ['employee_not_found', 'missing_bank_account', 'pay_date_too_soon', 'originator_not_configured', 'idempotency_key_reused'],
   429: ['rate_limited'],
   500: ['internal_error'],
 } as const;

@@ -20,6 +20,10 @@ export const settings = z
       immediate_origin: z.string().meta({ description: 'File header: 10 characters your bank assigned (or a space and 9)' }),
       immediate_origin_name: z.string(),
     }).meta({ description: 'What the NACHA file carries. A production organization starts with placeholders (all zeros, `NOT CONFIGURED`) and cannot submit payroll until each is set' }),
+    originator_placeholders: z.array(z.enum([
+      'company_name', 'company_identification', 'originating_dfi_identification', 'immediate_destination',
+      'immediate_destination_name', 'immediate_origin', 'immediate_origin_name',
+    ])).meta({ description: 'The originator fields still holding the placeholder the organization was created with: payroll answers 422 `originator_not_configured` until this is empty (always empty in the sandbox)' }),
     funding_account: z.strictObject({
       routing_number: z.string(),
       account_number_last4: z.string(),
@@ -37,6 +41,7 @@ const SETTINGS = {
     company_name: 'ACME', company_identification: '1000000001', originating_dfi_identification: '02100002', immediate_destination: '021000021',
     immediate_destination_name: 'SANDBOX BANK', immediate_origin: '1000000001', immediate_origin_name: 'PAYROLL API',
   },
+  originator_placeholders: [],
   funding_account: { routing_number: '021000021', account_number_last4: '6789', account_type: 'checking' },
   updated_at: '2026-11-02T09:10:00.000Z',
 } satisfies z.input<typeof settings>;

@@ -1,0 +1,275 @@
+import { useState } from 'preact/hooks';
+import { api, ApiError } from '../api.js';
+import type { FundingAccount, Originator, Settings, SettingsUpdate } from '../types.js';
+import { ErrorBox, Field, formValue, PageTitle, useAsync, When } from '../ui.js';
+
+type OriginatorField = keyof Originator;
+
+/** The originator as the NACHA file carries it: what each field is, who assigns it, and how wide it is. */
+const ORIGINATOR_FIELDS: { name: OriginatorField; label: string; hint: string; maxLength: number; digits?: true }[] = [
+  {
+    name: 'company_name', label: 'Company name', maxLength: 16,
+    hint: 'The name on employees’ bank statements. Up to 16 characters, stored uppercase.',
+  },
+  {
+    name: 'company_identification', label: 'Company identification', maxLength: 10,
+    hint: 'Assigned by your bank. 10 digits or uppercase letters.',
+  },
+  {
+    name: 'originating_dfi_identification', label: 'Originating DFI', maxLength: 8, digits: true,
+    hint: 'The first 8 digits of your bank’s routing number.',
+  },
+  {
+    name: 'immediate_destination', label: 'Immediate destination', maxLength: 9, digits: true,
+    hint: 'Given by your bank: the routing number files are sent to. 9 digits.',
+  },
+  {
+    name: 'immediate_destination_name', label: 'Immediate destination name', maxLength: 23,
+    hint: 'That bank’s name. Up to 23 characters.',
+  },
+  {
+    name: 'immediate_origin', label: 'Immediate origin', maxLength: 10,
+    hint: 'Assigned by your bank. 10 digits or uppercase letters (or a space and 9).',
+  },
+  {
+    name: 'immediate_origin_name', label: 'Immediate origin name', maxLength: 23,
+    hint: 'Your name as your bank knows it. Up to 23 characters.',
+  },
+];
+
+const inputId = (name: string) => `settings-${name.replace(/_/g, '-')}`;
+
+/** What the API answers about the funding account, and all it ever will: the last 4 digits, never more. */
+export function maskedAccount(a: FundingAccount): string {
+  return `${a.account_type} ••••${a.account_number_last4} · routing ${a.routing_number}`;
+}
+
+/** An input's value as sent: trimmed, but a leading space is part of an immediate origin (" 123456789"). */
+const cleaned = (name: OriginatorField, value: string) =>
+  name === 'immediate_origin' ? value.trimEnd() : value.trim();
+
+/** The envelope's details by field (`originator.immediate_origin`), each shown next to its input. */
+function fieldProblems(error: unknown) {
+  const problems = error instanceof ApiError
+    ? new Map(error.details.filter((d) => d.field).map((d) => [d.field!, d.message]))
+    : new Map<string, string>();
+  const problem = (field: string, id: string) =>
+    problems.has(field) ? <p class="field-error" id={`${id}-error`}>{problems.get(field)}</p> : null;
+  const invalid = (field: string, id: string, hinted = false) => {
+    const describedBy = [hinted && `${id}-hint`, problems.has(field) && `${id}-error`].filter(Boolean).join(' ');
+    return {
+      'aria-invalid': problems.has(field) ? ('true' as const) : undefined,
+      'aria-describedby': describedBy || undefined,
+    };
+  };
+  return { problem, invalid };
+}
+
+export function SettingsPage() {
+  const loaded = useAsync(async () => (await api<Settings>('GET', '/v1/settings')).data, []);
+  const [saved, setSaved] = useState<Settings | null>(null);
+  const [edits, setEdits] = useState<Partial<Record<OriginatorField, string>>>({});
+  const [originatorError, setOriginatorError] = useState<unknown>(null);
+  const [fundingError, setFundingError] = useState<unknown>(null);
+  const [busy, setBusy] = useState<'originator' | 'funding' | 'remove' | null>(null);
+  const [notice, setNotice] = useState('');
+  const settings = saved ?? loaded.data;
+  const originatorFields = fieldProblems(originatorError);
+  const fundingFields = fieldProblems(fundingError);
+
+  const patch = async (body: SettingsUpdate): Promise<Settings> => {
+    const { data } = await api<Settings>('PATCH', '/v1/settings', { body });
+    setSaved(data);
+    return data;
+  };
+
+  const saveOriginator = async (e: Event) => {
+    e.preventDefault();
+    if (!settings) return;
+    setNotice('');
+    setOriginatorError(null);
+    // Only the fields that differ from the stored originator: the API merges them field by field.
+    const changed = ORIGINATOR_FIELDS.flatMap((f) => {
+      const edit = edits[f.name];
+      if (edit === undefined) return [];
+      const value = cleaned(f.name, edit);
+      return value === settings.originator[f.name] ? [] : [{ field: f, value }];
+    });
+    if (changed.length === 0) {
+      setNotice('Nothing to save: no originator field changed.');
+      return;
+    }
+    setBusy('originator');
+    try {
+      await patch({ originator: Object.fromEntries(changed.map((c) => [c.field.name, c.value])) });
+      setEdits({});
+      setNotice(`Originator saved: ${changed.map((c) => c.field.label.toLowerCase()).join(', ')}.`);
+    } catch (err) {
+      setOriginatorError(err);
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  const setFunding = async (e: Event) => {
+    e.preventDefault();
+    const form = e.currentTarget as HTMLFormElement;
+    setNotice('');
+    setFundingError(null);
+    setBusy('funding');
+    try {
+      const data = await patch({
+        funding_account: {
+          routing_number: formValue(form, 'routing_number'),
+          account_number: formValue(form, 'account_number'),
+          account_type: formValue(form, 'account_type') === 'savings' ? 'savings' : 'checking',
+        },
+      });
+      // The full account number leaves the page: only the API's last 4 digits remain.
+      form.reset();
+      setNotice(data.funding_account ? `Funding account set: ${maskedAccount(data.funding_account)}.` : '');
+    } catch (err) {
+      setFundingError(err);
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  const removeFunding = async () => {
+    if (!confirm('Remove the funding account? Files after this carry credits only.')) return;
+    setNotice('');
+    setFundingError(null);
+    setBusy('remove');
+    try {
+      await patch({ funding_account: null });
+      setNotice('Funding account removed: files carry credits only.');
+    } catch (err) {
+      setFundingError(err);
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  // The API names the fields still holding their creation placeholder (production only).
+  const placeholders = settings ? ORIGINATOR_FIELDS.filter((f) => settings.originator_placeholders.includes(f.name)) : [];
+  const { problem, invalid } = originatorFields;
+
+  return (
+    <>
+      <PageTitle subtitle="The NACHA originator your disbursement files carry, and the account they draw on.">
+        Settings
+      </PageTitle>
+      <p class="small" data-testid="settings-explainer">
+        With a funding account, each file is balanced by one offset debit to it; production organizations must replace
+        every placeholder (all zeros, NOT CONFIGURED) before payroll is accepted.
+      </p>
+      <p role="status" class={notice ? 'alert alert-ok' : 'sr-only'}>{notice}</p>
+      <ErrorBox error={loaded.error} title="The settings could not be loaded" />
+      {loaded.loading && !settings && <p class="muted">Loading settings…</p>}
+
+      {settings && placeholders.length > 0 && (
+        <div class="alert alert-warn">
+          <p>
+            <strong>Payroll is refused until every placeholder is replaced:</strong>{' '}
+            {placeholders.map((f) => f.label.toLowerCase()).join(', ')}.
+          </p>
+        </div>
+      )}
+
+      {settings && (
+        <section class="card" aria-labelledby="originator-title">
+          <h2 id="originator-title">NACHA originator</h2>
+          <p class="small muted">
+            What each file’s header and batch records carry. Your bank gives you these values when it sets up ACH
+            origination.
+          </p>
+          <ErrorBox error={originatorError} title="The originator was not saved" />
+          <form onSubmit={saveOriginator} noValidate>
+            <div class="form-grid">
+              {ORIGINATOR_FIELDS.map((f) => {
+                const id = inputId(f.name);
+                const field = `originator.${f.name}`;
+                return (
+                  <Field key={f.name} id={id} label={f.label} hint={f.hint}>
+                    <input id={id} name={f.name} class="input mono" maxLength={f.maxLength} autoComplete="off"
+                      spellcheck={false} inputMode={f.digits ? 'numeric' : undefined}
+                      value={edits[f.name] ?? settings.originator[f.name]}
+                      onInput={(e) => {
+                        const value = (e.currentTarget as HTMLInputElement).value;
+                        setEdits((prev) => ({ ...prev, [f.name]: value }));
+                      }}
+                      {...invalid(field, id, true)} />
+                    {problem(field, id)}
+                  </Field>
+                );
+              })}
+              <div class="form-actions">
+                <button type="submit" class="button button-primary" disabled={busy !== null}>
+                  {busy === 'originator' ? 'Saving…' : 'Save originator'}
+                </button>
+                <button type="button" class="button" disabled={busy !== null || Object.keys(edits).length === 0}
+                  onClick={() => { setEdits({}); setOriginatorError(null); }}>
+                  Undo changes
+                </button>
+              </div>
+            </div>
+          </form>
+          <p class="small muted">Last updated <When iso={settings.updated_at} /></p>
+        </section>
+      )}
+
+      {settings && (
+        <section class="card" aria-labelledby="funding-title">
+          <h2 id="funding-title">Funding account</h2>
+          <ErrorBox error={fundingError} title="The funding account was not changed" />
+          <div class="funding-current">
+            {settings.funding_account
+              ? (
+                <p data-testid="funding-account">
+                  <strong class="mono">{maskedAccount(settings.funding_account)}</strong>
+                </p>
+              )
+              : <p data-testid="funding-account">No funding account: files carry credits only.</p>}
+            {settings.funding_account && (
+              <button type="button" class="button button-danger" onClick={removeFunding} disabled={busy !== null}>
+                {busy === 'remove' ? 'Removing…' : 'Remove'}
+              </button>
+            )}
+          </div>
+          <form onSubmit={setFunding} noValidate aria-labelledby="funding-form-title">
+            <h3 id="funding-form-title" class="h3">
+              {settings.funding_account ? 'Replace the funding account' : 'Set a funding account'}
+            </h3>
+            <div class="form-grid">
+              <Field id="funding-routing" label="Routing number" hint="9 digits (ABA)">
+                <input id="funding-routing" name="routing_number" class="input mono" inputMode="numeric"
+                  autoComplete="off" maxLength={9} {...fundingFields.invalid('funding_account.routing_number',
+                    'funding-routing', true)} />
+                {fundingFields.problem('funding_account.routing_number', 'funding-routing')}
+              </Field>
+              <Field id="funding-account" label="Account number" hint="4 to 17 digits. Only the last 4 show again.">
+                <input id="funding-account" name="account_number" class="input mono" inputMode="numeric"
+                  autoComplete="off" maxLength={17} {...fundingFields.invalid('funding_account.account_number',
+                    'funding-account', true)} />
+                {fundingFields.problem('funding_account.account_number', 'funding-account')}
+              </Field>
+              <Field id="funding-type" label="Account type">
+                <select id="funding-type" name="account_type" class="input"
+                  {...fundingFields.invalid('funding_account.account_type', 'funding-type')}>
+                  <option value="checking">checking</option>
+                  <option value="savings">savings</option>
+                </select>
+                {fundingFields.problem('funding_account.account_type', 'funding-type')}
+              </Field>
+              <div class="form-actions">
+                <button type="submit" class="button button-primary" disabled={busy !== null}>
+                  {busy === 'funding' ? 'Saving…' : 'Save funding account'}
+                </button>
+              </div>
+            </div>
+          </form>
+        </section>
+      )}
+    </>
+  );
+}
