@@ -2,7 +2,7 @@ import { isValidRoutingNumber } from '../domain/aba.js';
 import { achField, achText } from '../domain/ach-text.js';
 import { BANK_TIME_ZONE, dateInTimeZone } from '../domain/banking-calendar.js';
 import { isCalendarDate } from '../domain/dates.js';
-import { MAX_TRACE_SEQUENCE } from '../domain/disbursement.js';
+import { MAX_ENTRY_CENTS, MAX_TRACE_SEQUENCE, offsetEntryCount } from '../domain/disbursement.js';
 import type { Originator } from '../domain/settings.js';
 
 /**
@@ -25,14 +25,12 @@ import type { Originator } from '../domain/settings.js';
  * Error messages never contain an account number: it is only ever placed in the file.
  */
 
-export { MAX_TRACE_SEQUENCE };
+export { MAX_ENTRY_CENTS, MAX_TRACE_SEQUENCE };
 export const RECORD_LENGTH = 94;
 export const BLOCKING_FACTOR = 10;
 
 /** One batch control's entry/addenda count is 6 digits, so a single-batch file holds at most 999,999 entries. */
 export const MAX_ENTRIES = 999_999;
-/** The entry detail amount field is 10 digits of cents ($99,999,999.99). */
-export const MAX_ENTRY_CENTS = 9_999_999_999;
 /** Batch and file control totals are 12 digits of cents. */
 export const MAX_TOTAL_CENTS = 999_999_999_999;
 
@@ -70,13 +68,16 @@ export interface NachaEntryInput {
   traceSequence: number;
 }
 
-/** The offset debit that balances a batch: drawn on the employer's funding account for the batch's credits. */
+/**
+ * The offset debit that balances a batch: drawn on the employer's funding account for the batch's credits. Credits
+ * above one entry's $99,999,999.99 are offset by several debits (`offsetEntryCount`), with consecutive traces.
+ */
 export interface NachaOffsetInput {
   routingNumber: string;
   /** The full, decrypted number. Only ever placed in the file, never in an error or log. */
   accountNumber: string;
   accountType: 'checking' | 'savings';
-  /** After every credit's trace sequence. */
+  /** The first offset's trace sequence: after every credit's. */
   traceSequence: number;
 }
 
@@ -277,7 +278,7 @@ export function buildNachaFile(input: NachaFileInput): { content: string; contro
   }
   // An empty batch is invalid NACHA and a payroll with nothing to pay has no file: the caller never asks for one.
   if (input.entries.length === 0) throw new NachaFormatError('a file needs at least one entry');
-  const entryCount = input.entries.length + (input.offset ? 1 : 0);
+  const entryCount = input.entries.length + (input.offset ? 1 : 0); // checked again once the offsets are counted
   if (entryCount > MAX_ENTRIES) {
     throw new NachaFormatError(`a single-batch file holds at most ${MAX_ENTRIES} entries, got ${entryCount}`);
   }
@@ -302,15 +303,19 @@ export function buildNachaFile(input: NachaFileInput): { content: string; contro
     if (input.offset.traceSequence <= Number(last.slice(87))) {
       throw new NachaFormatError('the offset entry\'s trace sequence must follow every credit\'s');
     }
-    // The offset names the originator: it is the employer's own account the batch is drawn on.
-    entries.push(entryRecord(odfi8, {
-      ...input.offset, amountCents: totals.creditCents, individualId: o.company_identification.trim(),
-      individualName: o.company_name,
-    }, 'debit'));
+    const count = offsetEntryCount(totals.creditCents);
+    for (let i = 0; i < count; i++) {
+      const amountCents = Math.min(MAX_ENTRY_CENTS, totals.creditCents - i * MAX_ENTRY_CENTS);
+      // The offset names the originator: it is the employer's own account the batch is drawn on.
+      entries.push(entryRecord(odfi8, {
+        ...input.offset, traceSequence: input.offset.traceSequence + i, amountCents,
+        individualId: o.company_identification.trim(), individualName: o.company_name,
+      }, 'debit'));
+      totals.hash += Number(input.offset.routingNumber.slice(0, 8));
+    }
     serviceClass = MIXED;
     debitCents = totals.creditCents;
-    totals.hash += Number(input.offset.routingNumber.slice(0, 8));
-    totals.count += 1;
+    totals.count += count;
   }
   const hash = entryHashField(totals.hash);
   const debit = numeric(debitCents, 12, 'total debit');

@@ -1,7 +1,7 @@
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
-import { fileIdModifierFor, MAX_TRACE_SEQUENCE } from '../domain/disbursement.js';
+import { fileIdModifierFor, LEGACY_TRACE_FLOOR, MAX_TRACE_SEQUENCE } from '../domain/disbursement.js';
 import type { TransactItems } from './item.js';
 import { parseItem } from './item.js';
 import { TTL_ATTRIBUTE, keys } from './keys.js';
@@ -38,7 +38,11 @@ export class DisbursementSequenceRepository {
 
   async reserve(
     orgId: string,
-    request: { odfi: string; destination: string; creationDate: string; traceCount: number; now: Date },
+    request: {
+      odfi: string; destination: string; creationDate: string; traceCount: number; now: Date;
+      /** An organization whose earlier files were numbered per run (see `sequences_since` in its settings). */
+      legacy?: boolean;
+    },
   ): Promise<DisbursementReservation> {
     const traceKey = keys.traceSequence(orgId, request.odfi);
     const fileKey = keys.fileIdSequence(orgId, request.destination, request.creationDate);
@@ -54,16 +58,19 @@ export class DisbursementSequenceRepository {
     };
     const tracesUsed = valueOf(traceKey);
     const filesMade = valueOf(fileKey);
-    const traceStart = (tracesUsed ?? 0) + 1;
+    const firstReservation = tracesUsed === undefined;
+    const used = tracesUsed ?? (request.legacy ? LEGACY_TRACE_FLOOR : 0);
+    const traceStart = used + 1;
     if (traceStart + request.traceCount - 1 > MAX_TRACE_SEQUENCE) throw new TraceSequenceExhaustedError(request.odfi);
-    const fileIndex = filesMade ?? 0;
+    // The first file of an organization numbered per run before may share its day with one of those, all `A`.
+    const fileIndex = filesMade ?? (request.legacy && firstReservation ? 1 : 0);
     const expires = Math.floor(request.now.getTime() / 1000) + FILE_COUNTER_TTL_SECONDS;
     return {
       traceStart,
       fileIndex,
       fileIdModifier: fileIdModifierFor(fileIndex),
       items: [
-        this.advance(traceKey, tracesUsed, tracesUsed === undefined ? request.traceCount : tracesUsed + request.traceCount),
+        this.advance(traceKey, tracesUsed, used + request.traceCount),
         this.advance(fileKey, filesMade, fileIndex + 1, expires),
       ],
     };

@@ -42,6 +42,7 @@ const settingsItem = z.object({
   originator: originatorItem,
   originator_placeholders: z.array(originatorItem.keyof()).optional(),
   funding_account: fundingAccountItem.nullable().default(null),
+  sequences_since: z.string().optional(),
   updated_at: z.string(),
 });
 
@@ -75,6 +76,7 @@ export class OrganizationRepository {
     const values: Record<string, unknown> = { ':updated_at': updated_at, ':expected': expectedUpdatedAt };
     const sets = ['#updated_at = :updated_at'];
     for (const [k, v] of Object.entries(rest)) {
+      if (v === undefined) continue; // an optional attribute the item never had stays absent
       names[`#${k}`] = k;
       values[`:${k}`] = v;
       sets.push(`#${k} = :${k}`);

@@ -3,7 +3,8 @@
  * are a Federal Reserve routing symbol (00 is the US government, 01–12 banks, 21–32 thrifts, 61–72 electronic, 80 travellers' cheques).
  */
 export function isValidRoutingNumber(value: string): boolean {
-  if (!/^\d{9}$/.test(value)) return false;
+  // All zeros passes the checksum, but names no bank: it is a placeholder, and an ACH operator rejects it.
+  if (!/^\d{9}$/.test(value) || value === '000000000') return false;
   const prefix = Number(value.slice(0, 2));
   const knownPrefix = prefix <= 12 || (prefix >= 21 && prefix <= 32) || (prefix >= 61 && prefix <= 72) || prefix === 80;
   if (!knownPrefix) return false;

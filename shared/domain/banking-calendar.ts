@@ -55,7 +55,8 @@ function lastWeekday(year: number, month: number, dow: number): string {
 }
 
 function computeHolidays(year: number): string[] {
-  if (!Number.isInteger(year) || year < 1900 || year > 9999) throw new RangeError(`Not a supported year: ${year}`);
+  // Calendar dates start in 1900 (isCalendarDate), but stepping back from the first days of 1900 reaches 1899.
+  if (!Number.isInteger(year) || year < 1800 || year > 9999) throw new RangeError(`Not a supported year: ${year}`);
   const dates = [
     fixed(year, 1, 1),
     nthWeekday(year, 1, MONDAY, 3),

@@ -3,6 +3,23 @@ import { BANK_TIME_ZONE, dateInTimeZone, earliestPayDate, effectiveEntryDate, re
 /** The trace number's sequence part is 7 digits. */
 export const MAX_TRACE_SEQUENCE = 9_999_999;
 
+/**
+ * Where the trace sequence of an organization created before sequences existed starts: its earlier files numbered
+ * each run's entries from 1, and a run has at most 25,000 entries, so every later number is clear of them all.
+ */
+export const LEGACY_TRACE_FLOOR = 25_000;
+
+/** The entry detail amount field is 10 digits of cents ($99,999,999.99). */
+export const MAX_ENTRY_CENTS = 9_999_999_999;
+
+/**
+ * The offset debits a balanced batch needs for its credits: one, unless the total is more than one entry's amount
+ * field carries; then as many full entries as it takes and the remainder.
+ */
+export function offsetEntryCount(creditCents: number): number {
+  return Math.max(1, Math.ceil(creditCents / MAX_ENTRY_CENTS));
+}
+
 /** A file ID modifier: the n-th file of a day to one destination carries the n-th symbol, A–Z then 0–9. */
 export const FILE_ID_MODIFIERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 

@@ -40,6 +40,12 @@ export interface OrganizationSettings {
    */
   originator_placeholders?: OriginatorField[];
   funding_account: FundingAccount | null;
+  /**
+   * When the organization's files began drawing trace numbers and file ID modifiers from its own sequences: its
+   * creation. Absent on organizations created before, whose earlier files numbered each run from 1 with modifier A
+   * (`reserve` starts their sequences clear of those).
+   */
+  sequences_since?: string;
   updated_at: string;
 }
 
@@ -109,6 +115,7 @@ export function defaultSettings(organization: { id: string; name: string }, envi
     originator,
     originator_placeholders: environment === 'production' ? (Object.keys(PRODUCTION_PLACEHOLDER) as OriginatorField[]) : [],
     funding_account: null,
+    sequences_since: now.toISOString(),
     updated_at: now.toISOString(),
   };
 }

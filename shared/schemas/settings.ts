@@ -36,11 +36,11 @@ export const originatorInput = z.strictObject({
   company_name: achName(16),
   company_identification: tenCharacters(false),
   originating_dfi_identification: notZeros(z.string().regex(/^\d{8}$/, { message: 'Must be 8 digits' }))
-    .refine((v) => !/^\d{8}$/.test(v) || isValidRoutingNumber(withCheckDigit(v)), {
+    .refine((v) => !/^\d{8}$/.test(v) || v === '00000000' || isValidRoutingNumber(withCheckDigit(v)), {
       message: 'Not the first 8 digits of a routing number (unknown Federal Reserve routing symbol)',
       params: { code: 'invalid_value' },
     }),
-  immediate_destination: notZeros(routingNumber),
+  immediate_destination: routingNumber,
   immediate_destination_name: achName(23),
   immediate_origin: tenCharacters(true),
   immediate_origin_name: achName(23),

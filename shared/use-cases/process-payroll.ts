@@ -10,6 +10,7 @@ import type { PaystubRecord, PaystubRepository } from '../data/paystub-repositor
 import type { TransactItems } from '../data/item.js';
 import type { PayrollRecord, PayrollRepository } from '../data/payroll-repository.js';
 import { BANK_TIME_ZONE, dateInTimeZone, effectiveEntryDate } from '../domain/banking-calendar.js';
+import { offsetEntryCount } from '../domain/disbursement.js';
 import { complianceFindings, type EmployeeFacts } from '../domain/compliance.js';
 import { centsToNumber, parseMoney } from '../domain/money.js';
 import { deductionsTotal, netPay, type PayrollEntry } from '../domain/payroll.js';
@@ -124,7 +125,7 @@ async function startRun(s: ProcessorServices, orgId: string, payrollId: string):
 }
 
 /**
- * Reserves the run's trace block (one sequence per entry, and one for the offset debit) and its file ID modifier,
+ * Reserves the run's trace block (one sequence per entry, and one per offset debit) and its file ID modifier,
  * and records the plan, in one transaction. Losing a race for a counter to another run of the organization cancels
  * the whole transaction: read the counters again and retry. Returns whether this call recorded the plan.
  */
@@ -138,8 +139,9 @@ async function planWithReservation(
       odfi: originator.originating_dfi_identification,
       destination: originator.immediate_destination,
       creationDate: dateInTimeZone(now, BANK_TIME_ZONE).date,
-      traceCount: record.employee_count + (settings.funding_account ? 1 : 0),
+      traceCount: record.employee_count + (settings.funding_account ? offsetEntryCount(record.totals.net_pay) : 0),
       now,
+      legacy: settings.sequences_since === undefined,
     });
     const outcome = await s.payrolls.planChunks(record.organization_id, record.payroll_id, {
       chunkCount, startedAt: now.toISOString(), originator, fundingAccount: settings.funding_account,

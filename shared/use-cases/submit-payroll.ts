@@ -8,7 +8,8 @@ import type { OrganizationRepository } from '../data/organization-repository.js'
 import type { PayrollRecord, PayrollRepository } from '../data/payroll-repository.js';
 import { isCalendarDate } from '../domain/dates.js';
 import { disbursementDates, tooSoon } from '../domain/disbursement.js';
-import { placeholdersOf } from '../domain/settings.js';
+import { placeholdersOf, type OriginatorField } from '../domain/settings.js';
+import { originatorInput } from '../schemas/settings.js';
 import { DomainError, PayloadTooLargeError } from '../domain/errors.js';
 import { MAX_EMPLOYEES_PER_PAYROLL, contentHash, payrollTotals, type PayrollSubmission } from '../domain/payroll.js';
 import {
@@ -24,7 +25,7 @@ import { payrollView, type PayrollView } from './payroll-view.js';
 export interface SubmitServices extends EventServices {
   payrolls: PayrollRepository;
   employees: EmployeeReader;
-  /** Read in production only: the originator must be configured before a file can be written. */
+  /** The originator must be able to write a file before a run is accepted. */
   organizations: Pick<OrganizationRepository, 'getSettings'>;
   objects: ObjectStore;
   queue: Queue;
@@ -73,13 +74,14 @@ function employeeProblems(entries: unknown[], found: Map<string, EmployeeRecord>
 }
 
 /**
- * What production refuses before anything is stored: a pay date whose file would reach the bank after its release
- * day (paid late), and an originator still holding its placeholders (a file no bank takes). The sandbox accepts any
- * date and has no placeholders.
+ * What is refused before anything is stored because the file could not be written or would settle late: an
+ * originator still holding its placeholders (production), or holding a value saved before the settings were checked
+ * as strictly as the file needs (any environment), and in production a pay date whose file would reach the bank
+ * after its release day. The sandbox accepts any date.
  */
-async function productionProblems(s: SubmitServices, orgId: string, payDate: string | undefined): Promise<PayrollProblem[]> {
+async function disbursementProblems(s: SubmitServices, orgId: string, environment: Environment, payDate: string | undefined): Promise<PayrollProblem[]> {
   const problems: PayrollProblem[] = [];
-  const late = payDate === undefined ? undefined : tooSoon(payDate, s.deps.now());
+  const late = environment === 'production' && payDate !== undefined ? tooSoon(payDate, s.deps.now()) : undefined;
   if (late) {
     problems.push({
       field: 'pay_date', code: 'pay_date_too_soon', earliest_pay_date: late.earliest_pay_date, release_by: late.release_by,
@@ -88,10 +90,20 @@ async function productionProblems(s: SubmitServices, orgId: string, payDate: str
   }
   const settings = await s.organizations.getSettings(orgId);
   if (!settings) throw new Error(`Organization ${orgId} has no settings`);
-  for (const field of placeholdersOf(settings, 'production')) {
+  const placeholders = new Set(placeholdersOf(settings, environment));
+  for (const field of placeholders) {
     problems.push({
       field: `originator.${field}`, code: 'originator_not_configured',
       message: `Set the originator's ${field} (PATCH /v1/settings) with the value your bank gave you: it still holds a placeholder`,
+    });
+  }
+  const stored = originatorInput.safeParse(settings.originator);
+  for (const issue of stored.success ? [] : stored.error.issues) {
+    const field = String(issue.path[0]) as OriginatorField;
+    if (placeholders.has(field)) continue;
+    problems.push({
+      field: `originator.${field}`, code: 'originator_not_configured',
+      message: `The originator's ${field} cannot be written in a NACHA file (${issue.message}): set it again with PATCH /v1/settings`,
     });
   }
   return problems;
@@ -140,12 +152,12 @@ export async function submitPayroll(
   const ids = [...new Set(entries.map((e) => (e as { employee_id?: unknown } | null)?.employee_id).filter((id): id is string => typeof id === 'string' && id !== '' && id.length <= 64))];
   const checkWindow = (body.type ?? 'regular') === 'regular' && typeof body.pay_period_start === 'string' && typeof body.pay_period_end === 'string';
   const payDate = typeof body.pay_date === 'string' && isCalendarDate(body.pay_date) ? body.pay_date : undefined;
-  const [found, existingWindow, production] = await Promise.all([
+  const [found, existingWindow, disbursement] = await Promise.all([
     s.employees.getMany(orgId, ids),
     checkWindow ? s.payrolls.getWindow(orgId, body.pay_period_start as string, body.pay_period_end as string) : undefined,
-    caller.environment === 'production' ? productionProblems(s, orgId, payDate) : [],
+    disbursementProblems(s, orgId, caller.environment, payDate),
   ]);
-  const problems = [...validated.problems, ...employeeProblems(entries, found), ...production];
+  const problems = [...validated.problems, ...employeeProblems(entries, found), ...disbursement];
   if (existingWindow) {
     // The window may be taken by this very request's twin, which won the race since the key was looked at:
     // look again before answering 409, so a retried idempotent submission is always replayed.

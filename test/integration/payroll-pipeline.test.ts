@@ -1,8 +1,8 @@
-import { QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { parseControlTotals } from '../../shared/adapters/nacha.js';
 import { objectKeys } from '../../shared/adapters/object-store.js';
-import { GSI1 } from '../../shared/data/keys.js';
+import { GSI1, keys } from '../../shared/data/keys.js';
 import { centsToNumber } from '../../shared/domain/money.js';
 import { SIMULATED_RETURN_ACCOUNT, type ProcessorServices } from '../../shared/use-cases/process-payroll.js';
 import { submitPayroll, type SubmitOutcome } from '../../shared/use-cases/submit-payroll.js';
@@ -196,6 +196,39 @@ describe('the payroll pipeline on the real engines', () => {
     expect(file.batches[0]!.entries.map((e) => e.traceNumber.slice(8))).toEqual(['0000004', '0000005', '0000006']);
     const record = (await world.services.payrolls.get(world.org.organization_id, accepted.data.payroll_id))!;
     expect(record).toMatchObject({ trace_start: 4, file_id_modifier: 'B' });
+  });
+
+  it('refuses a run, storing nothing, while the stored originator holds what the file cannot carry', async () => {
+    const world = await payrollWorld(2);
+    const orgId = world.org.organization_id;
+    const current = (await world.services.organizations.getSettings(orgId))!;
+    // Saved before the settings were checked as strictly as the file needs: lower case, a space inside.
+    await world.services.organizations.putSettings(orgId, {
+      ...current, originator: { ...current.originator, immediate_origin: 'acmepayrol', company_identification: '12 345 678' },
+      updated_at: new Date(Date.parse(current.updated_at) + 1).toISOString(),
+    }, current.updated_at);
+    const refused = await submit(world).catch((err: unknown) => err);
+    expect(refused).toMatchObject({ status: 422, code: 'originator_not_configured' });
+    expect((refused as { details: { field: string }[] }).details.map((d) => d.field).sort())
+      .toEqual(['originator.company_identification', 'originator.immediate_origin']);
+    expect((await world.services.payrolls.list(orgId, {}, 10)).items).toHaveLength(0);
+  });
+
+  it('starts the numbering of an organization whose earlier files were numbered per run clear of all of them', async () => {
+    const world = await payrollWorld(3);
+    const orgId = world.org.organization_id;
+    // Settings as an organization created before per-organization sequences had them: no sequences_since.
+    const { sequences_since: _since, ...legacy } = (await world.services.organizations.getSettings(orgId))!;
+    await world.table.doc.send(new PutCommand({ TableName: world.table.tableName, Item: { ...keys.settings(orgId), entity: 'settings', ...legacy } }));
+    const files: ReadFile[] = [];
+    for (const body of [payrollBody(world.employeeIds), payrollBody(world.employeeIds, { type: 'off_cycle' })]) {
+      const accepted = await submit(world, body);
+      await drain(world.services, world.queues.payroll, orgId, accepted.data.payroll_id);
+      files.push(await fileOf(world, accepted.data.payroll_id, false));
+    }
+    // Its earlier files used sequences 1 to at most 25,000 and modifier A, possibly today.
+    expect(files.map((f) => f.header.fileIdModifier)).toEqual(['B', 'C']);
+    expect(files.map((f) => f.batches[0]!.entries.map((e) => Number(e.traceNumber.slice(8))))).toEqual([[25_001, 25_002, 25_003], [25_004, 25_005, 25_006]]);
   });
 
   it('survives every message being delivered twice', async () => {

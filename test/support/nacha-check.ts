@@ -5,6 +5,7 @@ import untypedNodeNacha from '@midlandsbank/node-nacha';
 import { expect } from 'vitest';
 import { effectiveEntryDate, isBankingDay } from '../../shared/domain/banking-calendar.js';
 import { isCalendarDate } from '../../shared/domain/dates.js';
+import { MAX_ENTRY_CENTS } from '../../shared/domain/disbursement.js';
 
 /*
  * Reads a NACHA file the way a bank would, with two parsers written by different people, and checks the rules
@@ -428,12 +429,19 @@ export function assertBankRules(file: ReadFile, expected: BankRulesExpectation):
     // Shape first (service class, where the debit is), then amounts: checking a sum against entries that are not
     // what they should be would fail with a message that hides the real fault.
     let credits = batch.entries;
+    let debits: ReadEntry[] = [];
     if (offset) {
       expect(batch.serviceClass, `${where}: a balanced batch is mixed debits and credits (service class 200)`)
         .toBe(MIXED);
       expect(batch.entries.at(-1), `${where}: a balanced batch ends with its offset debit from the funding account`)
         .toMatchObject(offset);
-      credits = batch.entries.slice(0, -1);
+      // One offset, or several when the credits exceed what one entry's 10-digit amount carries.
+      const firstDebit = batch.entries.findIndex((e) => e.transactionCode === offset.transactionCode);
+      credits = batch.entries.slice(0, firstDebit);
+      debits = batch.entries.slice(firstDebit);
+      for (const d of debits) expect(d, `${where}: every offset debit is to the funding account`).toMatchObject(offset);
+      expect(debits.slice(0, -1).every((d) => d.amountCents === MAX_ENTRY_CENTS),
+        `${where}: only the last of several offsets is less than a full entry`).toBe(true);
       expect(credits.length, `${where}: a balanced batch has credits before its offset debit`).toBeGreaterThan(0);
     } else {
       expect(batch.serviceClass, `${where}: a credits-only batch (service class 220)`).toBe(CREDITS_ONLY);
@@ -447,8 +455,8 @@ export function assertBankRules(file: ReadFile, expected: BankRulesExpectation):
     const creditCents = sum(credits.map((e) => e.amountCents));
     expect(batch.control.totalCreditCents, `${where}: control total credit is the credits' sum`).toBe(creditCents);
     if (offset) {
-      const debitCents = batch.entries.at(-1)?.amountCents;
-      expect(debitCents, `${where}: the offset debit is exactly the batch's credits`).toBe(creditCents);
+      const debitCents = sum(debits.map((e) => e.amountCents));
+      expect(debitCents, `${where}: the offset debits are exactly the batch's credits`).toBe(creditCents);
       expect(batch.control.totalDebitCents, `${where}: control total debit is the offset debit`).toBe(debitCents);
       expect(batch.control.totalDebitCents, `${where}: total debit equals total credit`)
         .toBe(batch.control.totalCreditCents);

@@ -14,6 +14,7 @@ describe('ABA routing numbers', () => {
     ['02100002a', 'a letter'],
     ['', 'empty'],
     ['500000005', 'prefix 50 is no Federal Reserve routing symbol'],
+    ['000000000', 'all zeros: the checksum holds, but it names no bank'],
   ])('rejects %s (%s)', (n) => {
     expect(isValidRoutingNumber(n)).toBe(false);
   });

@@ -240,6 +240,13 @@ describe('argument validation', () => {
     for (const fn of dateFunctions) expect(() => fn(bad)).toThrow(JSON.stringify(bad));
   });
 
+  it('answers for the first days of the earliest calendar date accepted (1900), stepping back into 1899', () => {
+    // 1900-01-01 was a Monday and New Year's Day: settled the Friday before, released the Thursday.
+    expect(effectiveEntryDate('1900-01-01')).toBe('1899-12-29');
+    expect(releaseBy('1900-01-01')).toBe('1899-12-28');
+    expect(previousBankingDay('1900-01-02')).toBe('1899-12-29');
+  });
+
   it('rejects a year that is not a whole number', () => {
     expect(() => federalReserveHolidays(2026.5)).toThrow('2026.5');
   });

@@ -326,7 +326,7 @@ describe('assertBankRules', () => {
       const wrong = withOffsetDebit(writerFile(), { ...FUNDING, amountCents: CREDIT_TOTAL - 1, traceSequence: 4 });
       const file = readNacha(wrong);
       expect(() => assertBankRules(file, { payDate: PAY_DATE, balanced: true, fundingAccount: FUNDING }))
-        .toThrow(/the offset debit is exactly the batch's credits/);
+        .toThrow(/the offset debits are exactly the batch's credits/);
     });
 
     it('fails when the debit goes to another account or comes first', () => {

@@ -450,6 +450,19 @@ describe('NACHA balanced file (offset debit to the funding account)', () => {
     assertBankRules(readNacha(buildNachaFile(fileInput(three)).content), { payDate: '2026-03-16', balanced: false });
   });
 
+  it('offsets credits above one entry\'s $99,999,999.99 with several debits, consecutive traces, still balanced', () => {
+    const big = three.map((e) => ({ ...e, amountCents: 6_000_000_000 }));
+    const { content, control } = buildNachaFile(fileInput(big, { offset }));
+    const file = readNacha(content);
+    assertBankRules(file, {
+      payDate: '2026-03-16', balanced: true,
+      fundingAccount: { routing: offset.routingNumber, account: offset.accountNumber, accountType: 'checking' },
+    });
+    const debits = file.batches[0]!.entries.filter((e) => e.transactionCode === 27);
+    expect(debits.map((e) => [e.amountCents, e.traceNumber.slice(8)])).toEqual([[9_999_999_999, '0000004'], [8_000_000_001, '0000005']]);
+    expect(control).toMatchObject({ entryAddendaCount: 5, totalDebitCents: 18_000_000_000, totalCreditCents: 18_000_000_000 });
+  });
+
   it('refuses an offset whose trace does not follow every credit, and a funding account with a bad routing number', () => {
     expect(() => buildNachaFile(fileInput(three, { offset: { ...offset, traceSequence: 3 } }))).toThrow(/offset/);
     expect(() => buildNachaFile(fileInput(three, { offset: { ...offset, routingNumber: '011000016' } }))).toThrow(/routing/);
