@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { CREATED, ODFI, originator, three } from '../fixtures/nacha-entries.js';
 import {
   buildNachaFile,
   entryDetailRecord,
   type NachaEntryInput,
   type NachaFileInput,
 } from '../../shared/adapters/nacha.js';
-import type { Originator } from '../../shared/domain/settings.js';
 import {
   assertBankRules,
   assertDistinctModifiers,
@@ -24,37 +24,7 @@ import {
  * writer; the balanced (offset debit) file is assembled here by hand from the writer's credit records.
  */
 
-const ODFI = '02100002';
 const PAY_DATE = '2026-03-16'; // a Monday and no Federal Reserve holiday: it is its own effective entry date
-
-const originator: Originator = {
-  company_name: 'Acme Payroll Inc',
-  company_identification: '1234567890',
-  originating_dfi_identification: ODFI,
-  immediate_destination: '021000021',
-  immediate_destination_name: 'Sandbox Bank',
-  immediate_origin: '1234567890',
-  immediate_origin_name: 'Acme Payroll Inc',
-};
-
-// 17:05 UTC is the same calendar day in UTC and New York, whichever zone the writer dates files in.
-const CREATED = new Date('2026-03-13T17:05:42.123Z');
-
-// Leading zeros in the routing and account numbers: node-nacha reads routing numbers as numbers.
-const three: NachaEntryInput[] = [
-  {
-    routingNumber: '021000021', accountNumber: '123456789', accountType: 'checking', amountCents: 123_456,
-    individualId: 'EMP0001', individualName: 'Jane Doe', traceSequence: 1,
-  },
-  {
-    routingNumber: '011000015', accountNumber: '00012345678901234', accountType: 'savings', amountCents: 250_000,
-    individualId: 'EMP0002', individualName: 'José O\'Brien-Smith', traceSequence: 2,
-  },
-  {
-    routingNumber: '122105155', accountNumber: '9876', accountType: 'checking', amountCents: 99,
-    individualId: 'EMP0003', individualName: 'Li Wei', traceSequence: 3,
-  },
-];
 const CREDIT_TOTAL = 123_456 + 250_000 + 99;
 
 const FUNDING = { routing: '026009593', account: '000123456789', accountType: 'checking' } as const;

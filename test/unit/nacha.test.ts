@@ -1,5 +1,7 @@
 import { parse, validate } from 'achkit';
 import { afterEach, describe, expect, it } from 'vitest';
+import { withCheckDigit } from '../../shared/domain/aba.js';
+import { CREATED, ODFI, originator, three } from '../fixtures/nacha-entries.js';
 import {
   buildNachaFile,
   entryDetailRecord,
@@ -11,7 +13,6 @@ import {
   type NachaEntryInput,
   type NachaFileInput,
 } from '../../shared/adapters/nacha.js';
-import type { Originator } from '../../shared/domain/settings.js';
 import { assertBankRules, readNacha } from '../support/nacha-check.js';
 
 /*
@@ -21,34 +22,6 @@ import { assertBankRules, readNacha } from '../support/nacha-check.js';
  * from the fixed-width positions of the NACHA record layouts, for the fields achkit does not read.
  */
 
-const ODFI = '02100002';
-
-const originator: Originator = {
-  company_name: 'Acme Payroll Inc',
-  company_identification: '1234567890',
-  originating_dfi_identification: ODFI,
-  immediate_destination: '021000021',
-  immediate_destination_name: 'Sandbox Bank',
-  immediate_origin: '1234567890',
-  immediate_origin_name: 'Acme Payroll Inc',
-};
-
-const CREATED = new Date('2026-03-13T17:05:42.123Z');
-
-const three: NachaEntryInput[] = [
-  {
-    routingNumber: '021000021', accountNumber: '123456789', accountType: 'checking', amountCents: 123_456,
-    individualId: 'EMP0001', individualName: 'Jane Doe', traceSequence: 1,
-  },
-  {
-    routingNumber: '011000015', accountNumber: '00012345678901234', accountType: 'savings', amountCents: 250_000,
-    individualId: 'EMP0002', individualName: 'José O\'Brien-Smith', traceSequence: 2,
-  },
-  {
-    routingNumber: '122105155', accountNumber: '9876', accountType: 'checking', amountCents: 99,
-    individualId: 'EMP0003', individualName: 'Li Wei', traceSequence: 3,
-  },
-];
 
 function fileInput(entries: readonly NachaEntryInput[], overrides: Partial<NachaFileInput> = {}): NachaFileInput {
   return {
@@ -59,13 +32,6 @@ function fileInput(entries: readonly NachaEntryInput[], overrides: Partial<Nacha
     entries: entries.map((e) => entryDetailRecord(ODFI, e)),
     ...overrides,
   };
-}
-
-/** A valid routing number from an 8-digit prefix: the 3-7-1 weighted sum must be a multiple of 10. */
-function withCheckDigit(prefix8: string): string {
-  const weights = [3, 7, 1, 3, 7, 1, 3, 7];
-  const sum = weights.reduce((acc, w, i) => acc + w * Number(prefix8[i]), 0);
-  return prefix8 + String((10 - (sum % 10)) % 10);
 }
 
 function manyEntries(n: number): NachaEntryInput[] {
