@@ -1187,7 +1187,7 @@ export type components = {
              * @example 2026-11-21T10:02:28.752Z
              */
             timestamp: string;
-            /** @description Payroll events: the run (`payroll_id`, `status`, `type`, the period, `employee_count`, `totals`, `content_hash`) plus what the event adds (`reason`, `findings`, `disbursement`). `paystub.generated`: `payroll_id`, `paystub_count`, `pay_date`, `paystubs_url`. */
+            /** @description Payroll events: the run (`payroll_id`, `status`, `type`, the period, `pay_date`, `effective_entry_date`, `release_by`, `employee_count`, `totals`, `content_hash`) plus what the event adds (`reason`, `findings`, `disbursement`). `paystub.generated`: `payroll_id`, `paystub_count`, `pay_date`, `paystubs_url`. */
             data: {
                 [key: string]: unknown;
             };

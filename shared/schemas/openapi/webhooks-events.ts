@@ -38,7 +38,7 @@ export const event = z
     type: z.enum(EVENT_TYPES),
     timestamp,
     data: z.record(z.string(), z.unknown()).meta({
-      description: 'Payroll events: the run (`payroll_id`, `status`, `type`, the period, `employee_count`, `totals`, `content_hash`) plus what the event adds (`reason`, `findings`, `disbursement`). `paystub.generated`: `payroll_id`, `paystub_count`, `pay_date`, `paystubs_url`.',
+      description: 'Payroll events: the run (`payroll_id`, `status`, `type`, the period, `pay_date`, `effective_entry_date`, `release_by`, `employee_count`, `totals`, `content_hash`) plus what the event adds (`reason`, `findings`, `disbursement`). `paystub.generated`: `payroll_id`, `paystub_count`, `pay_date`, `paystubs_url`.',
     }),
     payroll_id: z.string().nullable(),
     deliveries: z.array(z.strictObject({
