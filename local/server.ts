@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context, Handler } from 'aws-lambda';
-import { HttpsRequiredError, InvalidRequestError, PayloadTooLargeError } from '../shared/domain/errors.js';
+import { InsecureTransportError, InvalidRequestError, PayloadTooLargeError } from '../shared/domain/errors.js';
 import { renderError } from '../shared/http/envelope.js';
 import { FALLBACK_HANDLER, matchPath, type RouteDef } from '../shared/http/routes.js';
 import { isDashboardRequest, serveDashboard } from './dashboard-files.js';
@@ -207,7 +207,7 @@ export function createApiServer(tls: { key: string; cert: string }): Server {
 export function createHttpRejectServer(): Server {
   const server = createHttpServer((req, res) => {
     req.resume();
-    send(res, renderError(new HttpsRequiredError(), randomUUID()));
+    send(res, renderError(new InsecureTransportError(), randomUUID()));
   });
   server.on('clientError', answerParserError);
   return server;

@@ -1,10 +1,10 @@
 import { writeFileSync } from 'node:fs';
-import { CLIENT_TYPES_PATH, clientTypes } from '../shared/schemas/openapi/client-types.js';
-import { buildOpenApiDocument, serializeOpenApi } from '../shared/schemas/openapi/document.js';
+import { CLIENT_TYPES_PATH, clientTypes } from '../openapi/client-types.js';
+import { buildOpenApiDocument, serializeOpenApi } from '../openapi/document.js';
 
 /**
  * `npm run openapi`: writes docs/openapi.json from the route table and the zod schemas, and the client types
- * generated from it (shared/schemas/openapi/api-types.ts: the end-to-end tests' typed client and the dashboard use
+ * generated from it (openapi/generated/api-types.ts: the end-to-end tests' typed client and the dashboard use
  * them). Commit both; test/unit/openapi.test.ts fails while either differs from what this writes.
  */
 const root = new URL('../', import.meta.url);

@@ -1,4 +1,4 @@
-import type { components, operations } from '../../shared/schemas/openapi/api-types.js';
+import type { components, operations } from '../../openapi/generated/api-types.js';
 
 export { DELIVERY_STATUSES, EVENT_TYPES } from '../../shared/domain/events.js';
 export { PAYROLL_STATUSES } from '../../shared/domain/payroll-status.js';

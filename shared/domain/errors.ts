@@ -1,6 +1,7 @@
 /**
- * Named domain errors. Each carries the contract's error code and HTTP status; the HTTP layer maps them to the
- * JSON envelope in exactly one place (shared/http/error-envelope.ts). Anything else that escapes is a 500.
+ * Named domain errors: what went wrong in the domain's own words (a kind, the contract's error code, a message and
+ * the problems found). Nothing here knows HTTP: shared/http/error-mapping.ts turns a kind into a status and an
+ * error's facts (a required scope, a retry delay) into headers, in one place. Anything else that escapes is a 500.
  */
 export interface ProblemDetail {
   field?: string;
@@ -9,13 +10,24 @@ export interface ProblemDetail {
   [extra: string]: unknown;
 }
 
+/** What kind of refusal: the HTTP layer gives each its status. */
+export type ErrorKind =
+  | 'invalid' // the request is malformed
+  | 'unauthenticated' // no caller could be established
+  | 'forbidden' // the caller may not do this
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'conflict' // the current state forbids it
+  | 'too_large'
+  | 'unprocessable' // well-formed, but refers to what cannot be used
+  | 'rate_limited';
+
 export class DomainError extends Error {
   constructor(
-    readonly status: number,
+    readonly kind: ErrorKind,
     readonly code: string,
     message: string,
     readonly details: ProblemDetail[] = [],
-    readonly headers: Record<string, string> = {},
   ) {
     super(message);
     this.name = new.target.name;
@@ -24,13 +36,13 @@ export class DomainError extends Error {
 
 export class InvalidRequestError extends DomainError {
   constructor(details: ProblemDetail[] = [], message = 'Invalid request body') {
-    super(400, 'invalid_request_body', message, details);
+    super('invalid', 'invalid_request_body', message, details);
   }
 }
 
 export class InvalidQueryError extends DomainError {
   constructor(details: ProblemDetail[]) {
-    super(400, 'invalid_request_body', 'Invalid request parameters', details);
+    super('invalid', 'invalid_request_body', 'Invalid request parameters', details);
   }
 }
 
@@ -40,9 +52,7 @@ export class UnauthorizedError extends DomainError {
     /** The key the token belongs to, when it matched one that was then refused (for the audit log). */
     readonly identity?: { organizationId: string; apiKeyId: string },
   ) {
-    super(401, 'unauthorized', 'Unauthorized', [], {
-      'WWW-Authenticate': `Bearer realm="payroll", error="invalid_token", error_description="${reason}"`,
-    });
+    super('unauthenticated', 'unauthorized', 'Unauthorized');
   }
 }
 
@@ -50,47 +60,48 @@ export class MissingCredentialsError extends DomainError {
   readonly reason = 'No bearer token';
 
   constructor() {
-    super(401, 'unauthorized', 'Unauthorized', [], { 'WWW-Authenticate': 'Bearer realm="payroll"' });
+    super('unauthenticated', 'unauthorized', 'Unauthorized');
   }
 }
 
 export class InsufficientScopeError extends DomainError {
-  constructor(required: string) {
-    super(403, 'insufficient_scope', 'Forbidden: Insufficient scope', [
-      { code: 'insufficient_scope', message: `This route requires the ${required} scope`, required_scope: required },
-    ], { 'WWW-Authenticate': `Bearer realm="payroll", error="insufficient_scope", scope="${required}"` });
+  constructor(readonly requiredScope: string) {
+    super('forbidden', 'insufficient_scope', 'Forbidden: Insufficient scope', [
+      { code: 'insufficient_scope', message: `This route requires the ${requiredScope} scope`, required_scope: requiredScope },
+    ]);
   }
 }
 
 export class NotFoundError extends DomainError {
   constructor() {
-    super(404, 'not_found', 'Not found');
+    super('not_found', 'not_found', 'Not found');
   }
 }
 
 export class MethodNotAllowedError extends DomainError {
-  constructor(allowed: string[]) {
-    super(405, 'method_not_allowed', 'Method not allowed', [], { Allow: allowed.join(', ') });
+  constructor(readonly allowed: string[]) {
+    super('method_not_allowed', 'method_not_allowed', 'Method not allowed');
   }
 }
 
 export class EmployeeAlreadyExistsError extends DomainError {
   constructor() {
-    super(409, 'employee_already_exists', 'Employee already exists', [
+    super('conflict', 'employee_already_exists', 'Employee already exists', [
       { field: 'email', code: 'employee_already_exists', message: 'An active employee with this email is already onboarded' },
     ]);
   }
 }
 
-export class HttpsRequiredError extends DomainError {
+/** A request that did not arrive over an encrypted channel: refused before anything else is looked at. */
+export class InsecureTransportError extends DomainError {
   constructor() {
-    super(403, 'https_required', 'HTTPS is required');
+    super('forbidden', 'https_required', 'HTTPS is required');
   }
 }
 
 export class InvalidPageTokenError extends DomainError {
   constructor() {
-    super(400, 'invalid_page_token', 'Invalid page token', [
+    super('invalid', 'invalid_page_token', 'Invalid page token', [
       { field: 'page_token', code: 'invalid_page_token', message: 'The page token was altered, expired, or belongs to another query' },
     ]);
   }
@@ -98,19 +109,19 @@ export class InvalidPageTokenError extends DomainError {
 
 export class PayloadTooLargeError extends DomainError {
   constructor(message: string) {
-    super(413, 'payload_too_large', 'Payload too large', [{ code: 'payload_too_large', message }]);
+    super('too_large', 'payload_too_large', 'Payload too large', [{ code: 'payload_too_large', message }]);
   }
 }
 
 export class ConcurrentModificationError extends DomainError {
   constructor() {
-    super(409, 'conflict', 'The resource was modified concurrently; retry the request');
+    super('conflict', 'conflict', 'The resource was modified concurrently; retry the request');
   }
 }
 
 export class PayrollImmutableError extends DomainError {
   constructor() {
-    super(409, 'payroll_immutable', 'Payroll is immutable', [
+    super('conflict', 'payroll_immutable', 'Payroll is immutable', [
       { code: 'payroll_immutable', message: 'A submitted payroll cannot be changed: correct it with an off-cycle payroll' },
     ]);
   }
@@ -118,13 +129,13 @@ export class PayrollImmutableError extends DomainError {
 
 export class SandboxOnlyError extends DomainError {
   constructor() {
-    super(403, 'sandbox_only', 'Cancellation is only available in the sandbox');
+    super('forbidden', 'sandbox_only', 'Cancellation is only available in the sandbox');
   }
 }
 
 export class PayrollNotCancellableError extends DomainError {
   constructor(status: string) {
-    super(409, 'payroll_not_cancellable', `A ${status} payroll cannot be cancelled`, [
+    super('conflict', 'payroll_not_cancellable', `A ${status} payroll cannot be cancelled`, [
       { field: 'status', code: 'payroll_not_cancellable', message: status === 'processing'
         ? 'The run is being processed; cancel it once it has completed'
         : `The run is already ${status}` },
@@ -134,8 +145,17 @@ export class PayrollNotCancellableError extends DomainError {
 
 export class RateLimitedError extends DomainError {
   constructor(readonly retryAfterSeconds: number) {
-    super(429, 'rate_limited', 'Too Many Requests', [
+    super('rate_limited', 'rate_limited', 'Too Many Requests', [
       { code: 'rate_limited', message: `Rate limit exceeded: retry in ${retryAfterSeconds} s` },
-    ], { 'Retry-After': String(retryAfterSeconds) });
+    ]);
+  }
+}
+
+/** The same idempotency key was used, within its lifetime, for a request with another body. */
+export class IdempotencyKeyReusedError extends DomainError {
+  constructor() {
+    super('unprocessable', 'idempotency_key_reused', 'Idempotency key reused with a different request', [
+      { code: 'idempotency_key_reused', message: 'This key was used with a different body in the last 24 hours' },
+    ]);
   }
 }

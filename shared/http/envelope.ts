@@ -1,5 +1,6 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { DomainError, RateLimitedError } from '../domain/errors.js';
+import { DomainError } from '../domain/errors.js';
+import { httpErrorOf } from './error-mapping.js';
 
 /** What a use case answers; the envelope is added here, once. */
 export interface ApiResult {
@@ -40,20 +41,20 @@ export function renderSuccess(result: ApiResult, requestId: string): APIGatewayP
 /** Domain errors keep their code and details; anything else becomes a bare 500 with no internals. */
 export function renderError(error: unknown, requestId: string): APIGatewayProxyResult {
   const known = error instanceof DomainError;
-  const status = known ? error.status : 500;
+  const http = known ? httpErrorOf(error) : { status: 500, headers: {}, details: [], extra: {} };
   const body = {
-    status,
+    status: http.status,
     error: {
       code: known ? error.code : 'internal_error',
       message: known ? error.message : 'Internal server error',
-      details: known ? error.details : [],
-      ...(error instanceof RateLimitedError && { retry_after: error.retryAfterSeconds }),
+      details: http.details,
+      ...http.extra,
     },
     request_id: requestId,
   };
   return {
-    statusCode: status,
-    headers: { ...BASE_HEADERS, ...(known ? error.headers : {}), 'X-Request-Id': requestId },
+    statusCode: http.status,
+    headers: { ...BASE_HEADERS, ...http.headers, 'X-Request-Id': requestId },
     body: JSON.stringify(body),
   };
 }

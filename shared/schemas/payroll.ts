@@ -1,24 +1,24 @@
 import * as z from 'zod';
 import { isCalendarDate } from '../domain/dates.js';
-import type { ProblemDetail } from '../domain/errors.js';
+import type { ErrorKind, ProblemDetail } from '../domain/errors.js';
 import { parseMoney, type Cents } from '../domain/money.js';
 import { MAX_EMPLOYEES_PER_PAYROLL, netPay, periodDays, type PayrollEntry, type PayrollSubmission } from '../domain/payroll.js';
 import { PAYROLL_STATUSES } from '../domain/payroll-status.js';
 import { calendarDate, limitParam, money, pageTokenParam } from './common.js';
 import { fieldPath, problemsFromZod } from './problems.js';
 
-/** The contract's payroll problem codes, with the HTTP status each one implies. */
-export const PAYROLL_PROBLEM_STATUS = {
-  invalid_request_body: 400,
-  invalid_date_range: 400,
-  negative_pay: 400,
-  missing_bank_account: 422,
-  employee_not_found: 422,
-  pay_date_too_soon: 422,
-  originator_not_configured: 422,
-  duplicate_payroll_window: 409,
-} as const;
-export type PayrollProblemCode = keyof typeof PAYROLL_PROBLEM_STATUS;
+/** The contract's payroll problem codes, with the kind of refusal each one is. */
+export const PAYROLL_PROBLEM_KIND = {
+  invalid_request_body: 'invalid',
+  invalid_date_range: 'invalid',
+  negative_pay: 'invalid',
+  missing_bank_account: 'unprocessable',
+  employee_not_found: 'unprocessable',
+  pay_date_too_soon: 'unprocessable',
+  originator_not_configured: 'unprocessable',
+  duplicate_payroll_window: 'conflict',
+} as const satisfies Record<string, ErrorKind>;
+export type PayrollProblemCode = keyof typeof PAYROLL_PROBLEM_KIND;
 
 export const PAYROLL_PROBLEM_MESSAGE: Record<PayrollProblemCode, string> = {
   invalid_request_body: 'Invalid request body',

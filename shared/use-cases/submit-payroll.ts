@@ -10,11 +10,11 @@ import { isCalendarDate } from '../domain/dates.js';
 import { disbursementDates, tooSoon } from '../domain/disbursement.js';
 import { placeholdersOf, type OriginatorField } from '../domain/settings.js';
 import { originatorInput } from '../schemas/settings.js';
-import { DomainError, PayloadTooLargeError } from '../domain/errors.js';
+import { DomainError, IdempotencyKeyReusedError, PayloadTooLargeError } from '../domain/errors.js';
 import { MAX_EMPLOYEES_PER_PAYROLL, contentHash, payrollTotals, type PayrollSubmission } from '../domain/payroll.js';
 import {
   PAYROLL_PROBLEM_MESSAGE,
-  PAYROLL_PROBLEM_STATUS,
+  PAYROLL_PROBLEM_KIND,
   TooManyEmployeesError,
   validatePayrollBody,
   type PayrollProblem,
@@ -38,23 +38,18 @@ export interface StoredSubmission extends PayrollSubmission {
   organization_id: string;
 }
 
-/** The contract's precedence (not numeric order): 400 if any problem is malformed input, else 422, else 409. */
-const STATUS_PRECEDENCE = [400, 422, 409] as const;
+/**
+ * The contract's precedence: a run is refused for its most basic problem. Malformed input first, then what it refers
+ * to (employees, bank accounts, the originator, the pay date), then a clash with another run.
+ */
+const KIND_PRECEDENCE = ['invalid', 'unprocessable', 'conflict'] as const;
 
 export class PayrollRejectedError extends DomainError {
   constructor(problems: PayrollProblem[]) {
-    const present = new Set(problems.map((p) => PAYROLL_PROBLEM_STATUS[p.code]));
-    const status = STATUS_PRECEDENCE.find((st) => present.has(st))!;
-    const code = problems.find((p) => PAYROLL_PROBLEM_STATUS[p.code] === status)!.code;
-    super(status, code, PAYROLL_PROBLEM_MESSAGE[code], problems);
-  }
-}
-
-export class IdempotencyKeyReusedError extends DomainError {
-  constructor() {
-    super(422, 'idempotency_key_reused', 'Idempotency key reused with a different request', [
-      { field: 'Idempotency-Key', code: 'idempotency_key_reused', message: 'This key was used with a different body in the last 24 hours' },
-    ]);
+    const present = new Set<string>(problems.map((p) => PAYROLL_PROBLEM_KIND[p.code]));
+    const kind = KIND_PRECEDENCE.find((k) => present.has(k))!;
+    const code = problems.find((p) => PAYROLL_PROBLEM_KIND[p.code] === kind)!.code;
+    super(kind, code, PAYROLL_PROBLEM_MESSAGE[code], problems);
   }
 }
 

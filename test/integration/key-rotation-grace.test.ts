@@ -7,6 +7,7 @@ import { resetConfigForTests } from '../../shared/config/env.js';
 import { ApiKeyRepository } from '../../shared/data/api-key-repository.js';
 import { OrganizationRepository } from '../../shared/data/organization-repository.js';
 import { UnauthorizedError } from '../../shared/domain/errors.js';
+import { httpErrorOf } from '../../shared/http/error-mapping.js';
 import { Authenticator } from '../../shared/http/authenticator.js';
 import { createApiKey, createOrganization, rotateApiKey } from '../../shared/use-cases/api-keys.js';
 import { apiEvent, lambdaContext, parse } from '../support/api-event.js';
@@ -43,10 +44,11 @@ function expectRefusedAsExpired(result: string | UnauthorizedError) {
   expect(result).toBeInstanceOf(UnauthorizedError);
   const err = result as UnauthorizedError;
   // What the HTTP layer answers: 401 `unauthorized` with the bearer challenge (README error table).
-  expect(err.status).toBe(401);
+  const http = httpErrorOf(err);
+  expect(http.status).toBe(401);
   expect(err.code).toBe('unauthorized');
   expect(err.reason).toBe('The token has expired');
-  expect(err.headers['WWW-Authenticate']).toBe('Bearer realm="payroll", error="invalid_token", error_description="The token has expired"');
+  expect(http.headers['WWW-Authenticate']).toBe('Bearer realm="payroll", error="invalid_token", error_description="The token has expired"');
 }
 
 describe('rotation grace below HTTP, on injected clocks', () => {

@@ -208,7 +208,7 @@ describe('the payroll pipeline on the real engines', () => {
       updated_at: new Date(Date.parse(current.updated_at) + 1).toISOString(),
     }, current.updated_at);
     const refused = await submit(world).catch((err: unknown) => err);
-    expect(refused).toMatchObject({ status: 422, code: 'originator_not_configured' });
+    expect(refused).toMatchObject({ kind: 'unprocessable', code: 'originator_not_configured' });
     expect((refused as { details: { field: string }[] }).details.map((d) => d.field).sort())
       .toEqual(['originator.company_identification', 'originator.immediate_origin']);
     expect((await world.services.payrolls.list(orgId, {}, 10)).items).toHaveLength(0);
@@ -277,7 +277,7 @@ describe('the payroll pipeline on the real engines', () => {
     const rejected = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
     expect(rejected).toHaveLength(49);
     for (const r of rejected) {
-      expect(r.reason).toMatchObject({ status: 409, code: 'duplicate_payroll_window' });
+      expect(r.reason).toMatchObject({ kind: 'conflict', code: 'duplicate_payroll_window' });
       expect(r.reason.details[0].payroll_id).toBe(accepted[0]!.value.data.payroll_id);
     }
   });

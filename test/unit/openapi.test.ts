@@ -4,8 +4,8 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { ROUTES } from '../../shared/http/routes.js';
-import { CLIENT_TYPES_PATH, clientTypes } from '../../shared/schemas/openapi/client-types.js';
-import { buildOpenApiDocument, serializeOpenApi } from '../../shared/schemas/openapi/document.js';
+import { CLIENT_TYPES_PATH, clientTypes } from '../../openapi/client-types.js';
+import { buildOpenApiDocument, serializeOpenApi } from '../../openapi/document.js';
 
 const FILE = new URL('../../docs/openapi.json', import.meta.url);
 const committed = readFileSync(FILE, 'utf8');

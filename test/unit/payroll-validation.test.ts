@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { contentHash, netPay, payrollTotals } from '../../shared/domain/payroll.js';
 import { validatePayrollBody, TooManyEmployeesError } from '../../shared/schemas/payroll.js';
+import { httpErrorOf } from '../../shared/http/error-mapping.js';
 import { PayrollRejectedError } from '../../shared/use-cases/submit-payroll.js';
 
 const entry = (extra: Record<string, unknown> = {}) => ({ employee_id: 'emp_a', gross_pay: '2000.00', hours_worked: 80, ...extra });
@@ -113,7 +114,7 @@ describe('status precedence of a rejected payroll', () => {
     [['invalid_date_range', 'invalid_request_body'], 400, 'invalid_date_range'],
   ])('%j answers %d %s', (codes, status, code) => {
     const err = new PayrollRejectedError(codes.map(p));
-    expect(err.status).toBe(status);
+    expect(httpErrorOf(err).status).toBe(status);
     expect(err.code).toBe(code);
     expect(err.details).toHaveLength(codes.length);
   });

@@ -1,6 +1,6 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { HttpsRequiredError, InsufficientScopeError } from '../../domain/errors.js';
+import { InsecureTransportError, InsufficientScopeError } from '../../domain/errors.js';
 import { hasScope } from '../../domain/scopes.js';
 import { appServices, authenticator } from '../context.js';
 import type { RouteDef } from '../routes.js';
@@ -28,7 +28,7 @@ async function stampLastUsed(orgId: string, apiKeyId: string): Promise<void> {
 export function authenticate(route: RouteDef): MiddlewareObj<ApiEvent, APIGatewayProxyResult> {
   return {
     before: async ({ event }) => {
-      if (header(event, 'x-forwarded-proto')?.toLowerCase() === 'http') throw new HttpsRequiredError();
+      if (header(event, 'x-forwarded-proto')?.toLowerCase() === 'http') throw new InsecureTransportError();
       if (route.scope === null) return;
       const principal = await authenticator().authenticate(header(event, 'authorization'));
       event.principal = principal;

@@ -1,6 +1,6 @@
 import * as z from 'zod';
-import type { settingsView } from '../../use-cases/settings.js';
-import { updateSettingsBody } from '../settings.js';
+import type { settingsView } from '../shared/use-cases/settings.js';
+import { updateSettingsBody } from '../shared/schemas/settings.js';
 import { amount, fits, timestamp, type Fits } from './common.js';
 import type { Operations } from './operation.js';
 

@@ -1,9 +1,9 @@
 import * as z from 'zod';
-import { MAX_EMPLOYEES_PER_PAYROLL } from '../../domain/payroll.js';
-import { PAYROLL_STATUSES } from '../../domain/payroll-status.js';
-import type { payrollView } from '../../use-cases/payroll-view.js';
-import type { SubmitOutcome } from '../../use-cases/submit-payroll.js';
-import { listPayrollsQuery, payrollBodySchemas, payrollIdParams, submitPayrollQuery } from '../payroll.js';
+import { MAX_EMPLOYEES_PER_PAYROLL } from '../shared/domain/payroll.js';
+import { PAYROLL_STATUSES } from '../shared/domain/payroll-status.js';
+import type { payrollView } from '../shared/use-cases/payroll-view.js';
+import type { SubmitOutcome } from '../shared/use-cases/submit-payroll.js';
+import { listPayrollsQuery, payrollBodySchemas, payrollIdParams, submitPayrollQuery } from '../shared/schemas/payroll.js';
 import { EXAMPLE_IDS, date, fits, id, page, timestamp, totals, type Fits } from './common.js';
 import type { OperationSpec, Operations } from './operation.js';
 

@@ -1,7 +1,7 @@
 import * as z from 'zod';
-import { SCOPES, TOKEN_TYPES } from '../../domain/scopes.js';
-import type { apiKeyView } from '../../use-cases/api-keys.js';
-import { apiKeyIdParams, createApiKeyBody, listApiKeysQuery, rotateApiKeyBody } from '../api-key.js';
+import { SCOPES, TOKEN_TYPES } from '../shared/domain/scopes.js';
+import type { apiKeyView } from '../shared/use-cases/api-keys.js';
+import { apiKeyIdParams, createApiKeyBody, listApiKeysQuery, rotateApiKeyBody } from '../shared/schemas/api-key.js';
 import { EXAMPLE_IDS, fits, id, page, timestamp, type Fits } from './common.js';
 import type { Operations } from './operation.js';
 

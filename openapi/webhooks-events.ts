@@ -1,8 +1,8 @@
 import * as z from 'zod';
-import { DELIVERY_STATUSES, EVENT_TYPES, WEBHOOK_STATUSES } from '../../domain/events.js';
-import type { eventView } from '../../use-cases/events.js';
-import type { webhookView } from '../../use-cases/webhooks.js';
-import { createWebhookBody, eventIdParams, listEventsQuery, listWebhooksQuery, updateWebhookBody, webhookIdParams } from '../webhook.js';
+import { DELIVERY_STATUSES, EVENT_TYPES, WEBHOOK_STATUSES } from '../shared/domain/events.js';
+import type { eventView } from '../shared/use-cases/events.js';
+import type { webhookView } from '../shared/use-cases/webhooks.js';
+import { createWebhookBody, eventIdParams, listEventsQuery, listWebhooksQuery, updateWebhookBody, webhookIdParams } from '../shared/schemas/webhook.js';
 import { EXAMPLE_IDS, fits, id, page, timestamp, type Fits } from './common.js';
 import type { Operations } from './operation.js';
 

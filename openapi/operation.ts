@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { RouteId } from '../../http/routes.js';
+import type { RouteId } from '../shared/http/routes.js';
 
 /** The statuses an operation may answer beyond those derived from its route (auth, scope, rate limit, 500). */
 export type DocumentedError = 400 | 403 | 404 | 409 | 413 | 422;

@@ -1,6 +1,6 @@
 import * as z from 'zod';
-import type { AuditView } from '../../use-cases/audit.js';
-import { auditRecordSchema, listLogsQuery } from '../audit.js';
+import type { AuditView } from '../shared/use-cases/audit.js';
+import { auditRecordSchema, listLogsQuery } from '../shared/schemas/audit.js';
 import { EXAMPLE_IDS, fits, page, type Fits } from './common.js';
 import type { Operations } from './operation.js';
 

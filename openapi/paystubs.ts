@@ -1,6 +1,6 @@
 import * as z from 'zod';
-import type { PaystubView } from '../../use-cases/paystubs.js';
-import { listPaystubsQuery, paystubIdParams } from '../paystub.js';
+import type { PaystubView } from '../shared/use-cases/paystubs.js';
+import { listPaystubsQuery, paystubIdParams } from '../shared/schemas/paystub.js';
 import { EXAMPLE_IDS, amount, date, fits, id, page, timestamp, type Fits } from './common.js';
 import type { Operations } from './operation.js';
 

@@ -1,6 +1,6 @@
 import * as z from 'zod';
-import type { EmployeeView } from '../../use-cases/employees.js';
-import { createEmployeeBody, employeeIdParams, listEmployeesQuery, updateEmployeeBody } from '../employee.js';
+import type { EmployeeView } from '../shared/use-cases/employees.js';
+import { createEmployeeBody, employeeIdParams, listEmployeesQuery, updateEmployeeBody } from '../shared/schemas/employee.js';
 import { EXAMPLE_IDS, date, fits, id, page, timestamp, type Fits } from './common.js';
 import type { Operations } from './operation.js';
 

@@ -1,7 +1,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import type { z } from 'zod';
-import packageJson from '../../../package.json' with { type: 'json' };
-import { ROUTES, type RouteDef, type RouteId } from '../../http/routes.js';
+import packageJson from '../package.json' with { type: 'json' };
+import { ROUTES, type RouteDef, type RouteId } from '../shared/http/routes.js';
 import { apiKeyOperations } from './api-keys.js';
 import { ERROR_SCHEMAS, EXAMPLE_IDS, successEnvelope, type ErrorStatus } from './common.js';
 import { employeeOperations } from './employees.js';
@@ -161,7 +161,7 @@ function responsesOf(route: RouteDef, spec: OperationSpec): RouteConfig['respons
 
 function registerRoute(registry: OpenAPIRegistry, route: RouteDef): void {
   const spec = (OPERATIONS as Partial<Record<string, OperationSpec>>)[route.id];
-  if (!spec) throw new Error(`Route ${route.id} (${route.method} ${route.path}) has no OpenAPI entry in shared/schemas/openapi/`);
+  if (!spec) throw new Error(`Route ${route.id} (${route.method} ${route.path}) has no OpenAPI entry in openapi/`);
   const scopeNote = route.scope
     ? `\n\nRequires a token with the \`${route.scope}\` scope. Rate limit: the ${BUCKET_NAMES[route.bucket!]} bucket.`
     : '\n\nNo token needed.';
