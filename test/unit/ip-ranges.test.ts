@@ -67,6 +67,11 @@ describe('isPublicAddress', () => {
     ['240.0.0.1', '240/4 reserved'],
     ['255.255.255.254', '240/4 reserved, far end'],
     ['255.255.255.255', 'limited broadcast'],
+    // Globally reachable by IANA, but DNS sinks and multicast relays: no webhook receiver lives there.
+    ['192.175.48.1', '192.175.48/24 AS112'],
+    ['192.31.196.1', '192.31.196/24 AS112'],
+    ['192.52.193.1', '192.52.193/24 AMT relay'],
+    ['2620:4f:8000::1', '2620:4f:8000::/48 AS112'],
   ])('%s is not public (%s)', (ip) => {
     expect(isPublicAddress(ip)).toBe(false);
   });
