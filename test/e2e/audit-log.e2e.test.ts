@@ -1,5 +1,5 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { localDynamoDbClient } from '../../local/engines/provision.js';
 import { createDocumentClient } from '../../shared/adapters/dynamo.js';
 import { startLocalStack, type RunningStack } from '../support/local-stack.js';
@@ -48,15 +48,13 @@ async function allLogs(token: string, query: LogQuery, limit = 100): Promise<{ l
 }
 
 /** Audit lines reach the table in batches after the response: wait for them with a bound, never a fixed sleep. */
-async function waitForLogs(token: string, requestIds: string[], query: LogQuery = {}): Promise<Log[]> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
+function waitForLogs(token: string, requestIds: string[], query: LogQuery = {}): Promise<Log[]> {
+  return vi.waitFor(async () => {
     const { logs } = await allLogs(token, query);
     const seen = new Set(logs.map((l) => l.request_id));
-    if (requestIds.every((id) => seen.has(id))) return logs;
-    if (Date.now() > deadline) throw new Error(`audit lines never appeared: ${requestIds.filter((id) => !seen.has(id)).join(', ')}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+    if (!requestIds.every((id) => seen.has(id))) throw new Error(`audit lines never appeared in 15000 ms: ${requestIds.filter((id) => !seen.has(id)).join(', ')}`);
+    return logs;
+  }, { timeout: 15_000, interval: 50 });
 }
 
 async function scanTable(): Promise<Record<string, unknown>[]> {
@@ -114,12 +112,11 @@ beforeAll(async () => {
   tokens.push(expiring.token);
   // Poll until the key is refused, with a bound.
   const expiringApi = typedClient(stack, expiring.token);
-  const deadline = Date.now() + 10_000;
-  let res = await expiringApi.GET('/v1/employees');
-  while (res.response.status === 200 && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 50));
-    res = await expiringApi.GET('/v1/employees');
-  }
+  const res = await vi.waitFor(async () => {
+    const current = await expiringApi.GET('/v1/employees');
+    if (current.response.status === 200) throw new Error(`the short-lived key ${expiring.api_key_id} was still accepted after 10000 ms of polling`);
+    return current;
+  }, { timeout: 10_000, interval: 50 });
   expect(res.response.status).toBe(401);
   ids.expired = requestIdOf(res);
 
@@ -161,12 +158,11 @@ describe('GET /v1/logs', () => {
 
   it('keeps an unknown token\'s failure out of every organization\'s log, in the platform partition operators read', async () => {
     expect(byId(ids.unknownToken)).toBeUndefined();
-    const deadline = Date.now() + 15_000;
-    let item: Record<string, unknown> | undefined;
-    while (!item && Date.now() < deadline) {
-      item = (await scanTable()).find((i) => i.request_id === ids.unknownToken);
-      if (!item) await new Promise((r) => setTimeout(r, 50));
-    }
+    const item = await vi.waitFor(async () => {
+      const found = (await scanTable()).find((i) => i.request_id === ids.unknownToken);
+      if (!found) throw new Error(`the unknown token's audit line ${ids.unknownToken} never reached the table in 15000 ms`);
+      return found;
+    }, { timeout: 15_000, interval: 50 });
     expect(item).toMatchObject({ organization_id: null, api_key_id: null, status: 401, auth_failure: 'The token is unknown or revoked' });
     expect(item!.PK).toBe(`AUDIT#UNAUTHENTICATED#${(item!.at as string).slice(0, 10)}`);
     const theirs = await allLogs(other.token, {});

@@ -2,7 +2,7 @@ import { createServer } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SCOPES_BY_TYPE, TOKEN_TYPES, type TokenType } from '../../shared/domain/scopes.js';
 import { ROUTES, type RouteDef } from '../../shared/http/routes.js';
 import { runToEnd, startLocalStack, type HttpResponse, type RunningStack } from '../support/local-stack.js';
@@ -116,15 +116,12 @@ describe('authorization matrix: dead tokens and another organization, against re
     return path;
   };
   /** Polls a condition with a bound: no fixed sleeps. */
-  const eventually = async <T,>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
+  const eventually = <T,>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> =>
+    vi.waitFor(async () => {
       const value = await probe();
-      if (value !== undefined) return value;
-      if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  };
+      if (value === undefined) throw new Error(`${what}: not within ${timeoutMs} ms`);
+      return value;
+    }, { timeout: timeoutMs, interval: 50 });
   const ownerViews = async () => {
     const views = new Map<string, string>();
     for (const route of withIds.filter((r) => r.method === 'GET')) {
@@ -275,9 +272,11 @@ describe('API keys', () => {
     const { token } = created.data!.data;
     expect(await employeesWith(token)).toBe(200);
     // Await the expiry condition with a bound rather than sleeping a fixed time.
-    const deadline = Date.now() + 10_000;
-    let status = 200;
-    while (status === 200 && Date.now() < deadline) status = await employeesWith(token);
+    const status = await vi.waitFor(async () => {
+      const current = await employeesWith(token);
+      if (current === 200) throw new Error(`the token expiring at ${expiresAt} was still accepted after 10000 ms of polling`);
+      return current;
+    }, { timeout: 10_000, interval: 50 });
     expect(status).toBe(401);
     expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(expiresAt));
   });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   dateInTimeZone, earliestPayDate, effectiveEntryDate, releaseBy,
 } from '../../shared/domain/banking-calendar.js';
@@ -85,13 +85,12 @@ async function submit(org: Org, body: Submission) {
 }
 
 /** Polls until the run reaches a terminal status (bounded), so a wrong outcome fails at once instead of timing out. */
-async function settled(org: Org, payrollId: string) {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
+function settled(org: Org, payrollId: string) {
+  return vi.waitFor(async () => {
     const run = (await org.api.GET('/v1/payroll/{id}', at(payrollId))).data!.data;
-    if (['completed', 'rejected', 'failed', 'cancelled'].includes(run.status) || Date.now() > deadline) return run;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+    if (!['completed', 'rejected', 'failed', 'cancelled'].includes(run.status)) throw new Error(`payroll ${payrollId} not settled within 20000 ms: still ${run.status}`);
+    return run;
+  }, { timeout: 20_000, interval: 50 });
 }
 
 /** The run's NACHA file as both parsers read it (they must agree, and achkit's validator must accept it). */

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ROUTES } from '../../shared/http/routes.js';
 import { startLocalStack, type HttpResponse, type RunningStack } from '../support/local-stack.js';
 
@@ -147,10 +147,11 @@ beforeAll(async () => {
   real.employees = employee.body.data.employee_id;
   const run = await stack.request('POST', '/v1/payroll', { token, body: payroll(0) });
   real.payroll = run.body.data.payroll_id;
-  const deadline = Date.now() + 20_000;
-  while (!real.paystubs && Date.now() < deadline) {
-    real.paystubs = (await stack.request('GET', `/v1/paystubs?payroll_id=${real.payroll}`, { token })).body.data.paystubs[0]?.paystub_id;
-  }
+  real.paystubs = await vi.waitFor(async () => {
+    const id: string | undefined = (await stack.request('GET', `/v1/paystubs?payroll_id=${real.payroll}`, { token })).body.data.paystubs[0]?.paystub_id;
+    if (!id) throw new Error(`no paystub of payroll ${real.payroll} within 20000 ms`);
+    return id;
+  }, { timeout: 20_000, interval: 50 });
   expect(real.paystubs).toBeTruthy();
 });
 

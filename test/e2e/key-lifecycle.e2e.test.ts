@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startLocalStack, type RunningStack } from '../support/local-stack.js';
 import { typedClient } from '../support/typed-client.js';
 
@@ -20,14 +20,15 @@ async function newKey(name: string) {
 /** A read with `token`: its status. */
 const readWith = async (token: string) => (await typedClient(stack, token).GET('/v1/employees')).response.status;
 
-/** Polls a condition with a bound: expiry is a matter of time, so the test waits for it rather than sleeping. */
-async function eventually(check: () => Promise<boolean>, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return true;
+/**
+ * Polls a condition with a bound: expiry is a matter of time, so the test waits for it rather than sleeping.
+ * True once the condition holds; past the bound it fails, naming what never happened.
+ */
+function eventually(what: string, check: () => Promise<boolean>, timeoutMs = 10_000): Promise<true> {
+  return vi.waitFor(async () => {
+    if (!(await check())) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    return true as const;
+  }, { timeout: timeoutMs, interval: 100 });
 }
 
 beforeAll(async () => {
@@ -49,7 +50,7 @@ describe('API key lifecycle', () => {
     expect(rotated.data!.data).toMatchObject({ api_key_id: key.api_key_id, type: 'read-only', token_hint: `pk_sandbox_…${fresh.slice(-4)}` });
     expect(await readWith(fresh)).toBe(200);
     expect(await readWith(key.token)).toBe(200);
-    const refusedAfterGrace = await eventually(async () => (await readWith(key.token)) === 401);
+    const refusedAfterGrace = await eventually('the old token refused after its grace period', async () => (await readWith(key.token)) === 401);
     expect(refusedAfterGrace).toBe(true);
     expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(rotated.data!.data.previous_token_expires_at!));
     expect(await readWith(fresh)).toBe(200);

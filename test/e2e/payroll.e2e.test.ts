@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startLocalStack, type RunningStack } from '../support/local-stack.js';
 import { assertBankRules, readNacha } from '../support/nacha-check.js';
 import { typedClient, type components, type operations, type TypedClient } from '../support/typed-client.js';
@@ -49,13 +49,12 @@ function accepted(res: { data?: { data: components['schemas']['SubmittedPayroll'
 }
 
 /** Polls until the run reaches a terminal status (bounded), so a wrong outcome fails at once instead of timing out. */
-async function settled(payrollId: string) {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const res = await api.GET('/v1/payroll/{id}', at(payrollId));
-    if (['completed', 'rejected', 'failed', 'cancelled'].includes(res.data!.data.status) || Date.now() > deadline) return res.data!.data;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+function settled(payrollId: string) {
+  return vi.waitFor(async () => {
+    const run = (await api.GET('/v1/payroll/{id}', at(payrollId))).data!.data;
+    if (!['completed', 'rejected', 'failed', 'cancelled'].includes(run.status)) throw new Error(`payroll ${payrollId} not settled within 20000 ms: still ${run.status}`);
+    return run;
+  }, { timeout: 20_000, interval: 50 });
 }
 
 beforeAll(async () => {
@@ -270,11 +269,11 @@ describe('payroll across a restart of the local stack', () => {
         const secondApi = typedClient(second, org.token);
         expect(second.output()).toContain('Resumed 1 unfinished payroll run(s)');
         const id = accepted(submitted).payroll_id;
-        const deadline = Date.now() + 20_000;
-        let status = 'pending';
-        while (!['completed', 'failed', 'rejected'].includes(status) && Date.now() < deadline) {
-          status = (await secondApi.GET('/v1/payroll/{id}', at(id))).data!.data.status;
-        }
+        const status = await vi.waitFor(async () => {
+          const current = (await secondApi.GET('/v1/payroll/{id}', at(id))).data!.data.status;
+          if (!['completed', 'failed', 'rejected'].includes(current)) throw new Error(`payroll ${id} not finished within 20000 ms after the restart: still ${current}`);
+          return current;
+        }, { timeout: 20_000, interval: 50 });
         expect(status).toBe('completed');
         expect((await secondApi.GET('/v1/payroll/{id}/disbursement', { ...at(id), parseAs: 'text' })).response.status).toBe(200);
       } finally {

@@ -1,5 +1,5 @@
 import { extractText, getDocumentProxy } from 'unpdf';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readNacha } from '../support/nacha-check.js';
 import { startLocalStack, type RunningStack } from '../support/local-stack.js';
 import { typedClient, type components, type operations, type TypedClient } from '../support/typed-client.js';
@@ -38,10 +38,10 @@ async function pay(name: string, body: Submission) {
   const submitted = res.data!.data;
   if (!('payroll_id' in submitted)) throw new Error('a dry run answer');
   const id = submitted.payroll_id;
-  const deadline = Date.now() + 20_000;
-  let status = 'pending';
-  while (status !== 'completed' && Date.now() < deadline) status = (await api.GET('/v1/payroll/{id}', at(id))).data!.data.status;
-  expect(status).toBe('completed');
+  await vi.waitFor(async () => {
+    const status = (await api.GET('/v1/payroll/{id}', at(id))).data!.data.status;
+    expect(status, `payroll ${id} (${name}) completed within 20000 ms`).toBe('completed');
+  }, { timeout: 20_000, interval: 50 });
   runs[name] = id;
   return id;
 }

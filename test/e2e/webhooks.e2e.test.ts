@@ -1,6 +1,6 @@
 import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startLocalStack, type RunningStack } from '../support/local-stack.js';
 import { asReceived, typedClient, type components, type operations, type TypedClient } from '../support/typed-client.js';
 import { startReceiver } from '../support/webhook-receiver.js';
@@ -108,22 +108,22 @@ describe('webhooks over the local stack', () => {
     await submit(api, payroll(employeeId));
     await receiver.waitFor((r) => r.length >= 3);
     const failedEvent = async () => (await api.GET('/v1/events', { params: { query: { type: 'payroll.submitted', delivery_status: 'failed' } } })).data!.data.events[0];
-    let found: components['schemas']['Event'] | undefined;
-    const deadline = Date.now() + 10_000;
-    do {
-      found = await failedEvent();
-    } while (!found && Date.now() < deadline);
-    const event = found!;
+    const event: components['schemas']['Event'] = await vi.waitFor(async () => {
+      const found = await failedEvent();
+      if (!found) throw new Error('no payroll.submitted event with a failed delivery within 10000 ms');
+      return found;
+    }, { timeout: 10_000, interval: 50 });
     expect(event.deliveries[0]).toMatchObject({ status: 'failed', attempts: [{ status_code: 500 }, { status_code: 500 }, { status_code: 500 }] });
     expect(event.deliveries[0]!.attempts[0]!.error).toContain('HTTP 500');
 
     const sqs = new SQSClient({ endpoint: stack.state.sqs_endpoint, region: stack.state.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-    let dead: string[] = [];
-    const dlqDeadline = Date.now() + 10_000;
-    while (dead.length === 0 && Date.now() < dlqDeadline) {
+    // Each receive long-polls for up to a second: that is the wait between checks.
+    const dead = await vi.waitFor(async () => {
       const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: stack.state.queues.webhooks_dlq, WaitTimeSeconds: 1, MaxNumberOfMessages: 10 }));
-      dead = (out.Messages ?? []).map((m) => m.Body!).filter((b) => b.includes(event.id));
-    }
+      const bodies = (out.Messages ?? []).map((m) => m.Body!).filter((b) => b.includes(event.id));
+      if (bodies.length === 0) throw new Error(`event ${event.id} not dead-lettered within 10000 ms`);
+      return bodies;
+    }, { timeout: 10_000, interval: 10 });
     expect(dead).toHaveLength(1);
     expect(JSON.parse(dead[0]!)).toEqual({ organization_id: expect.any(String), event_id: event.id, webhook_id: hook.webhook_id });
 
@@ -144,10 +144,10 @@ describe('webhooks over the local stack', () => {
     const hook = await register(api, receiver.url, { events: ['payroll.submitted'] });
     for (let i = 0; i < 5; i++) await submit(api, payroll(employeeId));
     await receiver.waitFor((r) => r.length >= 15, 30_000);
-    let status = 'active';
-    const deadline = Date.now() + 10_000;
-    while (status !== 'unreliable' && Date.now() < deadline) status = (await api.GET('/v1/webhooks/{id}', at(hook.webhook_id))).data!.data.status;
-    expect(status).toBe('unreliable');
+    await vi.waitFor(async () => {
+      const status = (await api.GET('/v1/webhooks/{id}', at(hook.webhook_id))).data!.data.status;
+      expect(status, `webhook ${hook.webhook_id} marked unreliable within 10000 ms`).toBe('unreliable');
+    }, { timeout: 10_000, interval: 50 });
     await submit(api, payroll(employeeId));
     const paused = await api.GET('/v1/events', { params: { query: { type: 'payroll.submitted', limit: 1 } } });
     expect(paused.data!.data.events[0]!.deliveries).toEqual([]);

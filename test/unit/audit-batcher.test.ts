@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startAuditBatcher } from '../../local/audit-batcher.js';
 import type { AuditRecord } from '../../shared/adapters/audit-sink.js';
 
@@ -17,11 +17,9 @@ const record = (i: number): AuditRecord => ({
 const writtenIds = () => ddb.commandCalls(BatchWriteCommand).flatMap((c) => c.args[0].input.RequestItems!.t!.map((r) => (r.PutRequest!.Item as AuditRecord).request_id));
 
 async function until(condition: () => boolean, ms = 5_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
+  await vi.waitFor(() => {
+    if (!condition()) throw new Error(`condition not met in ${ms} ms`);
+  }, { timeout: ms, interval: 5 });
 }
 
 describe('the local audit batcher', () => {
