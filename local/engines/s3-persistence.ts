@@ -12,6 +12,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { findInNodeModules } from './node-modules.js';
 
 /**
  * Makes fauxqs' S3 store durable: every object and bucket is mirrored to a directory, written through before the
@@ -138,6 +139,25 @@ function unlinkIfPresent(file: string): void {
     unlinkSync(file);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+}
+
+/**
+ * fauxqs offers no persistence of its own ("All state is in-memory"), so this module wraps S3Store internals of
+ * the version it was written against. Another version fails the start, loudly, rather than risk a store whose
+ * members still exist but mean something else: upgrading fauxqs means checking this module first.
+ */
+export const SUPPORTED_FAUXQS = /^1\.9\./;
+
+/** The installed fauxqs' version (it exports no `package.json` to import). */
+function installedFauxqsVersion(): string {
+  const { path } = findInNodeModules(join('fauxqs', 'package.json'));
+  return (JSON.parse(readFileSync(path, 'utf8')) as { version: string }).version;
+}
+
+export function assertSupportedFauxqs(version = installedFauxqsVersion()): void {
+  if (!SUPPORTED_FAUXQS.test(version)) {
+    throw new Error(`fauxqs ${version}: the local S3 persistence wraps fauxqs 1.9's S3Store internals; check local/engines/s3-persistence.ts before upgrading`);
   }
 }
 
@@ -377,6 +397,7 @@ function writeThrough(store: FauxqsS3Store, disk: S3Directory): void {
  */
 export function persistS3Store(store: unknown, dir: string): S3PersistenceStats {
   const start = performance.now();
+  assertSupportedFauxqs();
   assertStoreShape(store);
   mkdirSync(dir, { recursive: true, mode: DIR_MODE });
   const disk = new S3Directory(dir);

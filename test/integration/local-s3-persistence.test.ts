@@ -21,6 +21,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_BUCKET, startEngines } from '../../local/engines/index.js';
 import { startFauxqsEngine } from '../../local/engines/fauxqs.js';
 import { ensureBucket, localS3Client } from '../../local/engines/provision.js';
+import { assertSupportedFauxqs } from '../../local/engines/s3-persistence.js';
 import { s3ObjectPath } from '../../local/engines/s3-persistence.js';
 
 /**
@@ -252,6 +253,12 @@ describe('local S3 persistence', () => {
     } finally {
       await second.stop();
     }
+  });
+
+  it('refuses, loudly, a fauxqs version whose internals it was not written against', () => {
+    expect(() => assertSupportedFauxqs()).not.toThrow(); // the pinned one
+    expect(() => assertSupportedFauxqs('1.10.0')).toThrow(/fauxqs 1\.10\.0: the local S3 persistence wraps fauxqs 1\.9/);
+    expect(() => assertSupportedFauxqs('2.0.0')).toThrow(/check local\/engines\/s3-persistence\.ts/);
   });
 
   it('writes nothing to the data dir in memory mode', async () => {
