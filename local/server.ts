@@ -74,13 +74,15 @@ function toEvent(req: IncomingMessage, url: URL, body: Buffer, requestId: string
     const name = req.rawHeaders[i]!;
     const value = req.rawHeaders[i + 1]!;
     headers[name] = value;
-    (multiValueHeaders[name] ??= []).push(value);
+    multiValueHeaders[name] ??= [];
+    multiValueHeaders[name].push(value);
   }
   const query: Record<string, string> = Object.create(null);
   const multiQuery: Record<string, string[]> = Object.create(null);
   for (const [k, v] of url.searchParams) {
     query[k] = v;
-    (multiQuery[k] ??= []).push(v);
+    multiQuery[k] ??= [];
+    multiQuery[k].push(v);
   }
   const hasQuery = Object.keys(query).length > 0;
   const text = body.toString('utf8');

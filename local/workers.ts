@@ -15,7 +15,7 @@ export interface WorkerOptions {
   name: string;
   queueUrl: string;
   queueArn: string;
-  handler: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
+  handler: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>;
   /** Pollers running side by side; each takes up to `batchSize` messages. */
   concurrency: number;
   batchSize?: number;
@@ -115,7 +115,7 @@ export function startWorker(sqs: SQSClient, o: WorkerOptions): Worker {
         if (busy === 0) {
           const waiters = idleWaiters;
           idleWaiters = [];
-          waiters.forEach((w) => w());
+          for (const w of waiters) w();
         }
       }
     }

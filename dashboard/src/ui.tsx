@@ -102,6 +102,9 @@ export function PageTitle({ children, subtitle }: { children: ComponentChildren;
 /** A wide table scrolls inside its own region, reachable by keyboard; below 640 px rows become cards. */
 export function TableRegion({ label, children }: { label: string; children: ComponentChildren }) {
   return (
+    // A scrollable region must be focusable so a keyboard can scroll it (WCAG 2.1.1); a div keeps the table's layout.
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: the region scrolls, and only focus lets a keyboard scroll it
+    // biome-ignore lint/a11y/useSemanticElements: a section would add a landmark per table; a labelled region is enough
     <div class="table-wrap" role="region" aria-label={label} tabIndex={0}>
       {children}
     </div>
@@ -135,6 +138,7 @@ export function SecretOnce({ title, value, note, onDone }: { title: string; valu
   const ref = useRef<HTMLDivElement>(null);
   useEffect(() => ref.current?.focus(), [value]);
   return (
+    // biome-ignore lint/a11y/useSemanticElements: the alert box is styled as a div; the role names it for screen readers
     <div class="alert alert-secret" role="region" aria-label={title} tabIndex={-1} ref={ref} data-testid="secret-once">
       <h2 class="h3">{title}</h2>
       <p>{note}</p>

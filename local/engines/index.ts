@@ -76,12 +76,18 @@ export async function startEngines(options: StartEnginesOptions = {}): Promise<E
     startDynamoDbLocal({
       port: options.dynamodbPort,
       dbPath: dir === undefined ? undefined : join(dir, 'dynamodb'),
-    }).then((engine) => ((dynamodbMs = since(start)), engine)),
+    }).then((engine) => {
+      dynamodbMs = since(start);
+      return engine;
+    }),
     startFauxqsEngine({
       port: options.fauxqsPort,
       region,
       s3Dir: dir === undefined ? undefined : join(dir, 's3'),
-    }).then((engine) => ((fauxqsMs = since(start)), engine)),
+    }).then((engine) => {
+      fauxqsMs = since(start);
+      return engine;
+    }),
   ]);
   const started = [dynamo, fauxqs].flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const stopAll = async () => {

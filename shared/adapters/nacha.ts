@@ -246,13 +246,13 @@ function entryHashField(sum: number): string {
 
 function immediateDestination(value: string): string {
   // NACHA: a blank, then the 9-digit routing number of the receiving point (the ODFI's bank or its operator).
-  return ' ' + digitsOf(value.trim(), 9, 'immediate destination');
+  return ` ${digitsOf(value.trim(), 9, 'immediate destination')}`;
 }
 
 function immediateOrigin(value: string): string {
   // NACHA: 10 characters, usually a blank and a 9-digit routing number, or a 10-character company identifier.
   const v = value.trim();
-  if (/^[0-9A-Z]{9}$/.test(v)) return ' ' + v;
+  if (/^[0-9A-Z]{9}$/.test(v)) return ` ${v}`;
   if (/^[0-9A-Z]{10}$/.test(v)) return v;
   throw new NachaFormatError('immediate origin must be 10 uppercase letters/digits, or a blank and 9');
 }

@@ -152,7 +152,10 @@ const charsets = new WeakMap<PDFFont, Set<number>>();
  */
 function encodable(font: PDFFont, text: string): string {
   let charset = charsets.get(font);
-  if (!charset) charsets.set(font, (charset = new Set(font.getCharacterSet())));
+  if (!charset) {
+    charset = new Set(font.getCharacterSet());
+    charsets.set(font, charset);
+  }
   const has = (c: string) => charset.has(c.codePointAt(0)!);
   let out = '';
   for (const ch of text.replace(/\s+/g, ' ').trim()) {

@@ -52,12 +52,12 @@ export class DisbursementSequenceRepository {
     const found = out.Responses?.[this.table.tableName] ?? [];
     // Two small keys never come back unprocessed but under throttling; then the counters read as unknown.
     if ((out.UnprocessedKeys?.[this.table.tableName]?.Keys ?? []).length > 0) throw new Error('Counters were not read');
-    const valueOf = (key: { SK: string }) => {
-      const item = found.find((i) => i.SK === key.SK);
+    const counterValue = (key: { SK: string }) => {
+      const item = found.find((candidate) => candidate.SK === key.SK);
       return item ? parseItem(counterItem, item, 'sequence counter').value : undefined;
     };
-    const tracesUsed = valueOf(traceKey);
-    const filesMade = valueOf(fileKey);
+    const tracesUsed = counterValue(traceKey);
+    const filesMade = counterValue(fileKey);
     const firstReservation = tracesUsed === undefined;
     const used = tracesUsed ?? (request.legacy ? LEGACY_TRACE_FLOOR : 0);
     const traceStart = used + 1;

@@ -76,7 +76,7 @@ export class EmployeeRepository {
 
   async getActive(orgId: string, employeeId: string): Promise<EmployeeRecord> {
     const employee = await this.get(orgId, employeeId);
-    if (!employee || employee.status !== 'active') throw new NotFoundError();
+    if (employee?.status !== 'active') throw new NotFoundError();
     return employee;
   }
 

@@ -192,7 +192,9 @@ export class PayrollRepository {
     };
     const sets = ['#status = :to', 'updated_at = :at', 'status_history = list_append(status_history, :entry)'];
     const sources = sourcesOf(to);
-    sources.forEach((s, i) => (values[`:from${i}`] = s));
+    sources.forEach((s, i) => {
+      values[`:from${i}`] = s;
+    });
     for (const [k, v] of Object.entries(options.set ?? {})) {
       names[`#${k}`] = k;
       values[`:${k}`] = v;

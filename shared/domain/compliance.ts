@@ -31,7 +31,7 @@ export function complianceFindings(
   for (const entry of submission.employees) {
     const id = entry.employee_id;
     const e = employees.get(id);
-    if (!e || e.status !== 'active') {
+    if (e?.status !== 'active') {
       findings.push({ code: 'employee_not_found', message: `Employee ${id} is no longer a current employee`, employee_id: id });
       continue;
     }

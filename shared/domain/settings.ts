@@ -89,7 +89,7 @@ export function placeholdersOf(settings: OrganizationSettings, environment: Envi
  */
 export function sandboxOdfi(organizationId: string): string {
   const digest = createHash('sha256').update(organizationId).digest();
-  return '0' + String(digest.readUInt32BE(0) % 10_000_000).padStart(7, '0');
+  return `0${String(digest.readUInt32BE(0) % 10_000_000).padStart(7, '0')}`;
 }
 
 export function defaultSettings(organization: { id: string; name: string }, environment: Environment, now: Date): OrganizationSettings {

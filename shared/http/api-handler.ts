@@ -35,6 +35,7 @@ interface Schemas<B, Q, P> {
 }
 
 type Out<S, Fallback> = S extends z.ZodType<infer T> ? T : Fallback;
+// biome-ignore lint/suspicious/noExplicitAny: a constraint over any schema triple; each use infers the real types
 type BodyOf<S extends Schemas<any, any, any>> = S['body'] extends 'raw'
   ? Record<string, unknown>
   : S['bodyOptional'] extends true ? Out<S['body'], undefined> | undefined : Out<S['body'], undefined>;
@@ -44,6 +45,7 @@ type BodyOf<S extends Schemas<any, any, any>> = S['body'] extends 'raw'
  * JSON body), then zod validation of body, query and path, then the use case. Every problem of the body is
  * reported at once in `details`.
  */
+// biome-ignore lint/suspicious/noExplicitAny: a constraint over any schema triple; each use infers the real types
 export function apiHandler<S extends Schemas<any, any, any>>(
   route: RouteDef,
   schemas: S,

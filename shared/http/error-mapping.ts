@@ -1,5 +1,5 @@
 import {
-  DomainError,
+  type DomainError,
   IdempotencyKeyReusedError,
   InsufficientScopeError,
   MethodNotAllowedError,

@@ -105,7 +105,9 @@ export class RateLimiter {
         const T = intervalMs(b.limit);
         // The i-th granted cell ends at tat − (granted − 1 − i)·T: each request sees its own remaining count.
         const cells = Array.from({ length: granted }, (_, i) => tat - (granted - 1 - i) * T);
-        batch.forEach((w, i) => w.resolve(i < cells.length ? allowedDecision(b.limit, now, cells[i]!) : refusedDecision(b.limit, now, tat)));
+        batch.forEach((w, i) => {
+          w.resolve(i < cells.length ? allowedDecision(b.limit, now, cells[i]!) : refusedDecision(b.limit, now, tat));
+        });
         if (cells.length > batch.length) {
           b.leased = cells.slice(batch.length);
           b.leaseExpiresAt = now + LEASE_MS;
@@ -118,7 +120,7 @@ export class RateLimiter {
           b.waiting.shift()!.resolve(d);
         }
       } catch (err) {
-        batch.forEach((w) => w.reject(err));
+        for (const w of batch) w.reject(err);
       }
     }
     b.busy = false;

@@ -172,7 +172,7 @@ function centsOf(text: string): number {
 
 async function processChunk(s: ProcessorServices, orgId: string, payrollId: string, chunk: number): Promise<void> {
   const record = await s.payrolls.get(orgId, payrollId);
-  if (!record || record.status !== 'processing' || record.chunk_count === null || !record.originator || !record.processing_started_at) return;
+  if (record?.status !== 'processing' || record.chunk_count === null || !record.originator || !record.processing_started_at) return;
   if (!record.chunks_done.has(chunk)) {
     const file = await s.objects.getJson<ChunkFile>(objectKeys.chunk(orgId, payrollId, chunk));
     if (!file) throw new Error(`Chunk ${chunk} of payroll ${payrollId} is missing`);
@@ -244,7 +244,7 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
 
 async function finalizeRun(s: ProcessorServices, orgId: string, payrollId: string): Promise<void> {
   const record = await s.payrolls.get(orgId, payrollId);
-  if (!record || record.status !== 'processing' || record.chunk_count === null || !record.originator || !record.processing_started_at) return;
+  if (record?.status !== 'processing' || record.chunk_count === null || !record.originator || !record.processing_started_at) return;
   if (record.chunks_done.size < record.chunk_count) return; // the last chunk will send finalize again
   const parts = await Promise.all(Array.from({ length: record.chunk_count }, async (_, i) => {
     const text = await s.objects.getText(objectKeys.chunkEntries(orgId, payrollId, i));

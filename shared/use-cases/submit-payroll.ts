@@ -59,9 +59,9 @@ function employeeProblems(entries: unknown[], found: Map<string, EmployeeRecord>
     const id = (raw as { employee_id?: unknown } | null)?.employee_id;
     if (typeof id !== 'string' || id === '') return;
     const employee = found.get(id);
-    if (!employee || employee.status !== 'active') {
+    if (employee?.status !== 'active') {
       problems.push({ field: `employees[${i}].employee_id`, code: 'employee_not_found', message: `No current employee ${id} in this organization` });
-    } else if (!employee.bank_account || employee.bank_account.status !== 'active') {
+    } else if (employee.bank_account?.status !== 'active') {
       problems.push({ field: `employees[${i}].employee_id`, code: 'missing_bank_account', message: `Employee ${id} has no active bank account on file` });
     }
   });

@@ -361,7 +361,7 @@ describe.skipIf(!hasChromium)('developer dashboard in Chromium', () => {
       const cells = [...document.querySelectorAll('[data-testid="log-table"] td[data-label="Status"]')];
       return cells.length > 0 && cells.every((c) => c.textContent === status);
     }, expected, { timeout: 10_000 }).catch(async (err: unknown) => {
-      throw new Error(`${String(err)}\n${await page.locator('main').innerText()}`);
+      throw new Error(`${String(err)}\n${await page.locator('main').textContent()}`);
     });
     const rows = page.getByTestId('log-table').locator('tbody tr');
 
@@ -461,7 +461,7 @@ describe.skipIf(!hasChromium)('developer dashboard in Chromium', () => {
     // Saved: the full number is gone from the input and appears nowhere in the page.
     expect(await page.getByLabel('Account number').inputValue()).toBe('');
     expect(await page.content()).not.toContain(accountNumber);
-    expect(await page.locator('main').innerText()).not.toContain(accountNumber);
+    expect(await page.locator('main').textContent()).not.toContain(accountNumber);
     const stored = (await stack.request('GET', '/v1/settings', { token })).body.data;
     expect(stored.funding_account)
       .toEqual({ routing_number: '021000021', account_number_last4: '6789', account_type: 'checking' });

@@ -167,7 +167,6 @@ function expectBackoff(attempts: WireAttempt[], base: (fault: string) => number)
   return expected;
 }
 
-const throttlingOr = (transient: number) => (code: string) => (['ProvisionedThroughputExceededException', 'ThrottlingException', 'SlowDown', 'TransactionCanceledException'].includes(code) ? THROTTLING_BASE : transient);
 
 let s: ProcessorServices;
 let queues: Awaited<ReturnType<typeof createTestQueues>>;

@@ -72,7 +72,7 @@ beforeAll(async () => {
 });
 
 afterEach(() => {
-  restores.splice(0).reverse().forEach((restore) => restore());
+  for (const restore of restores.splice(0).reverse()) restore();
 });
 
 afterAll(() => {

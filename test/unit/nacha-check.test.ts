@@ -77,7 +77,7 @@ function withOffsetDebit(credited: string, debit: OffsetDebit): string {
   const entries = debit.first ? [debitRecord, ...credits] : [...credits, debitRecord];
   const hash = digits(entries.reduce((acc, l) => acc + BigInt(l.slice(3, 11)), 0n) % 10_000_000_000n, 10);
   const totals = digits(debitCents, 12) + digits(creditCents, 12);
-  const mixedHeader = '5200' + batchHeader.slice(4);
+  const mixedHeader = `5200${batchHeader.slice(4)}`;
   // Company id, then message authentication code and reserved, then ODFI and batch number as in the header.
   const batchControl = '8200' + digits(entries.length, 6) + hash + totals + batchHeader.slice(40, 50)
     + ' '.repeat(25) + batchHeader.slice(79, 94);

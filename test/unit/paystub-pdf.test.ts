@@ -1,6 +1,6 @@
 import { extractText, getDocumentProxy } from 'unpdf';
 import { describe, expect, it } from 'vitest';
-import { MASK, PaystubPdfError, deductionLabel, formatUsd, renderPaystubPdf, type PaystubDocument } from '../../shared/adapters/paystub-pdf.js';
+import { MASK, PaystubPdfError, deductionLabel, formatUsd, renderPaystubPdf, } from '../../shared/adapters/paystub-pdf.js';
 import { samplePaystub } from '../fixtures/paystub-document.js';
 
 const sample = samplePaystub;
