@@ -1,33 +1,27 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { bundleFunction } from '../infra/bundling/bundle-function.js';
-import { AWS_SDK_PATH, lambdaBuildOptions } from '../infra/bundling/options.js';
-import { buildSdkLayer, layerImportsOf, sdkLayerFilesLoaded } from '../infra/bundling/sdk-layer.js';
+import { assetLoad, bundleFunction } from '../infra/bundling/bundle-function.js';
+import { lambdaBuildOptions } from '../infra/bundling/options.js';
 import { ALL_HANDLERS, bundleSpecOf } from '../infra/lambda-functions.js';
-import { routeModuleFile } from '../shared/http/route-files.js';
 import { median, progress } from './machine.js';
 
 export interface BundleResult {
   entry: string;
+  /** What a cold start loads: index.mjs and the chunks its static imports reach (no source maps). */
   bytes: number;
-  /** Of which the AWS SDK (@aws-sdk/*, @smithy/*), from esbuild's metafile: 0 when the layer serves it all. */
+  /** Of which the AWS SDK (@aws-sdk/*, @smithy/*), bundled in and tree-shaken, from esbuild's metafile. */
   sdkBytes: number;
-  /** The SDK layer's files the bundle's static imports reach: loaded with it on a cold start. */
-  layerBytes: number;
-  /** The layer's files it imports on first use only (the S3 client), beyond those already loaded. */
-  onFirstUse: { bytes: number; msMedian: number } | undefined;
-  /** Route modules bundled beside it, loaded on first use only (not part of the load time). */
-  onDemand: { module: string; bytes: number }[];
+  /** The chunks imported on first use only (the S3 client, the PDF renderer), beyond those already loaded. */
+  onFirstUse: { modules: string[]; bytes: number; msMedian: number } | undefined;
   loadMsMedian: number;
 }
 
 export interface ColdStartResult {
   functions: BundleResult[];
-  /** The SDK layer, built with the bundles, and its total size. */
-  layer: { bytes: number; files: number };
   /** The same functions with the SDK left external and taken from node_modules, as the Lambda runtime offers it. */
   runtimeSdk: { entry: string; loadMsMedian: number }[];
 }
@@ -42,7 +36,7 @@ const ENV = { ...process.env, AWS_REGION: 'us-east-1', AWS_SDK_JS_NODE_VERSION_S
 
 /**
  * One fresh Node process: the time to import `file` (the module load a cold start adds), then the time to import
- * `later` (what its first use of a lazily loaded client adds).
+ * `later` (what the first use of its lazily imported modules adds: the S3 client, the PDF renderer).
  */
 function loadOnce(file: string, later: readonly string[], cwd: string): { load: number; later: number } {
   const out = execFileSync(process.execPath, ['--input-type=module', '-e', [
@@ -56,7 +50,7 @@ function loadOnce(file: string, later: readonly string[], cwd: string): { load: 
 }
 
 /**
- * The comparison for the layer: each function bundled with the SDK external, in a folder inside node_modules so
+ * The comparison for bundling the SDK: each function bundled with the SDK external, in a folder inside node_modules so
  * Node resolves the SDK's packages as installed (their CommonJS builds, the full credential chain), as it does the
  * SDK copy in the Lambda runtime.
  */
@@ -66,9 +60,11 @@ async function benchRuntimeSdk(): Promise<ColdStartResult['runtimeSdk']> {
   try {
     const results = [];
     for (const entry of RUNTIME_SDK_ENTRIES) {
-      const outfile = join(dir, `${entry.replace(/\//g, '-')}.mjs`);
-      // The deployed options, but the SDK packages left as they are: resolved from node_modules when loaded.
-      await build({ ...lambdaBuildOptions(join(ROOT, 'functions', `${entry}.ts`), outfile), plugins: [], external: ['@aws-sdk/*', '@smithy/*'], logLevel: 'silent' });
+      // The deployed options, but the SDK packages left as they are (the full credential chain included): resolved
+      // from node_modules when loaded.
+      const outdir = join(dir, entry.replace(/\//g, '-'));
+      await build({ ...lambdaBuildOptions(join(ROOT, 'functions', `${entry}.ts`), outdir), alias: {}, external: ['@aws-sdk/*', '@smithy/*'], logLevel: 'silent' });
+      const outfile = join(outdir, 'index.mjs');
       const loadMsMedian = median(Array.from({ length: LOADS }, () => loadOnce(outfile, [], dir).load));
       progress(`cold start: ${entry} with the SDK from node_modules, ${loadMsMedian.toFixed(0)} ms`);
       results.push({ entry, loadMsMedian });
@@ -80,39 +76,30 @@ async function benchRuntimeSdk(): Promise<ColdStartResult['runtimeSdk']> {
 }
 
 /**
- * Each function bundled exactly as the CDK app deploys it (infra/bundling/bundle-function.ts: ESM, minified,
- * node22, the AWS SDK imported from the SDK layer, built beside the bundles as the CDK app builds it), then
- * imported in fresh Node processes from its asset folder, which has no node_modules: the module's load time, layer
- * files included, is what a cold start adds on top of the runtime's own start. The samples are taken in rounds,
- * one load of every function per round, so a burst of noise on this shared machine lands on one sample of many
- * functions rather than on every sample of one.
+ * Each function's asset built exactly as the CDK app deploys it (infra/bundling/bundle-function.ts, the function
+ * CDK's local bundling calls: ESM, minified, node22, the AWS SDK bundled in and tree-shaken, lazily imported modules
+ * in chunks beside the entry), then imported with plain `node` in fresh processes from its asset folder, which has no
+ * node_modules: the module's load time is what a cold start adds on top of the runtime's own start. The samples are
+ * taken in rounds, one load of every function per round, so a burst of noise on this shared machine lands on one
+ * sample of many functions rather than on every sample of one.
  */
 export async function benchColdStart(): Promise<ColdStartResult> {
   const dir = mkdtempSync(join(tmpdir(), 'payroll-bundles-'));
   try {
-    const layer = buildSdkLayer(join(dir, 'payroll-aws-sdk'));
-    // Its code files; the source maps beside them are read only to map a stack trace.
-    const layerOutputs = Object.entries(layer.metafile.outputs).filter(([file]) => file.endsWith('.mjs')).map(([, output]) => output);
-    const layerResult = { bytes: layerOutputs.reduce((sum, o) => sum + o.bytes, 0), files: layerOutputs.length };
-    progress(`cold start: SDK layer ${Math.round(layerResult.bytes / 1024)} KB in ${layerResult.files} files`);
-
     const built = [];
     for (const entry of ALL_HANDLERS) {
-      // The function's asset, as the CDK construct builds it: index.mjs, its route modules and files beside it.
       const asset = join(dir, entry);
-      const spec = bundleSpecOf(entry);
-      const output = await bundleFunction(spec, asset, { sdkDir: layer.dir });
-      const loaded = sdkLayerFilesLoaded(layer, layerImportsOf(output, layer.dir, 'import-statement'));
-      const later = layerImportsOf(output, layer.dir, 'dynamic-import');
-      const loadedLater = sdkLayerFilesLoaded(layer, later).filter((f) => !loaded.some((l) => l.file === f.file));
+      const load = assetLoad(bundleFunction(bundleSpecOf(entry), asset));
+      const laterFiles = load.onFirstUse.flatMap((u) => u.files);
       built.push({
-        entry, asset, later,
+        entry, asset,
         file: join(asset, 'index.mjs'),
-        bytes: statSync(join(asset, 'index.mjs')).size,
-        sdkBytes: Object.entries(output.inputs).filter(([path]) => AWS_SDK_PATH.test(path)).reduce((sum, [, v]) => sum + v.bytesInOutput, 0),
-        layerBytes: loaded.reduce((sum, f) => sum + f.bytes, 0),
-        laterBytes: loadedLater.reduce((sum, f) => sum + f.bytes, 0),
-        onDemand: (spec.modules ?? []).map((module) => ({ module, bytes: statSync(join(asset, routeModuleFile(module))).size })),
+        // The entry chunks of the modules imported on first use (their own imports follow).
+        later: load.onFirstUse.map((u) => u.files[0]!.file),
+        modules: load.onFirstUse.map((u) => u.entryPoint),
+        bytes: load.atLoad.reduce((sum, f) => sum + f.bytes, 0),
+        sdkBytes: load.sdkBytesAtLoad,
+        laterBytes: [...new Map(laterFiles.map((f) => [f.file, f.bytes])).values()].reduce((sum, b) => sum + b, 0),
         samples: [] as { load: number; later: number }[],
       });
     }
@@ -122,15 +109,20 @@ export async function benchColdStart(): Promise<ColdStartResult> {
       progress(`cold start: round ${round} of ${LOADS}`);
     }
     const functions: BundleResult[] = built.map((b) => ({
-      entry: b.entry, bytes: b.bytes, sdkBytes: b.sdkBytes, layerBytes: b.layerBytes, onDemand: b.onDemand,
+      entry: b.entry, bytes: b.bytes, sdkBytes: b.sdkBytes,
       loadMsMedian: median(b.samples.map((s) => s.load)),
-      onFirstUse: b.later.length ? { bytes: b.laterBytes, msMedian: median(b.samples.map((s) => s.later)) } : undefined,
+      onFirstUse: b.later.length ? { modules: b.modules, bytes: b.laterBytes, msMedian: median(b.samples.map((s) => s.later)) } : undefined,
     }));
     for (const f of functions) {
-      progress(`cold start: ${f.entry} ${Math.round(f.bytes / 1024)} KB (+ SDK layer ${Math.round(f.layerBytes / 1024)} KB), ${f.loadMsMedian.toFixed(0)} ms${f.onFirstUse ? ` (+ ${f.onFirstUse.msMedian.toFixed(0)} ms on first S3 use)` : ''}`);
+      progress(`cold start: ${f.entry} ${Math.round(f.bytes / 1024)} KB (SDK ${Math.round(f.sdkBytes / 1024)} KB of it), ${f.loadMsMedian.toFixed(0)} ms${f.onFirstUse ? ` (+ ${Math.round(f.onFirstUse.bytes / 1024)} KB, ${f.onFirstUse.msMedian.toFixed(0)} ms on first use of ${f.onFirstUse.modules.join(', ')})` : ''}`);
     }
-    return { functions: functions.sort((a, b) => b.bytes - a.bytes), layer: layerResult, runtimeSdk: await benchRuntimeSdk() };
+    return { functions: functions.sort((a, b) => b.bytes - a.bytes), runtimeSdk: await benchRuntimeSdk() };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Standalone: `npx tsx bench/cold-start.ts` prints the figures as JSON (`npm run bench` renders them into BENCHMARKS.md). */
+if (import.meta.url === pathToFileURL(resolve(process.argv[1] ?? '')).href) {
+  console.log(JSON.stringify(await benchColdStart(), null, 2));
 }

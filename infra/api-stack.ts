@@ -133,7 +133,7 @@ export class ApiStack extends Stack {
     const fallback = this.fallbackFunction(removalPolicy);
     // The fallback answers ANY on every resource: one invoke permission for the whole API rather than one per
     // method keeps the stack well within CloudFormation's 500 resources.
-    const fallbackIntegration = new LambdaIntegration(fallback.live, { scopePermissionToMethod: false });
+    const fallbackIntegration = new LambdaIntegration(fallback.function, { scopePermissionToMethod: false });
 
     // Build the resource tree from the route paths as given (they already start with /v1).
     const resources = new Map<string, IResource>([['/', this.api.root]]);
@@ -157,7 +157,7 @@ export class ApiStack extends Stack {
     // hold the union of its routes' grants.
     for (const route of props.routes ?? ROUTES) {
       const fn = this.routeFunction(route, removalPolicy);
-      resourceFor(route.path).addMethod(route.method, new LambdaIntegration(fn.live, { allowTestInvoke: false }), {
+      resourceFor(route.path).addMethod(route.method, new LambdaIntegration(fn.function, { allowTestInvoke: false }), {
         operationName: route.id,
       });
     }

@@ -16,8 +16,8 @@ export const WORKER_HANDLERS = {
 /** Every Lambda function the CDK app deploys: one per route handler, the fallback, and the workers. */
 export const ALL_HANDLERS: readonly string[] = [...new Set([...ROUTES.map((r) => r.handler as string), FALLBACK_HANDLER, ...Object.values(WORKER_HANDLERS)])];
 
-/** What goes into a function's asset: its route's `files` and `modules`, if it serves a route. */
+/** What goes into a function's asset: its route's `files`, if it serves a route. */
 export function bundleSpecOf(handler: string): FunctionBundleSpec {
   const route = (ROUTES as readonly RouteDef[]).find((r) => r.handler === handler);
-  return { handler, files: route?.files, modules: route?.modules };
+  return { handler, files: route?.files };
 }

@@ -2,7 +2,6 @@ import { apiHandler } from '../../shared/http/api-handler.js';
 import { appServices } from '../../shared/http/context.js';
 import { ok } from '../../shared/http/envelope.js';
 import { paystubServices } from '../../shared/http/paystub-services.js';
-import { importRouteModule } from '../../shared/http/route-files.js';
 import { routeById } from '../../shared/http/routes.js';
 import { paystubIdParams } from '../../shared/schemas/paystub.js';
 import { getPaystub, paystubView } from '../../shared/use-cases/paystubs.js';
@@ -10,12 +9,12 @@ import { getPaystub, paystubView } from '../../shared/use-cases/paystubs.js';
 /**
  * JSON by default; with `Accept: application/pdf`, the printable statement an employee keeps.
  *
- * The PDF renderer (pdf-lib and its font tables, ~600 KB) is a route module: imported on the first PDF request,
- * and deployed as its own file beside the bundle, so the JSON answers, most of this route's traffic, never load or
- * parse it on a cold start.
+ * The PDF renderer (pdf-lib and its font tables, ~600 KB) is imported on the first PDF request: esbuild splits it into
+ * a chunk of the function's asset (infra/bundling/options.ts), so the JSON answers, most of this route's traffic,
+ * never load or parse it on a cold start.
  */
 const route = routeById.getPaystub;
-const pdfRenderer = () => importRouteModule<typeof import('../../shared/adapters/paystub-pdf.js')>(import.meta.url, route.modules[0]);
+const pdfRenderer = () => import('../../shared/adapters/paystub-pdf.js');
 
 export const handler = apiHandler(route, { params: paystubIdParams }, async ({ principal, params, header }) => {
   const { stub, ytd } = await getPaystub(paystubServices(), principal.organizationId, params.id);

@@ -67,7 +67,7 @@ export class AuditLogIngestion extends Construct {
     });
     // Least privilege: the function only ever writes audit lines, in batches.
     grantTable(this.function, props.resources, { actions: ['dynamodb:BatchWriteItem'], indexes: [] });
-    this.function.live.configureAsyncInvoke({
+    this.function.function.configureAsyncInvoke({
       retryAttempts: AUDIT_INGEST_RETRY_ATTEMPTS,
       maxEventAge: Duration.hours(6),
       onFailure: new SqsDestination(this.failures),
@@ -76,12 +76,12 @@ export class AuditLogIngestion extends Construct {
     // One invoke permission for all the subscriptions, scoped to the sources' log group prefix, rather than one per
     // log group: the API stack stays well within CloudFormation's 500 resources.
     const stack = Stack.of(this);
-    this.function.live.addPermission('LogsInvoke', {
+    this.function.function.addPermission('LogsInvoke', {
       principal: new ServicePrincipal('logs.amazonaws.com'),
       sourceAccount: stack.account,
       sourceArn: stack.formatArn({ service: 'logs', resource: 'log-group', resourceName: `${props.sourceLogGroupPrefix}*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
     });
-    const destination = new LambdaDestination(this.function.live, { addPermissions: false });
+    const destination = new LambdaDestination(this.function.function, { addPermissions: false });
     for (const source of props.sources) {
       if (!(source.logGroup.node.defaultChild as CfnLogGroup).logGroupName?.startsWith(props.sourceLogGroupPrefix)) {
         throw new Error(`${source.node.path}: its log group is not named under ${props.sourceLogGroupPrefix}, so the ingest function could not be invoked from it`);

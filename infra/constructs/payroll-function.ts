@@ -1,14 +1,12 @@
-import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { type IGrantable, type IPrincipal, Policy, type PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Alias, Architecture, Code, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, Code, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { bundleFunction } from '../bundling/bundle-function.js';
 import { REPO_ROOT } from '../bundling/options.js';
 import { bundleSpecOf } from '../lambda-functions.js';
 import { bundledLocally } from './local-bundling.js';
-import { sdkLayer } from './sdk-layer.js';
 
 export interface PayrollFunctionProps {
   /** Entry file under functions/, without extension (a route's `handler`), e.g. `api/create-employee`. */
@@ -19,14 +17,11 @@ export interface PayrollFunctionProps {
   readonly memorySize?: number;
   /** @default 29 seconds, API Gateway's integration limit, so a function never outlives its caller */
   readonly timeout?: Duration;
-  /** What happens to what the function leaves behind: its log group when the stack is deleted, the versions a deploy replaces. */
+  /** What happens to the function's log group when the stack is deleted. */
   readonly removalPolicy: RemovalPolicy;
   /** The log group's name; by default one CloudFormation generates. */
   readonly logGroupName?: string;
 }
-
-/** The bundler CDK runs for each function at synth. */
-const BUNDLER = join(REPO_ROOT, 'infra', 'bundling', 'bundle-function.ts');
 
 /**
  * Every Lambda of the service, with its settings (runtime, architecture, bundling, logs, tracing) fixed in one
@@ -40,15 +35,6 @@ export class PayrollFunction extends Construct implements IGrantable {
   readonly function: LambdaFunction;
   /** Its entry file under functions/ (without extension). */
   readonly handler: string;
-  /**
-   * What every caller invokes (API Gateway, the queues' event source mappings, the schedule, log subscriptions):
-   * the alias `live`, moved by each deployment to a new published version. A version is a snapshot of the code and
-   * the configuration together, layers included; the function's unqualified $LATEST is not, because CloudFormation
-   * updates its code and its configuration in two calls, and between them a cold start would pair the new bundle
-   * with the old SDK layer (or the reverse) and fail to link. Invoked through the alias, an environment only ever
-   * starts from a complete version, old or new.
-   */
-  readonly live: Alias;
   readonly logGroup: LogGroup;
   readonly role: Role;
   readonly grantPrincipal: IPrincipal;
@@ -70,13 +56,13 @@ export class PayrollFunction extends Construct implements IGrantable {
     this.logGroup.grantWrite(this.role);
     this.grantPrincipal = this.role;
 
-    // With its route's files and modules, as the benchmark and the bundle tests build it.
+    // With its route's files, as the benchmark and the bundle tests build it.
     const bundle = bundleSpecOf(props.handler);
     this.function = new LambdaFunction(this, 'Function', {
-      // Bundled by infra/bundling/bundle-function.ts, the code the benchmark and the bundle tests build with.
-      code: Code.fromAsset(REPO_ROOT, bundledLocally(bundle, (outputDir) => {
-        execFileSync(process.execPath, ['--import', 'tsx', BUNDLER, JSON.stringify(bundle), outputDir], { cwd: REPO_ROOT, stdio: 'inherit' });
-      })),
+      // Bundled at synth by esbuild, in this process, with the AWS SDK bundled in and tree-shaken
+      // (infra/bundling/bundle-function.ts): the asset is self-contained, the code the benchmark and the bundle
+      // tests build and load with plain `node`.
+      code: Code.fromAsset(REPO_ROOT, bundledLocally(bundle, (outputDir) => { bundleFunction(bundle, outputDir); })),
       handler: 'index.handler',
       description: props.description,
       runtime: Runtime.NODEJS_22_X,
@@ -86,19 +72,13 @@ export class PayrollFunction extends Construct implements IGrantable {
       tracing: Tracing.ACTIVE,
       role: this.role,
       logGroup: this.logGroup,
-      // The AWS SDK: the bundle imports the layer's files by absolute path and carries no SDK code. Not the
-      // runtime's SDK: the layer is the exact client versions the lock file pins and the tests exercised,
-      // tree-shaken to what the functions use, which keeps cold starts short (infra/bundling/sdk-layer.ts).
-      layers: [sdkLayer(this)],
+      // The AWS SDK is in the bundle, not the runtime's: the exact client versions the lock file pins and the
+      // tests exercised, tree-shaken to what the function uses, which keeps cold starts short.
       environment: {
         NODE_OPTIONS: '--enable-source-maps',
         ...props.environment,
       },
-      // Production keeps the versions a deployment leaves behind, to point `live` back at one by hand; a sandbox
-      // removes them with the deployment that replaces them.
-      currentVersionOptions: { removalPolicy: props.removalPolicy },
     });
-    this.live = new Alias(this, 'Live', { aliasName: 'live', version: this.function.currentVersion });
 
     Validations.of(this.function).acknowledge({
       id: 'AwsSolutions-L1',

@@ -88,7 +88,7 @@ export class PayrollProcessor extends Construct {
       reportBatchItemFailures: true,
       maxConcurrency: PROCESSOR_MAX_CONCURRENCY,
     });
-    this.processor.live.addEventSource(this.eventSource);
+    this.processor.function.addEventSource(this.eventSource);
 
     this.sweeper = new PayrollFunction(this, 'Sweeper', {
       handler: WORKER_HANDLERS.sweeper,
@@ -110,12 +110,12 @@ export class PayrollProcessor extends Construct {
     grantAccess(this.sweeper, 'queue:payroll:send', resources);
     grantAccess(this.sweeper, 'queue:webhooks:send', resources);
     // A failed sweep is not retried: the next one, five minutes later, does the same work.
-    this.sweeper.live.configureAsyncInvoke({ retryAttempts: 0 });
+    this.sweeper.function.configureAsyncInvoke({ retryAttempts: 0 });
 
     this.schedule = new Rule(this, 'SweepSchedule', {
       description: 'Every five minutes: resume payroll runs that stopped moving',
       schedule: Schedule.rate(SWEEP_EVERY),
-      targets: [new LambdaFunction(this.sweeper.live, { retryAttempts: 2, maxEventAge: SWEEP_EVERY })],
+      targets: [new LambdaFunction(this.sweeper.function, { retryAttempts: 2, maxEventAge: SWEEP_EVERY })],
     });
   }
 }

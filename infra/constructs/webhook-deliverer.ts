@@ -111,6 +111,6 @@ export class WebhookDeliverer extends Construct {
       reportBatchItemFailures: true,
       maxConcurrency: DELIVERER_MAX_CONCURRENCY,
     });
-    this.deliverer.live.addEventSource(this.eventSource);
+    this.deliverer.function.addEventSource(this.eventSource);
   }
 }

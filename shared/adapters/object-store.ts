@@ -3,7 +3,8 @@ import { required } from '../config/env.js';
 
 /**
  * The S3 client's module, imported on the first object operation instead of when the function loads. S3's client
- * is the largest the functions use (about 140 KB of the SDK layer, a third of what such a function would load).
+ * is the largest the functions use (about 180 KB of bundled SDK code, a third of what such a function would load;
+ * esbuild splits it into a chunk of the function's asset).
  * Some requests to the functions that can touch the bucket never do (the JSON form of GET …/disbursement, a cancel
  * before processing began, GET /v1/payroll/{id} of a run the container has read before); submit and the processor
  * use it on every request, and for them this moves the cost from the load to their first request, once per

@@ -17,7 +17,7 @@ let webhookQueue: Queue | undefined;
 /**
  * For the functions that only read and write records (webhook and event routes, payroll lists, the webhook
  * deliverer): importing this module, rather than processor-services.ts, keeps the KMS client (and the code that
- * would load the S3 client) out of what their cold start loads from the SDK layer.
+ * would load the S3 client) out of what their cold start loads.
  */
 export function recordServices(): RecordServices {
   if (!records) {

@@ -37,12 +37,6 @@ export interface RouteDef {
    * Deployed, each is copied beside the function's bundle.
    */
   readonly files?: readonly string[];
-  /**
-   * Modules the handler imports on some paths only, as source paths from the repository root
-   * (shared/http/route-files.ts `importRouteModule`). Deployed, each is bundled into its own file beside the
-   * function's bundle, so a cold start neither loads nor parses it until a request needs it.
-   */
-  readonly modules?: readonly string[];
 }
 
 const route = <const R extends RouteDef>(r: R): R => r;
@@ -66,7 +60,7 @@ export const ROUTES = [
   route({ id: 'updatePayroll', method: 'PATCH', path: '/v1/payroll/{id}', handler: 'api/reject-payroll-change', scope: 'write:payroll', bucket: 'payroll_write', summary: 'Refused: a submitted payroll is immutable', access: [] }),
   route({ id: 'deletePayroll', method: 'DELETE', path: '/v1/payroll/{id}', handler: 'api/reject-payroll-change', scope: 'write:payroll', bucket: 'payroll_write', summary: 'Refused: a submitted payroll is immutable', access: [] }),
   route({ id: 'listPaystubs', method: 'GET', path: '/v1/paystubs', handler: 'api/list-paystubs', scope: 'read:paystubs', bucket: 'read', summary: 'List paystubs by employee, payroll and date range', access: ['secret:signing'] }),
-  route({ id: 'getPaystub', method: 'GET', path: '/v1/paystubs/{id}', handler: 'api/get-paystub', scope: 'read:paystubs', bucket: 'read', summary: 'Get a paystub with year-to-date totals, as JSON or PDF', access: [], modules: ['shared/adapters/paystub-pdf.ts'] }),
+  route({ id: 'getPaystub', method: 'GET', path: '/v1/paystubs/{id}', handler: 'api/get-paystub', scope: 'read:paystubs', bucket: 'read', summary: 'Get a paystub with year-to-date totals, as JSON or PDF', access: [] }),
   route({ id: 'createWebhook', method: 'POST', path: '/v1/webhooks', handler: 'api/create-webhook', scope: 'admin', bucket: 'employee_write', summary: 'Register a webhook endpoint (its signing secret is shown once)', access: ['kms:encrypt:webhook-secret'] }),
   route({ id: 'listWebhooks', method: 'GET', path: '/v1/webhooks', handler: 'api/list-webhooks', scope: 'admin', bucket: 'read', summary: 'List webhook endpoints', access: ['secret:signing'] }),
   route({ id: 'getWebhook', method: 'GET', path: '/v1/webhooks/{id}', handler: 'api/get-webhook', scope: 'admin', bucket: 'read', summary: 'Get a webhook endpoint', access: [] }),

@@ -31,8 +31,8 @@ const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.T
 
 const ingest = stacks.api.auditLog.function;
 const ingestFunctionId = logicalId(ingest.function);
-/** The alias `live`, which the log subscriptions invoke. */
-const ingestAliasId = logicalId(ingest.live);
+/** The function's ARN, which the log subscriptions invoke (the function itself, unqualified). */
+const ingestArn = { 'Fn::GetAtt': [ingestFunctionId, 'Arn'] };
 const ingestRoleId = logicalId(ingest.role);
 const failuresId = logicalId(stacks.api.auditLog.failures);
 
@@ -54,7 +54,7 @@ describe('audit log ingestion', () => {
     expect(subscribed).not.toContain(logicalId(ingest.logGroup));
     for (const f of filters) {
       expect(f.FilterPattern).toBe('{ $.audit_event = "request" }');
-      expect(f.DestinationArn).toEqual({ Ref: ingestAliasId });
+      expect(f.DestinationArn).toEqual(ingestArn);
     }
   });
 
@@ -65,7 +65,7 @@ describe('audit log ingestion', () => {
     // One permission for every subscription: a resource per log group would crowd the stack's 500.
     expect(permissions).toHaveLength(1);
     const [p] = permissions;
-    expect(p).toMatchObject({ Action: 'lambda:InvokeFunction', FunctionName: { Ref: ingestAliasId }, SourceAccount: { Ref: 'AWS::AccountId' } });
+    expect(p).toMatchObject({ Action: 'lambda:InvokeFunction', FunctionName: ingestArn, SourceAccount: { Ref: 'AWS::AccountId' } });
     const prefix = stacks.api.routeLogGroupPrefix;
     expect(prefix).toBe(`/payroll/${stacks.api.stackName}/routes/`);
     expect(JSON.stringify(p!.SourceArn)).toContain(`:log-group:${prefix}*`);
@@ -104,8 +104,8 @@ describe('audit log ingestion', () => {
   it('retries a failed delivery and then parks it, with its payload, in an encrypted queue that alarms', () => {
     template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
       FunctionName: { Ref: ingestFunctionId },
-      // Qualified by the alias the log subscriptions invoke.
-      Qualifier: { 'Fn::Select': [7, { 'Fn::Split': [':', { Ref: ingestAliasId }] }] },
+      // The unqualified function, which the log subscriptions invoke.
+      Qualifier: '$LATEST',
       MaximumRetryAttempts: AUDIT_INGEST_RETRY_ATTEMPTS,
       MaximumEventAgeInSeconds: 6 * 3600,
       DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [failuresId, 'Arn'] } } },

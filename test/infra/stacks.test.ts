@@ -6,7 +6,7 @@ import { DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand,
 import { App, CfnResource, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { CfnRole } from 'aws-cdk-lib/aws-iam';
-import type { CfnAlias, CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
@@ -94,8 +94,6 @@ function idsOf(fn: PayrollFunction) {
   return {
     fn,
     functionId: logicalId(fn.function.node.defaultChild as CfnFunction),
-    /** The alias `live`, which every caller invokes. */
-    aliasId: logicalId(fn.live.node.defaultChild as CfnAlias),
     roleId: logicalId(fn.role.node.defaultChild as CfnRole),
   };
 }
@@ -139,42 +137,26 @@ function expectBucketConfined(template: Template, roleId: string, functionId: st
 }
 
 /**
- * The function bundles import the AWS SDK from the layer by absolute path (infra/bundling/sdk-layer.ts): a function
- * without the layer would fail at its first cold start, so each one must list the stack's layer.
+ * The function bundles carry the AWS SDK themselves (infra/bundling/options.ts): no stack has a layer, and no
+ * function lists one.
  */
-function expectOneSdkLayerFor(resources: Resources, functionCount: number) {
-  const layers = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::Lambda::LayerVersion');
-  expect(layers).toHaveLength(1);
-  const [layerId, layer] = layers[0]!;
-  expect(layer.Properties).toMatchObject({ CompatibleRuntimes: ['nodejs22.x'], CompatibleArchitectures: ['arm64'] });
+function expectNoLayers(resources: Resources, functionCount: number) {
+  expect(Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::LayerVersion')).toEqual([]);
   const functions = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Function');
   expect(functions).toHaveLength(functionCount);
-  for (const fn of functions) expect(fn.Properties!.Layers).toEqual([{ Ref: layerId }]);
+  for (const fn of functions) expect(fn.Properties!.Layers).toBeUndefined();
 }
 
 /**
- * A function's code and its configuration (the SDK layer among it) change in two calls during a deployment, so
- * $LATEST can pair a new bundle with the old layer for a moment; a published version cannot. Every function has one
- * alias `live` on a version of itself, and nothing invokes a function unqualified: no API integration, permission,
- * event source mapping, schedule target or log subscription names the function's own ARN.
+ * With no layer to keep in step with the bundle, a function is its own self-contained code: callers (API
+ * integrations, permissions, event source mappings, schedule targets, log subscriptions) invoke the function itself.
+ * No alias, no published version: nothing a caller could be pointed at instead.
  */
-function expectInvokedThroughAliases(resources: Resources) {
-  const functions = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function').map(([id]) => id);
-  const aliases = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Alias');
-  expect(aliases).toHaveLength(functions.length);
-  for (const id of functions) {
-    const [alias] = aliases.filter((a) => JSON.stringify(a.Properties!.FunctionName) === JSON.stringify({ Ref: id }));
-    expect(alias?.Properties).toMatchObject({ Name: 'live', FunctionVersion: { 'Fn::GetAtt': [expect.any(String), 'Version'] } });
-    const version = resources[(alias!.Properties!.FunctionVersion as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0]]!;
-    expect(version.Type).toBe('AWS::Lambda::Version');
-    expect(version.Properties!.FunctionName).toEqual({ Ref: id });
-  }
-  const unqualified = functions.flatMap((id) => [JSON.stringify({ 'Fn::GetAtt': [id, 'Arn'] }), JSON.stringify({ Ref: id })]);
+function expectInvokedDirectly(resources: Resources) {
+  expect(Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Alias' || r.Type === 'AWS::Lambda::Version')).toEqual([]);
   const callers = Object.entries(resources).filter(([, r]) => ['AWS::ApiGateway::Method', 'AWS::Lambda::Permission', 'AWS::Lambda::EventSourceMapping', 'AWS::Events::Rule', 'AWS::Logs::SubscriptionFilter'].includes(r.Type));
-  for (const [id, r] of callers) {
-    const json = JSON.stringify(r.Properties);
-    for (const ref of unqualified) expect(json.includes(ref), `${id} (${r.Type}) invokes ${ref} unqualified`).toBe(false);
-  }
+  expect(callers.length).toBeGreaterThan(0);
+  for (const [id, r] of callers) expect(JSON.stringify(r.Properties), `${id} (${r.Type})`).not.toContain(':live');
 }
 
 describe('deployment context', () => {
@@ -410,25 +392,19 @@ describe('api stack', () => {
     }
   });
 
-  it('gives every function the stack\'s one AWS SDK layer, for the runtime and architecture they use', () => {
-    expectOneSdkLayerFor(resources, ROUTES.length + 2);
+  it('gives no function a layer: each bundle carries the AWS SDK it uses', () => {
+    expectNoLayers(resources, ROUTES.length + 2);
   });
 
-  it('has every caller invoke a function through its alias live, on a version of the same function', () => {
-    expectInvokedThroughAliases(resources);
-  });
-
-  it('keeps in production the versions a deploy replaces, for a rollback by alias; a sandbox deletes them', () => {
-    for (const [template, policy] of [[sandbox.apiTemplate, 'Delete'], [production.apiTemplate, 'Retain'], [sandbox.workersTemplate, 'Delete'], [production.workersTemplate, 'Retain']] as const) {
-      const versions = Object.values(resourcesOf(template)).filter((r) => r.Type === 'AWS::Lambda::Version');
-      expect(versions.length).toBeGreaterThan(0);
-      for (const version of versions) expect(version.DeletionPolicy).toBe(policy);
-    }
+  it('has every caller invoke a function directly: no alias, no published version', () => {
+    expectInvokedDirectly(resources);
+    for (const template of [production.apiTemplate, production.workersTemplate]) expectInvokedDirectly(resourcesOf(template));
   });
 
   it('stays well within the 500 resources CloudFormation allows a stack, with room for more routes', () => {
-    // About 12 resources a route (function, version, alias, role, two policies, log group, method, permissions,
-    // subscription): past 450, split the stack before the next routes make a deploy fail.
+    // About 10 resources a route (function, role, two policies, log group, method, permissions, subscription):
+    // past 450, split the stack before the next routes make a deploy fail.
+    console.log(`API stack: ${Object.keys(resources).length} resources`);
     expect(Object.keys(resources).length).toBeLessThanOrEqual(450);
   });
 
@@ -462,17 +438,17 @@ describe('api stack', () => {
   it('routes each entry of ROUTES to its own function, by its path as given', () => {
     const all = methods();
     for (const route of ROUTES) {
-      const { aliasId } = functionOf(sandbox, route.id);
+      const { functionId } = functionOf(sandbox, route.id);
       const method = all.find((m) => m.path === route.path && m.method === route.method);
       expect(method, `${route.method} ${route.path}`).toBeDefined();
-      expect(method!.uri).toContain(aliasId);
+      expect(method!.uri).toContain(functionId);
       expect(method!.props.Integration.Type).toBe('AWS_PROXY');
       expect(method!.props.AuthorizationType).toBe('NONE');
     }
   });
 
   it('sends every other method and path to the fallback: ANY on each resource, the root and a root {proxy+}', () => {
-    const { aliasId } = functionOf(sandbox, FALLBACK_HANDLER);
+    const { functionId } = functionOf(sandbox, FALLBACK_HANDLER);
     const all = methods();
     const expectedPaths = new Set(['/', '/{proxy+}']);
     for (const route of ROUTES) {
@@ -481,9 +457,9 @@ describe('api stack', () => {
     }
     const anyMethods = all.filter((m) => m.method === 'ANY');
     expect(new Set(anyMethods.map((m) => m.path))).toEqual(expectedPaths);
-    for (const m of anyMethods) expect(m.uri).toContain(aliasId);
+    for (const m of anyMethods) expect(m.uri).toContain(functionId);
     // The fallback never sees a routed method.
-    for (const m of all.filter((x) => x.method !== 'ANY')) expect(m.uri).not.toContain(aliasId);
+    for (const m of all.filter((x) => x.method !== 'ANY')) expect(m.uri).not.toContain(`"${functionId}"`);
   });
 
   it('answers CORS for the dashboard on another origin: the origin on every answer, preflights by the fallback', () => {
@@ -697,10 +673,9 @@ describe('workers stack', () => {
   const tableId = logicalId(sandbox.stateful.table);
   const keyId = logicalId(sandbox.stateful.key);
   const fnProps = (id: string) => resources[id]!.Properties!;
-  /** The event source mapping that invokes an alias (its FunctionName is `<function name>:live`, built from the alias). */
-  const mappingOf = (aliasId: string) => {
-    const mappings = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::EventSourceMapping' && JSON.stringify(r.Properties!.FunctionName).includes(`{"Ref":"${aliasId}"}`)
-      && JSON.stringify(r.Properties!.FunctionName).endsWith(':live"]]}'));
+  /** The event source mapping that invokes a function (its FunctionName is the function itself, unqualified). */
+  const mappingOf = (functionId: string) => {
+    const mappings = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::EventSourceMapping' && JSON.stringify(r.Properties!.FunctionName) === JSON.stringify({ Ref: functionId }));
     expect(mappings.length).toBe(1);
     return mappings[0]!.Properties!;
   };
@@ -727,19 +702,19 @@ describe('workers stack', () => {
     expect(fnProps(deliverer.functionId).Timeout).toBe(30);
   });
 
-  it('gives every function the stack\'s one AWS SDK layer, for the runtime and architecture they use', () => {
-    expectOneSdkLayerFor(resources, 3);
+  it('gives no function a layer: each bundle carries the AWS SDK it uses', () => {
+    expectNoLayers(resources, 3);
   });
 
-  it('has every caller invoke a function through its alias live, on a version of the same function', () => {
-    expectInvokedThroughAliases(resources);
+  it('has every caller invoke a function directly: no alias, no published version', () => {
+    expectInvokedDirectly(resources);
   });
 
   it('feeds the processor from the payroll queue in batches, reporting failures per message, with bounded concurrency', () => {
     // The processor's and the deliverer's; the API consumes nothing.
     template.resourceCountIs('AWS::Lambda::EventSourceMapping', 2);
     sandbox.apiTemplate.resourceCountIs('AWS::Lambda::EventSourceMapping', 0);
-    const mapping = mappingOf(processor.aliasId);
+    const mapping = mappingOf(processor.functionId);
     expect(JSON.stringify(mapping.EventSourceArn)).toContain(payrollQueueId);
     expect(mapping.BatchSize).toBe(10);
     expect(PROCESSOR_BATCH_SIZE).toBe(10);
@@ -757,7 +732,7 @@ describe('workers stack', () => {
   });
 
   it('feeds the deliverer from the webhook queue in batches of 10, reporting failures per message, with bounded concurrency', () => {
-    const mapping = mappingOf(deliverer.aliasId);
+    const mapping = mappingOf(deliverer.functionId);
     expect(JSON.stringify(mapping.EventSourceArn)).toContain(webhookQueueId);
     expect(JSON.stringify(mapping.EventSourceArn)).not.toContain(payrollQueueId);
     expect(mapping.BatchSize).toBe(10);
@@ -800,11 +775,11 @@ describe('workers stack', () => {
     expect(rule[1].Properties).toMatchObject({
       ScheduleExpression: 'rate(5 minutes)',
       State: 'ENABLED',
-      Targets: [expect.objectContaining({ Arn: { Ref: sweeper.aliasId } })],
+      Targets: [expect.objectContaining({ Arn: { 'Fn::GetAtt': [sweeper.functionId, 'Arn'] } })],
     });
     template.hasResourceProperties('AWS::Lambda::Permission', {
       Action: 'lambda:InvokeFunction',
-      FunctionName: { Ref: sweeper.aliasId },
+      FunctionName: { 'Fn::GetAtt': [sweeper.functionId, 'Arn'] },
       Principal: 'events.amazonaws.com',
       SourceArn: { 'Fn::GetAtt': [rule[0], 'Arn'] },
     });
@@ -812,8 +787,8 @@ describe('workers stack', () => {
     const invokeConfig = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::EventInvokeConfig');
     expect(invokeConfig).toHaveLength(1);
     expect(invokeConfig[0]!.Properties).toMatchObject({ FunctionName: { Ref: sweeper.functionId }, MaximumRetryAttempts: 0 });
-    // Qualified by the alias: the configuration of what the schedule invokes.
-    expect(JSON.stringify(invokeConfig[0]!.Properties!.Qualifier)).toContain(`{"Ref":"${sweeper.aliasId}"}`);
+    // The unqualified function: what the schedule invokes.
+    expect(invokeConfig[0]!.Properties!.Qualifier).toBe('$LATEST');
   });
 
   it('tells the processor, the sweeper and the deliverer what they read', () => {
