@@ -33,19 +33,26 @@ export const LOADS = 11;
 const RUNTIME_SDK_ENTRIES = ['api/get-employee', 'api/submit-payroll'];
 const ENV = { ...process.env, AWS_REGION: 'us-east-1', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
 
-
 /**
  * One fresh Node process: the time to import `file` (the module load a cold start adds), then the time to import
  * `later` (what the first use of its lazily imported modules adds: the S3 client, the PDF renderer).
  */
 function loadOnce(file: string, later: readonly string[], cwd: string): { load: number; later: number } {
-  const out = execFileSync(process.execPath, ['--input-type=module', '-e', [
-    `let t = performance.now(); const m = await import(${JSON.stringify(`file://${file}`)});`,
-    `if (typeof m.handler !== 'function') throw new Error('no handler');`,
-    'const load = performance.now() - t; t = performance.now();',
-    `for (const f of ${JSON.stringify(later)}) await import('file://' + f);`,
-    'console.log(JSON.stringify({ load, later: performance.now() - t }));',
-  ].join('\n')], { cwd, env: ENV });
+  const out = execFileSync(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      [
+        `let t = performance.now(); const m = await import(${JSON.stringify(`file://${file}`)});`,
+        `if (typeof m.handler !== 'function') throw new Error('no handler');`,
+        'const load = performance.now() - t; t = performance.now();',
+        `for (const f of ${JSON.stringify(later)}) await import('file://' + f);`,
+        'console.log(JSON.stringify({ load, later: performance.now() - t }));',
+      ].join('\n'),
+    ],
+    { cwd, env: ENV },
+  );
   return JSON.parse(out.toString()) as { load: number; later: number };
 }
 
@@ -63,7 +70,12 @@ async function benchRuntimeSdk(): Promise<ColdStartResult['runtimeSdk']> {
       // The deployed options, but the SDK packages left as they are (the full credential chain included): resolved
       // from node_modules when loaded.
       const outdir = join(dir, entry.replace(/\//g, '-'));
-      await build({ ...lambdaBuildOptions(join(ROOT, 'functions', `${entry}.ts`), outdir), alias: {}, external: ['@aws-sdk/*', '@smithy/*'], logLevel: 'silent' });
+      await build({
+        ...lambdaBuildOptions(join(ROOT, 'functions', `${entry}.ts`), outdir),
+        alias: {},
+        external: ['@aws-sdk/*', '@smithy/*'],
+        logLevel: 'silent',
+      });
       const outfile = join(outdir, 'index.mjs');
       const loadMsMedian = median(Array.from({ length: LOADS }, () => loadOnce(outfile, [], dir).load));
       progress(`cold start: ${entry} with the SDK from node_modules, ${loadMsMedian.toFixed(0)} ms`);
@@ -92,7 +104,8 @@ export async function benchColdStart(): Promise<ColdStartResult> {
       const load = assetLoad(bundleFunction(bundleSpecOf(entry), asset));
       const laterFiles = load.onFirstUse.flatMap((u) => u.files);
       built.push({
-        entry, asset,
+        entry,
+        asset,
         file: join(asset, 'index.mjs'),
         // The entry chunks of the modules imported on first use (their own imports follow).
         later: load.onFirstUse.map((u) => u.files[0]!.file),
@@ -109,12 +122,18 @@ export async function benchColdStart(): Promise<ColdStartResult> {
       progress(`cold start: round ${round} of ${LOADS}`);
     }
     const functions: BundleResult[] = built.map((b) => ({
-      entry: b.entry, bytes: b.bytes, sdkBytes: b.sdkBytes,
+      entry: b.entry,
+      bytes: b.bytes,
+      sdkBytes: b.sdkBytes,
       loadMsMedian: median(b.samples.map((s) => s.load)),
-      onFirstUse: b.later.length ? { modules: b.modules, bytes: b.laterBytes, msMedian: median(b.samples.map((s) => s.later)) } : undefined,
+      onFirstUse: b.later.length
+        ? { modules: b.modules, bytes: b.laterBytes, msMedian: median(b.samples.map((s) => s.later)) }
+        : undefined,
     }));
     for (const f of functions) {
-      progress(`cold start: ${f.entry} ${Math.round(f.bytes / 1024)} KB (SDK ${Math.round(f.sdkBytes / 1024)} KB of it), ${f.loadMsMedian.toFixed(0)} ms${f.onFirstUse ? ` (+ ${Math.round(f.onFirstUse.bytes / 1024)} KB, ${f.onFirstUse.msMedian.toFixed(0)} ms on first use of ${f.onFirstUse.modules.join(', ')})` : ''}`);
+      progress(
+        `cold start: ${f.entry} ${Math.round(f.bytes / 1024)} KB (SDK ${Math.round(f.sdkBytes / 1024)} KB of it), ${f.loadMsMedian.toFixed(0)} ms${f.onFirstUse ? ` (+ ${Math.round(f.onFirstUse.bytes / 1024)} KB, ${f.onFirstUse.msMedian.toFixed(0)} ms on first use of ${f.onFirstUse.modules.join(', ')})` : ''}`,
+      );
     }
     return { functions: functions.sort((a, b) => b.bytes - a.bytes), runtimeSdk: await benchRuntimeSdk() };
   } finally {

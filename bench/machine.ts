@@ -32,4 +32,5 @@ export async function peakRssMiB(pid: number): Promise<number | undefined> {
 }
 
 /** The middle value (the upper one of an even count). */
-export const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+export const median = (values: readonly number[]): number =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;

@@ -23,10 +23,15 @@ export interface PayrollBenchResult {
 function clients(stack: RunningStack) {
   const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
   const table: TableRef = {
-    doc: createDocumentClient(new DynamoDBClient({ endpoint: stack.state.dynamodb_endpoint, region: stack.state.region, credentials })),
+    doc: createDocumentClient(
+      new DynamoDBClient({ endpoint: stack.state.dynamodb_endpoint, region: stack.state.region, credentials }),
+    ),
     tableName: stack.state.table_name,
   };
-  const objects = new ObjectStore(new S3Client({ endpoint: stack.state.s3_endpoint, region: stack.state.region, credentials, forcePathStyle: true }), stack.state.bucket);
+  const objects = new ObjectStore(
+    new S3Client({ endpoint: stack.state.s3_endpoint, region: stack.state.region, credentials, forcePathStyle: true }),
+    stack.state.bucket,
+  );
   return { table, objects };
 }
 
@@ -41,10 +46,29 @@ async function seedEmployees(stack: RunningStack, table: TableRef, orgId: string
     ids.push(id);
     const account = String(100_000_000 + i);
     items.push({
-      ...keys.employee(orgId, id), entity: 'employee', employee_id: id, organization_id: orgId, first_name: 'Bench', last_name: `Worker ${i}`,
-      email: `bench${i}@example.com`, employment_type: 'full_time', pay_group: 'default', pay_schedule: 'biweekly', start_date: '2026-01-05',
-      status: 'active', version: 1, created_at: now, updated_at: now, removed_at: null,
-      bank_account: { account_type: 'checking', routing_number: '021000021', account_number_last4: account.slice(-4), account_number_ciphertext: await encryptor.encrypt(account, orgId), status: 'active' },
+      ...keys.employee(orgId, id),
+      entity: 'employee',
+      employee_id: id,
+      organization_id: orgId,
+      first_name: 'Bench',
+      last_name: `Worker ${i}`,
+      email: `bench${i}@example.com`,
+      employment_type: 'full_time',
+      pay_group: 'default',
+      pay_schedule: 'biweekly',
+      start_date: '2026-01-05',
+      status: 'active',
+      version: 1,
+      created_at: now,
+      updated_at: now,
+      removed_at: null,
+      bank_account: {
+        account_type: 'checking',
+        routing_number: '021000021',
+        account_number_last4: account.slice(-4),
+        account_number_ciphertext: await encryptor.encrypt(account, orgId),
+        status: 'active',
+      },
     });
   }
   await batchPutAll(table, items);
@@ -55,8 +79,16 @@ function body(ids: string[], period: number) {
   const start = new Date(Date.UTC(2026, 1, 1 + 14 * period));
   const iso = (d: Date) => d.toISOString().slice(0, 10);
   return {
-    pay_period_start: iso(start), pay_period_end: iso(new Date(start.getTime() + 13 * 86_400_000)), pay_date: iso(new Date(start.getTime() + 18 * 86_400_000)),
-    employees: ids.map((id, i) => ({ employee_id: id, gross_pay: (2000 + (i % 500)).toFixed(2), hours_worked: 80, bonuses: i % 4 ? 0 : 125.5, deductions: { taxes: 412.37, benefits: 88, retirement: '60.00' } })),
+    pay_period_start: iso(start),
+    pay_period_end: iso(new Date(start.getTime() + 13 * 86_400_000)),
+    pay_date: iso(new Date(start.getTime() + 18 * 86_400_000)),
+    employees: ids.map((id, i) => ({
+      employee_id: id,
+      gross_pay: (2000 + (i % 500)).toFixed(2),
+      hours_worked: 80,
+      bonuses: i % 4 ? 0 : 125.5,
+      deductions: { taxes: 412.37, benefits: 88, retirement: '60.00' },
+    })),
   };
 }
 
@@ -65,18 +97,52 @@ async function directPaystubWrite(table: TableRef, count: number): Promise<numbe
   const items = Array.from({ length: count }, (_, i) => {
     const id = `stub_bench${String(i).padStart(21, '0')}`;
     return {
-      PK: `STUB#${id}`, SK: 'STUB', entity: 'bench', GSI1PK: 'PAYROLL#bench', GSI1SK: id, GSI2PK: `EMP#emp_bench${i}`, GSI2SK: `2026-11-20#${id}`,
-      paystub_id: id, organization_id: 'org_bench', employee_id: `emp_bench${i}`, payroll_id: 'pay_bench', employee_name: `Bench Worker ${i}`,
-      period_start: '2026-11-01', period_end: '2026-11-14', pay_date: '2026-11-20', issued_date: '2026-11-21', hours_worked_hundredths: 8000,
-      gross_pay: 200000, bonuses: 0, deductions: { taxes: 41237, benefits: 8800, retirement: 6000 }, deductions_total: 56037, net_pay: 143963, notes: null,
-      payment: { method: 'direct_deposit', account_type: 'checking', account_number_last4: '1234', routing_number: '021000021', trace_number: '021000020000001', status: 'scheduled' },
-      status: 'issued', created_at: '2026-11-21T00:00:00.000Z',
+      PK: `STUB#${id}`,
+      SK: 'STUB',
+      entity: 'bench',
+      GSI1PK: 'PAYROLL#bench',
+      GSI1SK: id,
+      GSI2PK: `EMP#emp_bench${i}`,
+      GSI2SK: `2026-11-20#${id}`,
+      paystub_id: id,
+      organization_id: 'org_bench',
+      employee_id: `emp_bench${i}`,
+      payroll_id: 'pay_bench',
+      employee_name: `Bench Worker ${i}`,
+      period_start: '2026-11-01',
+      period_end: '2026-11-14',
+      pay_date: '2026-11-20',
+      issued_date: '2026-11-21',
+      hours_worked_hundredths: 8000,
+      gross_pay: 200000,
+      bonuses: 0,
+      deductions: { taxes: 41237, benefits: 8800, retirement: 6000 },
+      deductions_total: 56037,
+      net_pay: 143963,
+      notes: null,
+      payment: {
+        method: 'direct_deposit',
+        account_type: 'checking',
+        account_number_last4: '1234',
+        routing_number: '021000021',
+        trace_number: '021000020000001',
+        status: 'scheduled',
+      },
+      status: 'issued',
+      created_at: '2026-11-21T00:00:00.000Z',
     };
   });
   return (await timed(() => batchPutAll(table, items))).ms;
 }
 
-export async function benchPayroll(stack: RunningStack, token: string, orgId: string, employees: number, period: number, processorPid: number): Promise<PayrollBenchResult> {
+export async function benchPayroll(
+  stack: RunningStack,
+  token: string,
+  orgId: string,
+  employees: number,
+  period: number,
+  processorPid: number,
+): Promise<PayrollBenchResult> {
   const { table, objects } = clients(stack);
   progress(`payroll ${employees}: seeding employees`);
   const ids = await seedEmployees(stack, table, orgId, employees);
@@ -84,10 +150,15 @@ export async function benchPayroll(stack: RunningStack, token: string, orgId: st
   const text = JSON.stringify(payload);
 
   progress(`payroll ${employees}: storage bounds (direct batched read + body write, direct paystub write)`);
-  const directReadPlusBodyMs = (await timed(async () => {
-    await batchGetAll(table, ids.map((id) => keys.employee(orgId, id)));
-    await objects.putText(`bench/${employees}.json`, text);
-  })).ms;
+  const directReadPlusBodyMs = (
+    await timed(async () => {
+      await batchGetAll(
+        table,
+        ids.map((id) => keys.employee(orgId, id)),
+      );
+      await objects.putText(`bench/${employees}.json`, text);
+    })
+  ).ms;
   const directWriteMs = await directPaystubWrite(table, employees);
 
   progress(`payroll ${employees}: POST /v1/payroll (${(text.length / 2 ** 20).toFixed(1)} MiB)`);
@@ -104,12 +175,20 @@ export async function benchPayroll(stack: RunningStack, token: string, orgId: st
     if (line !== last) progress(`payroll ${employees}: ${line} after ${ms(performance.now() - started)}`);
     last = line;
     if (status === 'completed') break;
-    if (status !== 'pending' && status !== 'processing') throw new Error(`payroll ended ${status}: ${JSON.stringify(got.body.data.findings ?? got.body.data.failure_reason)}`);
+    if (status !== 'pending' && status !== 'processing')
+      throw new Error(
+        `payroll ended ${status}: ${JSON.stringify(got.body.data.findings ?? got.body.data.failure_reason)}`,
+      );
     await new Promise((r) => setTimeout(r, 100));
   }
   const toCompletedMs = performance.now() - started;
   return {
-    employees, to202Ms, toCompletedMs, itemsPerSecond: employees / (toCompletedMs / 1000), directWriteMs, directReadPlusBodyMs,
+    employees,
+    to202Ms,
+    toCompletedMs,
+    itemsPerSecond: employees / (toCompletedMs / 1000),
+    directWriteMs,
+    directReadPlusBodyMs,
     peakRssMiB: await peakRssMiB(processorPid),
   };
 }

@@ -22,7 +22,12 @@ export interface PaystubBenchResult {
 const iso = (d: Date) => d.toISOString().slice(0, 10);
 
 /** 2,000 employees × 50 biweekly runs = 100,000 paystubs, written in the processor's own item shape. */
-async function seed(table: TableRef, orgId: string, employees: number, runs: number): Promise<{ employeeIds: string[]; payrollIds: string[]; firstPeriod: Date }> {
+async function seed(
+  table: TableRef,
+  orgId: string,
+  employees: number,
+  runs: number,
+): Promise<{ employeeIds: string[]; payrollIds: string[]; firstPeriod: Date }> {
   const payrolls = new PayrollRepository(table);
   const stubs = new PaystubRepository(table);
   const employeeIds = Array.from({ length: employees }, () => newId('emp'));
@@ -30,49 +35,123 @@ async function seed(table: TableRef, orgId: string, employees: number, runs: num
   const firstPeriod = new Date(Date.UTC(2024, 0, 1));
   for (let r = 0; r < runs; r++) {
     const start = new Date(firstPeriod.getTime() + r * 14 * 86_400_000);
-    const period = { pay_period_start: iso(start), pay_period_end: iso(new Date(start.getTime() + 13 * 86_400_000)), pay_date: iso(new Date(start.getTime() + 18 * 86_400_000)) };
+    const period = {
+      pay_period_start: iso(start),
+      pay_period_end: iso(new Date(start.getTime() + 13 * 86_400_000)),
+      pay_date: iso(new Date(start.getTime() + 18 * 86_400_000)),
+    };
     const payrollId = newId('pay');
     payrollIds.push(payrollId);
     const at = new Date().toISOString();
     const record: PayrollRecord = {
-      payroll_id: payrollId, organization_id: orgId, environment: 'sandbox', type: 'regular', status: 'completed', ...period,
-      employee_count: employees, totals: { gross_pay: 0, bonuses: 0, deductions: 0, net_pay: 0 }, content_hash: 'bench', created_at: at, updated_at: at,
-      status_history: [{ status: 'completed', at, reason: null }], chunk_size: 1000, chunk_count: 2, chunks_done: new Set(), returned_employee_ids: new Set(),
-      processing_started_at: at, findings: [], disbursement: null, failure_reason: null, originator: null,
-      funding_account: null, trace_start: 1, file_id_modifier: 'A',
+      payroll_id: payrollId,
+      organization_id: orgId,
+      environment: 'sandbox',
+      type: 'regular',
+      status: 'completed',
+      ...period,
+      employee_count: employees,
+      totals: { gross_pay: 0, bonuses: 0, deductions: 0, net_pay: 0 },
+      content_hash: 'bench',
+      created_at: at,
+      updated_at: at,
+      status_history: [{ status: 'completed', at, reason: null }],
+      chunk_size: 1000,
+      chunk_count: 2,
+      chunks_done: new Set(),
+      returned_employee_ids: new Set(),
+      processing_started_at: at,
+      findings: [],
+      disbursement: null,
+      failure_reason: null,
+      originator: null,
+      funding_account: null,
+      trace_start: 1,
+      file_id_modifier: 'A',
     };
     await payrolls.create(record, { window: false, now: systemDeps.now() });
     await stubs.widenDateBounds(orgId, period);
-    await stubs.putAll(employeeIds.map((employeeId, i): PaystubRecord => ({
-      paystub_id: paystubIdFor(payrollId, employeeId), organization_id: orgId, employee_id: employeeId, payroll_id: payrollId,
-      employee_name: `Bench Worker ${i}`, period_start: period.pay_period_start, period_end: period.pay_period_end, pay_date: period.pay_date,
-      issued_date: period.pay_date, hours_worked_hundredths: 8000, gross_pay: 200_000, bonuses: 0, deductions: { taxes: 40_000, benefits: 9_000 },
-      deductions_total: 49_000, net_pay: 151_000, notes: null,
-      payment: { method: 'direct_deposit', account_type: 'checking', account_number_last4: '1234', routing_number: '021000021', trace_number: `02100002${String(i + 1).padStart(7, '0')}`, status: 'scheduled' },
-      status: 'issued', created_at: at,
-    })));
+    await stubs.putAll(
+      employeeIds.map(
+        (employeeId, i): PaystubRecord => ({
+          paystub_id: paystubIdFor(payrollId, employeeId),
+          organization_id: orgId,
+          employee_id: employeeId,
+          payroll_id: payrollId,
+          employee_name: `Bench Worker ${i}`,
+          period_start: period.pay_period_start,
+          period_end: period.pay_period_end,
+          pay_date: period.pay_date,
+          issued_date: period.pay_date,
+          hours_worked_hundredths: 8000,
+          gross_pay: 200_000,
+          bonuses: 0,
+          deductions: { taxes: 40_000, benefits: 9_000 },
+          deductions_total: 49_000,
+          net_pay: 151_000,
+          notes: null,
+          payment: {
+            method: 'direct_deposit',
+            account_type: 'checking',
+            account_number_last4: '1234',
+            routing_number: '021000021',
+            trace_number: `02100002${String(i + 1).padStart(7, '0')}`,
+            status: 'scheduled',
+          },
+          status: 'issued',
+          created_at: at,
+        }),
+      ),
+    );
     if ((r + 1) % 10 === 0) progress(`paystubs: seeded ${(r + 1) * employees} of ${runs * employees}`);
   }
   return { employeeIds, payrollIds, firstPeriod };
 }
 
-export async function benchPaystubs(stack: RunningStack, token: string, orgId: string, options = { employees: 2000, runs: 50, requests: 1500, concurrency: 32 }): Promise<PaystubBenchResult> {
+export async function benchPaystubs(
+  stack: RunningStack,
+  token: string,
+  orgId: string,
+  options = { employees: 2000, runs: 50, requests: 1500, concurrency: 32 },
+): Promise<PaystubBenchResult> {
   const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
   const table: TableRef = {
-    doc: createDocumentClient(new DynamoDBClient({ endpoint: stack.state.dynamodb_endpoint, region: stack.state.region, credentials, maxAttempts: 10 })),
+    doc: createDocumentClient(
+      new DynamoDBClient({
+        endpoint: stack.state.dynamodb_endpoint,
+        region: stack.state.region,
+        credentials,
+        maxAttempts: 10,
+      }),
+    ),
     tableName: stack.state.table_name,
   };
   progress(`paystubs: seeding ${options.employees * options.runs} paystubs`);
   const { employeeIds, payrollIds, firstPeriod } = await seed(table, orgId, options.employees, options.runs);
-  const agent = new Agent({ keepAlive: true, maxSockets: options.concurrency, ca: readFileSync(join(stack.dir, 'tls', 'cert.pem')) });
-  const get = (path: string) => new Promise<boolean>((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', servername: 'localhost', port: stack.state.https_port, path, agent, headers: { Authorization: `Bearer ${token}` } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode === 200));
-    });
-    req.on('error', reject);
-    req.end();
+  const agent = new Agent({
+    keepAlive: true,
+    maxSockets: options.concurrency,
+    ca: readFileSync(join(stack.dir, 'tls', 'cert.pem')),
   });
+  const get = (path: string) =>
+    new Promise<boolean>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          servername: 'localhost',
+          port: stack.state.https_port,
+          path,
+          agent,
+          headers: { Authorization: `Bearer ${token}` },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode === 200));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
   const pick = <T>(list: T[], i: number) => list[(i * 7919) % list.length]!;
   const month = (i: number) => {
     const from = new Date(firstPeriod.getTime() + ((i * 37) % 600) * 86_400_000);
@@ -82,19 +161,31 @@ export async function benchPaystubs(stack: RunningStack, token: string, orgId: s
     {
       name: 'by employee',
       api: (i: number) => `/v1/paystubs?employee_id=${pick(employeeIds, i)}`,
-      engine: (i: number) => ({ IndexName: GSI2.name, KeyConditionExpression: `${GSI2.pk} = :pk`, ExpressionAttributeValues: { ':pk': keys.paystubsByEmployee(pick(employeeIds, i)) } }),
+      engine: (i: number) => ({
+        IndexName: GSI2.name,
+        KeyConditionExpression: `${GSI2.pk} = :pk`,
+        ExpressionAttributeValues: { ':pk': keys.paystubsByEmployee(pick(employeeIds, i)) },
+      }),
     },
     {
       name: 'by payroll',
       api: (i: number) => `/v1/paystubs?payroll_id=${pick(payrollIds, i)}`,
-      engine: (i: number) => ({ IndexName: GSI1.name, KeyConditionExpression: `${GSI1.pk} = :pk`, ExpressionAttributeValues: { ':pk': keys.paystubsByPayroll(pick(payrollIds, i)) } }),
+      engine: (i: number) => ({
+        IndexName: GSI1.name,
+        KeyConditionExpression: `${GSI1.pk} = :pk`,
+        ExpressionAttributeValues: { ':pk': keys.paystubsByPayroll(pick(payrollIds, i)) },
+      }),
     },
     {
       name: 'by date range (30 days)',
       api: (i: number) => `/v1/paystubs?from=${month(i).from}&to=${month(i).to}`,
       engine: (i: number) => ({
-        IndexName: GSI3.name, KeyConditionExpression: `${GSI3.pk} = :pk AND ${GSI3.sk} <= :oldest`,
-        ExpressionAttributeValues: { ':pk': keys.paystubsByOrganization(orgId), ':oldest': `${descendingDate(month(i).from)}#~` },
+        IndexName: GSI3.name,
+        KeyConditionExpression: `${GSI3.pk} = :pk AND ${GSI3.sk} <= :oldest`,
+        ExpressionAttributeValues: {
+          ':pk': keys.paystubsByOrganization(orgId),
+          ':oldest': `${descendingDate(month(i).from)}#~`,
+        },
       }),
     },
   ];

@@ -16,24 +16,28 @@ import { benchStart, benchTestRun, type StartResult, type TestRunResult } from '
  * section says the date and machine it was measured on).
  */
 const ALL_SECTIONS = 'payroll,paystubs,overhead,cold-start,start,test';
-const { values } = parseArgs({ options: {
-  employees: { type: 'string', default: '10000,25000' },
-  only: { type: 'string', default: ALL_SECTIONS },
-  out: { type: 'string', default: 'BENCHMARKS.md' },
-} });
+const { values } = parseArgs({
+  options: {
+    employees: { type: 'string', default: '10000,25000' },
+    only: { type: 'string', default: ALL_SECTIONS },
+    out: { type: 'string', default: 'BENCHMARKS.md' },
+  },
+});
 const sizes = values.employees!.split(',').map(Number);
 const only = new Set(values.only!.split(','));
 
 const ratio = (a: number, b: number) => (a / b).toFixed(2);
 
 function payrollTable(results: PayrollBenchResult[]): string {
-  const rows = results.map((r) => [
-    r.employees.toLocaleString('en-US'),
-    `${ms(r.to202Ms)} (${ratio(r.to202Ms, r.directReadPlusBodyMs)}× of ${ms(r.directReadPlusBodyMs)})`,
-    `${ms(r.toCompletedMs)} (${ratio(r.toCompletedMs, r.directWriteMs)}× of ${ms(r.directWriteMs)})`,
-    Math.round(r.itemsPerSecond).toLocaleString('en-US'),
-    r.peakRssMiB === undefined ? 'n/a' : `${Math.round(r.peakRssMiB)} MiB`,
-  ].join(' | '));
+  const rows = results.map((r) =>
+    [
+      r.employees.toLocaleString('en-US'),
+      `${ms(r.to202Ms)} (${ratio(r.to202Ms, r.directReadPlusBodyMs)}× of ${ms(r.directReadPlusBodyMs)})`,
+      `${ms(r.toCompletedMs)} (${ratio(r.toCompletedMs, r.directWriteMs)}× of ${ms(r.directWriteMs)})`,
+      Math.round(r.itemsPerSecond).toLocaleString('en-US'),
+      r.peakRssMiB === undefined ? 'n/a' : `${Math.round(r.peakRssMiB)} MiB`,
+    ].join(' | '),
+  );
   return [
     '| employees | time to 202 (× direct read + body write) | POST to completed (× direct paystub batch-write) | paystubs/s | processor peak RSS |',
     '|---:|---|---|---:|---:|',
@@ -65,7 +69,10 @@ function coldStartTable(rows: BundleResult[]): string {
   return [
     `| function | loaded at cold start (index.mjs and its static chunks, no source maps) | of which the AWS SDK | module load, median of ${LOADS} fresh processes | on first use (S3 client, PDF renderer) |`,
     '|---|---:|---:|---:|---:|',
-    ...rows.map((r) => `| ${r.entry} | ${kb(r.bytes)}${r.bytes > BUNDLE_LIMIT ? ' ⚠' : ''} | ${kb(r.sdkBytes)} | ${r.loadMsMedian.toFixed(0)} ms${r.loadMsMedian > LOAD_LIMIT_MS ? ' ⚠' : ''} | ${r.onFirstUse ? `+ ${kb(r.onFirstUse.bytes)}, + ${r.onFirstUse.msMedian.toFixed(0)} ms` : '—'} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.entry} | ${kb(r.bytes)}${r.bytes > BUNDLE_LIMIT ? ' ⚠' : ''} | ${kb(r.sdkBytes)} | ${r.loadMsMedian.toFixed(0)} ms${r.loadMsMedian > LOAD_LIMIT_MS ? ' ⚠' : ''} | ${r.onFirstUse ? `+ ${kb(r.onFirstUse.bytes)}, + ${r.onFirstUse.msMedian.toFixed(0)} ms` : '—'} |`,
+    ),
   ].join('\n');
 }
 
@@ -80,21 +87,37 @@ function coldStartVerdict({ functions: rows, runtimeSdk }: ColdStartResult): str
   const loads = rows.map((r) => r.loadMsMedian);
   const lazy = rows.filter((r) => r.onFirstUse);
   return [
-    `**${big.length === 0 ? 'Met' : 'Missed'}: bundle size** — ${rows.length - big.length} of ${rows.length} functions load within ${BUNDLE_LIMIT / KB} KB at a cold start (${range(rows.map((r) => r.bytes / KB), 'KB')}${big.length ? `; over: ${big.map((r) => `${r.entry} ${Math.round(r.bytes / KB)} KB`).join(', ')}` : ''}), the AWS SDK included (${range(rows.map((r) => r.sdkBytes / KB), 'KB')} of it).`,
+    `**${big.length === 0 ? 'Met' : 'Missed'}: bundle size** — ${rows.length - big.length} of ${rows.length} functions load within ${BUNDLE_LIMIT / KB} KB at a cold start (${range(
+      rows.map((r) => r.bytes / KB),
+      'KB',
+    )}${big.length ? `; over: ${big.map((r) => `${r.entry} ${Math.round(r.bytes / KB)} KB`).join(', ')}` : ''}), the AWS SDK included (${range(
+      rows.map((r) => r.sdkBytes / KB),
+      'KB',
+    )} of it).`,
     `**${slow.length === 0 ? 'Met' : 'Missed'}: module load** — ${rows.length - slow.length} of ${rows.length} functions load within ${LOAD_LIMIT_MS} ms (median of the medians ${Math.round(median(loads))} ms${slow.length ? `; over: ${slow.map((r) => `${r.entry} ${Math.round(r.loadMsMedian)} ms`).join(', ')}` : ''}).`,
-    ...(lazy.length ? [`Imported on first use, not at load: ${lazy.length} functions load ${range(lazy.map((r) => r.onFirstUse!.bytes / KB), 'KB')} more then, in ${range(lazy.map((r) => r.onFirstUse!.msMedian), 'ms')} (last column): the S3 client on the first object operation (shared/adapters/object-store.ts), the PDF renderer on get-paystub's first PDF request.`] : []),
+    ...(lazy.length
+      ? [
+          `Imported on first use, not at load: ${lazy.length} functions load ${range(
+            lazy.map((r) => r.onFirstUse!.bytes / KB),
+            'KB',
+          )} more then, in ${range(
+            lazy.map((r) => r.onFirstUse!.msMedian),
+            'ms',
+          )} (last column): the S3 client on the first object operation (shared/adapters/object-store.ts), the PDF renderer on get-paystub's first PDF request.`,
+        ]
+      : []),
     `The alternative measured beside it, the SDK taken unbundled from node_modules as the Lambda runtime provides it: ${runtimeSdk.map((r) => `${r.entry} loads in ${Math.round(r.loadMsMedian)} ms`).join(', ')}.`,
   ].join('\n\n');
 }
 
 function startTable(r: StartResult): string {
-  return [
+  return `${[
     '| `npm start` | time to the ready line |',
     '|---|---:|',
     `| first run (empty data folder: table, queues, bucket, certificate created) | ${ms(r.firstMs)} |`,
     `| later runs, median of ${r.laterMs.length} | ${ms(r.laterMedianMs)} (the stack's own part ${ms(r.laterStackMs)}) |`,
     `| later runs, each | ${r.laterMs.map((x) => ms(x)).join(', ')} |`,
-  ].join('\n') + `\n\n**${r.laterMedianMs <= 5_000 ? 'Met' : 'Missed'}** (target ≤ 5 s after the first run).`;
+  ].join('\n')}\n\n**${r.laterMedianMs <= 5_000 ? 'Met' : 'Missed'}** (target ≤ 5 s after the first run).`;
 }
 
 function overheadVerdict(r: OverheadResult): string {
@@ -111,8 +134,10 @@ function payrollVerdict(results: PayrollBenchResult[]): string {
   const ten = results.find((r) => r.employees === 10_000);
   const max = results.find((r) => r.employees === 25_000);
   const parts = [
-    ten && `10,000 employees: 202 at ${ratio(ten.to202Ms, ten.directReadPlusBodyMs)}× (target ≤ 1.5×: ${ten.to202Ms <= 1.5 * ten.directReadPlusBodyMs ? 'met' : 'missed'}), completed at ${ratio(ten.toCompletedMs, ten.directWriteMs)}× (target ≤ 2×: ${ten.toCompletedMs <= 2 * ten.directWriteMs ? 'met' : 'missed'})`,
-    max && `25,000 employees: processor peak ${max.peakRssMiB === undefined ? 'n/a' : `${Math.round(max.peakRssMiB)} MiB`} (target < 512 MB: ${max.peakRssMiB !== undefined && max.peakRssMiB * 2 ** 20 < 512e6 ? 'met' : 'missed'})`,
+    ten &&
+      `10,000 employees: 202 at ${ratio(ten.to202Ms, ten.directReadPlusBodyMs)}× (target ≤ 1.5×: ${ten.to202Ms <= 1.5 * ten.directReadPlusBodyMs ? 'met' : 'missed'}), completed at ${ratio(ten.toCompletedMs, ten.directWriteMs)}× (target ≤ 2×: ${ten.toCompletedMs <= 2 * ten.directWriteMs ? 'met' : 'missed'})`,
+    max &&
+      `25,000 employees: processor peak ${max.peakRssMiB === undefined ? 'n/a' : `${Math.round(max.peakRssMiB)} MiB`} (target < 512 MB: ${max.peakRssMiB !== undefined && max.peakRssMiB * 2 ** 20 < 512e6 ? 'met' : 'missed'})`,
   ].filter(Boolean);
   return parts.length ? `${parts.join('; ')}.` : '';
 }
@@ -121,7 +146,9 @@ function payrollVerdict(results: PayrollBenchResult[]): string {
 function earlierSections(path: string): Map<string, string> {
   const sections = new Map<string, string>();
   if (!existsSync(path)) return sections;
-  const parts = readFileSync(path, 'utf8').split(/^(?=## )/m).slice(1);
+  const parts = readFileSync(path, 'utf8')
+    .split(/^(?=## )/m)
+    .slice(1);
   for (const part of parts) sections.set(part.split('\n', 1)[0]!, part.trimEnd());
   return sections;
 }
@@ -132,8 +159,11 @@ function paystubTable(r: PaystubBenchResult): string {
   return [
     '| query | API p50 | API p99 | API req/s | engine p50 | engine p99 | engine req/s | API p50 ÷ engine p50 |',
     '|---|---:|---:|---:|---:|---:|---:|---:|',
-    ...r.rows.map((row) => `| ${row.query} | ${ms(row.api.p50)} | ${ms(row.api.p99)} | ${Math.round(row.api.throughput)} | ${ms(row.engine.p50)} | ${ms(row.engine.p99)} | ${Math.round(row.engine.throughput)} | ${ratio(row.api.p50, row.engine.p50)} |`
-      + (row.api.errors + row.engine.errors > 0 ? ` (${row.api.errors + row.engine.errors} errors)` : '')),
+    ...r.rows.map(
+      (row) =>
+        `| ${row.query} | ${ms(row.api.p50)} | ${ms(row.api.p99)} | ${Math.round(row.api.throughput)} | ${ms(row.engine.p50)} | ${ms(row.engine.p99)} | ${Math.round(row.engine.throughput)} | ${ratio(row.api.p50, row.engine.p50)} |` +
+        (row.api.errors + row.engine.errors > 0 ? ` (${row.api.errors + row.engine.errors} errors)` : ''),
+    ),
   ].join('\n');
 }
 
@@ -143,7 +173,11 @@ async function main() {
   const sections: string[] = [];
   /** A section measured now, or the same heading as the earlier file has it. */
   const section = (heading: string, body: string | undefined) =>
-    sections.push(body === undefined ? (earlier.get(heading) ?? `${heading}\n\n_not run yet_`) : `${heading}\n\n${measuredOn()}\n\n${body.trim()}`);
+    sections.push(
+      body === undefined
+        ? (earlier.get(heading) ?? `${heading}\n\n_not run yet_`)
+        : `${heading}\n\n${measuredOn()}\n\n${body.trim()}`,
+    );
 
   let results: PayrollBenchResult[] | undefined;
   let paystubs: PaystubBenchResult | undefined;
@@ -177,7 +211,10 @@ async function main() {
   const start = only.has('start') ? await benchStart() : undefined;
   const tests: TestRunResult | undefined = only.has('test') ? await benchTestRun() : undefined;
 
-  section('## Payroll throughput', results && `
+  section(
+    '## Payroll throughput',
+    results &&
+      `
 A payroll submitted over HTTPS to the local stack (\`npm start\`'s own code: HTTPS adapter, handlers, queue
 worker, DynamoDB Local, fauxqs), followed until \`completed\`. Employees are seeded directly in the table.
 
@@ -192,17 +229,25 @@ worker, DynamoDB Local, fauxqs), followed until \`completed\`. Employees are see
 
 ${payrollTable(results)}
 
-${payrollVerdict(results)}`);
+${payrollVerdict(results)}`,
+  );
 
-  section('## Paystub reads', paystubs && `
+  section(
+    '## Paystub reads',
+    paystubs &&
+      `
 \`GET /v1/paystubs\` over HTTPS (keep-alive) on an organization holding ${paystubs.paystubs.toLocaleString('en-US')} paystubs (2,000
 employees × 50 biweekly runs), 32 concurrent connections, first page (50 paystubs), after a warm-up. Beside it, the
 bare engine running the same index query (51 items) through the SDK at the same concurrency: the bound no design
 can beat on this engine. Each request of the API also authenticates (one read) and checks that the runs are finished.
 
-${paystubTable(paystubs)}`);
+${paystubTable(paystubs)}`,
+  );
 
-  section('## Request overhead: rate limit and audit log', overhead && `
+  section(
+    '## Request overhead: rate limit and audit log',
+    overhead &&
+      `
 \`GET /v1/employees/{id}\` over HTTPS (keep-alive) at 32 concurrent connections, 3,000 requests after a warm-up,
 on four local stacks that differ only in what is measured. The token is verified once and cached (5 s bound); the
 rate limit is GCRA state in DynamoDB, checked through a per-container reserve (README, "Rate limits"); the audit
@@ -217,9 +262,13 @@ ${overheadVerdict(overhead)}
 Why the last row is lower: on this 2-core machine the API, the load generator and DynamoDB Local share the cores,
 and DynamoDB Local spends as much CPU writing an audit item as reading the employee (measured: ~0.9 ms of engine
 CPU each), so storing one line per request halves what is left for the reads. Deployed, that write happens in
-another function against a table that scales on its own; the request's cost is the log line above.`);
+another function against a table that scales on its own; the request's cost is the log line above.`,
+  );
 
-  section('## Cold start', cold && `
+  section(
+    '## Cold start',
+    cold &&
+      `
 Each function bundled exactly as the CDK app deploys it (infra/bundling/bundle-function.ts: esbuild, ESM, minified,
 target node22, source maps beside), largest first, and the time its module takes to load in a fresh Node process in a folder with no
 node_modules. Targets: ≤ ${BUNDLE_LIMIT / KB} KB, ≤ ${LOAD_LIMIT_MS} ms.
@@ -237,16 +286,24 @@ exercised, never changes under a deployed function, and loads faster (the figure
 environment only (the default chain's SSO, STS and profile code was ~130 KB), and the audit ingest function validates
 its CloudWatch Logs payload with its own schema instead of Powertools' parser, whose by-name zod import pulled all of
 zod into the bundle.
-`);
+`,
+  );
 
-  section('## Local stack start', start && `
+  section(
+    '## Local stack start',
+    start &&
+      `
 \`npm start\` as a developer types it, from the spawn of npm to the stack's ready line (then stopped with
 Ctrl-C), on one data folder: the first run, then ${start.laterMs.length} restarts. "The stack's own part" is what the stack
 prints in its ready line: from its first line of code to listening, without npm's and tsx's own start.
 
-${startTable(start)}`);
+${startTable(start)}`,
+  );
 
-  section('## Test suite', tests && `
+  section(
+    '## Test suite',
+    tests &&
+      `
 \`npm test\` as CI runs it after \`npm ci\` (type check, unit, integration on the real engines, infrastructure,
 end-to-end over HTTPS), with the machine otherwise idle.
 
@@ -254,7 +311,8 @@ end-to-end over HTTPS), with the machine otherwise idle.
 |---|---:|---|
 | whole suite | ${ms(tests.ms)} | ${tests.passed ? 'passed' : '**failed**'}: ${tests.summary.join('; ')} |
 
-**${tests.ms < 600_000 ? 'Met' : 'Missed'}** (target < 10 minutes on 2 cores).`);
+**${tests.ms < 600_000 ? 'Met' : 'Missed'}** (target < 10 minutes on 2 cores).`,
+  );
 
   const report = `# Benchmarks
 

@@ -60,7 +60,9 @@ export async function benchStart(): Promise<StartResult> {
     const later: { total: number; stack: number }[] = [];
     for (let i = 0; i < RESTARTS; i++) {
       later.push(await timeStart(dir));
-      progress(`npm start: restart ${i + 1}/${RESTARTS}: ${Math.round(later.at(-1)!.total)} ms (the stack's own part ${later.at(-1)!.stack} ms)`);
+      progress(
+        `npm start: restart ${i + 1}/${RESTARTS}: ${Math.round(later.at(-1)!.total)} ms (the stack's own part ${later.at(-1)!.stack} ms)`,
+      );
     }
     const median = [...later].sort((a, b) => a.total - b.total)[Math.floor(RESTARTS / 2)]!;
     return { firstMs, laterMs: later.map((l) => l.total), laterMedianMs: median.total, laterStackMs: median.stack };
@@ -81,15 +83,24 @@ export function benchTestRun(): Promise<TestRunResult> {
   progress('npm test: the whole suite (a few minutes)');
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn('npm', ['test', '--silent'], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('npm', ['test', '--silent'], {
+      cwd: ROOT,
+      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout!.on('data', (d: Buffer) => (output += d));
     child.stderr!.on('data', (d: Buffer) => (output += d));
     child.on('error', reject);
-    child.on('exit', (code) => resolve({
-      ms: performance.now() - started,
-      passed: code === 0,
-      summary: output.split('\n').map((l) => l.trim()).filter((l) => /^(Test Files|Tests)\s/.test(l)),
-    }));
+    child.on('exit', (code) =>
+      resolve({
+        ms: performance.now() - started,
+        passed: code === 0,
+        summary: output
+          .split('\n')
+          .map((l) => l.trim())
+          .filter((l) => /^(Test Files|Tests)\s/.test(l)),
+      }),
+    );
   });
 }

@@ -45,7 +45,10 @@ const options: BuildOptions = {
 };
 
 function assemble(result: BuildResult & { outputFiles?: OutputFile[] }): DashboardFile[] {
-  const files: DashboardFile[] = (result.outputFiles ?? []).map((f) => ({ path: relative(DASHBOARD_DIST, f.path).split(sep).join('/'), contents: f.contents }));
+  const files: DashboardFile[] = (result.outputFiles ?? []).map((f) => ({
+    path: relative(DASHBOARD_DIST, f.path).split(sep).join('/'),
+    contents: f.contents,
+  }));
   const find = (pattern: RegExp) => {
     const file = files.find((f) => pattern.test(f.path));
     if (!file) throw new Error(`dashboard build: no output matches ${pattern}`);

@@ -2,7 +2,7 @@ import { Aws, CfnOutput, Fn, RemovalPolicy, Stack, type StackProps, Validations 
 import {
   AccessLogField,
   AccessLogFormat,
-  CfnRestApi,
+  type CfnRestApi,
   EndpointType,
   type IResource,
   LambdaIntegration,
@@ -102,25 +102,27 @@ export class ApiStack extends Stack {
         loggingLevel: MethodLoggingLevel.ERROR,
         dataTraceEnabled: false,
         accessLogDestination: new LogGroupLogDestination(accessLogs),
-        accessLogFormat: AccessLogFormat.custom(JSON.stringify({
-          requestId: AccessLogField.contextRequestId(),
-          extendedRequestId: AccessLogField.contextExtendedRequestId(),
-          requestTime: AccessLogField.contextRequestTime(),
-          ip: AccessLogField.contextIdentitySourceIp(),
-          userAgent: AccessLogField.contextIdentityUserAgent(),
-          httpMethod: AccessLogField.contextHttpMethod(),
-          resourcePath: AccessLogField.contextResourcePath(),
-          path: AccessLogField.contextPath(),
-          protocol: AccessLogField.contextProtocol(),
-          status: AccessLogField.contextStatus(),
-          responseLength: AccessLogField.contextResponseLength(),
-          responseLatency: AccessLogField.contextResponseLatency(),
-          integrationLatency: AccessLogField.contextIntegrationLatency(),
-          integrationStatus: AccessLogField.contextIntegrationStatus(),
-          errorType: AccessLogField.contextErrorResponseType(),
-          errorMessage: AccessLogField.contextErrorMessageString(),
-          xrayTraceId: AccessLogField.contextXrayTraceId(),
-        })),
+        accessLogFormat: AccessLogFormat.custom(
+          JSON.stringify({
+            requestId: AccessLogField.contextRequestId(),
+            extendedRequestId: AccessLogField.contextExtendedRequestId(),
+            requestTime: AccessLogField.contextRequestTime(),
+            ip: AccessLogField.contextIdentitySourceIp(),
+            userAgent: AccessLogField.contextIdentityUserAgent(),
+            httpMethod: AccessLogField.contextHttpMethod(),
+            resourcePath: AccessLogField.contextResourcePath(),
+            path: AccessLogField.contextPath(),
+            protocol: AccessLogField.contextProtocol(),
+            status: AccessLogField.contextStatus(),
+            responseLength: AccessLogField.contextResponseLength(),
+            responseLatency: AccessLogField.contextResponseLatency(),
+            integrationLatency: AccessLogField.contextIntegrationLatency(),
+            integrationStatus: AccessLogField.contextIntegrationStatus(),
+            errorType: AccessLogField.contextErrorResponseType(),
+            errorMessage: AccessLogField.contextErrorMessageString(),
+            xrayTraceId: AccessLogField.contextXrayTraceId(),
+          }),
+        ),
         throttlingRateLimit: STAGE_THROTTLING.rateLimit,
         throttlingBurstLimit: STAGE_THROTTLING.burstLimit,
       },
@@ -180,32 +182,46 @@ export class ApiStack extends Stack {
     Validations.of(this.api).acknowledge(
       {
         id: 'AwsSolutions-APIG2',
-        reason: 'Each handler validates its body, query and path with zod and answers every problem at once in the service\'s JSON error envelope; an API Gateway validator would answer first, in another shape, with one problem.',
+        reason:
+          "Each handler validates its body, query and path with zod and answers every problem at once in the service's JSON error envelope; an API Gateway validator would answer first, in another shape, with one problem.",
       },
       {
         id: 'AwsSolutions-APIG4',
-        reason: 'Callers present organization-scoped bearer API keys; every route handler verifies the key against its stored hash, checks the route scope and applies the rate limit (shared/http/middleware/authenticate.ts). The 404/405 fallback must answer without a token.',
+        reason:
+          'Callers present organization-scoped bearer API keys; every route handler verifies the key against its stored hash, checks the route scope and applies the rate limit (shared/http/middleware/authenticate.ts). The 404/405 fallback must answer without a token.',
       },
       {
         id: 'AwsSolutions-COG4',
-        reason: 'The API is for machine clients holding API keys issued by the service itself, not Cognito users; see the AwsSolutions-APIG4 acknowledgment.',
+        reason:
+          'The API is for machine clients holding API keys issued by the service itself, not Cognito users; see the AwsSolutions-APIG4 acknowledgment.',
       },
     );
     Validations.of(this.api.deploymentStage).acknowledge({
       id: 'AwsSolutions-APIG3',
-      reason: 'No WAF web ACL yet: the stage throttle bounds total traffic and every token has its own rate limit; a web ACL is a per-account cost decision left to the production rollout.',
+      reason:
+        'No WAF web ACL yet: the stage throttle bounds total traffic and every token has its own rate limit; a web ACL is a per-account cost decision left to the production rollout.',
     });
     const cloudWatchRole = this.api.node.tryFindChild('CloudWatchRole');
     if (cloudWatchRole) {
       Validations.of(cloudWatchRole).acknowledge({
         id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
-        reason: 'The AWS-maintained policy API Gateway documents for its account-level logging role; it only allows writing to CloudWatch Logs.',
+        reason:
+          'The AWS-maintained policy API Gateway documents for its account-level logging role; it only allows writing to CloudWatch Logs.',
       });
     }
 
     // RestApi's own output ends in a slash; one URL output, in the form clients append /v1/… to, is enough.
     this.api.node.tryRemoveChild('Endpoint');
-    this.apiUrl = Fn.join('', ['https://', this.api.restApiId, '.execute-api.', Aws.REGION, '.', Aws.URL_SUFFIX, '/', this.api.deploymentStage.stageName]);
+    this.apiUrl = Fn.join('', [
+      'https://',
+      this.api.restApiId,
+      '.execute-api.',
+      Aws.REGION,
+      '.',
+      Aws.URL_SUFFIX,
+      '/',
+      this.api.deploymentStage.stageName,
+    ]);
     new CfnOutput(this, 'ApiUrl', { value: this.apiUrl, description: 'Base URL: clients call <ApiUrl>/v1/…' });
     new CfnOutput(this, 'RestApiId', { value: this.api.restApiId });
     new CfnOutput(this, 'AccessLogGroupName', { value: accessLogs.logGroupName });
@@ -248,8 +264,13 @@ export class ApiStack extends Stack {
     // write with transactions (ConditionCheck for invariants). No Scan: every access is by key or index.
     grantTable(fn, this.props, {
       actions: [
-        'dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query',
-        'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem',
+        'dynamodb:GetItem',
+        'dynamodb:BatchGetItem',
+        'dynamodb:Query',
+        'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
+        'dynamodb:DeleteItem',
+        'dynamodb:BatchWriteItem',
         'dynamodb:ConditionCheckItem',
       ],
       indexes: TABLE_DEFINITION.globalSecondaryIndexes.map((index) => index.indexName),
@@ -264,7 +285,15 @@ export class ApiStack extends Stack {
    * catch-alls only meet types not listed here.
    */
   private addGatewayResponses(): void {
-    const responses: [string, ResponseType, number, string, string, Record<string, string>?, Record<string, number>?][] = [
+    const responses: [
+      string,
+      ResponseType,
+      number,
+      string,
+      string,
+      Record<string, string>?,
+      Record<string, number>?,
+    ][] = [
       ['Default4xx', ResponseType.DEFAULT_4XX, 400, 'bad_request', 'Bad request'],
       ['Default5xx', ResponseType.DEFAULT_5XX, 500, 'internal_error', 'Internal server error'],
       // Only reachable if a path escapes the fallback's ANY and {proxy+} methods.
@@ -272,13 +301,48 @@ export class ApiStack extends Stack {
       ['ResourceNotFound', ResponseType.RESOURCE_NOT_FOUND, 404, 'not_found', 'Not found'],
       ['AccessDenied', ResponseType.ACCESS_DENIED, 403, 'forbidden', 'Forbidden'],
       ['WafFiltered', ResponseType.WAF_FILTERED, 403, 'forbidden', 'Forbidden'],
-      ['Unauthorized', ResponseType.UNAUTHORIZED, 401, 'unauthorized', 'Unauthorized', { 'WWW-Authenticate': "'Bearer realm=\"payroll\"'" }],
-      ['Throttled', ResponseType.THROTTLED, 429, 'rate_limited', 'Too Many Requests', { 'Retry-After': "'1'" }, { retry_after: 1 }],
-      ['QuotaExceeded', ResponseType.QUOTA_EXCEEDED, 429, 'rate_limited', 'Too Many Requests', { 'Retry-After': "'60'" }, { retry_after: 60 }],
+      [
+        'Unauthorized',
+        ResponseType.UNAUTHORIZED,
+        401,
+        'unauthorized',
+        'Unauthorized',
+        { 'WWW-Authenticate': '\'Bearer realm="payroll"\'' },
+      ],
+      [
+        'Throttled',
+        ResponseType.THROTTLED,
+        429,
+        'rate_limited',
+        'Too Many Requests',
+        { 'Retry-After': "'1'" },
+        { retry_after: 1 },
+      ],
+      [
+        'QuotaExceeded',
+        ResponseType.QUOTA_EXCEEDED,
+        429,
+        'rate_limited',
+        'Too Many Requests',
+        { 'Retry-After': "'60'" },
+        { retry_after: 60 },
+      ],
       ['RequestTooLarge', ResponseType.REQUEST_TOO_LARGE, 413, 'payload_too_large', 'Payload too large'],
-      ['UnsupportedMediaType', ResponseType.UNSUPPORTED_MEDIA_TYPE, 415, 'unsupported_media_type', 'Unsupported media type'],
+      [
+        'UnsupportedMediaType',
+        ResponseType.UNSUPPORTED_MEDIA_TYPE,
+        415,
+        'unsupported_media_type',
+        'Unsupported media type',
+      ],
       ['BadRequestBody', ResponseType.BAD_REQUEST_BODY, 400, 'invalid_request_body', 'Invalid request body'],
-      ['BadRequestParameters', ResponseType.BAD_REQUEST_PARAMETERS, 400, 'invalid_request_body', 'Invalid request parameters'],
+      [
+        'BadRequestParameters',
+        ResponseType.BAD_REQUEST_PARAMETERS,
+        400,
+        'invalid_request_body',
+        'Invalid request parameters',
+      ],
       ['IntegrationFailure', ResponseType.INTEGRATION_FAILURE, 502, 'internal_error', 'Internal server error'],
       ['IntegrationTimeout', ResponseType.INTEGRATION_TIMEOUT, 504, 'gateway_timeout', 'The request timed out'],
     ];
@@ -294,10 +358,13 @@ export class ApiStack extends Stack {
           ...headers,
         },
         templates: {
-          'application/json': JSON.stringify({ status, error: { code, message, details: [], ...extra }, request_id: '$context.requestId' }),
+          'application/json': JSON.stringify({
+            status,
+            error: { code, message, details: [], ...extra },
+            request_id: '$context.requestId',
+          }),
         },
       });
     }
   }
 }
-

@@ -26,11 +26,15 @@ export function deploymentContext(app: App): DeploymentContext {
   const stage = String(app.node.tryGetContext('stage') ?? 'dev');
   // The stage names the API Gateway stage, the KMS alias and the stacks: keep it short and URL-safe.
   if (!/^[a-z][a-z0-9-]{0,19}$/.test(stage)) {
-    throw new Error(`Context "stage" must be lower-case letters, digits and dashes, 1 to 20 long, starting with a letter; got "${stage}"`);
+    throw new Error(
+      `Context "stage" must be lower-case letters, digits and dashes, 1 to 20 long, starting with a letter; got "${stage}"`,
+    );
   }
   const cors = app.node.tryGetContext('corsAllowOrigin') as unknown;
   if (cors !== undefined && !(typeof cors === 'string' && /^(\*|https:\/\/[a-z0-9.-]+(:\d+)?)$/.test(cors))) {
-    throw new Error(`Context "corsAllowOrigin" must be * or an https origin such as https://dashboard.example.com; got "${String(cors)}"`);
+    throw new Error(
+      `Context "corsAllowOrigin" must be * or an https origin such as https://dashboard.example.com; got "${String(cors)}"`,
+    );
   }
   return { environment, stage, ...(typeof cors === 'string' && { corsAllowOrigin: cors }) };
 }
@@ -106,7 +110,8 @@ export function addPayrollStacks(app: App): PayrollStacks {
   return { stateful, api, workers, dashboard };
 }
 
-const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href;
+const invokedDirectly =
+  process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href;
 if (invokedDirectly) {
   const app = new App();
   addPayrollStacks(app);

@@ -1,4 +1,12 @@
-import { CfnOutput, DefaultStackSynthesizer, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import {
+  CfnOutput,
+  DefaultStackSynthesizer,
+  Duration,
+  RemovalPolicy,
+  Stack,
+  type StackProps,
+  Validations,
+} from 'aws-cdk-lib';
 import {
   AllowedMethods,
   CachedMethods,
@@ -48,8 +56,10 @@ export class DashboardStack extends Stack {
 
     // CloudFront's standard logs are written with ACLs, so this bucket keeps them enabled (bucket owner preferred).
     this.logsBucket = logBucket(this, 'LogsBucket', {
-      production, objectOwnership: ObjectOwnership.BUCKET_OWNER_PREFERRED,
-      removalPolicy: production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY, logsOf: 'the site bucket and the distribution',
+      production,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_PREFERRED,
+      removalPolicy: production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+      logsOf: 'the site bucket and the distribution',
     });
 
     // Nothing in it that a build cannot recreate, so it goes with the stack, emptied first.
@@ -97,15 +107,18 @@ export class DashboardStack extends Stack {
     Validations.of(this.distribution).acknowledge(
       {
         id: 'AwsSolutions-CFR1',
-        reason: 'The dashboard is for the organization’s developers wherever they work; the API behind it enforces who may do what.',
+        reason:
+          'The dashboard is for the organization’s developers wherever they work; the API behind it enforces who may do what.',
       },
       {
         id: 'AwsSolutions-CFR2',
-        reason: 'A static site with no server-side logic: every request it makes goes to the API, which authenticates, rate-limits and is throttled per stage. A web ACL is a per-account cost decision left to the production rollout, as for the API.',
+        reason:
+          'A static site with no server-side logic: every request it makes goes to the API, which authenticates, rate-limits and is throttled per stage. A web ACL is a per-account cost decision left to the production rollout, as for the API.',
       },
       {
         id: 'AwsSolutions-CFR4',
-        reason: 'The distribution uses its *.cloudfront.net domain, whose default certificate cannot set a minimum TLS version; a custom domain with an ACM certificate and TLSv1.2_2021 is the production rollout’s choice.',
+        reason:
+          'The distribution uses its *.cloudfront.net domain, whose default certificate cannot set a minimum TLS version; a custom domain with an ACM certificate and TLSv1.2_2021 is the production rollout’s choice.',
       },
     );
     this.url = `https://${this.distribution.distributionDomainName}`;
@@ -113,10 +126,16 @@ export class DashboardStack extends Stack {
     // The build of dashboard/, made at synth by esbuild on this machine (no Docker). Deployed in two steps: the
     // hashed assets first (kept across deployments, so a page still open in a browser finds its files), then the
     // pages and config.json, which reference them.
-    const site = Source.asset(DASHBOARD_DIR, bundledLocally('dashboard', (outputDir) => {
-      // config.json comes from the deployment below, with this stage's API URL.
-      writeDashboard(bundleDashboardSync().filter((f) => f.path !== 'config.json'), outputDir);
-    }));
+    const site = Source.asset(
+      DASHBOARD_DIR,
+      bundledLocally('dashboard', (outputDir) => {
+        // config.json comes from the deployment below, with this stage's API URL.
+        writeDashboard(
+          bundleDashboardSync().filter((f) => f.path !== 'config.json'),
+          outputDir,
+        );
+      }),
+    );
     const config: DashboardConfig = { api_base_url: props.api.apiUrl };
     const assets = new BucketDeployment(this, 'DeployAssets', {
       sources: [site],
@@ -137,7 +156,10 @@ export class DashboardStack extends Stack {
     pages.node.addDependency(assets);
     acknowledgeDeploymentHandler(this, this.siteBucket);
 
-    new CfnOutput(this, 'DashboardUrl', { value: this.url, description: 'The developer dashboard: sign in with an admin token' });
+    new CfnOutput(this, 'DashboardUrl', {
+      value: this.url,
+      description: 'The developer dashboard: sign in with an admin token',
+    });
     new CfnOutput(this, 'DistributionId', { value: this.distribution.distributionId });
     new CfnOutput(this, 'SiteBucketName', { value: this.siteBucket.bucketName });
   }
@@ -149,10 +171,16 @@ export class DashboardStack extends Stack {
  * bucket, invalidate the distribution.
  */
 function acknowledgeDeploymentHandler(stack: Stack, siteBucket: Bucket): void {
-  const qualifier = String(stack.node.tryGetContext('@aws-cdk/core:bootstrapQualifier') ?? DefaultStackSynthesizer.DEFAULT_QUALIFIER);
+  const qualifier = String(
+    stack.node.tryGetContext('@aws-cdk/core:bootstrapQualifier') ?? DefaultStackSynthesizer.DEFAULT_QUALIFIER,
+  );
   const siteBucketId = stack.getLogicalId(siteBucket.node.defaultChild as CfnBucket);
   const wildcards = [
-    'Action::s3:GetBucket*', 'Action::s3:GetObject*', 'Action::s3:List*', 'Action::s3:Abort*', 'Action::s3:DeleteObject*',
+    'Action::s3:GetBucket*',
+    'Action::s3:GetObject*',
+    'Action::s3:List*',
+    'Action::s3:Abort*',
+    'Action::s3:DeleteObject*',
     `Resource::arn:<AWS::Partition>:s3:::cdk-${qualifier}-assets-<AWS::AccountId>-<AWS::Region>/*`,
     `Resource::<${siteBucketId}.Arn>/*`,
   ];
@@ -165,15 +193,18 @@ function acknowledgeDeploymentHandler(stack: Stack, siteBucket: Bucket): void {
       },
       ...wildcards.map((finding) => ({
         id: `AwsSolutions-IAM5[${finding}]`,
-        reason: 'CDK’s BucketDeployment function syncs the site’s asset from the CDK staging bucket into the site bucket (prune included): CDK grants object and action wildcards confined to those two buckets.',
+        reason:
+          'CDK’s BucketDeployment function syncs the site’s asset from the CDK staging bucket into the site bucket (prune included): CDK grants object and action wildcards confined to those two buckets.',
       })),
       {
         id: 'AwsSolutions-IAM5[Resource::*]',
-        reason: 'CDK’s BucketDeployment function invalidates the distribution after a deployment: CDK grants cloudfront:CreateInvalidation and GetInvalidation without a resource.',
+        reason:
+          'CDK’s BucketDeployment function invalidates the distribution after a deployment: CDK grants cloudfront:CreateInvalidation and GetInvalidation without a resource.',
       },
       {
         id: 'AwsSolutions-L1',
-        reason: 'CDK’s BucketDeployment function runs the Python runtime CDK pins for it (it bundles the AWS CLI layer), not one this project chooses.',
+        reason:
+          'CDK’s BucketDeployment function runs the Python runtime CDK pins for it (it bundles the AWS CLI layer), not one this project chooses.',
       },
     );
   }

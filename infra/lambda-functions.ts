@@ -14,7 +14,9 @@ export const WORKER_HANDLERS = {
 } as const;
 
 /** Every Lambda function the CDK app deploys: one per route handler, the fallback, and the workers. */
-export const ALL_HANDLERS: readonly string[] = [...new Set([...ROUTES.map((r) => r.handler as string), FALLBACK_HANDLER, ...Object.values(WORKER_HANDLERS)])];
+export const ALL_HANDLERS: readonly string[] = [
+  ...new Set([...ROUTES.map((r) => r.handler as string), FALLBACK_HANDLER, ...Object.values(WORKER_HANDLERS)]),
+];
 
 /** What goes into a function's asset: its route's `files`, if it serves a route. */
 export function bundleSpecOf(handler: string): FunctionBundleSpec {

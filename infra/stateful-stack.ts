@@ -64,7 +64,10 @@ export class StatefulStack extends Stack {
     }
 
     this.accessLogsBucket = logBucket(this, 'AccessLogsBucket', {
-      production, objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED, removalPolicy, logsOf: 'the disbursement bucket',
+      production,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      removalPolicy,
+      logsOf: 'the disbursement bucket',
     });
 
     this.disbursementBucket = new Bucket(this, 'DisbursementBucket', {
@@ -103,7 +106,8 @@ export class StatefulStack extends Stack {
     });
     Validations.of(this.signingSecret).acknowledge({
       id: 'AwsSolutions-SMG4',
-      reason: 'The secret only signs short-lived pagination tokens (no authentication, no data access); rotating it would just invalidate the page tokens in flight, so it is rotated by hand when needed.',
+      reason:
+        'The secret only signs short-lived pagination tokens (no authentication, no data access); rotating it would just invalidate the page tokens in flight, so it is rotated by hand when needed.',
     });
 
     // The operator CLI (`npm run admin -- … --stack <this stack>`) finds the table through these output keys.
@@ -118,4 +122,3 @@ export class StatefulStack extends Stack {
     }
   }
 }
-

@@ -41,7 +41,11 @@ export class WorkersStack extends Stack {
       environment: baseEnvironment(props.environment),
       removalPolicy: production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });
-    this.functions = { processor: this.payroll.processor, sweeper: this.payroll.sweeper, deliverer: this.webhooks.deliverer };
+    this.functions = {
+      processor: this.payroll.processor,
+      sweeper: this.payroll.sweeper,
+      deliverer: this.webhooks.deliverer,
+    };
 
     new CfnOutput(this, 'ProcessorFunctionName', { value: this.payroll.processor.function.functionName });
     new CfnOutput(this, 'ProcessorLogGroupName', { value: this.payroll.processor.logGroup.logGroupName });

@@ -33,13 +33,17 @@ async function resolveTarget(stack: string | undefined, environmentFlag: string 
     const outputs = out.Stacks?.[0]?.Outputs ?? [];
     const tableName = outputs.find((o) => o.OutputKey?.startsWith('TableName'))?.OutputValue;
     if (!tableName) throw new Error(`Stack ${stack} has no TableName output: pass the stateful stack's name`);
-    const environment = (environmentFlag ?? outputs.find((o) => o.OutputKey?.startsWith('Environment'))?.OutputValue ?? 'sandbox') as Environment;
+    const environment = (environmentFlag ??
+      outputs.find((o) => o.OutputKey?.startsWith('Environment'))?.OutputValue ??
+      'sandbox') as Environment;
     return { table: { doc: createDocumentClient(new DynamoDBClient({})), tableName }, environment };
   }
   const dir = dataDir();
   const state = readState(dir);
   if (!state || !isAlive(state.pid)) {
-    throw new Error(`The local stack is not running for data folder ${dir}: start it with \`npm start\` (same PAYROLL_DATA_DIR)`);
+    throw new Error(
+      `The local stack is not running for data folder ${dir}: start it with \`npm start\` (same PAYROLL_DATA_DIR)`,
+    );
   }
   const client = new DynamoDBClient({
     endpoint: state.dynamodb_endpoint,
@@ -48,7 +52,6 @@ async function resolveTarget(stack: string | undefined, environmentFlag: string 
   });
   return { table: { doc: createDocumentClient(client), tableName: state.table_name }, environment: state.environment };
 }
-
 
 function print(json: boolean, value: Record<string, unknown>, human: string): void {
   process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${human}\n`);
@@ -79,14 +82,22 @@ export async function main(argv: string[]): Promise<void> {
     const name = values.name?.trim();
     if (!name || name.length > 100) throw new UsageError('org create needs --name (1 to 100 characters)');
     const target = await resolveTarget(values.stack, values.environment);
-    const result = await createOrganization(new OrganizationRepository(target.table), systemDeps, { name, environment: target.environment });
-    print(values.json, result, `Organization ${result.organization_id} created.\nAdmin token (shown once, store it in a secret manager):\n  ${result.token}`);
+    const result = await createOrganization(new OrganizationRepository(target.table), systemDeps, {
+      name,
+      environment: target.environment,
+    });
+    print(
+      values.json,
+      result,
+      `Organization ${result.organization_id} created.\nAdmin token (shown once, store it in a secret manager):\n  ${result.token}`,
+    );
     return;
   }
 
   if (noun === 'token' && verb === 'create') {
     if (!values.org) throw new UsageError('token create needs --org <organization_id>');
-    if (!values.type || !TOKEN_TYPES.includes(values.type as TokenType)) throw new UsageError(`token create needs --type ${TOKEN_TYPES.join('|')}`);
+    if (!values.type || !TOKEN_TYPES.includes(values.type as TokenType))
+      throw new UsageError(`token create needs --type ${TOKEN_TYPES.join('|')}`);
     const expiresAt = values['expires-at'];
     if (expiresAt !== undefined && (Number.isNaN(Date.parse(expiresAt)) || Date.parse(expiresAt) <= Date.now())) {
       throw new UsageError('--expires-at must be an ISO 8601 date-time in the future');
@@ -95,13 +106,22 @@ export async function main(argv: string[]): Promise<void> {
     const organizations = new OrganizationRepository(target.table);
     const org = await organizations.get(values.org);
     if (!org) throw new Error(`No organization ${values.org}`);
-    const { record, token } = await createApiKey(new ApiKeyRepository(target.table), systemDeps, org.organization_id, org.environment, {
-      name: values.name ?? `${values.type} key`,
-      type: values.type as TokenType,
-      expires_at: expiresAt ?? null,
-    });
-    print(values.json, { api_key_id: record.api_key_id, token, type: record.type, scopes: record.scopes, expires_at: record.expires_at },
-      `API key ${record.api_key_id} (${record.type}: ${record.scopes.join(' ')}) created.\nToken (shown once):\n  ${token}`);
+    const { record, token } = await createApiKey(
+      new ApiKeyRepository(target.table),
+      systemDeps,
+      org.organization_id,
+      org.environment,
+      {
+        name: values.name ?? `${values.type} key`,
+        type: values.type as TokenType,
+        expires_at: expiresAt ?? null,
+      },
+    );
+    print(
+      values.json,
+      { api_key_id: record.api_key_id, token, type: record.type, scopes: record.scopes, expires_at: record.expires_at },
+      `API key ${record.api_key_id} (${record.type}: ${record.scopes.join(' ')}) created.\nToken (shown once):\n  ${token}`,
+    );
     return;
   }
 

@@ -31,7 +31,9 @@ export interface AuditBatcherOptions {
 }
 
 const reportError = (err: unknown) =>
-  process.stderr.write(`${JSON.stringify({ level: 'ERROR', message: 'audit batcher: write failed, will retry', error: String(err) })}\n`);
+  process.stderr.write(
+    `${JSON.stringify({ level: 'ERROR', message: 'audit batcher: write failed, will retry', error: String(err) })}\n`,
+  );
 
 export function startAuditBatcher(table: TableRef, options: AuditBatcherOptions = {}): AuditBatcher {
   const intervalMs = options.intervalMs ?? 200;

@@ -47,10 +47,12 @@ async function site(checkSources: boolean): Promise<Built> {
     .then((files) => {
       current = {
         sourceTime,
-        files: new Map(files.map((f) => {
-          const body = Buffer.from(f.contents);
-          return [f.path, { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` }];
-        })),
+        files: new Map(
+          files.map((f) => {
+            const body = Buffer.from(f.contents);
+            return [f.path, { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` }];
+          }),
+        ),
       };
       return current;
     })
@@ -66,7 +68,12 @@ export function isDashboardRequest(req: IncomingMessage): boolean {
 }
 
 function plain(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff', ...headers });
+  res.writeHead(status, {
+    'Content-Type': 'text/plain; charset=utf-8',
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+    ...headers,
+  });
   res.end(text);
 }
 
@@ -74,7 +81,8 @@ export async function serveDashboard(req: IncomingMessage, res: ServerResponse):
   req.resume();
   try {
     const url = new URL(req.url ?? '/', 'https://localhost');
-    if (req.method !== 'GET' && req.method !== 'HEAD') return plain(res, 405, 'Method not allowed\n', { Allow: 'GET, HEAD' });
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return plain(res, 405, 'Method not allowed\n', { Allow: 'GET, HEAD' });
     // Relative asset URLs need the trailing slash.
     if (url.pathname === DASHBOARD_PATH) return plain(res, 308, '', { Location: `${DASHBOARD_PATH}/${url.search}` });
 
@@ -86,7 +94,8 @@ export async function serveDashboard(req: IncomingMessage, res: ServerResponse):
     } catch {
       return plain(res, 400, 'Bad request\n');
     }
-    if (rest.includes('\0') || rest.includes('\\') || rest.split('/').some((s) => s === '..' || s === '.')) return plain(res, 404, 'Not found\n');
+    if (rest.includes('\0') || rest.includes('\\') || rest.split('/').some((s) => s === '..' || s === '.'))
+      return plain(res, 404, 'Not found\n');
 
     // Hashed assets never change; index.html and config.json may, so only they trigger a rebuild check.
     const isAsset = rest.startsWith('assets/');

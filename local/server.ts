@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { createServer as createHttpServer, maxHeaderSize, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  maxHeaderSize,
+  STATUS_CODES,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { dirname, join } from 'node:path';
 import type { Duplex } from 'node:stream';
@@ -54,7 +61,8 @@ function lambdaContext(entry: string, requestId: string): Context {
 
 async function readBody(req: IncomingMessage): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > MAX_BODY_BYTES) throw new PayloadTooLargeError(`A request body may be at most ${MAX_BODY_BYTES} bytes`);
+  if (declared > MAX_BODY_BYTES)
+    throw new PayloadTooLargeError(`A request body may be at most ${MAX_BODY_BYTES} bytes`);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -65,7 +73,14 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-function toEvent(req: IncomingMessage, url: URL, body: Buffer, requestId: string, route: RouteDef | undefined, params: Record<string, string>): APIGatewayProxyEvent {
+function toEvent(
+  req: IncomingMessage,
+  url: URL,
+  body: Buffer,
+  requestId: string,
+  route: RouteDef | undefined,
+  params: Record<string, string>,
+): APIGatewayProxyEvent {
   // Null-prototype maps: a header or query parameter named `constructor` or `__proto__` is data, not an
   // inherited property (the fuzz tests found `?constructor=` failing here).
   const headers: Record<string, string> = Object.create(null);
@@ -106,7 +121,10 @@ function toEvent(req: IncomingMessage, url: URL, body: Buffer, requestId: string
       authorizer: null,
       protocol: `HTTP/${req.httpVersion}`,
       httpMethod: req.method ?? 'GET',
-      identity: { sourceIp: req.socket.remoteAddress ?? '127.0.0.1', userAgent: req.headers['user-agent'] ?? null } as APIGatewayProxyEvent['requestContext']['identity'],
+      identity: {
+        sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+        userAgent: req.headers['user-agent'] ?? null,
+      } as APIGatewayProxyEvent['requestContext']['identity'],
       path: url.pathname,
       stage: 'local',
       requestId,
@@ -152,7 +170,9 @@ export async function dispatch(req: IncomingMessage, res: ServerResponse): Promi
     send(res, result);
   } catch (err) {
     // A handler renders its own errors; reaching here means the adapter itself failed.
-    console.error(JSON.stringify({ level: 'ERROR', message: 'local adapter failure', request_id: requestId, error: String(err) }));
+    console.error(
+      JSON.stringify({ level: 'ERROR', message: 'local adapter failure', request_id: requestId, error: String(err) }),
+    );
     if (!res.headersSent) send(res, renderError(err, requestId));
     else res.destroy();
   }
@@ -173,18 +193,26 @@ function answerParserError(err: NodeJS.ErrnoException, socket: Duplex): void {
   const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
   if (!socket.writable || inFlight?.headersSent || !err.code?.startsWith('HPE_')) {
     // As Node does by default: a timed-out request gets its bare 408; a reset or a half-sent answer, nothing.
-    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && socket.writable && !inFlight?.headersSent) socket.write('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && socket.writable && !inFlight?.headersSent)
+      socket.write('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
     socket.destroy();
     return;
   }
   const requestId = randomUUID();
-  const error = err.code === 'HPE_HEADER_OVERFLOW'
-    ? new PayloadTooLargeError(`The request's headers may be at most ${maxHeaderSize} bytes`)
-    : new InvalidRequestError([], 'Malformed request');
+  const error =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? new PayloadTooLargeError(`The request's headers may be at most ${maxHeaderSize} bytes`)
+      : new InvalidRequestError([], 'Malformed request');
   const result = renderError(error, requestId);
   const body = Buffer.from(result.body, 'utf8');
-  const head = [`HTTP/1.1 ${result.statusCode} ${STATUS_CODES[result.statusCode]}`, ...Object.entries(result.headers ?? {}).map(([k, v]) => `${k}: ${v}`),
-    `Content-Length: ${body.length}`, 'Connection: close', '', ''].join('\r\n');
+  const head = [
+    `HTTP/1.1 ${result.statusCode} ${STATUS_CODES[result.statusCode]}`,
+    ...Object.entries(result.headers ?? {}).map(([k, v]) => `${k}: ${v}`),
+    `Content-Length: ${body.length}`,
+    'Connection: close',
+    '',
+    '',
+  ].join('\r\n');
   answered.add(socket);
   socket.end(Buffer.concat([Buffer.from(head, 'latin1'), body]));
   // The client closes on `Connection: close`; one that does not is cut off after a bound.

@@ -12,7 +12,16 @@ import { localCertificate } from './certificate.js';
 import { startLocalWorkers, type Worker } from './workers.js';
 import { startEngines } from './engines/index.js';
 import { createApiServer, createHttpRejectServer, listen } from './server.js';
-import { dataDir, handlerEnvironment, isAlive, localSecrets, readState, stateFile, writeState, type StackState } from './stack-state.js';
+import {
+  dataDir,
+  handlerEnvironment,
+  isAlive,
+  localSecrets,
+  readState,
+  stateFile,
+  writeState,
+  type StackState,
+} from './stack-state.js';
 
 /**
  * `npm start`: the whole service on one machine. Real engines (DynamoDB Local on disk, fauxqs for SQS and S3),
@@ -25,19 +34,24 @@ function port(name: string, fallback: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0 || n > 65_535) throw new StartupError(`${name} must be a port number, got "${raw}"`);
+  if (!Number.isInteger(n) || n < 0 || n > 65_535)
+    throw new StartupError(`${name} must be a port number, got "${raw}"`);
   return n;
 }
-
 
 async function assertPortFree(p: number, variable: string): Promise<void> {
   if (p === 0) return;
   await new Promise<void>((resolve, reject) => {
     const probe = createNetServer();
     probe.once('error', (err: NodeJS.ErrnoException) =>
-      reject(new StartupError(err.code === 'EADDRINUSE'
-        ? `Port ${p} is already in use: stop whatever uses it, or choose another with ${variable}`
-        : `Cannot listen on port ${p}: ${err.message}`)));
+      reject(
+        new StartupError(
+          err.code === 'EADDRINUSE'
+            ? `Port ${p} is already in use: stop whatever uses it, or choose another with ${variable}`
+            : `Cannot listen on port ${p}: ${err.message}`,
+        ),
+      ),
+    );
     probe.listen(p, '127.0.0.1', () => probe.close(() => resolve()));
   });
 }
@@ -58,7 +72,9 @@ async function main(): Promise<void> {
 
   const previous = readState(dir);
   if (previous && previous.pid !== process.pid && isAlive(previous.pid)) {
-    throw new StartupError(`A local stack is already running from ${dir} (pid ${previous.pid}) at ${previous.base_url}`);
+    throw new StartupError(
+      `A local stack is already running from ${dir} (pid ${previous.pid}) at ${previous.base_url}`,
+    );
   }
   await assertPortFree(httpsPort, 'PAYROLL_HTTPS_PORT');
   await assertPortFree(httpPort, 'PAYROLL_HTTP_PORT');
@@ -69,10 +85,16 @@ async function main(): Promise<void> {
   const workers: Worker[] = [];
   let audit: AuditBatcher | undefined;
   const shutdown = async (code: number) => {
-    await Promise.all([api, plain].map((s) => s && new Promise<void>((resolve) => {
-      s.close(() => resolve());
-      s.closeAllConnections();
-    })));
+    await Promise.all(
+      [api, plain].map(
+        (s) =>
+          s &&
+          new Promise<void>((resolve) => {
+            s.close(() => resolve());
+            s.closeAllConnections();
+          }),
+      ),
+    );
     await Promise.all(workers.map((w) => w.stop()));
     await audit?.stop();
     await engines.stop();
@@ -83,9 +105,16 @@ async function main(): Promise<void> {
     const secrets = localSecrets(dir);
     // The handlers read their configuration from the environment, exactly as deployed.
     const partial: Omit<StackState, 'https_port' | 'http_port' | 'base_url'> = {
-      version: 1, pid: process.pid, started_at: new Date().toISOString(), environment, ...engines.state,
+      version: 1,
+      pid: process.pid,
+      started_at: new Date().toISOString(),
+      environment,
+      ...engines.state,
     };
-    Object.assign(process.env, handlerEnvironment({ ...partial, https_port: httpsPort, http_port: httpPort, base_url: '' }, secrets));
+    Object.assign(
+      process.env,
+      handlerEnvironment({ ...partial, https_port: httpsPort, http_port: httpPort, base_url: '' }, secrets),
+    );
     // Audit lines are batched into the table in process (deployed, they go through CloudWatch Logs): audit-batcher.ts.
     // For the benchmark that measures what the audit log costs a request: PAYROLL_LOCAL_AUDIT=off drops the lines,
     // =log writes them to stdout as a deployed function does (nothing ingests them; GET /v1/logs stays empty).
@@ -118,7 +147,10 @@ async function main(): Promise<void> {
       resumeUndispatchedEvents(services, now).then(() => resumePendingDeliveries(services, now, now)),
     ]);
     // EventBridge runs the sweeper every 5 minutes on AWS; here it runs every minute.
-    const sweeper = setInterval(() => void sweep().catch((err) => process.stderr.write(`sweeper: ${String(err)}\n`)), 60_000);
+    const sweeper = setInterval(
+      () => void sweep().catch((err) => process.stderr.write(`sweeper: ${String(err)}\n`)),
+      60_000,
+    );
     sweeper.unref();
     writeState(dir, state);
     printReady(state, tls.certPath, performance.now() - started, resumed);
@@ -139,17 +171,19 @@ async function main(): Promise<void> {
 
 function printReady(state: StackState, certPath: string, ms: number, resumed: number): void {
   // One write, so a reader that waits for the ready line also has everything printed with it.
-  process.stdout.write([
-    ...(resumed > 0 ? [`Resumed ${resumed} unfinished payroll run(s) left by the last stop`] : []),
-    `Payroll API (${state.environment}) ready at ${state.base_url}  [${Math.round(ms)} ms]`,
-    `  plain HTTP on http://localhost:${state.http_port}/ answers 403 https_required`,
-    `  Developer dashboard: https://localhost:${state.https_port}/dashboard/ (sign in with an admin token)`,
-    `  TLS certificate: ${certPath}`,
-    `  DynamoDB Local: ${state.dynamodb_endpoint}  SQS/S3: ${state.sqs_endpoint}`,
-    `  data folder: ${dataDir()}`,
-    `  Create an organization: npm run --silent admin -- org create --name "Acme" --json`,
-    '',
-  ].join('\n'));
+  process.stdout.write(
+    [
+      ...(resumed > 0 ? [`Resumed ${resumed} unfinished payroll run(s) left by the last stop`] : []),
+      `Payroll API (${state.environment}) ready at ${state.base_url}  [${Math.round(ms)} ms]`,
+      `  plain HTTP on http://localhost:${state.http_port}/ answers 403 https_required`,
+      `  Developer dashboard: https://localhost:${state.https_port}/dashboard/ (sign in with an admin token)`,
+      `  TLS certificate: ${certPath}`,
+      `  DynamoDB Local: ${state.dynamodb_endpoint}  SQS/S3: ${state.sqs_endpoint}`,
+      `  data folder: ${dataDir()}`,
+      `  Create an organization: npm run --silent admin -- org create --name "Acme" --json`,
+      '',
+    ].join('\n'),
+  );
 }
 
 main().catch((err: unknown) => {

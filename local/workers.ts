@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { ChangeMessageVisibilityCommand, DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
+import {
+  ChangeMessageVisibilityCommand,
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
+  SQSClient,
+  type Message,
+} from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { handler as processPayroll } from '../functions/processor/process-payroll.js';
 import { handler as deliverEvent } from '../functions/webhooks/deliver-event.js';
@@ -53,10 +59,18 @@ function toRecord(m: Message, arn: string): SQSEvent['Records'][number] {
 function context(name: string): Context {
   const deadline = Date.now() + 900_000;
   return {
-    callbackWaitsForEmptyEventLoop: false, functionName: name, functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${name}`, memoryLimitInMB: '1024',
-    awsRequestId: randomUUID(), logGroupName: `/aws/lambda/${name}`, logStreamName: 'local',
-    getRemainingTimeInMillis: () => deadline - Date.now(), done: () => undefined, fail: () => undefined, succeed: () => undefined,
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: name,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${name}`,
+    memoryLimitInMB: '1024',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${name}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => deadline - Date.now(),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
   };
 }
 
@@ -70,25 +84,44 @@ export function startWorker(sqs: SQSClient, o: WorkerOptions): Worker {
   const settle = async (messages: Message[], failedIds: Set<string>) => {
     const succeeded = messages.filter((m) => !failedIds.has(m.MessageId!));
     if (succeeded.length > 0) {
-      await sqs.send(new DeleteMessageBatchCommand({
-        QueueUrl: o.queueUrl, Entries: succeeded.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })),
-      }));
+      await sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: o.queueUrl,
+          Entries: succeeded.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })),
+        }),
+      );
     }
     if (delays === 'handler') return;
-    await Promise.all(messages.filter((m) => failedIds.has(m.MessageId!)).map((m) => {
-      const receives = Number(m.Attributes?.ApproximateReceiveCount ?? '1');
-      const delay = delays[Math.min(receives - 1, delays.length - 1)] ?? 1;
-      return sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: o.queueUrl, ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: delay }));
-    }));
+    await Promise.all(
+      messages
+        .filter((m) => failedIds.has(m.MessageId!))
+        .map((m) => {
+          const receives = Number(m.Attributes?.ApproximateReceiveCount ?? '1');
+          const delay = delays[Math.min(receives - 1, delays.length - 1)] ?? 1;
+          return sqs.send(
+            new ChangeMessageVisibilityCommand({
+              QueueUrl: o.queueUrl,
+              ReceiptHandle: m.ReceiptHandle!,
+              VisibilityTimeout: delay,
+            }),
+          );
+        }),
+    );
   };
 
   const poll = async () => {
     while (running) {
       let messages: Message[] = [];
       try {
-        const out = await sqs.send(new ReceiveMessageCommand({
-          QueueUrl: o.queueUrl, MaxNumberOfMessages: o.batchSize ?? 10, WaitTimeSeconds: 1, MessageSystemAttributeNames: ['All'],
-        }), { abortSignal: abort.signal });
+        const out = await sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: o.queueUrl,
+            MaxNumberOfMessages: o.batchSize ?? 10,
+            WaitTimeSeconds: 1,
+            MessageSystemAttributeNames: ['All'],
+          }),
+          { abortSignal: abort.signal },
+        );
         messages = out.Messages ?? [];
       } catch (err) {
         if (!running) return;
@@ -137,19 +170,35 @@ function queueArn(state: StackState, url: string): string {
 }
 
 /** The queue consumers Lambda runs on AWS, polled in this process. */
-export function startLocalWorkers(state: StackState, concurrency = Number(process.env.PAYROLL_LOCAL_WORKER_CONCURRENCY ?? 4)): Worker[] {
-  const sqs = new SQSClient({ endpoint: state.sqs_endpoint, region: state.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  const onError = (err: unknown) => process.stderr.write(`${JSON.stringify({ level: 'ERROR', message: 'local worker error', error: String(err) })}\n`);
+export function startLocalWorkers(
+  state: StackState,
+  concurrency = Number(process.env.PAYROLL_LOCAL_WORKER_CONCURRENCY ?? 4),
+): Worker[] {
+  const sqs = new SQSClient({
+    endpoint: state.sqs_endpoint,
+    region: state.region,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  const onError = (err: unknown) =>
+    process.stderr.write(`${JSON.stringify({ level: 'ERROR', message: 'local worker error', error: String(err) })}\n`);
   return [
     startWorker(sqs, {
-      name: 'process-payroll', queueUrl: state.queues.payroll, queueArn: queueArn(state, state.queues.payroll),
-      handler: processPayroll, concurrency, onError,
+      name: 'process-payroll',
+      queueUrl: state.queues.payroll,
+      queueArn: queueArn(state, state.queues.payroll),
+      handler: processPayroll,
+      concurrency,
+      onError,
     }),
     // The delivery handler sets each retry's delay itself (from PAYROLL_WEBHOOK_RETRY_DELAYS_S), as it does on AWS.
     startWorker(sqs, {
-      name: 'deliver-event', queueUrl: state.queues.webhooks, queueArn: queueArn(state, state.queues.webhooks),
-      handler: deliverEvent, concurrency: 2, retryDelaysSeconds: 'handler', onError,
+      name: 'deliver-event',
+      queueUrl: state.queues.webhooks,
+      queueArn: queueArn(state, state.queues.webhooks),
+      handler: deliverEvent,
+      concurrency: 2,
+      retryDelaysSeconds: 'handler',
+      onError,
     }),
   ];
 }
-

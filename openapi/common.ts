@@ -12,16 +12,29 @@ import * as z from 'zod';
  * has no top-level field the schema lacks. `fits<Fits<View, typeof schema>>(true)` fails to compile otherwise.
  */
 export type Fits<View, Schema extends z.ZodType> = [View] extends [z.output<Schema>]
-  ? [Exclude<keyof View, keyof z.output<Schema>>] extends [never] ? true : never
+  ? [Exclude<keyof View, keyof z.output<Schema>>] extends [never]
+    ? true
+    : never
   : never;
 export const fits = <T extends true>(ok: T): T => ok;
 
 export const id = (prefix: string, example: string) =>
-  z.string().regex(new RegExp(`^${prefix}_[0-9a-z]{26}$`)).meta({ description: `\`${prefix}_\` and a lowercase ULID`, example });
+  z
+    .string()
+    .regex(new RegExp(`^${prefix}_[0-9a-z]{26}$`))
+    .meta({ description: `\`${prefix}_\` and a lowercase ULID`, example });
 
-export const timestamp = z.string().meta({ format: 'date-time', description: 'UTC, ISO 8601 with milliseconds', example: '2026-11-21T10:02:28.752Z' });
-export const date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/).meta({ format: 'date', example: '2026-11-20' });
-export const amount = z.number().min(0).meta({ description: 'Money as a JSON number with at most two decimals', example: 3200 });
+export const timestamp = z
+  .string()
+  .meta({ format: 'date-time', description: 'UTC, ISO 8601 with milliseconds', example: '2026-11-21T10:02:28.752Z' });
+export const date = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/)
+  .meta({ format: 'date', example: '2026-11-20' });
+export const amount = z
+  .number()
+  .min(0)
+  .meta({ description: 'Money as a JSON number with at most two decimals', example: 3200 });
 
 export const EXAMPLE_IDS = {
   employee: 'emp_01kfz8d4w6t2m9q3r5v7x8y0ab',
@@ -36,19 +49,31 @@ export const EXAMPLE_IDS = {
 /** One problem of a request: `details[]` lists every one found, not just the first. */
 export const problemDetail = z
   .looseObject({
-    field: z.string().optional().meta({ description: 'The field, with entry indexes: `employees[3].hours_worked`', example: 'bank_account.routing_number' }),
+    field: z.string().optional().meta({
+      description: 'The field, with entry indexes: `employees[3].hours_worked`',
+      example: 'bank_account.routing_number',
+    }),
     code: z.string().meta({
       description:
         'required, invalid_type, invalid_format, invalid_value, invalid_date, invalid_check_digit, too_short, too_long, out_of_range, unknown_field, or an error code',
       example: 'invalid_check_digit',
     }),
     message: z.string().meta({ example: 'Not a valid ABA routing number (check digit)' }),
-    reason: z.string().optional().meta({ description: 'Payroll problems: the finer reason (required, out_of_range, duplicate_employee …)' }),
+    reason: z
+      .string()
+      .optional()
+      .meta({ description: 'Payroll problems: the finer reason (required, out_of_range, duplicate_employee …)' }),
     allowed: z.array(z.string()).optional().meta({ description: 'The configured values a field may take' }),
-    payroll_id: z.string().optional().meta({ description: '`duplicate_payroll_window`: the run that holds the window' }),
+    payroll_id: z
+      .string()
+      .optional()
+      .meta({ description: '`duplicate_payroll_window`: the run that holds the window' }),
     required_scope: z.string().optional().meta({ description: '`insufficient_scope`: the scope the route needs' }),
   })
-  .meta({ id: 'ProblemDetail', description: 'One problem; some codes add fields (`allowed`, `payroll_id`, `reason`, `required_scope`).' });
+  .meta({
+    id: 'ProblemDetail',
+    description: 'One problem; some codes add fields (`allowed`, `payroll_id`, `reason`, `required_scope`).',
+  });
 
 /** Every error code, by HTTP status: the service's own and those API Gateway answers itself (infra/api-stack.ts). */
 export const ERROR_CODES = {
@@ -57,34 +82,81 @@ export const ERROR_CODES = {
   403: ['insufficient_scope', 'https_required', 'sandbox_only', 'forbidden'],
   404: ['not_found'],
   405: ['method_not_allowed'],
-  409: ['employee_already_exists', 'duplicate_payroll_window', 'payroll_immutable', 'payroll_not_cancellable', 'conflict'],
+  409: [
+    'employee_already_exists',
+    'duplicate_payroll_window',
+    'payroll_immutable',
+    'payroll_not_cancellable',
+    'conflict',
+  ],
   413: ['payload_too_large'],
-  422: ['employee_not_found', 'missing_bank_account', 'pay_date_too_soon', 'originator_not_configured', 'idempotency_key_reused'],
+  422: [
+    'employee_not_found',
+    'missing_bank_account',
+    'pay_date_too_soon',
+    'originator_not_configured',
+    'idempotency_key_reused',
+  ],
   429: ['rate_limited'],
   500: ['internal_error'],
 } as const;
 export type ErrorStatus = keyof typeof ERROR_CODES;
 
-const error = (status: ErrorStatus, code: string, message: string, details: object[] = [], extra: object = {}) =>
-  ({ status, error: { code, message, details, ...extra }, request_id: EXAMPLE_IDS.request });
+const error = (status: ErrorStatus, code: string, message: string, details: object[] = [], extra: object = {}) => ({
+  status,
+  error: { code, message, details, ...extra },
+  request_id: EXAMPLE_IDS.request,
+});
 
 const ERROR_EXAMPLES: Record<ErrorStatus, unknown> = {
   400: error(400, 'invalid_request_body', 'Invalid request body', [
-    { field: 'bank_account.routing_number', code: 'invalid_check_digit', message: 'Not a valid ABA routing number (check digit)' },
-    { field: 'pay_group', code: 'invalid_value', message: 'Must be one of the configured pay_groups: default', allowed: ['default'] },
+    {
+      field: 'bank_account.routing_number',
+      code: 'invalid_check_digit',
+      message: 'Not a valid ABA routing number (check digit)',
+    },
+    {
+      field: 'pay_group',
+      code: 'invalid_value',
+      message: 'Must be one of the configured pay_groups: default',
+      allowed: ['default'],
+    },
   ]),
   401: error(401, 'unauthorized', 'Unauthorized'),
-  403: error(403, 'insufficient_scope', 'Forbidden: Insufficient scope', [{ code: 'insufficient_scope', message: 'This route requires the write:payroll scope', required_scope: 'write:payroll' }]),
+  403: error(403, 'insufficient_scope', 'Forbidden: Insufficient scope', [
+    {
+      code: 'insufficient_scope',
+      message: 'This route requires the write:payroll scope',
+      required_scope: 'write:payroll',
+    },
+  ]),
   404: error(404, 'not_found', 'Not found'),
   405: error(405, 'method_not_allowed', 'Method not allowed'),
   409: error(409, 'duplicate_payroll_window', 'Duplicate payroll window', [
-    { field: 'pay_period_start', code: 'duplicate_payroll_window', payroll_id: EXAMPLE_IDS.payroll, message: `A regular payroll for this pay period was already submitted: ${EXAMPLE_IDS.payroll}` },
+    {
+      field: 'pay_period_start',
+      code: 'duplicate_payroll_window',
+      payroll_id: EXAMPLE_IDS.payroll,
+      message: `A regular payroll for this pay period was already submitted: ${EXAMPLE_IDS.payroll}`,
+    },
   ]),
-  413: error(413, 'payload_too_large', 'Payload too large', [{ code: 'payload_too_large', message: 'A payroll pays at most 25000 employees' }]),
+  413: error(413, 'payload_too_large', 'Payload too large', [
+    { code: 'payload_too_large', message: 'A payroll pays at most 25000 employees' },
+  ]),
   422: error(422, 'employee_not_found', 'Employee not found', [
-    { field: 'employees[0].employee_id', code: 'employee_not_found', message: `No current employee ${EXAMPLE_IDS.employee} in this organization` },
+    {
+      field: 'employees[0].employee_id',
+      code: 'employee_not_found',
+      message: `No current employee ${EXAMPLE_IDS.employee} in this organization`,
+    },
   ]),
-  429: error(429, 'rate_limited', 'Too Many Requests', [{ code: 'rate_limited', message: 'Rate limit exceeded: retry in 12 s' }], { retry_after: 12 }),
+  429: error(
+    429,
+    'rate_limited',
+    'Too Many Requests',
+    [{ code: 'rate_limited', message: 'Rate limit exceeded: retry in 12 s' }],
+    { retry_after: 12 },
+  ),
   500: error(500, 'internal_error', 'Internal server error'),
 };
 
@@ -97,11 +169,17 @@ const errorEnvelope = (status: ErrorStatus) => {
         code: z.enum(codes as unknown as [string, ...string[]]).meta({ example: codes[0] }),
         message: z.string().meta({ example: 'Invalid request body' }),
         details: z.array(problemDetail),
-        ...(status === 429 ? { retry_after: z.int().min(0).meta({ description: 'Seconds to wait, as in Retry-After', example: 12 }) } : {}),
+        ...(status === 429
+          ? { retry_after: z.int().min(0).meta({ description: 'Seconds to wait, as in Retry-After', example: 12 }) }
+          : {}),
       }),
       request_id: z.string().meta({ example: EXAMPLE_IDS.request }),
     })
-    .meta({ id: `Error${status}`, description: `The error envelope of a ${status} answer.`, example: ERROR_EXAMPLES[status] });
+    .meta({
+      id: `Error${status}`,
+      description: `The error envelope of a ${status} answer.`,
+      example: ERROR_EXAMPLES[status],
+    });
 };
 
 export const ERROR_SCHEMAS = Object.fromEntries(
@@ -127,7 +205,10 @@ export function successEnvelope<T extends z.ZodType>(name: string, data: T, mess
 export function page<K extends string, T extends z.ZodType>(key: K, item: T) {
   return z.strictObject({
     [key]: z.array(item),
-    next_page_token: z.string().nullable().meta({ description: 'Opaque and signed; pass it as `page_token` for the next page. `null` on the last page.' }),
+    next_page_token: z
+      .string()
+      .nullable()
+      .meta({ description: 'Opaque and signed; pass it as `page_token` for the next page. `null` on the last page.' }),
   } as { [P in K]: z.ZodArray<T> } & { next_page_token: z.ZodNullable<z.ZodString> });
 }
 

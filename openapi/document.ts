@@ -1,4 +1,9 @@
-import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
+import {
+  OpenAPIRegistry,
+  OpenApiGeneratorV31,
+  type ResponseConfig,
+  type RouteConfig,
+} from '@asteasolutions/zod-to-openapi';
 import type { z } from 'zod';
 import packageJson from '../package.json' with { type: 'json' };
 import { ROUTES, type RouteDef, type RouteId } from '../shared/http/routes.js';
@@ -40,16 +45,42 @@ interface HeaderSpec {
 
 /** Response headers, defined once under components/headers. */
 const HEADERS = {
-  'X-Request-Id': { description: 'The request\'s id: also in the body\'s `request_id` and in the service\'s logs', schema: { type: 'string' } },
-  'X-RateLimit-Limit': { description: 'Requests per minute of the route\'s rate-limit bucket (absent only where an operator turned the bucket off)', schema: { type: 'integer', minimum: 1 } },
-  'X-RateLimit-Remaining': { description: 'Requests you may still make right now', schema: { type: 'integer', minimum: 0 } },
-  'X-RateLimit-Reset': { description: 'Seconds until the bucket is full again', schema: { type: 'integer', minimum: 0 } },
+  'X-Request-Id': {
+    description: "The request's id: also in the body's `request_id` and in the service's logs",
+    schema: { type: 'string' },
+  },
+  'X-RateLimit-Limit': {
+    description:
+      "Requests per minute of the route's rate-limit bucket (absent only where an operator turned the bucket off)",
+    schema: { type: 'integer', minimum: 1 },
+  },
+  'X-RateLimit-Remaining': {
+    description: 'Requests you may still make right now',
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'X-RateLimit-Reset': {
+    description: 'Seconds until the bucket is full again',
+    schema: { type: 'integer', minimum: 0 },
+  },
   'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer', minimum: 0 } },
-  Location: { description: 'The URL of the created (or accepted) resource', schema: { type: 'string', format: 'uri-reference' } },
-  'WWW-Authenticate': { description: 'The bearer challenge (RFC 6750), with `error` and `error_description` or `scope`', schema: { type: 'string' } },
-  Warning: { description: 'On requests made with a token older than 60 days: `299 payroll-api "API key is N days old: rotate it …"`', schema: { type: 'string' } },
+  Location: {
+    description: 'The URL of the created (or accepted) resource',
+    schema: { type: 'string', format: 'uri-reference' },
+  },
+  'WWW-Authenticate': {
+    description: 'The bearer challenge (RFC 6750), with `error` and `error_description` or `scope`',
+    schema: { type: 'string' },
+  },
+  Warning: {
+    description:
+      'On requests made with a token older than 60 days: `299 payroll-api "API key is N days old: rotate it …"`',
+    schema: { type: 'string' },
+  },
   Allow: { description: 'The methods the path answers', schema: { type: 'string' } },
-  'Idempotent-Replayed': { description: '`true` when this answer replays an earlier submission', schema: { type: 'string', enum: ['true'] } },
+  'Idempotent-Replayed': {
+    description: '`true` when this answer replays an earlier submission',
+    schema: { type: 'string', enum: ['true'] },
+  },
   'Content-Disposition': { description: 'The file name of a PDF or NACHA file', schema: { type: 'string' } },
   'Cache-Control': { description: 'How long the answer may be cached', schema: { type: 'string' } },
 } satisfies Record<string, HeaderSpec>;
@@ -67,11 +98,17 @@ const headerComponent = (name: HeaderName, required: boolean) => {
 };
 
 /** A response's headers: the shared ones by reference, the operation's own (`extra`) in full. */
-function headers(entries: [HeaderName, boolean][], extra: Record<string, { description: string; required: boolean }> = {}) {
+function headers(
+  entries: [HeaderName, boolean][],
+  extra: Record<string, { description: string; required: boolean }> = {},
+) {
   const out: Record<string, unknown> = {};
   for (const [name, required] of entries) out[name] = headerComponent(name, required);
   for (const [name, h] of Object.entries(extra)) {
-    const base: HeaderSpec = (HEADERS as Record<string, HeaderSpec>)[name] ?? { description: '', schema: { type: 'string' } };
+    const base: HeaderSpec = (HEADERS as Record<string, HeaderSpec>)[name] ?? {
+      description: '',
+      schema: { type: 'string' },
+    };
     out[name] = { ...base, description: h.description, ...(h.required && { required: true }) };
   }
   return out as NonNullable<ResponseConfig['headers']>;
@@ -92,16 +129,33 @@ function responseHeaders(route: Pick<RouteDef, 'scope' | 'bucket'>, status: numb
   return out;
 }
 
-function errorResponse(route: Pick<RouteDef, 'scope' | 'bucket'>, status: ErrorStatus, description: string): ResponseConfig {
-  return { description, headers: headers(responseHeaders(route, status)), content: { 'application/json': { schema: { $ref: `#/components/schemas/Error${status}` } } } };
+function errorResponse(
+  route: Pick<RouteDef, 'scope' | 'bucket'>,
+  status: ErrorStatus,
+  description: string,
+): ResponseConfig {
+  return {
+    description,
+    headers: headers(responseHeaders(route, status)),
+    content: { 'application/json': { schema: { $ref: `#/components/schemas/Error${status}` } } },
+  };
 }
 
 /** The authenticated routes' answers that read the same on every one of them: components/responses. */
 const AUTHENTICATED = { scope: 'admin', bucket: 'read' } as const;
 const SHARED_RESPONSES = {
-  Unauthorized: [401, '`unauthorized`: a missing, malformed, unknown, expired or revoked token (`WWW-Authenticate` says which)'],
-  Forbidden: [403, '`insufficient_scope`: the token lacks the operation\'s scope (`x-required-scope`); or `https_required`: the request was made over plain HTTP'],
-  RateLimited: [429, '`rate_limited`: this key\'s bucket for the operation (`x-rate-limit-bucket`) is empty; retry after `Retry-After` seconds. Nothing was done.'],
+  Unauthorized: [
+    401,
+    '`unauthorized`: a missing, malformed, unknown, expired or revoked token (`WWW-Authenticate` says which)',
+  ],
+  Forbidden: [
+    403,
+    "`insufficient_scope`: the token lacks the operation's scope (`x-required-scope`); or `https_required`: the request was made over plain HTTP",
+  ],
+  RateLimited: [
+    429,
+    "`rate_limited`: this key's bucket for the operation (`x-rate-limit-bucket`) is empty; retry after `Retry-After` seconds. Nothing was done.",
+  ],
   InternalError: [500, '`internal_error`: anything unexpected (never a stack trace; quote the request id)'],
 } as const satisfies Record<string, readonly [ErrorStatus, string]>;
 const sharedRef = (name: keyof typeof SHARED_RESPONSES) => ({ $ref: `#/components/responses/${name}` });
@@ -119,40 +173,72 @@ function envelopeOf(s: SuccessResponse): z.ZodType {
 }
 
 function successResponse(route: RouteDef, s: SuccessResponse): ResponseConfig {
-  const extra = { ...s.headers, ...(s.location && { Location: { description: 'The URL of the created (or accepted) resource', required: true } }) };
+  const extra = {
+    ...s.headers,
+    ...(s.location && { Location: { description: 'The URL of the created (or accepted) resource', required: true } }),
+  };
   const content: NonNullable<ResponseConfig['content']> = {};
   if (s.raw) {
-    content[s.raw] = { schema: s.raw === 'application/json' ? { type: 'object' } : { type: 'string' }, example: s.example };
+    content[s.raw] = {
+      schema: s.raw === 'application/json' ? { type: 'object' } : { type: 'string' },
+      example: s.example,
+    };
   } else {
     content['application/json'] = {
       schema: envelopeOf(s),
       example: { status: s.status, message: s.message ?? 'OK', data: s.example, request_id: EXAMPLE_IDS.request },
     };
   }
-  for (const [type, alt] of Object.entries(s.alternatives ?? {})) content[type] = { schema: alt.schema ?? { type: 'string' }, ...(alt.example !== undefined && { example: alt.example }) };
+  for (const [type, alt] of Object.entries(s.alternatives ?? {}))
+    content[type] = {
+      schema: alt.schema ?? { type: 'string' },
+      ...(alt.example !== undefined && { example: alt.example }),
+    };
   return { description: s.description, headers: headers(responseHeaders(route, s.status), extra), content };
 }
 
 function responsesOf(route: RouteDef, spec: OperationSpec): RouteConfig['responses'] {
   const responses: RouteConfig['responses'] = {};
-  for (const s of [...spec.success].sort((a, b) => a.status - b.status)) responses[String(s.status)] = successResponse(route, s);
+  for (const s of [...spec.success].sort((a, b) => a.status - b.status))
+    responses[String(s.status)] = successResponse(route, s);
   const errors = spec.errors ?? {};
   const validated = spec.params || spec.query || spec.body || spec.headers;
   const authenticated = route.scope !== null;
-  const own = (status: ErrorStatus, description: string | undefined) => (description ? errorResponse(route, status, description) : undefined);
+  const own = (status: ErrorStatus, description: string | undefined) =>
+    description ? errorResponse(route, status, description) : undefined;
   const entries: [ErrorStatus, ResponseConfig | { $ref: string } | undefined][] = [
-    [400, own(400, errors[400] ?? (validated ? 'A malformed path or query parameter, or an unknown parameter (`invalid_request_body`, every problem in `details`)' : undefined))],
+    [
+      400,
+      own(
+        400,
+        errors[400] ??
+          (validated
+            ? 'A malformed path or query parameter, or an unknown parameter (`invalid_request_body`, every problem in `details`)'
+            : undefined),
+      ),
+    ],
     [401, authenticated ? sharedRef('Unauthorized') : undefined],
-    [403, !authenticated
-      ? own(403, '`https_required`: the request was made over plain HTTP')
-      : errors[403]
-        ? own(403, `\`insufficient_scope\`: the token lacks the \`${route.scope}\` scope; ${errors[403]}; or \`https_required\`: plain HTTP`)
-        : sharedRef('Forbidden')],
+    [
+      403,
+      !authenticated
+        ? own(403, '`https_required`: the request was made over plain HTTP')
+        : errors[403]
+          ? own(
+              403,
+              `\`insufficient_scope\`: the token lacks the \`${route.scope}\` scope; ${errors[403]}; or \`https_required\`: plain HTTP`,
+            )
+          : sharedRef('Forbidden'),
+    ],
     [404, own(404, errors[404])],
     [409, own(409, errors[409])],
     [413, own(413, errors[413] ?? (spec.body ? 'The body is over 6 MB' : undefined))],
     [422, own(422, errors[422])],
-    [429, authenticated ? sharedRef('RateLimited') : own(429, '`rate_limited`: the stage-wide throttle in front of the API')],
+    [
+      429,
+      authenticated
+        ? sharedRef('RateLimited')
+        : own(429, '`rate_limited`: the stage-wide throttle in front of the API'),
+    ],
     [500, authenticated ? sharedRef('InternalError') : own(500, '`internal_error`: anything unexpected')],
   ];
   for (const [status, response] of entries) if (response) responses[String(status)] = response;
@@ -213,12 +299,17 @@ export function buildOpenApiDocument(): OpenApiDocument {
     type: 'http',
     scheme: 'bearer',
     bearerFormat: 'pk_sandbox_… or pk_live_…',
-    description: 'An API key of the organization. Token types: `read-only` (read:employees, read:payroll, read:paystubs), `payroll-submitter` (those and write:payroll), `admin` (all, with write:employees and admin). Each operation lists the scope it requires.',
+    description:
+      'An API key of the organization. Token types: `read-only` (read:employees, read:payroll, read:paystubs), `payroll-submitter` (those and write:payroll), `admin` (all, with write:employees and admin). Each operation lists the scope it requires.',
   });
   for (const status of [404, 405] as const) {
     registry.registerComponent('responses', status === 404 ? 'NotFound' : 'MethodNotAllowed', {
-      description: status === 404 ? 'An unknown path' : 'A known path with another method; `Allow` lists those it answers',
-      headers: headers([['X-Request-Id', true], ...(status === 405 ? [['Allow', true] as [HeaderName, boolean]] : [])]) as Record<string, never>,
+      description:
+        status === 404 ? 'An unknown path' : 'A known path with another method; `Allow` lists those it answers',
+      headers: headers([
+        ['X-Request-Id', true],
+        ...(status === 405 ? [['Allow', true] as [HeaderName, boolean]] : []),
+      ]) as Record<string, never>,
       content: { 'application/json': { schema: { $ref: `#/components/schemas/Error${status}` } } },
     });
   }
@@ -226,11 +317,14 @@ export function buildOpenApiDocument(): OpenApiDocument {
     registry.registerComponent('responses', name, errorResponse(AUTHENTICATED, status, description) as never);
   }
   for (const route of ROUTES) registerRoute(registry, route);
-  for (const [name, header] of [...usedHeaders].sort(([a], [b]) => a.localeCompare(b))) registry.registerComponent('headers', name, header as never);
+  for (const [name, header] of [...usedHeaders].sort(([a], [b]) => a.localeCompare(b)))
+    registry.registerComponent('headers', name, header as never);
 
   // Responses refer to the error schemas by reference, so they are generated as definitions of their own.
   const errorSchemas = Object.values(ERROR_SCHEMAS).map((schema) => ({ type: 'schema' as const, schema }));
-  const doc = new OpenApiGeneratorV31([...registry.definitions, ...errorSchemas], { sortComponents: 'alphabetically' }).generateDocument({
+  const doc = new OpenApiGeneratorV31([...registry.definitions, ...errorSchemas], {
+    sortComponents: 'alphabetically',
+  }).generateDocument({
     openapi: '3.1.0',
     info: {
       title: 'Payroll API',
@@ -242,12 +336,19 @@ export function buildOpenApiDocument(): OpenApiDocument {
       {
         url: 'https://{restApiId}.execute-api.{region}.amazonaws.com/{stage}',
         description: 'A deployed stack (the `ApiUrl` output)',
-        variables: { restApiId: { default: 'abc123defg' }, region: { default: 'us-east-1' }, stage: { default: 'sandbox' } },
+        variables: {
+          restApiId: { default: 'abc123defg' },
+          region: { default: 'us-east-1' },
+          stage: { default: 'sandbox' },
+        },
       },
     ],
     tags: [
       { name: 'Employees', description: 'Onboard, read, change and remove employees' },
-      { name: 'Payroll', description: 'Submit runs, follow their processing, get the NACHA file, cancel in the sandbox' },
+      {
+        name: 'Payroll',
+        description: 'Submit runs, follow their processing, get the NACHA file, cancel in the sandbox',
+      },
       { name: 'Paystubs', description: 'Paystubs of runs with an outcome, as JSON or PDF' },
       { name: 'Webhooks', description: 'Endpoints that receive signed (Standard Webhooks) deliveries' },
       { name: 'Events', description: 'The event log, with every delivery attempt' },

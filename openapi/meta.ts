@@ -5,31 +5,47 @@ export const metaOperations = {
   getOpenApi: {
     tag: 'Reference',
     description: 'This document (OpenAPI 3.1), as JSON. No token needed.',
-    success: [{
-      status: 200, description: 'The OpenAPI document', raw: 'application/json',
-      example: { openapi: '3.1.0', info: { title: 'Payroll API', version: '0.1.0' }, paths: {} },
-      headers: { 'Cache-Control': { description: 'The document may be cached for 5 minutes', required: true } },
-    }],
+    success: [
+      {
+        status: 200,
+        description: 'The OpenAPI document',
+        raw: 'application/json',
+        example: { openapi: '3.1.0', info: { title: 'Payroll API', version: '0.1.0' }, paths: {} },
+        headers: { 'Cache-Control': { description: 'The document may be cached for 5 minutes', required: true } },
+      },
+    ],
   },
   getApiReference: {
     tag: 'Reference',
-    description: 'The API reference: this document rendered as an HTML page (Redoc, served by the API itself, no CDN). No token needed.',
-    success: [{
-      status: 200, description: 'The reference page', raw: 'text/html',
-      example: '<!doctype html><html lang="en"><head><title>Payroll API reference</title>…',
-      headers: {
-        'Cache-Control': { description: 'The page may be cached for 5 minutes', required: true },
-        'Content-Security-Policy': { description: 'Only the page\'s own scripts run, and nothing is loaded from elsewhere', required: true },
+    description:
+      'The API reference: this document rendered as an HTML page (Redoc, served by the API itself, no CDN). No token needed.',
+    success: [
+      {
+        status: 200,
+        description: 'The reference page',
+        raw: 'text/html',
+        example: '<!doctype html><html lang="en"><head><title>Payroll API reference</title>…',
+        headers: {
+          'Cache-Control': { description: 'The page may be cached for 5 minutes', required: true },
+          'Content-Security-Policy': {
+            description: "Only the page's own scripts run, and nothing is loaded from elsewhere",
+            required: true,
+          },
+        },
       },
-    }],
+    ],
   },
   getApiReferenceScript: {
     tag: 'Reference',
     description: 'The renderer the reference page loads (the Redoc standalone bundle).',
-    success: [{
-      status: 200, description: 'The script', raw: 'text/javascript',
-      example: '/*! For license information please see redoc.standalone.js.LICENSE.txt */…',
-      headers: { 'Cache-Control': { description: 'May be cached for a day', required: true } },
-    }],
+    success: [
+      {
+        status: 200,
+        description: 'The script',
+        raw: 'text/javascript',
+        example: '/*! For license information please see redoc.standalone.js.LICENSE.txt */…',
+        headers: { 'Cache-Control': { description: 'May be cached for a day', required: true } },
+      },
+    ],
   },
 } satisfies Operations;

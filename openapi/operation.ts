@@ -14,7 +14,10 @@ export interface SuccessResponse {
   message?: string;
   example: unknown;
   /** Other representations of the same answer (a PDF, a NACHA file), chosen with `Accept`. */
-  alternatives?: Record<string, { description: string; schema?: { type: 'string'; format?: string }; example?: string }>;
+  alternatives?: Record<
+    string,
+    { description: string; schema?: { type: 'string'; format?: string }; example?: string }
+  >;
   /** `Location` of the created resource. */
   location?: boolean;
   /** Extra response headers, by name: description and whether it is always sent. */
@@ -29,7 +32,13 @@ export interface OperationSpec {
   params?: z.ZodObject;
   query?: z.ZodObject;
   headers?: z.ZodObject;
-  body?: { schema: z.ZodType; example: unknown; required?: boolean; description?: string; examples?: Record<string, { summary: string; value: unknown }> };
+  body?: {
+    schema: z.ZodType;
+    example: unknown;
+    required?: boolean;
+    description?: string;
+    examples?: Record<string, { summary: string; value: unknown }>;
+  };
   success: readonly SuccessResponse[];
   /** When each documented error happens on this route (the codes are in the status's error schema). */
   errors?: Partial<Record<DocumentedError, string>>;

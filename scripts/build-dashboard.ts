@@ -13,6 +13,10 @@ writeDashboard(files, DASHBOARD_DIST);
 const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
 for (const file of files.sort((a, b) => a.path.localeCompare(b.path))) {
   if (file.path.endsWith('.map')) continue;
-  process.stdout.write(`  ${file.path.padEnd(34)} ${kb(file.contents.length).padStart(9)}  (gzip ${kb(gzipSync(file.contents).length)})\n`);
+  process.stdout.write(
+    `  ${file.path.padEnd(34)} ${kb(file.contents.length).padStart(9)}  (gzip ${kb(gzipSync(file.contents).length)})\n`,
+  );
 }
-process.stdout.write(`Dashboard built into ${relative(process.cwd(), DASHBOARD_DIST) || '.'} in ${Math.round(performance.now() - started)} ms\n`);
+process.stdout.write(
+  `Dashboard built into ${relative(process.cwd(), DASHBOARD_DIST) || '.'} in ${Math.round(performance.now() - started)} ms\n`,
+);

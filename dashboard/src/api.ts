@@ -48,12 +48,17 @@ export type Query = Record<string, string | number | undefined | null>;
 
 function url(path: string, query?: Query): string {
   const params = new URLSearchParams();
-  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== null && v !== '') params.set(k, String(v));
+  for (const [k, v] of Object.entries(query ?? {}))
+    if (v !== undefined && v !== null && v !== '') params.set(k, String(v));
   const qs = params.toString();
   return `${baseUrl}${path}${qs ? `?${qs}` : ''}`;
 }
 
-async function send(method: string, path: string, options: { query?: Query; body?: unknown; accept?: string; token?: string }): Promise<Response> {
+async function send(
+  method: string,
+  path: string,
+  options: { query?: Query; body?: unknown; accept?: string; token?: string },
+): Promise<Response> {
   const token = options.token ?? readToken();
   const headers: Record<string, string> = { Accept: options.accept ?? 'application/json' };
   if (token) headers.Authorization = `Bearer ${token}`;
@@ -103,7 +108,11 @@ export interface Envelope<T> {
   request_id: string;
 }
 
-export async function api<T>(method: string, path: string, options: { query?: Query; body?: unknown; token?: string } = {}): Promise<Envelope<T>> {
+export async function api<T>(
+  method: string,
+  path: string,
+  options: { query?: Query; body?: unknown; token?: string } = {},
+): Promise<Envelope<T>> {
   const res = await send(method, path, options);
   return (await res.json()) as Envelope<T>;
 }

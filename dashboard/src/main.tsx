@@ -14,9 +14,21 @@ import { clearToken, environmentOf, readToken } from './session.js';
 import './styles.css';
 
 const NAV: { section: string; links: { path: string; label: string }[] }[] = [
-  { section: 'Developer', links: [{ path: '/keys', label: 'API keys' }, { path: '/logs', label: 'Logs' }] },
+  {
+    section: 'Developer',
+    links: [
+      { path: '/keys', label: 'API keys' },
+      { path: '/logs', label: 'Logs' },
+    ],
+  },
   { section: 'Integrations', links: [{ path: '/webhooks', label: 'Webhooks' }] },
-  { section: 'Payroll', links: [{ path: '/payrolls', label: 'Payrolls' }, { path: '/employees', label: 'Employees' }] },
+  {
+    section: 'Payroll',
+    links: [
+      { path: '/payrolls', label: 'Payrolls' },
+      { path: '/employees', label: 'Employees' },
+    ],
+  },
   { section: 'Organization', links: [{ path: '/settings', label: 'Settings' }] },
 ];
 
@@ -88,22 +100,46 @@ function App() {
   return (
     <div class="shell">
       {/* biome-ignore lint/a11y/useValidAnchor: a skip link; the click moves focus without touching the hash router */}
-      <a class="skip-link" href="#main" onClick={(e) => { e.preventDefault(); document.getElementById('main')?.focus(); }}>Skip to content</a>
+      <a
+        class="skip-link"
+        href="#main"
+        onClick={(e) => {
+          e.preventDefault();
+          document.getElementById('main')?.focus();
+        }}
+      >
+        Skip to content
+      </a>
       <header class="topbar">
-        <span class="brand">Payroll API <span class="brand-sub">Dashboard</span></span>
-        {environment && <span class={`env env-${environment}`} title="The environment of the signed-in token">{environment}</span>}
-        <button type="button" class="button topbar-signout" onClick={signOut}>Sign out</button>
+        <span class="brand">
+          Payroll API <span class="brand-sub">Dashboard</span>
+        </span>
+        {environment && (
+          <span class={`env env-${environment}`} title="The environment of the signed-in token">
+            {environment}
+          </span>
+        )}
+        <button type="button" class="button topbar-signout" onClick={signOut}>
+          Sign out
+        </button>
       </header>
       <nav class="sidebar" aria-label="Main">
         {NAV.map((section) => (
           <div class="nav-section" key={section.section}>
-            <p class="nav-heading" id={`nav-${section.section}`}>{section.section}</p>
+            <p class="nav-heading" id={`nav-${section.section}`}>
+              {section.section}
+            </p>
             <ul aria-labelledby={`nav-${section.section}`}>
               {section.links.map((link) => {
-                const current = route === link.path || route.startsWith(`${link.path}/`) || (route === '/' && link.path === '/payrolls');
+                const current =
+                  route === link.path ||
+                  route.startsWith(`${link.path}/`) ||
+                  (route === '/' && link.path === '/payrolls');
                 return (
                   <li key={link.path}>
-                    <a href={`#${link.path}`} aria-current={current ? 'page' : undefined}>{link.label}</a>
+                    <a href={`#${link.path}`} aria-current={current ? 'page' : undefined}>
+                      {link.label}
+                    </a>
                   </li>
                 );
               })}

@@ -6,8 +6,19 @@ const money = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD
 export const formatMoney = (amount: number): string => money.format(amount);
 
 const dateTime = new Intl.DateTimeFormat('en-US', { dateStyle: 'medium', timeStyle: 'short' });
-const thisYear = new Intl.DateTimeFormat('en-US', { month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit' });
-const otherYear = new Intl.DateTimeFormat('en-US', { year: 'numeric', month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit' });
+const thisYear = new Intl.DateTimeFormat('en-US', {
+  month: 'short',
+  day: 'numeric',
+  hour: 'numeric',
+  minute: '2-digit',
+});
+const otherYear = new Intl.DateTimeFormat('en-US', {
+  year: 'numeric',
+  month: 'short',
+  day: 'numeric',
+  hour: 'numeric',
+  minute: '2-digit',
+});
 
 /** A moment, in full ("Nov 21, 2026, 10:02 AM"), or compact for tables (the year only when it is not this one). */
 export function formatDateTime(iso: string | null | undefined, compact = false): string {
@@ -21,7 +32,11 @@ export function formatDateTime(iso: string | null | undefined, compact = false):
 /** A table cell's moment: compact, with the full date-time as its tooltip and for assistive technology. */
 export function When({ iso }: { iso: string | null | undefined }) {
   if (!iso) return <span class="muted">—</span>;
-  return <time dateTime={iso} title={formatDateTime(iso)}>{formatDateTime(iso, true)}</time>;
+  return (
+    <time dateTime={iso} title={formatDateTime(iso)}>
+      {formatDateTime(iso, true)}
+    </time>
+  );
 }
 
 /** A calendar date (`YYYY-MM-DD`) as written, without a time zone shifting it a day. */
@@ -43,12 +58,20 @@ export function formatPeriod(start: string, end: string): string {
 /** The envelope's error: its message, then every detail (field, message), and the request id to quote. */
 export function ErrorBox({ error, title }: { error: unknown; title?: string }) {
   if (!error) return null;
-  const e = error instanceof ApiError ? error : new ApiError(0, 'client_error', error instanceof Error ? error.message : String(error));
+  const e =
+    error instanceof ApiError
+      ? error
+      : new ApiError(0, 'client_error', error instanceof Error ? error.message : String(error));
   return (
     <div class="alert alert-error" role="alert">
       <p class="alert-title">
         <strong>{title ?? 'The request failed'}:</strong> {e.message}
-        {e.status > 0 && <span class="muted"> ({e.status} {e.code})</span>}
+        {e.status > 0 && (
+          <span class="muted">
+            {' '}
+            ({e.status} {e.code})
+          </span>
+        )}
       </p>
       {e.details.length > 0 && (
         <ul class="problems">
@@ -61,16 +84,32 @@ export function ErrorBox({ error, title }: { error: unknown; title?: string }) {
           ))}
         </ul>
       )}
-      {e.requestId && <p class="muted small">Request id: <code>{e.requestId}</code></p>}
+      {e.requestId && (
+        <p class="muted small">
+          Request id: <code>{e.requestId}</code>
+        </p>
+      )}
     </div>
   );
 }
 
 const TONE: Record<string, string> = {
-  active: 'ok', completed: 'ok', succeeded: 'ok', issued: 'ok', scheduled: 'ok',
-  pending: 'info', processing: 'info', rotating: 'info',
-  unreliable: 'warn', expired: 'warn', voided: 'warn', cancelled: 'neutral', disabled: 'neutral', revoked: 'neutral',
-  failed: 'bad', rejected: 'bad',
+  active: 'ok',
+  completed: 'ok',
+  succeeded: 'ok',
+  issued: 'ok',
+  scheduled: 'ok',
+  pending: 'info',
+  processing: 'info',
+  rotating: 'info',
+  unreliable: 'warn',
+  expired: 'warn',
+  voided: 'warn',
+  cancelled: 'neutral',
+  disabled: 'neutral',
+  revoked: 'neutral',
+  failed: 'bad',
+  rejected: 'bad',
 };
 
 export function StatusBadge({ status }: { status: string }) {
@@ -93,7 +132,9 @@ export function PageTitle({ children, subtitle }: { children: ComponentChildren;
   }, []);
   return (
     <header class="page-header">
-      <h1 ref={ref} tabIndex={-1}>{children}</h1>
+      <h1 ref={ref} tabIndex={-1}>
+        {children}
+      </h1>
       {subtitle && <p class="muted">{subtitle}</p>}
     </header>
   );
@@ -127,14 +168,28 @@ export function CopyButton({ text, label }: { text: string; label: string }) {
         {copied === 'copied' ? 'Copied' : 'Copy'}
       </button>
       <span class="sr-only" role="status">
-        {copied === 'copied' ? 'Copied to the clipboard' : copied === 'failed' ? 'Copy failed: select the text and copy it' : ''}
+        {copied === 'copied'
+          ? 'Copied to the clipboard'
+          : copied === 'failed'
+            ? 'Copy failed: select the text and copy it'
+            : ''}
       </span>
     </>
   );
 }
 
 /** A secret shown once (an API key token, a webhook signing secret), with a copy button and a way to dismiss it. */
-export function SecretOnce({ title, value, note, onDone }: { title: string; value: string; note: string; onDone: () => void }) {
+export function SecretOnce({
+  title,
+  value,
+  note,
+  onDone,
+}: {
+  title: string;
+  value: string;
+  note: string;
+  onDone: () => void;
+}) {
   const ref = useRef<HTMLDivElement>(null);
   useEffect(() => ref.current?.focus(), [value]);
   return (
@@ -143,11 +198,21 @@ export function SecretOnce({ title, value, note, onDone }: { title: string; valu
       <h2 class="h3">{title}</h2>
       <p>{note}</p>
       <div class="secret-row">
-        <label class="sr-only" for="secret-value">{title}</label>
-        <input id="secret-value" class="input mono" readOnly value={value} onFocus={(e) => (e.currentTarget as HTMLInputElement).select()} />
+        <label class="sr-only" for="secret-value">
+          {title}
+        </label>
+        <input
+          id="secret-value"
+          class="input mono"
+          readOnly
+          value={value}
+          onFocus={(e) => (e.currentTarget as HTMLInputElement).select()}
+        />
         <CopyButton text={value} label={`Copy: ${title}`} />
       </div>
-      <button type="button" class="button" onClick={onDone}>I have copied it, hide it</button>
+      <button type="button" class="button" onClick={onDone}>
+        I have copied it, hide it
+      </button>
     </div>
   );
 }
@@ -200,12 +265,26 @@ export function usePolling(fn: () => Promise<unknown>, ms: number, active: boole
   }, [active, ms]);
 }
 
-export function Field({ id, label, hint, children }: { id: string; label: string; hint?: string; children: ComponentChildren }) {
+export function Field({
+  id,
+  label,
+  hint,
+  children,
+}: {
+  id: string;
+  label: string;
+  hint?: string;
+  children: ComponentChildren;
+}) {
   return (
     <div class="field">
       <label for={id}>{label}</label>
       {children}
-      {hint && <p class="hint" id={`${id}-hint`}>{hint}</p>}
+      {hint && (
+        <p class="hint" id={`${id}-hint`}>
+          {hint}
+        </p>
+      )}
     </div>
   );
 }
@@ -214,19 +293,35 @@ export function Field({ id, label, hint, children }: { id: string; label: string
  * A list page's filter card: a "Filters" heading, the page's fields, and Apply / Clear. `onApply` gets the form
  * (read it with `formValue`); Clear resets the fields and calls `onClear`.
  */
-export function FilterForm({ titleId, onApply, onClear, children }: { titleId: string; onApply: (form: HTMLFormElement) => void; onClear: () => void; children: ComponentChildren }) {
+export function FilterForm({
+  titleId,
+  onApply,
+  onClear,
+  children,
+}: {
+  titleId: string;
+  onApply: (form: HTMLFormElement) => void;
+  onClear: () => void;
+  children: ComponentChildren;
+}) {
   const submit = (e: Event) => {
     e.preventDefault();
     onApply(e.currentTarget as HTMLFormElement);
   };
   return (
     <section class="card" aria-labelledby={titleId}>
-      <h2 id={titleId} class="h3">Filters</h2>
+      <h2 id={titleId} class="h3">
+        Filters
+      </h2>
       <form class="form-grid filters" onSubmit={submit} onReset={onClear}>
         {children}
         <div class="form-actions">
-          <button type="submit" class="button button-primary">Apply filters</button>
-          <button type="reset" class="button">Clear</button>
+          <button type="submit" class="button button-primary">
+            Apply filters
+          </button>
+          <button type="reset" class="button">
+            Clear
+          </button>
         </div>
       </form>
     </section>
@@ -234,16 +329,38 @@ export function FilterForm({ titleId, onApply, onClear, children }: { titleId: s
 }
 
 /** A list section's heading row: its title (the section's label, by `titleId`) and a Refresh button. */
-export function SectionHead({ titleId, title, onRefresh, refreshing }: { titleId: string; title: string; onRefresh: () => void; refreshing?: boolean }) {
+export function SectionHead({
+  titleId,
+  title,
+  onRefresh,
+  refreshing,
+}: {
+  titleId: string;
+  title: string;
+  onRefresh: () => void;
+  refreshing?: boolean;
+}) {
   return (
     <div class="section-head">
       <h2 id={titleId}>{title}</h2>
-      <button type="button" class="button" onClick={onRefresh} disabled={refreshing}>Refresh</button>
+      <button type="button" class="button" onClick={onRefresh} disabled={refreshing}>
+        Refresh
+      </button>
     </div>
   );
 }
 
-export function LoadMore({ next, loading, onClick, label }: { next: string | null; loading: boolean; onClick: () => void; label: string }) {
+export function LoadMore({
+  next,
+  loading,
+  onClick,
+  label,
+}: {
+  next: string | null;
+  loading: boolean;
+  onClick: () => void;
+  label: string;
+}) {
   if (!next) return null;
   return (
     <p>

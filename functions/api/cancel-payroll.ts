@@ -7,7 +7,16 @@ import { payrollIdParams } from '../../shared/schemas/payroll.js';
 import { cancelPayroll } from '../../shared/use-cases/cancel-payroll.js';
 import { payrollView } from '../../shared/use-cases/payroll-view.js';
 
-export const handler = apiHandler(routeById.cancelPayroll, { params: payrollIdParams }, async ({ principal, params }) => {
-  const record = await cancelPayroll(processorServices(), config().PAYROLL_ENVIRONMENT, principal.organizationId, params.id);
-  return ok(payrollView.summary(record), 'Payroll cancelled');
-});
+export const handler = apiHandler(
+  routeById.cancelPayroll,
+  { params: payrollIdParams },
+  async ({ principal, params }) => {
+    const record = await cancelPayroll(
+      processorServices(),
+      config().PAYROLL_ENVIRONMENT,
+      principal.organizationId,
+      params.id,
+    );
+    return ok(payrollView.summary(record), 'Payroll cancelled');
+  },
+);

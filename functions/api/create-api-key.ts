@@ -8,5 +8,9 @@ import { apiKeyView, createApiKey } from '../../shared/use-cases/api-keys.js';
 export const handler = apiHandler(routeById.createApiKey, { body: createApiKeyBody }, async ({ principal, body }) => {
   const { apiKeys, deps } = appServices();
   const { record, token } = await createApiKey(apiKeys, deps, principal.organizationId, principal.environment, body);
-  return created({ ...apiKeyView(record), token }, `/v1/api-keys/${record.api_key_id}`, 'API key created; the token is shown only once');
+  return created(
+    { ...apiKeyView(record), token },
+    `/v1/api-keys/${record.api_key_id}`,
+    'API key created; the token is shown only once',
+  );
 });

@@ -7,5 +7,9 @@ import { createWebhook, webhookView } from '../../shared/use-cases/webhooks.js';
 
 export const handler = apiHandler(routeById.createWebhook, { body: createWebhookBody }, async ({ principal, body }) => {
   const { record, secret } = await createWebhook(webhookServices(), principal.organizationId, body);
-  return created({ ...webhookView(record), secret }, `/v1/webhooks/${record.webhook_id}`, 'Webhook endpoint created; the secret is shown only once');
+  return created(
+    { ...webhookView(record), secret },
+    `/v1/webhooks/${record.webhook_id}`,
+    'Webhook endpoint created; the secret is shown only once',
+  );
 });

@@ -6,4 +6,8 @@ import { webhookIdParams } from '../../shared/schemas/webhook.js';
 import { deleteWebhook, webhookView } from '../../shared/use-cases/webhooks.js';
 
 export const handler = apiHandler(routeById.deleteWebhook, { params: webhookIdParams }, async ({ principal, params }) =>
-  ok(webhookView(await deleteWebhook(recordServices(), principal.organizationId, params.id)), 'Webhook endpoint removed'));
+  ok(
+    webhookView(await deleteWebhook(recordServices(), principal.organizationId, params.id)),
+    'Webhook endpoint removed',
+  ),
+);

@@ -6,4 +6,5 @@ import { employeeIdParams } from '../../shared/schemas/employee.js';
 import { employeeView } from '../../shared/use-cases/employees.js';
 
 export const handler = apiHandler(routeById.getEmployee, { params: employeeIdParams }, async ({ principal, params }) =>
-  ok(employeeView(await appServices().employees.getActive(principal.organizationId, params.id))));
+  ok(employeeView(await appServices().employees.getActive(principal.organizationId, params.id))),
+);

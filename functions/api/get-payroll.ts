@@ -11,5 +11,5 @@ export const handler = apiHandler(routeById.getPayroll, { params: payrollIdParam
   const s = processorServices();
   const record = await s.payrolls.get(principal.organizationId, params.id);
   if (!record) throw new NotFoundError();
-  return ok(payrollView.full(record, [...await payrollEmployeeIds(s.objects, principal.organizationId, params.id)]));
+  return ok(payrollView.full(record, [...(await payrollEmployeeIds(s.objects, principal.organizationId, params.id))]));
 });

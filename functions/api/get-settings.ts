@@ -5,4 +5,5 @@ import { routeById } from '../../shared/http/routes.js';
 import { loadSettings, settingsView } from '../../shared/use-cases/settings.js';
 
 export const handler = apiHandler(routeById.getSettings, {}, async ({ principal }) =>
-  ok(settingsView(await loadSettings(appServices().organizations, principal.organizationId), principal.environment)));
+  ok(settingsView(await loadSettings(appServices().organizations, principal.organizationId), principal.environment)),
+);

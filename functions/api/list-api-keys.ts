@@ -8,6 +8,8 @@ import { apiKeyView } from '../../shared/use-cases/api-keys.js';
 
 export const handler = apiHandler(routeById.listApiKeys, { query: listApiKeysQuery }, async ({ principal, query }) => {
   const orgId = principal.organizationId;
-  const page = await listPage({ orgId, query: 'api-keys' }, query.page_token, (start) => appServices().apiKeys.list(orgId, query.limit, start));
+  const page = await listPage({ orgId, query: 'api-keys' }, query.page_token, (start) =>
+    appServices().apiKeys.list(orgId, query.limit, start),
+  );
   return ok({ api_keys: page.items.map(apiKeyView), next_page_token: page.next_page_token });
 });

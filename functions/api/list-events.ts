@@ -10,6 +10,11 @@ export const handler = apiHandler(routeById.listEvents, { query: listEventsQuery
   const orgId = principal.organizationId;
   const filters = { type: query.type, payrollId: query.payroll_id, deliveryStatus: query.delivery_status };
   const s = recordServices();
-  const page = await listPage({ orgId, query: `events:${JSON.stringify(filters)}` }, query.page_token, (start) => s.events.list(orgId, filters, query.limit, start));
-  return ok({ events: await Promise.all(page.items.map((e) => eventView(s, e))), next_page_token: page.next_page_token });
+  const page = await listPage({ orgId, query: `events:${JSON.stringify(filters)}` }, query.page_token, (start) =>
+    s.events.list(orgId, filters, query.limit, start),
+  );
+  return ok({
+    events: await Promise.all(page.items.map((e) => eventView(s, e))),
+    next_page_token: page.next_page_token,
+  });
 });

@@ -12,9 +12,16 @@ const audit = () => (repository ??= new AuditRepository(appServices().table));
 
 export const handler = apiHandler(routeById.listLogs, { query: listLogsQuery }, async ({ principal, query }) => {
   const orgId = principal.organizationId;
-  const filters = { api_key_id: query.api_key_id, status: query.status, path_prefix: query.path_prefix, from: query.from, to: query.to };
+  const filters = {
+    api_key_id: query.api_key_id,
+    status: query.status,
+    path_prefix: query.path_prefix,
+    from: query.from,
+    to: query.to,
+  };
   const { deps } = appServices();
   const page = await listPage({ orgId, query: `logs:${JSON.stringify(filters)}` }, query.page_token, (start) =>
-    listAuditLog(audit(), deps.now(), orgId, filters, query.limit, start));
+    listAuditLog(audit(), deps.now(), orgId, filters, query.limit, start),
+  );
   return ok({ logs: page.items.map(auditView), next_page_token: page.next_page_token });
 });

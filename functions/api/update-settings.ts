@@ -7,4 +7,8 @@ import { settingsView, updateSettings } from '../../shared/use-cases/settings.js
 
 // The employee services carry the bank-account encryptor: the funding account is encrypted like an employee's.
 export const handler = apiHandler(routeById.updateSettings, { body: updateSettingsBody }, async ({ principal, body }) =>
-  ok(settingsView(await updateSettings(employeeServices(), principal, body), principal.environment), 'Settings updated'));
+  ok(
+    settingsView(await updateSettings(employeeServices(), principal, body), principal.environment),
+    'Settings updated',
+  ),
+);

@@ -5,5 +5,12 @@ import { webhookServices } from '../../shared/http/webhook-services.js';
 import { updateWebhookBody, webhookIdParams } from '../../shared/schemas/webhook.js';
 import { updateWebhook, webhookView } from '../../shared/use-cases/webhooks.js';
 
-export const handler = apiHandler(routeById.updateWebhook, { body: updateWebhookBody, params: webhookIdParams }, async ({ principal, params, body }) =>
-  ok(webhookView(await updateWebhook(webhookServices(), principal.organizationId, params.id, body)), 'Webhook endpoint updated'));
+export const handler = apiHandler(
+  routeById.updateWebhook,
+  { body: updateWebhookBody, params: webhookIdParams },
+  async ({ principal, params, body }) =>
+    ok(
+      webhookView(await updateWebhook(webhookServices(), principal.organizationId, params.id, body)),
+      'Webhook endpoint updated',
+    ),
+);

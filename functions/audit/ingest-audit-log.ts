@@ -24,18 +24,23 @@ import { ingestAuditRecords } from '../../shared/use-cases/audit.js';
  */
 const deliverySchema = z.object({
   awslogs: z.object({
-    data: z.string().transform((data, ctx) => {
-      try {
-        return JSON.parse(gunzipSync(Buffer.from(data, 'base64')).toString('utf8')) as unknown;
-      } catch {
-        ctx.addIssue({ code: 'custom', message: 'awslogs.data is not base64 gzip of JSON' });
-        return z.NEVER;
-      }
-    }).pipe(z.object({
-      messageType: z.string(),
-      logGroup: z.string(),
-      logEvents: z.array(z.object({ id: z.string(), timestamp: z.number(), message: z.string() })),
-    })),
+    data: z
+      .string()
+      .transform((data, ctx) => {
+        try {
+          return JSON.parse(gunzipSync(Buffer.from(data, 'base64')).toString('utf8')) as unknown;
+        } catch {
+          ctx.addIssue({ code: 'custom', message: 'awslogs.data is not base64 gzip of JSON' });
+          return z.NEVER;
+        }
+      })
+      .pipe(
+        z.object({
+          messageType: z.string(),
+          logGroup: z.string(),
+          logEvents: z.array(z.object({ id: z.string(), timestamp: z.number(), message: z.string() })),
+        }),
+      ),
   }),
 });
 
@@ -54,13 +59,17 @@ function auditRecordsOf(event: CloudWatchLogsEvent): AuditRecord[] {
     } catch {
       continue;
     }
-    if (typeof line !== 'object' || line === null || (line as { audit_event?: unknown }).audit_event !== 'request') continue;
+    if (typeof line !== 'object' || line === null || (line as { audit_event?: unknown }).audit_event !== 'request')
+      continue;
     const parsed = auditRecordSchema.safeParse((line as { audit?: unknown }).audit);
     if (parsed.success) {
       records.push(parsed.data);
     } else {
       logger.warn('skipped an invalid audit line', {
-        log_group: awslogs.data.logGroup, log_event_id: logEvent.id, index, problems: parsed.error.issues.map((i) => i.path.join('.')),
+        log_group: awslogs.data.logGroup,
+        log_event_id: logEvent.id,
+        index,
+        problems: parsed.error.issues.map((i) => i.path.join('.')),
       });
     }
   }

@@ -8,7 +8,12 @@ import { failRun, processMessage } from '../../shared/use-cases/process-payroll.
 
 const message = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('start'), organization_id: z.string(), payroll_id: z.string() }),
-  z.object({ kind: z.literal('chunk'), organization_id: z.string(), payroll_id: z.string(), chunk: z.number().int().nonnegative() }),
+  z.object({
+    kind: z.literal('chunk'),
+    organization_id: z.string(),
+    payroll_id: z.string(),
+    chunk: z.number().int().nonnegative(),
+  }),
   z.object({ kind: z.literal('finalize'), organization_id: z.string(), payroll_id: z.string() }),
 ]);
 

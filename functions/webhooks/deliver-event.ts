@@ -17,8 +17,13 @@ function deliveryServices(): DeliveryServices {
   if (!services) {
     const p = eventServices();
     services = {
-      events: p.events, webhooks: p.webhooks, webhookQueue: p.webhookQueue, deps: p.deps, encryptor: fieldEncryptor('webhook-secret'),
-      environment: webhookUrlPolicy(), retryDelaysSeconds: config().PAYROLL_WEBHOOK_RETRY_DELAYS_S,
+      events: p.events,
+      webhooks: p.webhooks,
+      webhookQueue: p.webhookQueue,
+      deps: p.deps,
+      encryptor: fieldEncryptor('webhook-secret'),
+      environment: webhookUrlPolicy(),
+      retryDelaysSeconds: config().PAYROLL_WEBHOOK_RETRY_DELAYS_S,
     };
   }
   return services;
@@ -26,7 +31,13 @@ function deliveryServices(): DeliveryServices {
 
 /** Retry delay and dead-lettering ride on SQS: the message becomes visible again after the delay, or at once to be dead-lettered. */
 async function setVisibility(record: SQSRecord, seconds: number): Promise<void> {
-  await sqsClient().send(new ChangeMessageVisibilityCommand({ QueueUrl: required('WEBHOOK_QUEUE_URL'), ReceiptHandle: record.receiptHandle, VisibilityTimeout: seconds }));
+  await sqsClient().send(
+    new ChangeMessageVisibilityCommand({
+      QueueUrl: required('WEBHOOK_QUEUE_URL'),
+      ReceiptHandle: record.receiptHandle,
+      VisibilityTimeout: seconds,
+    }),
+  );
 }
 
 class DeliveryFailed extends Error {}

@@ -25,14 +25,20 @@ export interface BundleOutput {
  */
 export function bundleFunction(spec: FunctionBundleSpec, outdir: string): BundleOutput {
   mkdirSync(outdir, { recursive: true });
-  const { metafile } = buildSync({ ...lambdaBuildOptions(join(REPO_ROOT, 'functions', `${spec.handler}.ts`), outdir), metafile: true });
+  const { metafile } = buildSync({
+    ...lambdaBuildOptions(join(REPO_ROOT, 'functions', `${spec.handler}.ts`), outdir),
+    metafile: true,
+  });
   for (const file of spec.files ?? []) copyFileSync(join(REPO_ROOT, file), join(outdir, basename(file)));
   const index = Object.values(metafile!.outputs).find((o) => o.entryPoint !== undefined)!;
   return { index, outputs: metafile!.outputs };
 }
 
 /** One code file of an asset: its absolute path and size. */
-export interface AssetFile { file: string; bytes: number }
+export interface AssetFile {
+  file: string;
+  bytes: number;
+}
 
 /** What a function's asset loads, from esbuild's metafile (source maps and copied files left out). */
 export interface AssetLoad {
@@ -62,16 +68,35 @@ export function assetLoad(output: BundleOutput): AssetLoad {
     walk(start);
     return [...seen];
   };
-  const files = (paths: string[]): AssetFile[] => paths.map((path) => ({ file: join(REPO_ROOT, path), bytes: byPath.get(path)!.bytes }));
+  const files = (paths: string[]): AssetFile[] =>
+    paths.map((path) => ({ file: join(REPO_ROOT, path), bytes: byPath.get(path)!.bytes }));
   const [indexPath] = code.find(([, o]) => o === output.index)!;
   const atLoad = closure(indexPath);
   const loaded = new Set(atLoad);
   // The chunks the loaded code imports dynamically (esbuild writes a chunk for every import() it sees, even one in
   // code it then drops: only those the bundle still imports count).
-  const lazy = [...new Set(atLoad.flatMap((path) => byPath.get(path)!.imports.filter((i) => !i.external && i.kind === 'dynamic-import').map((i) => i.path)))];
-  const onFirstUse = lazy.map((path) => [path, byPath.get(path)!] as const).filter(([, o]) => o.entryPoint !== undefined && LAZY_ENTRY.test(o.entryPoint))
+  const lazy = [
+    ...new Set(
+      atLoad.flatMap((path) =>
+        byPath
+          .get(path)!
+          .imports.filter((i) => !i.external && i.kind === 'dynamic-import')
+          .map((i) => i.path),
+      ),
+    ),
+  ];
+  const onFirstUse = lazy
+    .map((path) => [path, byPath.get(path)!] as const)
+    .filter(([, o]) => o.entryPoint !== undefined && LAZY_ENTRY.test(o.entryPoint))
     .map(([path, o]) => ({ entryPoint: o.entryPoint!, files: files(closure(path, loaded)) }));
   const inputs = atLoad.flatMap((path) => Object.entries(byPath.get(path)!.inputs));
-  const sdkBytesAtLoad = inputs.filter(([input]) => AWS_SDK_PATH.test(input)).reduce((sum, [, v]) => sum + v.bytesInOutput, 0);
-  return { atLoad: files(atLoad), onFirstUse, inputsAtLoad: [...new Set(inputs.map(([input]) => input))], sdkBytesAtLoad };
+  const sdkBytesAtLoad = inputs
+    .filter(([input]) => AWS_SDK_PATH.test(input))
+    .reduce((sum, [, v]) => sum + v.bytesInOutput, 0);
+  return {
+    atLoad: files(atLoad),
+    onFirstUse,
+    inputsAtLoad: [...new Set(inputs.map(([input]) => input))],
+    sdkBytesAtLoad,
+  };
 }

@@ -56,12 +56,13 @@ export class AuditLogIngestion extends Construct {
     this.failureAlarm = parked.alarm;
     Validations.of(this.failures).acknowledge({
       id: 'AwsSolutions-SQS3',
-      reason: 'This queue is itself the failure destination of the audit ingest function; nothing consumes it automatically, so a dead-letter queue behind it would never receive anything.',
+      reason:
+        'This queue is itself the failure destination of the audit ingest function; nothing consumes it automatically, so a dead-letter queue behind it would never receive anything.',
     });
 
     this.function = new PayrollFunction(this, 'Ingest', {
       handler: WORKER_HANDLERS.auditIngest,
-      description: 'Writes the audit lines of the API functions\' logs to the table',
+      description: "Writes the audit lines of the API functions' logs to the table",
       environment: props.environment,
       removalPolicy: props.removalPolicy,
     });
@@ -79,14 +80,25 @@ export class AuditLogIngestion extends Construct {
     this.function.function.addPermission('LogsInvoke', {
       principal: new ServicePrincipal('logs.amazonaws.com'),
       sourceAccount: stack.account,
-      sourceArn: stack.formatArn({ service: 'logs', resource: 'log-group', resourceName: `${props.sourceLogGroupPrefix}*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+      sourceArn: stack.formatArn({
+        service: 'logs',
+        resource: 'log-group',
+        resourceName: `${props.sourceLogGroupPrefix}*`,
+        arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+      }),
     });
     const destination = new LambdaDestination(this.function.function, { addPermissions: false });
     for (const source of props.sources) {
       if (!(source.logGroup.node.defaultChild as CfnLogGroup).logGroupName?.startsWith(props.sourceLogGroupPrefix)) {
-        throw new Error(`${source.node.path}: its log group is not named under ${props.sourceLogGroupPrefix}, so the ingest function could not be invoked from it`);
+        throw new Error(
+          `${source.node.path}: its log group is not named under ${props.sourceLogGroupPrefix}, so the ingest function could not be invoked from it`,
+        );
       }
-      source.logGroup.addSubscriptionFilter('AuditLog', { destination, filterPattern: AUDIT_FILTER_PATTERN, filterName: 'audit-log' });
+      source.logGroup.addSubscriptionFilter('AuditLog', {
+        destination,
+        filterPattern: AUDIT_FILTER_PATTERN,
+        filterName: 'audit-log',
+      });
     }
   }
 }

@@ -31,7 +31,10 @@ export class ParkingQueue extends Construct {
     });
     this.alarm = new Alarm(this, 'Alarm', {
       alarmDescription: props.alarmDescription,
-      metric: this.queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
+      metric: this.queue.metricApproximateNumberOfMessagesVisible({
+        period: Duration.minutes(1),
+        statistic: 'Maximum',
+      }),
       threshold: 0,
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 1,

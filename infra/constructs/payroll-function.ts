@@ -1,5 +1,12 @@
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
-import { type IGrantable, type IPrincipal, Policy, type PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
+import {
+  type IGrantable,
+  type IPrincipal,
+  Policy,
+  type PolicyStatement,
+  Role,
+  ServicePrincipal,
+} from 'aws-cdk-lib/aws-iam';
 import { Architecture, Code, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -62,7 +69,12 @@ export class PayrollFunction extends Construct implements IGrantable {
       // Bundled at synth by esbuild, in this process, with the AWS SDK bundled in and tree-shaken
       // (infra/bundling/bundle-function.ts): the asset is self-contained, the code the benchmark and the bundle
       // tests build and load with plain `node`.
-      code: Code.fromAsset(REPO_ROOT, bundledLocally(bundle, (outputDir) => { bundleFunction(bundle, outputDir); })),
+      code: Code.fromAsset(
+        REPO_ROOT,
+        bundledLocally(bundle, (outputDir) => {
+          bundleFunction(bundle, outputDir);
+        }),
+      ),
       handler: 'index.handler',
       description: props.description,
       runtime: Runtime.NODEJS_22_X,
@@ -82,13 +94,15 @@ export class PayrollFunction extends Construct implements IGrantable {
 
     Validations.of(this.function).acknowledge({
       id: 'AwsSolutions-L1',
-      reason: 'nodejs22.x is the runtime fixed for every function and the one the bundles target (node22); moving to nodejs24.x is a deliberate, tested upgrade, not a side effect of a CDK bump.',
+      reason:
+        'nodejs22.x is the runtime fixed for every function and the one the bundles target (node22); moving to nodejs24.x is a deliberate, tested upgrade, not a side effect of a CDK bump.',
     });
     const defaultPolicy = this.role.node.tryFindChild('DefaultPolicy');
     if (defaultPolicy) {
       Validations.of(defaultPolicy).acknowledge({
         id: 'AwsSolutions-IAM5[Resource::*]',
-        reason: 'Only the X-Ray statement Lambda adds for active tracing (xray:PutTraceSegments, xray:PutTelemetryRecords), which supports no resource-level permissions; route grants live in the separate access policy, where a wildcard is still reported.',
+        reason:
+          'Only the X-Ray statement Lambda adds for active tracing (xray:PutTraceSegments, xray:PutTelemetryRecords), which supports no resource-level permissions; route grants live in the separate access policy, where a wildcard is still reported.',
       });
     }
   }

@@ -52,7 +52,9 @@ export class PayrollProcessor extends Construct {
     const { resources } = props;
     const timeout = Duration.seconds(props.queueVisibilityTimeout.toSeconds() - VISIBILITY_MARGIN.toSeconds());
     if (timeout.toSeconds() < 60) {
-      throw new Error(`The payroll queue's visibility timeout (${props.queueVisibilityTimeout.toSeconds()} s) leaves the processor less than a minute`);
+      throw new Error(
+        `The payroll queue's visibility timeout (${props.queueVisibilityTimeout.toSeconds()} s) leaves the processor less than a minute`,
+      );
     }
 
     this.processor = new PayrollFunction(this, 'Processor', {
@@ -71,13 +73,26 @@ export class PayrollProcessor extends Construct {
     // opens each delivery (a transaction of two Updates) and clears the event's outbox marker (UpdateItem).
     // No Delete, no ConditionCheck, no index.
     grantTable(this.processor, resources, {
-      actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem'],
+      actions: [
+        'dynamodb:GetItem',
+        'dynamodb:BatchGetItem',
+        'dynamodb:Query',
+        'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
+        'dynamodb:BatchWriteItem',
+      ],
       indexes: [],
     });
     // Bank account numbers are decrypted for the NACHA entries; submissions and chunk files are read, chunk and
     // NACHA files written; chunk and finalize messages are sent to its own queue, and one delivery message per
     // event and endpoint to the webhook queue.
-    for (const access of ['kms:decrypt:bank-account', 'bucket:read', 'bucket:write', 'queue:payroll:send', 'queue:webhooks:send'] as const) {
+    for (const access of [
+      'kms:decrypt:bank-account',
+      'bucket:read',
+      'bucket:write',
+      'queue:payroll:send',
+      'queue:webhooks:send',
+    ] as const) {
       grantAccess(this.processor, access, resources);
     }
 
@@ -92,7 +107,8 @@ export class PayrollProcessor extends Construct {
 
     this.sweeper = new PayrollFunction(this, 'Sweeper', {
       handler: WORKER_HANDLERS.sweeper,
-      description: 'Sweeper: restarts stalled payroll runs, fans out events left in the outbox, re-sends lost deliveries',
+      description:
+        'Sweeper: restarts stalled payroll runs, fans out events left in the outbox, re-sends lost deliveries',
       // The deliverer's retry delays: a delivery is only re-sent once it has been idle longer than the longest.
       environment: { ...props.environment, ...WEBHOOK_RETRY_ENVIRONMENT },
       memorySize: 256,

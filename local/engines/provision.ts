@@ -75,7 +75,11 @@ async function waitUntilActive(client: DynamoDBClient, tableName: string): Promi
 export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
   const { partitionKey, sortKey, ttlAttribute, globalSecondaryIndexes } = TABLE_DEFINITION;
   if ((await tableStatus(client, tableName)) === undefined) {
-    const keyNames = [partitionKey, sortKey, ...globalSecondaryIndexes.flatMap((gsi) => [gsi.partitionKey, gsi.sortKey])];
+    const keyNames = [
+      partitionKey,
+      sortKey,
+      ...globalSecondaryIndexes.flatMap((gsi) => [gsi.partitionKey, gsi.sortKey]),
+    ];
     try {
       await client.send(
         new CreateTableCommand({
@@ -125,20 +129,27 @@ async function addMissingIndexes(client: DynamoDBClient, tableName: string): Pro
   const present = new Set((Table?.GlobalSecondaryIndexes ?? []).map((i) => i.IndexName));
   for (const gsi of TABLE_DEFINITION.globalSecondaryIndexes) {
     if (present.has(gsi.indexName)) continue;
-    await client.send(new UpdateTableCommand({
-      TableName: tableName,
-      AttributeDefinitions: [
-        { AttributeName: gsi.partitionKey, AttributeType: 'S' },
-        { AttributeName: gsi.sortKey, AttributeType: 'S' },
-      ],
-      GlobalSecondaryIndexUpdates: [{
-        Create: {
-          IndexName: gsi.indexName,
-          KeySchema: [{ AttributeName: gsi.partitionKey, KeyType: 'HASH' }, { AttributeName: gsi.sortKey, KeyType: 'RANGE' }],
-          Projection: { ProjectionType: 'ALL' },
-        },
-      }],
-    }));
+    await client.send(
+      new UpdateTableCommand({
+        TableName: tableName,
+        AttributeDefinitions: [
+          { AttributeName: gsi.partitionKey, AttributeType: 'S' },
+          { AttributeName: gsi.sortKey, AttributeType: 'S' },
+        ],
+        GlobalSecondaryIndexUpdates: [
+          {
+            Create: {
+              IndexName: gsi.indexName,
+              KeySchema: [
+                { AttributeName: gsi.partitionKey, KeyType: 'HASH' },
+                { AttributeName: gsi.sortKey, KeyType: 'RANGE' },
+              ],
+              Projection: { ProjectionType: 'ALL' },
+            },
+          },
+        ],
+      }),
+    );
     await waitUntilActive(client, tableName);
   }
 }
@@ -171,7 +182,9 @@ async function ensureQueuePair(
 ): Promise<{ url: string; dlqUrl: string }> {
   const name = prefix ? `${prefix}-${definition.name}` : definition.name;
   const dlqUrl = await ensureQueue(sqs, `${name}-dlq`, {});
-  const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ['QueueArn'] }));
+  const { Attributes } = await sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ['QueueArn'] }),
+  );
   const deadLetterTargetArn = Attributes?.QueueArn;
   if (!deadLetterTargetArn) throw new Error(`no QueueArn for ${dlqUrl}`);
   const url = await ensureQueue(sqs, name, {

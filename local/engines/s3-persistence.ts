@@ -157,15 +157,24 @@ function installedFauxqsVersion(): string {
 
 export function assertSupportedFauxqs(version = installedFauxqsVersion()): void {
   if (!SUPPORTED_FAUXQS.test(version)) {
-    throw new Error(`fauxqs ${version}: the local S3 persistence wraps fauxqs 1.9's S3Store internals; check local/engines/s3-persistence.ts before upgrading`);
+    throw new Error(
+      `fauxqs ${version}: the local S3 persistence wraps fauxqs 1.9's S3Store internals; check local/engines/s3-persistence.ts before upgrading`,
+    );
   }
 }
 
 function assertStoreShape(store: unknown): asserts store is FauxqsS3Store {
   const s = store as Partial<FauxqsS3Store> | undefined;
   const methods = [
-    'createBucket', 'deleteBucket', 'hasBucket', 'putObject', 'deleteObject',
-    'completeMultipartUpload', 'emptyBucket', 'clearObjects', 'purgeAll',
+    'createBucket',
+    'deleteBucket',
+    'hasBucket',
+    'putObject',
+    'deleteObject',
+    'completeMultipartUpload',
+    'emptyBucket',
+    'clearObjects',
+    'purgeAll',
   ] as const;
   if (
     !s ||

@@ -8,16 +8,21 @@ import { required } from '../config/env.js';
  */
 let doc: DynamoDBDocumentClient | undefined;
 
-export function createDocumentClient(client: DynamoDBClient = new DynamoDBClient({ maxAttempts: 5 })): DynamoDBDocumentClient {
-  client.middlewareStack.add((next) => async (args) => {
-    try {
-      return await next(args);
-    } catch (err) {
-      const retry = transactionRetry(err);
-      if (retry) Object.assign(err as object, { $retryable: retry });
-      throw err;
-    }
-  }, { step: 'finalizeRequest', priority: 'low', name: 'retryTransactionConflictsAndThrottles', override: true });
+export function createDocumentClient(
+  client: DynamoDBClient = new DynamoDBClient({ maxAttempts: 5 }),
+): DynamoDBDocumentClient {
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      try {
+        return await next(args);
+      } catch (err) {
+        const retry = transactionRetry(err);
+        if (retry) Object.assign(err as object, { $retryable: retry });
+        throw err;
+      }
+    },
+    { step: 'finalizeRequest', priority: 'low', name: 'retryTransactionConflictsAndThrottles', override: true },
+  );
   return DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
     unmarshallOptions: { wrapNumbers: false },

@@ -23,20 +23,32 @@ export interface DataKeyProvider {
 export type KeyPurpose = 'bank-account' | 'webhook-secret';
 
 export class KmsDataKeyProvider implements DataKeyProvider {
-  constructor(private readonly keyId: string, private readonly purpose: KeyPurpose, private readonly kms = new KMSClient({})) {}
+  constructor(
+    private readonly keyId: string,
+    private readonly purpose: KeyPurpose,
+    private readonly kms = new KMSClient({}),
+  ) {}
 
   async generate() {
-    const out = await this.kms.send(new GenerateDataKeyCommand({
-      KeyId: this.keyId, KeySpec: 'AES_256', EncryptionContext: { purpose: this.purpose },
-    }));
+    const out = await this.kms.send(
+      new GenerateDataKeyCommand({
+        KeyId: this.keyId,
+        KeySpec: 'AES_256',
+        EncryptionContext: { purpose: this.purpose },
+      }),
+    );
     if (!out.Plaintext || !out.CiphertextBlob) throw new Error('KMS returned no data key');
     return { plaintext: Buffer.from(out.Plaintext), wrapped: Buffer.from(out.CiphertextBlob) };
   }
 
   async unwrap(wrapped: Buffer) {
-    const out = await this.kms.send(new DecryptCommand({
-      KeyId: this.keyId, CiphertextBlob: wrapped, EncryptionContext: { purpose: this.purpose },
-    }));
+    const out = await this.kms.send(
+      new DecryptCommand({
+        KeyId: this.keyId,
+        CiphertextBlob: wrapped,
+        EncryptionContext: { purpose: this.purpose },
+      }),
+    );
     if (!out.Plaintext) throw new Error('KMS returned no plaintext');
     return Buffer.from(out.Plaintext);
   }
@@ -85,7 +97,10 @@ export class FieldEncryptor {
   private current?: { plaintext: Buffer; wrapped: Buffer; createdAt: number; uses: number };
   private readonly unwrapped = new Map<string, Buffer>();
 
-  constructor(private readonly provider: DataKeyProvider, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly provider: DataKeyProvider,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   async encrypt(plaintext: string, context: string): Promise<string> {
     const key = await this.dataKey();
@@ -126,7 +141,8 @@ export function fieldEncryptor(purpose: KeyPurpose): FieldEncryptor {
   if (!encryptor) {
     const { PAYROLL_KMS_KEY_ID, PAYROLL_LOCAL_MASTER_KEY } = config();
     if (PAYROLL_KMS_KEY_ID) encryptor = new FieldEncryptor(new KmsDataKeyProvider(PAYROLL_KMS_KEY_ID, purpose));
-    else if (PAYROLL_LOCAL_MASTER_KEY) encryptor = new FieldEncryptor(new LocalDataKeyProvider(PAYROLL_LOCAL_MASTER_KEY));
+    else if (PAYROLL_LOCAL_MASTER_KEY)
+      encryptor = new FieldEncryptor(new LocalDataKeyProvider(PAYROLL_LOCAL_MASTER_KEY));
     else throw new Error('Missing environment variable PAYROLL_KMS_KEY_ID (or PAYROLL_LOCAL_MASTER_KEY locally)');
     encryptors.set(purpose, encryptor);
   }

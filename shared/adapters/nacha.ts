@@ -132,7 +132,8 @@ function digitsOf(value: string, width: number, what: string): string {
 }
 
 function yymmdd(isoDate: string, what: string): string {
-  if (!isCalendarDate(isoDate)) throw new NachaFormatError(`${what} must be a calendar date YYYY-MM-DD, got '${isoDate}'`);
+  if (!isCalendarDate(isoDate))
+    throw new NachaFormatError(`${what} must be a calendar date YYYY-MM-DD, got '${isoDate}'`);
   return isoDate.slice(2, 4) + isoDate.slice(5, 7) + isoDate.slice(8, 10);
 }
 
@@ -174,9 +175,10 @@ function entryRecord(odfi8: string, e: NachaEntryInput, direction: 'credit' | 'd
   if (!Number.isSafeInteger(e.amountCents) || e.amountCents < 1 || e.amountCents > MAX_ENTRY_CENTS) {
     throw new NachaFormatError(`${where}: amount must be an integer number of cents from 1 to ${MAX_ENTRY_CENTS}`);
   }
-  const codes = direction === 'credit'
-    ? { checking: CHECKING_CREDIT, savings: SAVINGS_CREDIT }
-    : { checking: CHECKING_DEBIT, savings: SAVINGS_DEBIT };
+  const codes =
+    direction === 'credit'
+      ? { checking: CHECKING_CREDIT, savings: SAVINGS_CREDIT }
+      : { checking: CHECKING_DEBIT, savings: SAVINGS_DEBIT };
   if (e.accountType !== 'checking' && e.accountType !== 'savings') {
     throw new NachaFormatError(`${where}: account type must be checking or savings`);
   }
@@ -224,9 +226,11 @@ function totalsOf(entries: readonly string[], odfi8: string): EntryTotals {
     const m = /^6(22|32)(\d{8})\d[0-9 ]{17}(\d{10})[A-Z0-9 .,&'\-/]{39}0(\d{8})(\d{7})$/.exec(entry);
     if (!m) throw new NachaFormatError(`${where} is not a 94-character PPD credit entry from entryDetailRecord`);
     const [, , rdfi8 = '', amount = '', traceOdfi = '', sequence = ''] = m;
-    if (traceOdfi !== odfi8) throw new NachaFormatError(`${where}: trace number does not start with the originator's ODFI`);
+    if (traceOdfi !== odfi8)
+      throw new NachaFormatError(`${where}: trace number does not start with the originator's ODFI`);
     const seq = Number(sequence);
-    if (seq <= previousSequence) throw new NachaFormatError(`${where}: trace sequence ${seq} is not after ${previousSequence}`);
+    if (seq <= previousSequence)
+      throw new NachaFormatError(`${where}: trace sequence ${seq} is not after ${previousSequence}`);
     previousSequence = seq;
     // Bounded well inside safe integers: 999,999 entries × 99,999,999 < 1e14 for the hash; the credit total is
     // checked against 12 digits after each entry, and each amount is at most 10 digits.
@@ -287,11 +291,12 @@ export function buildNachaFile(input: NachaFileInput): { content: string; contro
   const companyId = required(o.company_identification, 10, 'company identification');
   const wallClock = dateInTimeZone(created, BANK_TIME_ZONE);
   const creationDate = yymmdd(wallClock.date, 'file creation date');
-  const descriptiveDate = input.companyDescriptiveDate === undefined
-    ? '      '
-    : /^\d{4}-\d{2}-\d{2}$/.test(input.companyDescriptiveDate)
-      ? yymmdd(input.companyDescriptiveDate, 'company descriptive date')
-      : alpha(input.companyDescriptiveDate, 6);
+  const descriptiveDate =
+    input.companyDescriptiveDate === undefined
+      ? '      '
+      : /^\d{4}-\d{2}-\d{2}$/.test(input.companyDescriptiveDate)
+        ? yymmdd(input.companyDescriptiveDate, 'company descriptive date')
+        : alpha(input.companyDescriptiveDate, 6);
   const batch = numeric(batchNumber, 7, 'batch number');
 
   const totals = totalsOf(input.entries, odfi8);
@@ -301,16 +306,25 @@ export function buildNachaFile(input: NachaFileInput): { content: string; contro
   if (input.offset) {
     const last = input.entries.at(-1)!;
     if (input.offset.traceSequence <= Number(last.slice(87))) {
-      throw new NachaFormatError('the offset entry\'s trace sequence must follow every credit\'s');
+      throw new NachaFormatError("the offset entry's trace sequence must follow every credit's");
     }
     const count = offsetEntryCount(totals.creditCents);
     for (let i = 0; i < count; i++) {
       const amountCents = Math.min(MAX_ENTRY_CENTS, totals.creditCents - i * MAX_ENTRY_CENTS);
       // The offset names the originator: it is the employer's own account the batch is drawn on.
-      entries.push(entryRecord(odfi8, {
-        ...input.offset, traceSequence: input.offset.traceSequence + i, amountCents,
-        individualId: o.company_identification.trim(), individualName: o.company_name,
-      }, 'debit'));
+      entries.push(
+        entryRecord(
+          odfi8,
+          {
+            ...input.offset,
+            traceSequence: input.offset.traceSequence + i,
+            amountCents,
+            individualId: o.company_identification.trim(),
+            individualName: o.company_name,
+          },
+          'debit',
+        ),
+      );
       totals.hash += Number(input.offset.routingNumber.slice(0, 8));
     }
     serviceClass = MIXED;
@@ -399,7 +413,8 @@ export function buildNachaFile(input: NachaFileInput): { content: string; contro
  */
 export function parseControlTotals(content: string): NachaControlTotals {
   const fileControl = content.split(/\r?\n/).find((line) => line.startsWith('9') && line !== FILLER);
-  const m = fileControl === undefined ? null : /^9(\d{6})(\d{6})(\d{8})(\d{10})(\d{12})(\d{12}) {39}$/.exec(fileControl);
+  const m =
+    fileControl === undefined ? null : /^9(\d{6})(\d{6})(\d{8})(\d{10})(\d{12})(\d{12}) {39}$/.exec(fileControl);
   if (!m) throw new NachaFormatError('no well-formed file control record');
   const [, batches = '', blocks = '', count = '', entryHash = '', debit = '', credit = ''] = m;
   return {

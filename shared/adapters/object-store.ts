@@ -11,15 +11,18 @@ import { required } from '../config/env.js';
  * container (BENCHMARKS.md gives both). A failed import is not cached: the next operation tries again.
  */
 async function importS3() {
-  const { S3Client, GetObjectCommand, PutObjectCommand, DeleteObjectCommand, NoSuchKey } = await import('@aws-sdk/client-s3');
+  const { S3Client, GetObjectCommand, PutObjectCommand, DeleteObjectCommand, NoSuchKey } = await import(
+    '@aws-sdk/client-s3'
+  );
   return { S3Client, GetObjectCommand, PutObjectCommand, DeleteObjectCommand, NoSuchKey };
 }
 type S3Sdk = Awaited<ReturnType<typeof importS3>>;
 let s3Sdk: Promise<S3Sdk> | undefined;
-const loadS3 = (): Promise<S3Sdk> => (s3Sdk ??= importS3().catch((err: unknown) => {
-  s3Sdk = undefined;
-  throw err;
-}));
+const loadS3 = (): Promise<S3Sdk> =>
+  (s3Sdk ??= importS3().catch((err: unknown) => {
+    s3Sdk = undefined;
+    throw err;
+  }));
 
 /**
  * The disbursement bucket: payroll bodies, chunk work files, NACHA files. Objects are written whole and
@@ -29,7 +32,10 @@ export class ObjectStore {
   private clientPromise?: Promise<S3Client>;
 
   /** `clientOrFactory`: a client, or how to make one once the S3 module is loaded (on first use). */
-  constructor(private readonly clientOrFactory: S3Client | ((sdk: S3Sdk) => S3Client), private readonly bucket: string) {}
+  constructor(
+    private readonly clientOrFactory: S3Client | ((sdk: S3Sdk) => S3Client),
+    private readonly bucket: string,
+  ) {}
 
   /** The client, made on first use; a failed attempt is forgotten, so the next call tries again. */
   client(): Promise<S3Client> {
@@ -79,14 +85,19 @@ let store: ObjectStore | undefined;
 
 export function defaultObjectStore(): ObjectStore {
   // Path-style addressing works with S3 and with the local engine alike.
-  store ??= new ObjectStore(({ S3Client }) => new S3Client({ forcePathStyle: true, maxAttempts: 5 }), required('DISBURSEMENT_BUCKET'));
+  store ??= new ObjectStore(
+    ({ S3Client }) => new S3Client({ forcePathStyle: true, maxAttempts: 5 }),
+    required('DISBURSEMENT_BUCKET'),
+  );
   return store;
 }
 
 /** Where each object of a payroll lives. */
 export const objectKeys = {
   submission: (org: string, payroll: string) => `payrolls/${org}/${payroll}/submission.json`,
-  chunk: (org: string, payroll: string, chunk: number) => `payrolls/${org}/${payroll}/chunks/${String(chunk).padStart(5, '0')}.json`,
-  chunkEntries: (org: string, payroll: string, chunk: number) => `payrolls/${org}/${payroll}/entries/${String(chunk).padStart(5, '0')}.ach`,
+  chunk: (org: string, payroll: string, chunk: number) =>
+    `payrolls/${org}/${payroll}/chunks/${String(chunk).padStart(5, '0')}.json`,
+  chunkEntries: (org: string, payroll: string, chunk: number) =>
+    `payrolls/${org}/${payroll}/entries/${String(chunk).padStart(5, '0')}.ach`,
   disbursement: (org: string, payroll: string) => `payrolls/${org}/${payroll}/disbursement.ach`,
 };

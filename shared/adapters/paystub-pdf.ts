@@ -130,9 +130,11 @@ function orderedDeductions(deductions: Record<string, Cents>): [string, Cents][]
 
 function checkPayment(p: PaystubDocument['payment']): void {
   // A longer value here would put an account number on the page: refuse it rather than truncate it silently.
-  if (!/^\d{4}$/.test(p.account_number_last4)) throw new PaystubPdfError('account_number_last4 must be exactly 4 digits');
+  if (!/^\d{4}$/.test(p.account_number_last4))
+    throw new PaystubPdfError('account_number_last4 must be exactly 4 digits');
   if (!/^\d{9}$/.test(p.routing_number)) throw new PaystubPdfError('routing_number must be 9 digits');
-  if (p.trace_number !== null && !/^\d{15}$/.test(p.trace_number)) throw new PaystubPdfError('trace_number must be 15 digits');
+  if (p.trace_number !== null && !/^\d{15}$/.test(p.trace_number))
+    throw new PaystubPdfError('trace_number must be 15 digits');
 }
 
 interface Fonts {
@@ -141,7 +143,15 @@ interface Fonts {
 }
 
 // Latin letters with no decomposition to a bare letter, so NFD below cannot simplify them.
-const FALLBACK: Record<string, string> = { '\u0141': 'L', '\u0142': 'l', '\u0110': 'D', '\u0111': 'd', '\u0126': 'H', '\u0127': 'h', '\u0131': 'i' };
+const FALLBACK: Record<string, string> = {
+  '\u0141': 'L',
+  '\u0142': 'l',
+  '\u0110': 'D',
+  '\u0111': 'd',
+  '\u0126': 'H',
+  '\u0127': 'h',
+  '\u0131': 'i',
+};
 
 const charsets = new WeakMap<PDFFont, Set<number>>();
 
@@ -182,7 +192,13 @@ function advance(font: PDFFont, text: string, size: number): number {
  * Text made to fit `width` so it cannot run into the next column: first set smaller, down to `minSize` (names and
  * ids are best shown whole), then shortened with an ellipsis.
  */
-function fit(font: PDFFont, text: string, size: number, minSize: number, width: number): { text: string; size: number } {
+function fit(
+  font: PDFFont,
+  text: string,
+  size: number,
+  minSize: number,
+  width: number,
+): { text: string; size: number } {
   for (let s = size; s >= minSize; s -= 0.5) if (advance(font, text, s) <= width) return { text, size: s };
   let t = text;
   while (t.length > 1 && advance(font, `${t}\u2026`, minSize) > width) t = t.slice(0, -1);
@@ -197,7 +213,19 @@ class Canvas {
     readonly fonts: Fonts,
   ) {}
 
-  text(text: string, x: number, y: number, opts: { size?: number; minSize?: number; bold?: boolean; color?: Gray; align?: 'left' | 'right'; maxWidth?: number } = {}): void {
+  text(
+    text: string,
+    x: number,
+    y: number,
+    opts: {
+      size?: number;
+      minSize?: number;
+      bold?: boolean;
+      color?: Gray;
+      align?: 'left' | 'right';
+      maxWidth?: number;
+    } = {},
+  ): void {
     const font = opts.bold ? this.fonts.bold : this.fonts.regular;
     const wanted = opts.size ?? 9.5;
     let t = { text: encodable(font, text), size: wanted };
@@ -243,7 +271,9 @@ export async function renderPaystubPdf(doc: PaystubDocument): Promise<Buffer> {
     ytdNet: doc.year_to_date ? formatUsd(doc.year_to_date.net_pay) : '\u2014',
   };
   const hours = formatHours(doc.hours_worked_hundredths);
-  const deductions = orderedDeductions(doc.deductions).map(([name, cents]) => [deductionLabel(name), formatUsd(cents)] as const);
+  const deductions = orderedDeductions(doc.deductions).map(
+    ([name, cents]) => [deductionLabel(name), formatUsd(cents)] as const,
+  );
 
   const pdf = await PDFDocument.create({ updateMetadata: false });
   pdf.setTitle(`Earnings statement ${doc.paystub_id}`);
@@ -272,7 +302,10 @@ export async function renderPaystubPdf(doc: PaystubDocument): Promise<Buffer> {
     y -= 28;
     page.drawRectangle({ x: LEFT, y: y - 8, width: RIGHT - LEFT, height: 26, color: INK });
     c.text('VOID', LEFT + 12, y, { size: 12, bold: true, color: grayscale(1) });
-    c.text('This paystub has been voided. It is not a record of payment.', LEFT + 56, y + 0.5, { size: 9.5, color: grayscale(1) });
+    c.text('This paystub has been voided. It is not a record of payment.', LEFT + 56, y + 0.5, {
+      size: 9.5,
+      color: grayscale(1),
+    });
     y -= 8;
   }
 
@@ -281,7 +314,12 @@ export async function renderPaystubPdf(doc: PaystubDocument): Promise<Buffer> {
   const top = y;
   c.label('Employee', LEFT, y);
   c.text(doc.employee.name, LEFT, y - 17, { size: 14, minSize: 9, bold: true, maxWidth: 250 });
-  c.text(`Employee ID  ${doc.employee.employee_id}`, LEFT, y - 32, { size: 9, minSize: 7, color: MUTED, maxWidth: 250 });
+  c.text(`Employee ID  ${doc.employee.employee_id}`, LEFT, y - 32, {
+    size: 9,
+    minSize: 7,
+    color: MUTED,
+    maxWidth: 250,
+  });
 
   const keyX = 322;
   const refs: [string, string][] = [
@@ -305,7 +343,10 @@ export async function renderPaystubPdf(doc: PaystubDocument): Promise<Buffer> {
   page.drawRectangle({ x: LEFT, y: y - bandH, width: RIGHT - LEFT, height: bandH, color: BAND });
   page.drawRectangle({ x: LEFT, y: y - bandH, width: 4, height: bandH, color: INK });
   c.text('NET PAY', LEFT + 18, y - 22, { size: 13, bold: true });
-  c.text(`Gross earnings ${money.gross}, less deductions ${money.deductions}`, LEFT + 18, y - 37, { size: 8.5, color: MUTED });
+  c.text(`Gross earnings ${money.gross}, less deductions ${money.deductions}`, LEFT + 18, y - 37, {
+    size: 8.5,
+    color: MUTED,
+  });
   c.text(money.net, RIGHT - 16, y - 33, { size: 26, bold: true, align: 'right' });
   y -= bandH;
 
@@ -323,7 +364,10 @@ export async function renderPaystubPdf(doc: PaystubDocument): Promise<Buffer> {
     for (const [name, x] of cols) c.label(name, x, y, 'right');
     c.rule(y - 6, 0.75, INK, l, r);
   };
-  tableHead(eL, eR, 'Earnings', [['Hours', eR - 80], ['Current', eR]]);
+  tableHead(eL, eR, 'Earnings', [
+    ['Hours', eR - 80],
+    ['Current', eR],
+  ]);
   tableHead(dL, dR, 'Deductions', [['Current', dR]]);
 
   let ey = y - 6 - 14;
@@ -399,8 +443,17 @@ export async function renderPaystubPdf(doc: PaystubDocument): Promise<Buffer> {
 
   // Footer.
   c.rule(MARGIN + 14, 0.4, RULE);
-  c.text(`Earnings statement ${doc.paystub_id} \u00b7 page 1 of 1`, LEFT, MARGIN, { size: 7.5, minSize: 6, color: MUTED, maxWidth: 270 });
-  c.text('Amounts in US dollars. Keep this statement for your records.', RIGHT, MARGIN, { size: 7.5, color: MUTED, align: 'right' });
+  c.text(`Earnings statement ${doc.paystub_id} \u00b7 page 1 of 1`, LEFT, MARGIN, {
+    size: 7.5,
+    minSize: 6,
+    color: MUTED,
+    maxWidth: 270,
+  });
+  c.text('Amounts in US dollars. Keep this statement for your records.', RIGHT, MARGIN, {
+    size: 7.5,
+    color: MUTED,
+    align: 'right',
+  });
 
   if (voided) {
     // Over everything, translucent: nothing drawn later (the net pay band) can hide it, every figure stays

@@ -2,10 +2,15 @@ import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk
 
 /** Sends JSON messages; batches of ten, with the failed entries of a partial batch sent again. */
 export class Queue {
-  constructor(private readonly sqs: SQSClient, private readonly url: string) {}
+  constructor(
+    private readonly sqs: SQSClient,
+    private readonly url: string,
+  ) {}
 
   async send(message: unknown, delaySeconds?: number): Promise<void> {
-    await this.sqs.send(new SendMessageCommand({ QueueUrl: this.url, MessageBody: JSON.stringify(message), DelaySeconds: delaySeconds }));
+    await this.sqs.send(
+      new SendMessageCommand({ QueueUrl: this.url, MessageBody: JSON.stringify(message), DelaySeconds: delaySeconds }),
+    );
   }
 
   async sendAll(messages: readonly unknown[]): Promise<void> {

@@ -9,7 +9,9 @@ export function signingSecret(): Promise<Buffer> {
     const { PAYROLL_SIGNING_SECRET, PAYROLL_SIGNING_SECRET_ARN } = config();
     if (PAYROLL_SIGNING_SECRET) return Buffer.from(PAYROLL_SIGNING_SECRET, 'utf8');
     if (!PAYROLL_SIGNING_SECRET_ARN) throw new Error('Missing environment variable PAYROLL_SIGNING_SECRET_ARN');
-    const out = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: PAYROLL_SIGNING_SECRET_ARN }));
+    const out = await new SecretsManagerClient({}).send(
+      new GetSecretValueCommand({ SecretId: PAYROLL_SIGNING_SECRET_ARN }),
+    );
     if (!out.SecretString) throw new Error('The signing secret is empty');
     return Buffer.from(out.SecretString, 'utf8');
   })().catch((err) => {

@@ -43,7 +43,16 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
 const MAX_ECHOED_BODY_CHARS = 200;
 const USER_AGENT = 'PayrollAPI-Webhooks/1';
 /** Headers this module owns; a caller's copy would break framing (length, encoding) or the pinning (host). */
-const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'expect', 'upgrade', 'user-agent', 'content-type']);
+const RESERVED_HEADERS = new Set([
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'expect',
+  'upgrade',
+  'user-agent',
+  'content-type',
+]);
 
 const systemResolver: Resolver = async (hostname) =>
   (await lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
@@ -53,7 +62,11 @@ const systemResolver: Resolver = async (hostname) =>
  * to (or the IP literal itself) must be public. Sandbox: the same, and additionally http or https to localhost,
  * 127.0.0.1 or [::1] — loopback only, never private ranges. The fragment is dropped.
  */
-export async function checkWebhookUrl(raw: string, environment: WebhookEnvironment, resolve: Resolver = systemResolver): Promise<UrlCheck> {
+export async function checkWebhookUrl(
+  raw: string,
+  environment: WebhookEnvironment,
+  resolve: Resolver = systemResolver,
+): Promise<UrlCheck> {
   if (raw.length > MAX_URL_LENGTH) return refuse(`URL is longer than ${MAX_URL_LENGTH} characters`);
   let url: URL;
   try {
@@ -73,13 +86,18 @@ export async function checkWebhookUrl(raw: string, environment: WebhookEnvironme
   const sandboxLoopback = environment === 'sandbox' && ((literal && isLoopbackAddress(host)) || host === 'localhost');
 
   if (url.protocol === 'http:' && !sandboxLoopback) {
-    return refuse(environment === 'production' ? 'production webhooks must use https' : 'http is only allowed to localhost in sandbox');
+    return refuse(
+      environment === 'production'
+        ? 'production webhooks must use https'
+        : 'http is only allowed to localhost in sandbox',
+    );
   }
   if (sandboxLoopback) {
     // "localhost" is pinned here instead of asked of DNS or /etc/hosts, so the sandbox exemption always means loopback.
     return { ok: true, url, addresses: literal ? [host] : ['127.0.0.1', '::1'] };
   }
-  if (literal) return isPublicAddress(host) ? { ok: true, url, addresses: [host] } : refuse(`address ${host} is not public`);
+  if (literal)
+    return isPublicAddress(host) ? { ok: true, url, addresses: [host] } : refuse(`address ${host} is not public`);
   if (localhost) return refuse('localhost is not allowed here');
 
   let addresses: unknown;
@@ -172,7 +190,8 @@ function send(input: SendInput): Promise<SendResult> {
     // A response that has begun keeps its status: the receiver answered, only the body was slow.
     let status: number | null = null;
     let snippet = '';
-    const onAbort = (): void => finish(status === null ? { status: null, error: null, timedOut: true } : bodyOutcome(status, snippet));
+    const onAbort = (): void =>
+      finish(status === null ? { status: null, error: null, timedOut: true } : bodyOutcome(status, snippet));
     if (signal.aborted) return onAbort();
     signal.addEventListener('abort', onAbort, { once: true });
 
@@ -193,7 +212,9 @@ function send(input: SendInput): Promise<SendResult> {
       // A fresh connection each time: a pooled socket could outlive the check that allowed it.
       agent: false,
       // An IP literal has no SNI (RFC 6066); the certificate is then checked against the IP itself.
-      ...(secure ? { servername: isIP(hostname) === 0 ? hostname : '', ...(input.ca === undefined ? {} : { ca: input.ca }) } : {}),
+      ...(secure
+        ? { servername: isIP(hostname) === 0 ? hostname : '', ...(input.ca === undefined ? {} : { ca: input.ca }) }
+        : {}),
     };
 
     try {
@@ -211,11 +232,18 @@ function send(input: SendInput): Promise<SendResult> {
         }
       });
     });
-    request.on('error', (error) => finish(status === null ? { status: null, error: describeNetworkError(error), timedOut: false } : bodyOutcome(status, snippet)));
+    request.on('error', (error) =>
+      finish(
+        status === null
+          ? { status: null, error: describeNetworkError(error), timedOut: false }
+          : bodyOutcome(status, snippet),
+      ),
+    );
     request.on('response', (response) => {
       status = response.statusCode ?? null;
       if (status === null) return finish({ status: null, error: 'malformed response', timedOut: false });
-      if (status >= 300 && status < 400) return finish({ status, error: `redirect ${status} not followed`, timedOut: false });
+      if (status >= 300 && status < 400)
+        return finish({ status, error: `redirect ${status} not followed`, timedOut: false });
       // Keep at most 64 KB, then hang up rather than drain: the connection is never reused (agent: false), so
       // draining would only let a hostile receiver hold this worker until the deadline.
       let kept = 0;
@@ -245,7 +273,10 @@ function bodyOutcome(status: number, body: string): SendResult {
 
 /** The receiver's words, flattened to one line of printable text and cut short, so they are safe to store and show. */
 function printable(text: string): string {
-  const flat = text.replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]+/gu, ' ').replace(/\s+/g, ' ').trim();
+  const flat = text
+    .replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]+/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   const chars = Array.from(flat);
   return chars.length <= MAX_ECHOED_BODY_CHARS ? flat : `${chars.slice(0, MAX_ECHOED_BODY_CHARS).join('')}…`;
 }

@@ -5,15 +5,18 @@ import * as z from 'zod';
  * `required()` fails fast with the variable's name when a function reaches for one it was not given.
  */
 const intFromEnv = (fallback: number) =>
-  z.string().optional().transform((v, ctx) => {
-    if (v === undefined || v.trim() === '') return fallback;
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 0) {
-      ctx.addIssue({ code: 'custom', message: `expected a non-negative integer, got "${v}"` });
-      return z.NEVER;
-    }
-    return n;
-  });
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return fallback;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 0) {
+        ctx.addIssue({ code: 'custom', message: `expected a non-negative integer, got "${v}"` });
+        return z.NEVER;
+      }
+      return n;
+    });
 
 const schema = z.object({
   TABLE_NAME: z.string().min(1).optional(),
@@ -36,19 +39,25 @@ const schema = z.object({
   /** How long a verified token is trusted by one warm container before it is read again. */
   PAYROLL_AUTH_CACHE_TTL_MS: intFromEnv(5_000),
   /** Seconds before the 2nd and the 3rd delivery attempt of a webhook. */
-  PAYROLL_WEBHOOK_RETRY_DELAYS_S: z.string().optional().transform((v, ctx) => {
-    const raw = v === undefined || v.trim() === '' ? '30,300' : v;
-    const delays = raw.split(',').map((x) => Number(x.trim()));
-    if (delays.some((d) => !Number.isInteger(d) || d < 0 || d > 43_200)) {
-      ctx.addIssue({ code: 'custom', message: `expected comma-separated seconds (0 to 43200), got "${raw}"` });
-      return z.NEVER;
-    }
-    return delays;
-  }),
+  PAYROLL_WEBHOOK_RETRY_DELAYS_S: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const raw = v === undefined || v.trim() === '' ? '30,300' : v;
+      const delays = raw.split(',').map((x) => Number(x.trim()));
+      if (delays.some((d) => !Number.isInteger(d) || d < 0 || d > 43_200)) {
+        ctx.addIssue({ code: 'custom', message: `expected comma-separated seconds (0 to 43200), got "${raw}"` });
+        return z.NEVER;
+      }
+      return delays;
+    }),
   /** Set by the local stack only: it is where a loopback webhook URL means the developer's own machine. */
   PAYROLL_LOCAL_STACK: z.enum(['true', 'false']).optional(),
   /** The origin browsers may call the API from (`*`, or e.g. the dashboard's https://…): stamped on every answer. Unset: no CORS. */
-  PAYROLL_CORS_ALLOW_ORIGIN: z.string().regex(/^(\*|https?:\/\/[^/\s]+)$/, 'expected * or an origin such as https://dashboard.example.com').optional(),
+  PAYROLL_CORS_ALLOW_ORIGIN: z
+    .string()
+    .regex(/^(\*|https?:\/\/[^/\s]+)$/, 'expected * or an origin such as https://dashboard.example.com')
+    .optional(),
   PAYROLL_RATE_LIMIT_READ: intFromEnv(300),
   PAYROLL_RATE_LIMIT_PAYROLL_WRITE: intFromEnv(100),
   PAYROLL_RATE_LIMIT_EMPLOYEE_WRITE: intFromEnv(100),

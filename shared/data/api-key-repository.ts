@@ -54,8 +54,20 @@ function tokenOf(record: ApiKeyRecord, issuedAt: string, expiresAt: string | nul
 export function apiKeyItems(tableName: string, record: ApiKeyRecord, tokenHash: string) {
   const token = tokenOf(record, record.token_issued_at ?? record.created_at, record.expires_at);
   return [
-    { Put: { TableName: tableName, Item: { ...keys.apiKey(record.organization_id, record.api_key_id), entity: 'api_key', ...record }, ConditionExpression: 'attribute_not_exists(PK)' } },
-    { Put: { TableName: tableName, Item: { ...keys.token(tokenHash), entity: 'token', ...token }, ConditionExpression: 'attribute_not_exists(PK)' } },
+    {
+      Put: {
+        TableName: tableName,
+        Item: { ...keys.apiKey(record.organization_id, record.api_key_id), entity: 'api_key', ...record },
+        ConditionExpression: 'attribute_not_exists(PK)',
+      },
+    },
+    {
+      Put: {
+        TableName: tableName,
+        Item: { ...keys.token(tokenHash), entity: 'token', ...token },
+        ConditionExpression: 'attribute_not_exists(PK)',
+      },
+    },
   ];
 }
 
@@ -63,25 +75,37 @@ export class ApiKeyRepository {
   constructor(private readonly table: TableRef) {}
 
   async create(record: ApiKeyRecord): Promise<void> {
-    await this.table.doc.send(new TransactWriteCommand({ TransactItems: apiKeyItems(this.table.tableName, record, record.token_hash) }));
+    await this.table.doc.send(
+      new TransactWriteCommand({ TransactItems: apiKeyItems(this.table.tableName, record, record.token_hash) }),
+    );
   }
 
   async findByTokenHash(tokenHash: string): Promise<TokenRecord | undefined> {
-    const out = await this.table.doc.send(new GetCommand({ TableName: this.table.tableName, Key: keys.token(tokenHash), ConsistentRead: true }));
+    const out = await this.table.doc.send(
+      new GetCommand({ TableName: this.table.tableName, Key: keys.token(tokenHash), ConsistentRead: true }),
+    );
     return out.Item ? parseItem(tokenItem, out.Item, 'token') : undefined;
   }
 
   async get(orgId: string, apiKeyId: string): Promise<ApiKeyRecord | undefined> {
-    const out = await this.table.doc.send(new GetCommand({ TableName: this.table.tableName, Key: keys.apiKey(orgId, apiKeyId), ConsistentRead: true }));
+    const out = await this.table.doc.send(
+      new GetCommand({ TableName: this.table.tableName, Key: keys.apiKey(orgId, apiKeyId), ConsistentRead: true }),
+    );
     return out.Item ? parseItem(apiKeyRecord, out.Item, 'api key') : undefined;
   }
 
   async list(orgId: string, limit: number, startKey?: Record<string, unknown>): Promise<Page<ApiKeyRecord>> {
-    return queryPage(this.table, {
-      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
-      ExpressionAttributeValues: { ':pk': keys.orgPartition(orgId), ':prefix': keys.apiKeyPrefix },
-      ScanIndexForward: false,
-    }, limit, startKey, (item) => parseItem(apiKeyRecord, item, 'api key'));
+    return queryPage(
+      this.table,
+      {
+        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+        ExpressionAttributeValues: { ':pk': keys.orgPartition(orgId), ':prefix': keys.apiKeyPrefix },
+        ScanIndexForward: false,
+      },
+      limit,
+      startKey,
+      (item) => parseItem(apiKeyRecord, item, 'api key'),
+    );
   }
 
   /**
@@ -89,53 +113,78 @@ export class ApiKeyRepository {
    * and the old token's item gets an expiry at the end of the grace period (or the key's own, if sooner). A token
    * left over from an earlier rotation stops at once: at most two tokens of a key are ever valid.
    */
-  async rotate(key: ApiKeyRecord, next: { hash: string; hint: string }, at: string, graceEndsAt: string): Promise<ApiKeyRecord> {
+  async rotate(
+    key: ApiKeyRecord,
+    next: { hash: string; hint: string },
+    at: string,
+    graceEndsAt: string,
+  ): Promise<ApiKeyRecord> {
     const t = this.table.tableName;
     const oldExpiry = key.expires_at !== null && key.expires_at < graceEndsAt ? key.expires_at : graceEndsAt;
     const rotated: ApiKeyRecord = {
-      ...key, token_hash: next.hash, token_hint: next.hint, token_issued_at: at,
-      previous_token_hash: key.token_hash, previous_token_expires_at: oldExpiry,
+      ...key,
+      token_hash: next.hash,
+      token_hint: next.hint,
+      token_issued_at: at,
+      previous_token_hash: key.token_hash,
+      previous_token_expires_at: oldExpiry,
     };
-    await this.table.doc.send(new TransactWriteCommand({
-      TransactItems: [
-        {
-          Put: {
-            TableName: t, Item: { ...keys.apiKey(key.organization_id, key.api_key_id), entity: 'api_key', ...rotated },
-            ConditionExpression: 'token_hash = :old AND revoked_at = :null',
-            ExpressionAttributeValues: { ':old': key.token_hash, ':null': null },
+    await this.table.doc.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: t,
+              Item: { ...keys.apiKey(key.organization_id, key.api_key_id), entity: 'api_key', ...rotated },
+              ConditionExpression: 'token_hash = :old AND revoked_at = :null',
+              ExpressionAttributeValues: { ':old': key.token_hash, ':null': null },
+            },
           },
-        },
-        { Put: { TableName: t, Item: { ...keys.token(next.hash), entity: 'token', ...tokenOf(key, at, key.expires_at) }, ConditionExpression: 'attribute_not_exists(PK)' } },
-        {
-          Update: {
-            TableName: t, Key: keys.token(key.token_hash), UpdateExpression: 'SET expires_at = :expiry',
-            ConditionExpression: 'attribute_exists(PK)', ExpressionAttributeValues: { ':expiry': oldExpiry },
+          {
+            Put: {
+              TableName: t,
+              Item: { ...keys.token(next.hash), entity: 'token', ...tokenOf(key, at, key.expires_at) },
+              ConditionExpression: 'attribute_not_exists(PK)',
+            },
           },
-        },
-        ...(key.previous_token_hash ? [{ Delete: { TableName: t, Key: keys.token(key.previous_token_hash) } }] : []),
-      ],
-    }));
+          {
+            Update: {
+              TableName: t,
+              Key: keys.token(key.token_hash),
+              UpdateExpression: 'SET expires_at = :expiry',
+              ConditionExpression: 'attribute_exists(PK)',
+              ExpressionAttributeValues: { ':expiry': oldExpiry },
+            },
+          },
+          ...(key.previous_token_hash ? [{ Delete: { TableName: t, Key: keys.token(key.previous_token_hash) } }] : []),
+        ],
+      }),
+    );
     return rotated;
   }
 
   /** Marks the key revoked and deletes its token items in one transaction: the next lookup finds nothing. */
   async revoke(key: ApiKeyRecord, revokedAt: string): Promise<'revoked' | 'already_revoked'> {
     try {
-      await this.table.doc.send(new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: this.table.tableName,
-              Key: keys.apiKey(key.organization_id, key.api_key_id),
-              UpdateExpression: 'SET revoked_at = :now',
-              ConditionExpression: 'attribute_exists(PK) AND revoked_at = :null',
-              ExpressionAttributeValues: { ':now': revokedAt, ':null': null },
+      await this.table.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: this.table.tableName,
+                Key: keys.apiKey(key.organization_id, key.api_key_id),
+                UpdateExpression: 'SET revoked_at = :now',
+                ConditionExpression: 'attribute_exists(PK) AND revoked_at = :null',
+                ExpressionAttributeValues: { ':now': revokedAt, ':null': null },
+              },
             },
-          },
-          { Delete: { TableName: this.table.tableName, Key: keys.token(key.token_hash) } },
-          ...(key.previous_token_hash ? [{ Delete: { TableName: this.table.tableName, Key: keys.token(key.previous_token_hash) } }] : []),
-        ],
-      }));
+            { Delete: { TableName: this.table.tableName, Key: keys.token(key.token_hash) } },
+            ...(key.previous_token_hash
+              ? [{ Delete: { TableName: this.table.tableName, Key: keys.token(key.previous_token_hash) } }]
+              : []),
+          ],
+        }),
+      );
       return 'revoked';
     } catch (err) {
       if (cancelledConditions(err)?.[0]) return 'already_revoked';
@@ -147,13 +196,16 @@ export class ApiKeyRepository {
   async touchLastUsed(orgId: string, apiKeyId: string, at: string): Promise<void> {
     const minuteAgo = new Date(Date.parse(at) - 60_000).toISOString();
     try {
-      await this.table.doc.send(new UpdateCommand({
-        TableName: this.table.tableName,
-        Key: keys.apiKey(orgId, apiKeyId),
-        UpdateExpression: 'SET last_used_at = :at',
-        ConditionExpression: 'attribute_exists(PK) AND (attribute_not_exists(last_used_at) OR last_used_at = :null OR last_used_at < :minuteAgo)',
-        ExpressionAttributeValues: { ':at': at, ':null': null, ':minuteAgo': minuteAgo },
-      }));
+      await this.table.doc.send(
+        new UpdateCommand({
+          TableName: this.table.tableName,
+          Key: keys.apiKey(orgId, apiKeyId),
+          UpdateExpression: 'SET last_used_at = :at',
+          ConditionExpression:
+            'attribute_exists(PK) AND (attribute_not_exists(last_used_at) OR last_used_at = :null OR last_used_at < :minuteAgo)',
+          ExpressionAttributeValues: { ':at': at, ':null': null, ':minuteAgo': minuteAgo },
+        }),
+      );
     } catch (err) {
       if (!isConditionalCheckFailure(err)) throw err;
     }

@@ -70,23 +70,34 @@ const parse = (item: Record<string, unknown>): AuditRecord | undefined => {
   return undefined;
 };
 
-const readable = (items: Record<string, unknown>[]): AuditRecord[] => items.map(parse).filter((r): r is AuditRecord => r !== undefined);
+const readable = (items: Record<string, unknown>[]): AuditRecord[] =>
+  items.map(parse).filter((r): r is AuditRecord => r !== undefined);
 
 export class AuditRepository {
-  constructor(private readonly table: TableRef, private readonly budget: AuditReadBudget = DEFAULT_BUDGET) {}
+  constructor(
+    private readonly table: TableRef,
+    private readonly budget: AuditReadBudget = DEFAULT_BUDGET,
+  ) {}
 
   /** Whole-item puts in batches of 25; unprocessed items are retried, and a write that cannot finish throws. */
   async putAll(records: readonly AuditRecord[]): Promise<void> {
     // Two lines with the same key in one BatchWriteItem are refused outright; the later copy is the same line.
-    const unique = new Map(records.map((r) => {
-      const item = toItem(r);
-      return [`${item.PK as string}\u0000${item.SK as string}`, item];
-    }));
+    const unique = new Map(
+      records.map((r) => {
+        const item = toItem(r);
+        return [`${item.PK as string}\u0000${item.SK as string}`, item];
+      }),
+    );
     if (unique.size > 0) await batchPutAll(this.table, [...unique.values()]);
   }
 
   /** Newest first. `from`/`to` narrow the key range; the key, status and path prefix are filters. */
-  async list(orgId: string, f: AuditFilters, limit: number, startKey?: Record<string, unknown>): Promise<Page<AuditRecord>> {
+  async list(
+    orgId: string,
+    f: AuditFilters,
+    limit: number,
+    startKey?: Record<string, unknown>,
+  ): Promise<Page<AuditRecord>> {
     const values: Record<string, unknown> = { ':pk': keys.auditLogPartition(orgId) };
     let keyCondition = 'PK = :pk';
     if (f.from && f.to) {
@@ -102,8 +113,16 @@ export class AuditRepository {
     }
     const filter = queryFilter(values, [
       f.api_key_id !== undefined && { expression: 'api_key_id = :key', values: { ':key': f.api_key_id } },
-      f.status !== undefined && { expression: '#status = :status', names: { '#status': 'status' }, values: { ':status': f.status } },
-      f.path_prefix !== undefined && { expression: 'begins_with(#path, :path)', names: { '#path': 'path' }, values: { ':path': f.path_prefix } },
+      f.status !== undefined && {
+        expression: '#status = :status',
+        names: { '#status': 'status' },
+        values: { ':status': f.status },
+      },
+      f.path_prefix !== undefined && {
+        expression: 'begins_with(#path, :path)',
+        names: { '#path': 'path' },
+        values: { ':path': f.path_prefix },
+      },
     ]);
     const filtered = filter.FilterExpression !== undefined;
 
@@ -111,16 +130,18 @@ export class AuditRepository {
     let key = startKey;
     let reads = 0;
     do {
-      const out = await this.table.doc.send(new QueryCommand({
-        TableName: this.table.tableName,
-        KeyConditionExpression: keyCondition,
-        ...filter,
-        ScanIndexForward: false,
-        // An audit read is never part of a read-modify-write; half the cost of a strongly consistent one.
-        ConsistentRead: false,
-        Limit: filtered ? this.budget.filteredReadSize : limit + 1 - raw.length,
-        ExclusiveStartKey: key,
-      }));
+      const out = await this.table.doc.send(
+        new QueryCommand({
+          TableName: this.table.tableName,
+          KeyConditionExpression: keyCondition,
+          ...filter,
+          ScanIndexForward: false,
+          // An audit read is never part of a read-modify-write; half the cost of a strongly consistent one.
+          ConsistentRead: false,
+          Limit: filtered ? this.budget.filteredReadSize : limit + 1 - raw.length,
+          ExclusiveStartKey: key,
+        }),
+      );
       raw.push(...(out.Items ?? []));
       key = out.LastEvaluatedKey;
       reads++;
@@ -130,7 +151,10 @@ export class AuditRepository {
     if (raw.length > limit) {
       const page = raw.slice(0, limit);
       const last = page.at(-1)!;
-      return { items: readable(page), lastKey: { [TABLE_KEYS.pk]: last[TABLE_KEYS.pk], [TABLE_KEYS.sk]: last[TABLE_KEYS.sk] } };
+      return {
+        items: readable(page),
+        lastKey: { [TABLE_KEYS.pk]: last[TABLE_KEYS.pk], [TABLE_KEYS.sk]: last[TABLE_KEYS.sk] },
+      };
     }
     // Otherwise either the range is exhausted, or the read budget ran out and the cursor is where reading stopped.
     return { items: readable(raw), lastKey: key };

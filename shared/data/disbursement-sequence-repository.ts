@@ -39,16 +39,22 @@ export class DisbursementSequenceRepository {
   async reserve(
     orgId: string,
     request: {
-      odfi: string; destination: string; creationDate: string; traceCount: number; now: Date;
+      odfi: string;
+      destination: string;
+      creationDate: string;
+      traceCount: number;
+      now: Date;
       /** An organization whose earlier files were numbered per run (see `sequences_since` in its settings). */
       legacy?: boolean;
     },
   ): Promise<DisbursementReservation> {
     const traceKey = keys.traceSequence(orgId, request.odfi);
     const fileKey = keys.fileIdSequence(orgId, request.destination, request.creationDate);
-    const out = await this.table.doc.send(new BatchGetCommand({
-      RequestItems: { [this.table.tableName]: { Keys: [traceKey, fileKey], ConsistentRead: true } },
-    }));
+    const out = await this.table.doc.send(
+      new BatchGetCommand({
+        RequestItems: { [this.table.tableName]: { Keys: [traceKey, fileKey], ConsistentRead: true } },
+      }),
+    );
     const found = out.Responses?.[this.table.tableName] ?? [];
     // Two small keys never come back unprocessed but under throttling; then the counters read as unknown.
     if ((out.UnprocessedKeys?.[this.table.tableName]?.Keys ?? []).length > 0) throw new Error('Counters were not read');
@@ -77,7 +83,12 @@ export class DisbursementSequenceRepository {
   }
 
   /** Moves a counter from the value read to `next`, on the condition nobody moved it in between. */
-  private advance(key: { PK: string; SK: string }, read: number | undefined, next: number, expires?: number): TransactItems[number] {
+  private advance(
+    key: { PK: string; SK: string },
+    read: number | undefined,
+    next: number,
+    expires?: number,
+  ): TransactItems[number] {
     const values: Record<string, unknown> = { ':next': next, ':entity': 'sequence' };
     const names: Record<string, string> = { '#value': 'value' };
     let update = 'SET #value = :next, entity = :entity';

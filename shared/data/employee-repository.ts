@@ -47,12 +47,34 @@ export class EmployeeRepository {
   async create(employee: EmployeeRecord): Promise<void> {
     const t = this.table.tableName;
     try {
-      await this.table.doc.send(new TransactWriteCommand({
-        TransactItems: [
-          { Put: { TableName: t, Item: { ...keys.employee(employee.organization_id, employee.employee_id), entity: 'employee', ...employee }, ConditionExpression: 'attribute_not_exists(PK)' } },
-          { Put: { TableName: t, Item: { ...keys.employeeEmail(employee.organization_id, employee.email), entity: 'employee_email', employee_id: employee.employee_id }, ConditionExpression: 'attribute_not_exists(PK)' } },
-        ],
-      }));
+      await this.table.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: t,
+                Item: {
+                  ...keys.employee(employee.organization_id, employee.employee_id),
+                  entity: 'employee',
+                  ...employee,
+                },
+                ConditionExpression: 'attribute_not_exists(PK)',
+              },
+            },
+            {
+              Put: {
+                TableName: t,
+                Item: {
+                  ...keys.employeeEmail(employee.organization_id, employee.email),
+                  entity: 'employee_email',
+                  employee_id: employee.employee_id,
+                },
+                ConditionExpression: 'attribute_not_exists(PK)',
+              },
+            },
+          ],
+        }),
+      );
     } catch (err) {
       if (cancelledConditions(err)?.[1]) throw new EmployeeAlreadyExistsError();
       throw err;
@@ -61,17 +83,24 @@ export class EmployeeRepository {
 
   /** Any employee of the organization, removed ones included (their paystubs stay readable). */
   async get(orgId: string, employeeId: string): Promise<EmployeeRecord | undefined> {
-    const out = await this.table.doc.send(new GetCommand({ TableName: this.table.tableName, Key: keys.employee(orgId, employeeId), ConsistentRead: true }));
+    const out = await this.table.doc.send(
+      new GetCommand({ TableName: this.table.tableName, Key: keys.employee(orgId, employeeId), ConsistentRead: true }),
+    );
     return out.Item ? parse(out.Item) : undefined;
   }
 
   /** Many employees of one organization by id, in batched reads; ids not found are simply absent. */
   async getMany(orgId: string, employeeIds: readonly string[]): Promise<Map<string, EmployeeRecord>> {
-    const items = await batchGetAll(this.table, employeeIds.map((id) => keys.employee(orgId, id)));
-    return new Map(items.map((item) => {
-      const e = parse(item);
-      return [e.employee_id, e];
-    }));
+    const items = await batchGetAll(
+      this.table,
+      employeeIds.map((id) => keys.employee(orgId, id)),
+    );
+    return new Map(
+      items.map((item) => {
+        const e = parse(item);
+        return [e.employee_id, e];
+      }),
+    );
   }
 
   async getActive(orgId: string, employeeId: string): Promise<EmployeeRecord> {
@@ -81,12 +110,22 @@ export class EmployeeRepository {
   }
 
   async listActive(orgId: string, limit: number, startKey?: Record<string, unknown>): Promise<Page<EmployeeRecord>> {
-    return queryPage(this.table, {
-      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
-      FilterExpression: '#status = :active',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':pk': keys.orgPartition(orgId), ':prefix': keys.employeePrefix, ':active': 'active' },
-    }, limit, startKey, parse);
+    return queryPage(
+      this.table,
+      {
+        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+        FilterExpression: '#status = :active',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':pk': keys.orgPartition(orgId),
+          ':prefix': keys.employeePrefix,
+          ':active': 'active',
+        },
+      },
+      limit,
+      startKey,
+      parse,
+    );
   }
 
   /**
@@ -110,8 +149,25 @@ export class EmployeeRepository {
     ];
     if (emailChanged) {
       items.push(
-        { Put: { TableName: t, Item: { ...keys.employeeEmail(next.organization_id, next.email), entity: 'employee_email', employee_id: next.employee_id }, ConditionExpression: 'attribute_not_exists(PK)' } },
-        { Delete: { TableName: t, Key: keys.employeeEmail(previous.organization_id, previous.email), ConditionExpression: 'employee_id = :id', ExpressionAttributeValues: { ':id': previous.employee_id } } },
+        {
+          Put: {
+            TableName: t,
+            Item: {
+              ...keys.employeeEmail(next.organization_id, next.email),
+              entity: 'employee_email',
+              employee_id: next.employee_id,
+            },
+            ConditionExpression: 'attribute_not_exists(PK)',
+          },
+        },
+        {
+          Delete: {
+            TableName: t,
+            Key: keys.employeeEmail(previous.organization_id, previous.email),
+            ConditionExpression: 'employee_id = :id',
+            ExpressionAttributeValues: { ':id': previous.employee_id },
+          },
+        },
       );
     }
     try {
@@ -128,20 +184,33 @@ export class EmployeeRepository {
   async remove(previous: EmployeeRecord, removed: EmployeeRecord): Promise<void> {
     const t = this.table.tableName;
     try {
-      await this.table.doc.send(new TransactWriteCommand({
-        TransactItems: [
-          {
-            Put: {
-              TableName: t,
-              Item: { ...keys.employee(removed.organization_id, removed.employee_id), entity: 'employee', ...removed },
-              ConditionExpression: 'version = :version AND #status = :active',
-              ExpressionAttributeNames: { '#status': 'status' },
-              ExpressionAttributeValues: { ':version': previous.version, ':active': 'active' },
+      await this.table.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: t,
+                Item: {
+                  ...keys.employee(removed.organization_id, removed.employee_id),
+                  entity: 'employee',
+                  ...removed,
+                },
+                ConditionExpression: 'version = :version AND #status = :active',
+                ExpressionAttributeNames: { '#status': 'status' },
+                ExpressionAttributeValues: { ':version': previous.version, ':active': 'active' },
+              },
             },
-          },
-          { Delete: { TableName: t, Key: keys.employeeEmail(previous.organization_id, previous.email), ConditionExpression: 'employee_id = :id', ExpressionAttributeValues: { ':id': previous.employee_id } } },
-        ],
-      }));
+            {
+              Delete: {
+                TableName: t,
+                Key: keys.employeeEmail(previous.organization_id, previous.email),
+                ConditionExpression: 'employee_id = :id',
+                ExpressionAttributeValues: { ':id': previous.employee_id },
+              },
+            },
+          ],
+        }),
+      );
     } catch (err) {
       if (cancelledConditions(err)?.[0]) throw new ConcurrentModificationError();
       throw err;

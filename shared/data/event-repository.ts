@@ -45,7 +45,8 @@ export type DeliveryRecord = z.infer<typeof deliveryItem>;
 
 const parseEvent = (item: Record<string, unknown>) => parseItem(eventItem, item, 'event');
 /** The pending marker's sort key: the delivery's last activity first, so the sweeper's key range is "idle since". */
-const pendingSince = (at: string, org: string, eventId: string, webhookId: string) => `${at}#${org}#${eventId}#${webhookId}`;
+const pendingSince = (at: string, org: string, eventId: string, webhookId: string) =>
+  `${at}#${org}#${eventId}#${webhookId}`;
 const parseDelivery = (item: Record<string, unknown>) => parseItem(deliveryItem, item, 'delivery');
 
 export interface NewEvent {
@@ -69,8 +70,12 @@ export class EventRepository {
       Put: {
         TableName: this.table.tableName,
         Item: {
-          ...keys.event(e.organization_id, e.event_id), entity: 'event', ...e, deliveries: {},
-          GSI2PK: keys.undispatchedEventsIndex, GSI2SK: `${e.created_at}#${e.event_id}`,
+          ...keys.event(e.organization_id, e.event_id),
+          entity: 'event',
+          ...e,
+          deliveries: {},
+          GSI2PK: keys.undispatchedEventsIndex,
+          GSI2SK: `${e.created_at}#${e.event_id}`,
         },
         ConditionExpression: 'attribute_not_exists(PK)',
       },
@@ -78,61 +83,107 @@ export class EventRepository {
   }
 
   async get(orgId: string, eventId: string): Promise<EventRecord | undefined> {
-    const out = await this.table.doc.send(new GetCommand({ TableName: this.table.tableName, Key: keys.event(orgId, eventId), ConsistentRead: true }));
+    const out = await this.table.doc.send(
+      new GetCommand({ TableName: this.table.tableName, Key: keys.event(orgId, eventId), ConsistentRead: true }),
+    );
     return out.Item && out.Item.entity === 'event' ? parseEvent(out.Item) : undefined;
   }
 
   async deliveries(orgId: string, eventId: string): Promise<DeliveryRecord[]> {
-    const out = await this.table.doc.send(new QueryCommand({
-      TableName: this.table.tableName, ConsistentRead: true,
-      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
-      ExpressionAttributeValues: { ':pk': keys.orgPartition(orgId), ':prefix': `${keys.event(orgId, eventId).SK}#DELIVERY#` },
-    }));
+    const out = await this.table.doc.send(
+      new QueryCommand({
+        TableName: this.table.tableName,
+        ConsistentRead: true,
+        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+        ExpressionAttributeValues: {
+          ':pk': keys.orgPartition(orgId),
+          ':prefix': `${keys.event(orgId, eventId).SK}#DELIVERY#`,
+        },
+      }),
+    );
     return (out.Items ?? []).map(parseDelivery);
   }
 
   async getDelivery(orgId: string, eventId: string, webhookId: string): Promise<DeliveryRecord | undefined> {
-    const out = await this.table.doc.send(new GetCommand({ TableName: this.table.tableName, Key: keys.delivery(orgId, eventId, webhookId), ConsistentRead: true }));
+    const out = await this.table.doc.send(
+      new GetCommand({
+        TableName: this.table.tableName,
+        Key: keys.delivery(orgId, eventId, webhookId),
+        ConsistentRead: true,
+      }),
+    );
     return out.Item ? parseDelivery(out.Item) : undefined;
   }
 
   /** Newest first; filters on type, payroll and delivery status. */
-  async list(orgId: string, f: { type?: EventType; payrollId?: string; deliveryStatus?: DeliveryStatus }, limit: number, startKey?: Record<string, unknown>): Promise<Page<EventRecord>> {
-    return queryPage(this.table, {
-      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
-      ...queryFilter({ ':pk': keys.orgPartition(orgId), ':prefix': keys.eventPrefix }, [
-        { expression: 'entity = :event', values: { ':event': 'event' } },
-        f.type && { expression: '#type = :type', names: { '#type': 'type' }, values: { ':type': f.type } },
-        f.payrollId && { expression: 'payroll_id = :payroll', values: { ':payroll': f.payrollId } },
-        f.deliveryStatus === 'pending' && { expression: 'attribute_exists(pending_endpoints)' },
-        f.deliveryStatus === 'failed' && { expression: 'attribute_exists(failed_endpoints)' },
-        f.deliveryStatus === 'succeeded' && {
-          expression: 'size(deliveries) > :zero AND attribute_not_exists(pending_endpoints) AND attribute_not_exists(failed_endpoints)',
-          values: { ':zero': 0 },
-        },
-      ]),
-      ScanIndexForward: false,
-      ConsistentRead: true,
-    }, limit, startKey, parseEvent);
+  async list(
+    orgId: string,
+    f: { type?: EventType; payrollId?: string; deliveryStatus?: DeliveryStatus },
+    limit: number,
+    startKey?: Record<string, unknown>,
+  ): Promise<Page<EventRecord>> {
+    return queryPage(
+      this.table,
+      {
+        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+        ...queryFilter({ ':pk': keys.orgPartition(orgId), ':prefix': keys.eventPrefix }, [
+          { expression: 'entity = :event', values: { ':event': 'event' } },
+          f.type && { expression: '#type = :type', names: { '#type': 'type' }, values: { ':type': f.type } },
+          f.payrollId && { expression: 'payroll_id = :payroll', values: { ':payroll': f.payrollId } },
+          f.deliveryStatus === 'pending' && { expression: 'attribute_exists(pending_endpoints)' },
+          f.deliveryStatus === 'failed' && { expression: 'attribute_exists(failed_endpoints)' },
+          f.deliveryStatus === 'succeeded' && {
+            expression:
+              'size(deliveries) > :zero AND attribute_not_exists(pending_endpoints) AND attribute_not_exists(failed_endpoints)',
+            values: { ':zero': 0 },
+          },
+        ]),
+        ScanIndexForward: false,
+        ConsistentRead: true,
+      },
+      limit,
+      startKey,
+      parseEvent,
+    );
   }
 
   async listUndispatched(before: string, limit: number): Promise<EventRecord[]> {
-    const page = await queryPage(this.table, {
-      IndexName: GSI2.name,
-      KeyConditionExpression: 'GSI2PK = :pk AND GSI2SK < :before',
-      ExpressionAttributeValues: { ':pk': keys.undispatchedEventsIndex, ':before': before },
-    }, limit, undefined, parseEvent);
+    const page = await queryPage(
+      this.table,
+      {
+        IndexName: GSI2.name,
+        KeyConditionExpression: 'GSI2PK = :pk AND GSI2SK < :before',
+        ExpressionAttributeValues: { ':pk': keys.undispatchedEventsIndex, ':before': before },
+      },
+      limit,
+      undefined,
+      parseEvent,
+    );
     return page.items;
   }
 
   /** Deliveries still pending with no activity since `before`, oldest first: what the sweeper re-sends. */
-  async listStalePendingDeliveries(before: string, limit: number): Promise<{ organization_id: string; event_id: string; webhook_id: string; sweeps: number }[]> {
-    const page = await queryPage(this.table, {
-      IndexName: GSI2.name,
-      KeyConditionExpression: 'GSI2PK = :pk AND GSI2SK < :before',
-      ExpressionAttributeValues: { ':pk': keys.pendingDeliveriesIndex, ':before': before },
-    }, limit, undefined, parseDelivery);
-    return page.items.map((d) => ({ organization_id: d.organization_id, event_id: d.event_id, webhook_id: d.webhook_id, sweeps: d.sweeps ?? 0 }));
+  async listStalePendingDeliveries(
+    before: string,
+    limit: number,
+  ): Promise<{ organization_id: string; event_id: string; webhook_id: string; sweeps: number }[]> {
+    const page = await queryPage(
+      this.table,
+      {
+        IndexName: GSI2.name,
+        KeyConditionExpression: 'GSI2PK = :pk AND GSI2SK < :before',
+        ExpressionAttributeValues: { ':pk': keys.pendingDeliveriesIndex, ':before': before },
+      },
+      limit,
+      undefined,
+      parseDelivery,
+    );
+    return page.items.map((d) => ({
+      organization_id: d.organization_id,
+      event_id: d.event_id,
+      webhook_id: d.webhook_id,
+      sweeps: d.sweeps ?? 0,
+    }));
   }
 
   /**
@@ -141,13 +192,20 @@ export class EventRepository {
    */
   async markSwept(orgId: string, eventId: string, webhookId: string, at: string): Promise<boolean> {
     try {
-      await this.table.doc.send(new UpdateCommand({
-        TableName: this.table.tableName, Key: keys.delivery(orgId, eventId, webhookId),
-        UpdateExpression: 'SET GSI2SK = :since ADD sweeps :one',
-        ConditionExpression: '#status = :pending',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':since': pendingSince(at, orgId, eventId, webhookId), ':one': 1, ':pending': 'pending' },
-      }));
+      await this.table.doc.send(
+        new UpdateCommand({
+          TableName: this.table.tableName,
+          Key: keys.delivery(orgId, eventId, webhookId),
+          UpdateExpression: 'SET GSI2SK = :since ADD sweeps :one',
+          ConditionExpression: '#status = :pending',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':since': pendingSince(at, orgId, eventId, webhookId),
+            ':one': 1,
+            ':pending': 'pending',
+          },
+        }),
+      );
       return true;
     } catch (err) {
       if (isConditionalCheckFailure(err)) return false;
@@ -156,7 +214,13 @@ export class EventRepository {
   }
 
   async markDispatched(orgId: string, eventId: string): Promise<void> {
-    await this.table.doc.send(new UpdateCommand({ TableName: this.table.tableName, Key: keys.event(orgId, eventId), UpdateExpression: 'REMOVE GSI2PK, GSI2SK' }));
+    await this.table.doc.send(
+      new UpdateCommand({
+        TableName: this.table.tableName,
+        Key: keys.event(orgId, eventId),
+        UpdateExpression: 'REMOVE GSI2PK, GSI2SK',
+      }),
+    );
   }
 
   /**
@@ -165,35 +229,54 @@ export class EventRepository {
    * repeating a fan-out interrupted after its messages went out must not send a delivered event again): it returns
    * false and sends nothing. `reopen` is for an explicit redelivery, which re-opens whatever the outcome.
    */
-  async openDelivery(event: Pick<EventRecord, 'organization_id' | 'event_id'>, webhook: { webhook_id: string; url: string }, at: string, options: { reopen?: boolean } = {}): Promise<boolean> {
+  async openDelivery(
+    event: Pick<EventRecord, 'organization_id' | 'event_id'>,
+    webhook: { webhook_id: string; url: string },
+    at: string,
+    options: { reopen?: boolean } = {},
+  ): Promise<boolean> {
     const t = this.table.tableName;
     const org = event.organization_id;
     try {
-      await this.table.doc.send(new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: t, Key: keys.delivery(org, event.event_id, webhook.webhook_id),
-              UpdateExpression: 'SET entity = :entity, event_id = :event, webhook_id = :webhook, organization_id = :org, #url = :url, #status = :pending, attempts = if_not_exists(attempts, :none), created_at = if_not_exists(created_at, :at), updated_at = :at, GSI2PK = :marker, GSI2SK = :since REMOVE sweeps',
-              ...(!options.reopen && { ConditionExpression: 'attribute_not_exists(#status) OR #status = :pending' }),
-              ExpressionAttributeNames: { '#url': 'url', '#status': 'status' },
-              ExpressionAttributeValues: {
-                ':entity': 'delivery', ':event': event.event_id, ':webhook': webhook.webhook_id, ':org': org, ':url': webhook.url, ':pending': 'pending', ':none': [], ':at': at,
-                ':marker': keys.pendingDeliveriesIndex, ':since': pendingSince(at, org, event.event_id, webhook.webhook_id),
+      await this.table.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: t,
+                Key: keys.delivery(org, event.event_id, webhook.webhook_id),
+                UpdateExpression:
+                  'SET entity = :entity, event_id = :event, webhook_id = :webhook, organization_id = :org, #url = :url, #status = :pending, attempts = if_not_exists(attempts, :none), created_at = if_not_exists(created_at, :at), updated_at = :at, GSI2PK = :marker, GSI2SK = :since REMOVE sweeps',
+                ...(!options.reopen && { ConditionExpression: 'attribute_not_exists(#status) OR #status = :pending' }),
+                ExpressionAttributeNames: { '#url': 'url', '#status': 'status' },
+                ExpressionAttributeValues: {
+                  ':entity': 'delivery',
+                  ':event': event.event_id,
+                  ':webhook': webhook.webhook_id,
+                  ':org': org,
+                  ':url': webhook.url,
+                  ':pending': 'pending',
+                  ':none': [],
+                  ':at': at,
+                  ':marker': keys.pendingDeliveriesIndex,
+                  ':since': pendingSince(at, org, event.event_id, webhook.webhook_id),
+                },
               },
             },
-          },
-          {
-            Update: {
-              TableName: t, Key: keys.event(org, event.event_id),
-              UpdateExpression: 'SET deliveries.#w = :pending ADD pending_endpoints :set DELETE failed_endpoints :set',
-              ConditionExpression: 'attribute_exists(PK)',
-              ExpressionAttributeNames: { '#w': webhook.webhook_id },
-              ExpressionAttributeValues: { ':pending': 'pending', ':set': new Set([webhook.webhook_id]) },
+            {
+              Update: {
+                TableName: t,
+                Key: keys.event(org, event.event_id),
+                UpdateExpression:
+                  'SET deliveries.#w = :pending ADD pending_endpoints :set DELETE failed_endpoints :set',
+                ConditionExpression: 'attribute_exists(PK)',
+                ExpressionAttributeNames: { '#w': webhook.webhook_id },
+                ExpressionAttributeValues: { ':pending': 'pending', ':set': new Set([webhook.webhook_id]) },
+              },
             },
-          },
-        ],
-      }));
+          ],
+        }),
+      );
       return true;
     } catch (err) {
       if (!options.reopen && cancelledConditions(err)?.[0]) return false;
@@ -206,29 +289,51 @@ export class EventRepository {
    * and `alsoWrite` (the endpoint's failure count) move together. A final outcome only applies to a delivery still
    * pending (a re-delivered message whose delivery was already closed changes nothing); returns false then.
    */
-  async recordAttempt(orgId: string, eventId: string, webhookId: string, a: DeliveryAttempt, outcome: 'succeeded' | 'failed' | null, alsoWrite: TransactItems = []): Promise<boolean> {
+  async recordAttempt(
+    orgId: string,
+    eventId: string,
+    webhookId: string,
+    a: DeliveryAttempt,
+    outcome: 'succeeded' | 'failed' | null,
+    alsoWrite: TransactItems = [],
+  ): Promise<boolean> {
     const t = this.table.tableName;
-    const items: TransactItems = [{
-      Update: {
-        TableName: t, Key: keys.delivery(orgId, eventId, webhookId),
-        // Closing removes the pending marker; an attempt that leaves it pending moves the marker's time forward.
-        UpdateExpression: outcome
-          ? 'SET attempts = list_append(attempts, :a), #status = :outcome, updated_at = :at REMOVE GSI2PK, GSI2SK'
-          : 'SET attempts = list_append(attempts, :a), updated_at = :at, GSI2SK = :since',
-        ConditionExpression: '#status = :pending',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':a': [a], ':at': a.at, ':pending': 'pending', ...(outcome ? { ':outcome': outcome } : { ':since': pendingSince(a.at, orgId, eventId, webhookId) }) },
-      },
-    }];
-    if (outcome) {
-      items.push({
+    const items: TransactItems = [
+      {
         Update: {
-          TableName: t, Key: keys.event(orgId, eventId),
-          UpdateExpression: outcome === 'failed' ? 'SET deliveries.#w = :outcome DELETE pending_endpoints :set ADD failed_endpoints :set' : 'SET deliveries.#w = :outcome DELETE pending_endpoints :set',
-          ExpressionAttributeNames: { '#w': webhookId },
-          ExpressionAttributeValues: { ':outcome': outcome, ':set': new Set([webhookId]) },
+          TableName: t,
+          Key: keys.delivery(orgId, eventId, webhookId),
+          // Closing removes the pending marker; an attempt that leaves it pending moves the marker's time forward.
+          UpdateExpression: outcome
+            ? 'SET attempts = list_append(attempts, :a), #status = :outcome, updated_at = :at REMOVE GSI2PK, GSI2SK'
+            : 'SET attempts = list_append(attempts, :a), updated_at = :at, GSI2SK = :since',
+          ConditionExpression: '#status = :pending',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':a': [a],
+            ':at': a.at,
+            ':pending': 'pending',
+            ...(outcome ? { ':outcome': outcome } : { ':since': pendingSince(a.at, orgId, eventId, webhookId) }),
+          },
         },
-      }, ...alsoWrite);
+      },
+    ];
+    if (outcome) {
+      items.push(
+        {
+          Update: {
+            TableName: t,
+            Key: keys.event(orgId, eventId),
+            UpdateExpression:
+              outcome === 'failed'
+                ? 'SET deliveries.#w = :outcome DELETE pending_endpoints :set ADD failed_endpoints :set'
+                : 'SET deliveries.#w = :outcome DELETE pending_endpoints :set',
+            ExpressionAttributeNames: { '#w': webhookId },
+            ExpressionAttributeValues: { ':outcome': outcome, ':set': new Set([webhookId]) },
+          },
+        },
+        ...alsoWrite,
+      );
     }
     try {
       await this.table.doc.send(new TransactWriteCommand({ TransactItems: items }));

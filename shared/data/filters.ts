@@ -17,7 +17,10 @@ export interface FilterParts {
  * AND, their attribute names, and their values after `keyValues` (the key condition's). A filter with no condition
  * or no attribute name leaves that part out (DynamoDB refuses an empty one).
  */
-export function queryFilter(keyValues: Record<string, unknown>, conditions: readonly (FilterCondition | false | '' | null | undefined)[]): FilterParts {
+export function queryFilter(
+  keyValues: Record<string, unknown>,
+  conditions: readonly (FilterCondition | false | '' | null | undefined)[],
+): FilterParts {
   const used = conditions.filter((c): c is FilterCondition => Boolean(c));
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = { ...keyValues };
@@ -35,7 +38,8 @@ export function queryFilter(keyValues: Record<string, unknown>, conditions: read
 /** Two conditions may share a placeholder only if it stands for the same thing. */
 function add<T>(into: Record<string, T>, from: Record<string, T> = {}): void {
   for (const [placeholder, value] of Object.entries(from)) {
-    if (placeholder in into && !Object.is(into[placeholder], value)) throw new Error(`Filter placeholder ${placeholder} stands for two things`);
+    if (placeholder in into && !Object.is(into[placeholder], value))
+      throw new Error(`Filter placeholder ${placeholder} stands for two things`);
     into[placeholder] = value;
   }
 }

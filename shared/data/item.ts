@@ -8,7 +8,9 @@ export type TransactItems = NonNullable<TransactWriteCommandInput['TransactItems
 export function parseItem<S extends z.ZodType>(schema: S, item: Record<string, unknown>, entity: string): z.infer<S> {
   const parsed = schema.safeParse(item);
   if (!parsed.success) {
-    throw new Error(`Stored ${entity} item does not match its schema: ${parsed.error.issues.map((i) => i.path.join('.')).join(', ')}`);
+    throw new Error(
+      `Stored ${entity} item does not match its schema: ${parsed.error.issues.map((i) => i.path.join('.')).join(', ')}`,
+    );
   }
   return parsed.data;
 }

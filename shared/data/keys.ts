@@ -49,7 +49,10 @@ export const keys = {
   orgPartition: (orgId: string): string => `ORG#${orgId}`,
   payroll: (orgId: string, payrollId: string): Key => ({ PK: `ORG#${orgId}`, SK: `PAYROLL#${payrollId}` }),
   payrollPrefix: 'PAYROLL#',
-  payrollWindow: (orgId: string, start: string, end: string): Key => ({ PK: `ORG#${orgId}`, SK: `WINDOW#${start}#${end}` }),
+  payrollWindow: (orgId: string, start: string, end: string): Key => ({
+    PK: `ORG#${orgId}`,
+    SK: `WINDOW#${start}#${end}`,
+  }),
   idempotency: (orgId: string, keyHash: string): Key => ({ PK: `ORG#${orgId}`, SK: `IDEMPOTENCY#${keyHash}` }),
   activePayrollsIndex: 'ACTIVE_PAYROLLS',
   paystub: (paystubId: string): Key => ({ PK: `STUB#${paystubId}`, SK: 'STUB' }),
@@ -61,16 +64,27 @@ export const keys = {
   webhookPrefix: 'WEBHOOK#',
   event: (orgId: string, eventId: string): Key => ({ PK: `ORG#${orgId}`, SK: `EVENT#${eventId}` }),
   eventPrefix: 'EVENT#',
-  delivery: (orgId: string, eventId: string, webhookId: string): Key => ({ PK: `ORG#${orgId}`, SK: `EVENT#${eventId}#DELIVERY#${webhookId}` }),
+  delivery: (orgId: string, eventId: string, webhookId: string): Key => ({
+    PK: `ORG#${orgId}`,
+    SK: `EVENT#${eventId}#DELIVERY#${webhookId}`,
+  }),
   undispatchedEventsIndex: 'UNDISPATCHED_EVENTS',
   pendingDeliveriesIndex: 'PENDING_DELIVERIES',
-  auditLog: (orgId: string, at: string, requestId: string): Key => ({ PK: `ORG#${orgId}#AUDIT`, SK: `${at}#${requestId}` }),
+  auditLog: (orgId: string, at: string, requestId: string): Key => ({
+    PK: `ORG#${orgId}#AUDIT`,
+    SK: `${at}#${requestId}`,
+  }),
   auditLogPartition: (orgId: string): string => `ORG#${orgId}#AUDIT`,
-  unauthenticatedAuditLog: (at: string, requestId: string): Key => ({ PK: `AUDIT#UNAUTHENTICATED#${at.slice(0, 10)}`, SK: `${at}#${requestId}` }),
+  unauthenticatedAuditLog: (at: string, requestId: string): Key => ({
+    PK: `AUDIT#UNAUTHENTICATED#${at.slice(0, 10)}`,
+    SK: `${at}#${requestId}`,
+  }),
   rateLimit: (bucketKey: string): Key => ({ PK: `RATE#${bucketKey}`, SK: 'RATE' }),
   traceSequence: (orgId: string, odfi: string): Key => ({ PK: `ORG#${orgId}`, SK: `SEQ#TRACE#${odfi}` }),
-  fileIdSequence: (orgId: string, destination: string, creationDate: string): Key =>
-    ({ PK: `ORG#${orgId}`, SK: `SEQ#FILE#${destination}#${creationDate}` }),
+  fileIdSequence: (orgId: string, destination: string, creationDate: string): Key => ({
+    PK: `ORG#${orgId}`,
+    SK: `SEQ#FILE#${destination}#${creationDate}`,
+  }),
 } as const;
 
 /**

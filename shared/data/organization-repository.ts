@@ -50,23 +50,46 @@ export class OrganizationRepository {
   constructor(private readonly table: TableRef) {}
 
   /** The organization, its settings and its first admin key appear together or not at all. */
-  async create(org: Organization, settings: OrganizationSettings, firstKey: ApiKeyRecord, tokenHash: string): Promise<void> {
-    await this.table.doc.send(new TransactWriteCommand({
-      TransactItems: [
-        { Put: { TableName: this.table.tableName, Item: { ...keys.organization(org.organization_id), entity: 'organization', ...org }, ConditionExpression: 'attribute_not_exists(PK)' } },
-        { Put: { TableName: this.table.tableName, Item: { ...keys.settings(org.organization_id), entity: 'settings', ...settings }, ConditionExpression: 'attribute_not_exists(PK)' } },
-        ...apiKeyItems(this.table.tableName, firstKey, tokenHash),
-      ],
-    }));
+  async create(
+    org: Organization,
+    settings: OrganizationSettings,
+    firstKey: ApiKeyRecord,
+    tokenHash: string,
+  ): Promise<void> {
+    await this.table.doc.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: this.table.tableName,
+              Item: { ...keys.organization(org.organization_id), entity: 'organization', ...org },
+              ConditionExpression: 'attribute_not_exists(PK)',
+            },
+          },
+          {
+            Put: {
+              TableName: this.table.tableName,
+              Item: { ...keys.settings(org.organization_id), entity: 'settings', ...settings },
+              ConditionExpression: 'attribute_not_exists(PK)',
+            },
+          },
+          ...apiKeyItems(this.table.tableName, firstKey, tokenHash),
+        ],
+      }),
+    );
   }
 
   async get(orgId: string): Promise<Organization | undefined> {
-    const out = await this.table.doc.send(new GetCommand({ TableName: this.table.tableName, Key: keys.organization(orgId) }));
+    const out = await this.table.doc.send(
+      new GetCommand({ TableName: this.table.tableName, Key: keys.organization(orgId) }),
+    );
     return out.Item ? parseItem(organizationItem, out.Item, 'organization') : undefined;
   }
 
   async getSettings(orgId: string): Promise<OrganizationSettings | undefined> {
-    const out = await this.table.doc.send(new GetCommand({ TableName: this.table.tableName, Key: keys.settings(orgId), ConsistentRead: true }));
+    const out = await this.table.doc.send(
+      new GetCommand({ TableName: this.table.tableName, Key: keys.settings(orgId), ConsistentRead: true }),
+    );
     return out.Item ? parseItem(settingsItem, out.Item, 'settings') : undefined;
   }
 
@@ -81,13 +104,15 @@ export class OrganizationRepository {
       values[`:${k}`] = v;
       sets.push(`#${k} = :${k}`);
     }
-    await this.table.doc.send(new UpdateCommand({
-      TableName: this.table.tableName,
-      Key: keys.settings(orgId),
-      UpdateExpression: `SET ${sets.join(', ')}`,
-      ConditionExpression: '#updated_at = :expected',
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-    }));
+    await this.table.doc.send(
+      new UpdateCommand({
+        TableName: this.table.tableName,
+        Key: keys.settings(orgId),
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ConditionExpression: '#updated_at = :expected',
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
+    );
   }
 }

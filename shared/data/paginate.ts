@@ -25,9 +25,14 @@ export async function queryPage<T>(
   const raw: Record<string, unknown>[] = [];
   let key = startKey;
   do {
-    const out = await table.doc.send(new QueryCommand({
-      ...input, TableName: table.tableName, Limit: limit + 1 - raw.length, ExclusiveStartKey: key,
-    }));
+    const out = await table.doc.send(
+      new QueryCommand({
+        ...input,
+        TableName: table.tableName,
+        Limit: limit + 1 - raw.length,
+        ExclusiveStartKey: key,
+      }),
+    );
     raw.push(...(out.Items ?? []));
     key = out.LastEvaluatedKey;
   } while (key && raw.length <= limit);

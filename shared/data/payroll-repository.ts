@@ -26,22 +26,42 @@ const payrollItem = z.object({
   content_hash: z.string(),
   created_at: z.string(),
   updated_at: z.string(),
-  status_history: z.array(z.object({ status: z.enum(PAYROLL_STATUSES), at: z.string(), reason: z.string().nullable().optional() })),
+  status_history: z.array(
+    z.object({ status: z.enum(PAYROLL_STATUSES), at: z.string(), reason: z.string().nullable().optional() }),
+  ),
   chunk_size: z.number().int().positive(),
   chunk_count: z.number().int().nullable().default(null),
-  chunks_done: z.set(z.number()).optional().transform((s) => s ?? new Set<number>()),
-  returned_employee_ids: z.set(z.string()).optional().transform((s) => s ?? new Set<string>()),
+  chunks_done: z
+    .set(z.number())
+    .optional()
+    .transform((s) => s ?? new Set<number>()),
+  returned_employee_ids: z
+    .set(z.string())
+    .optional()
+    .transform((s) => s ?? new Set<string>()),
   processing_started_at: z.string().nullable().default(null),
-  findings: z.array(z.object({ code: z.string(), message: z.string(), employee_id: z.string().nullable().optional(), field: z.string().nullable().optional() })).default([]),
-  disbursement: z.object({
-    entry_count: z.number().int(),
-    entry_hash: z.string(),
-    total_credit: cents,
-    total_debit: cents,
-    batch_count: z.number().int(),
-    block_count: z.number().int(),
-    created_at: z.string(),
-  }).nullable().default(null),
+  findings: z
+    .array(
+      z.object({
+        code: z.string(),
+        message: z.string(),
+        employee_id: z.string().nullable().optional(),
+        field: z.string().nullable().optional(),
+      }),
+    )
+    .default([]),
+  disbursement: z
+    .object({
+      entry_count: z.number().int(),
+      entry_hash: z.string(),
+      total_credit: cents,
+      total_debit: cents,
+      batch_count: z.number().int(),
+      block_count: z.number().int(),
+      created_at: z.string(),
+    })
+    .nullable()
+    .default(null),
   failure_reason: z.string().nullable().default(null),
   /** The NACHA originator as it stood when processing began: every chunk and the file use this one. */
   originator: originatorItem.nullable().default(null),
@@ -75,7 +95,10 @@ function toItem(record: PayrollRecord): Record<string, unknown> {
     // Empty sets cannot be stored; absent means empty.
     ...(chunks_done.size > 0 && { chunks_done }),
     ...(returned_employee_ids.size > 0 && { returned_employee_ids }),
-    ...(!isTerminal(record.status) && { GSI2PK: keys.activePayrollsIndex, GSI2SK: `${record.updated_at}#${record.payroll_id}` }),
+    ...(!isTerminal(record.status) && {
+      GSI2PK: keys.activePayrollsIndex,
+      GSI2SK: `${record.updated_at}#${record.payroll_id}`,
+    }),
   };
 }
 
@@ -87,7 +110,10 @@ export class PayrollRepository {
    * transaction: of any number of concurrent identical submissions exactly one succeeds, and the others learn
    * from the cancellation reasons which item someone else holds.
    */
-  async create(record: PayrollRecord, options: { window: boolean; idempotencyKeyHash?: string; now: Date; alsoWrite?: TransactItems }): Promise<CreateOutcome> {
+  async create(
+    record: PayrollRecord,
+    options: { window: boolean; idempotencyKeyHash?: string; now: Date; alsoWrite?: TransactItems },
+  ): Promise<CreateOutcome> {
     const t = this.table.tableName;
     const items: TransactItems = [
       { Put: { TableName: t, Item: toItem(record), ConditionExpression: 'attribute_not_exists(PK)' } },
@@ -99,7 +125,11 @@ export class PayrollRepository {
       items.push({
         Put: {
           TableName: t,
-          Item: { ...keys.payrollWindow(record.organization_id, record.pay_period_start, record.pay_period_end), entity: 'payroll_window', payroll_id: record.payroll_id },
+          Item: {
+            ...keys.payrollWindow(record.organization_id, record.pay_period_start, record.pay_period_end),
+            entity: 'payroll_window',
+            payroll_id: record.payroll_id,
+          },
           ConditionExpression: 'attribute_not_exists(PK)',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         },
@@ -134,45 +164,83 @@ export class PayrollRepository {
       if (!failed) throw err;
       if (idempotencyIndex >= 0 && failed[idempotencyIndex]) return { ok: false, reason: 'idempotency_key_taken' };
       if (windowIndex >= 0 && failed[windowIndex]) {
-        const reasons = (err as { CancellationReasons?: { Item?: Record<string, { S?: string }> }[] }).CancellationReasons;
+        const reasons = (err as { CancellationReasons?: { Item?: Record<string, { S?: string }> }[] })
+          .CancellationReasons;
         const existing = reasons?.[windowIndex]?.Item?.payroll_id?.S;
-        return { ok: false, reason: 'window_taken', existingPayrollId: existing ?? (await this.getWindow(record.organization_id, record.pay_period_start, record.pay_period_end)) ?? 'unknown' };
+        return {
+          ok: false,
+          reason: 'window_taken',
+          existingPayrollId:
+            existing ??
+            (await this.getWindow(record.organization_id, record.pay_period_start, record.pay_period_end)) ??
+            'unknown',
+        };
       }
       throw err;
     }
   }
 
   async get(orgId: string, payrollId: string): Promise<PayrollRecord | undefined> {
-    const out = await this.table.doc.send(new GetCommand({ TableName: this.table.tableName, Key: keys.payroll(orgId, payrollId), ConsistentRead: true }));
+    const out = await this.table.doc.send(
+      new GetCommand({ TableName: this.table.tableName, Key: keys.payroll(orgId, payrollId), ConsistentRead: true }),
+    );
     return out.Item ? parse(out.Item) : undefined;
   }
 
   async getMany(orgId: string, payrollIds: readonly string[]): Promise<PayrollRecord[]> {
-    return (await batchGetAll(this.table, payrollIds.map((id) => keys.payroll(orgId, id)))).map(parse);
+    return (
+      await batchGetAll(
+        this.table,
+        payrollIds.map((id) => keys.payroll(orgId, id)),
+      )
+    ).map(parse);
   }
 
   async getWindow(orgId: string, start: string, end: string): Promise<string | undefined> {
-    const out = await this.table.doc.send(new GetCommand({ TableName: this.table.tableName, Key: keys.payrollWindow(orgId, start, end), ConsistentRead: true }));
+    const out = await this.table.doc.send(
+      new GetCommand({
+        TableName: this.table.tableName,
+        Key: keys.payrollWindow(orgId, start, end),
+        ConsistentRead: true,
+      }),
+    );
     return out.Item ? parseItem(windowItem, out.Item, 'payroll window').payroll_id : undefined;
   }
 
   async getIdempotency(orgId: string, keyHash: string, now: Date): Promise<IdempotencyRecord | undefined> {
-    const out = await this.table.doc.send(new GetCommand({ TableName: this.table.tableName, Key: keys.idempotency(orgId, keyHash), ConsistentRead: true }));
+    const out = await this.table.doc.send(
+      new GetCommand({ TableName: this.table.tableName, Key: keys.idempotency(orgId, keyHash), ConsistentRead: true }),
+    );
     if (!out.Item) return undefined;
     const record = parseItem(idempotencyItem, out.Item, 'idempotency key');
     return record.expires_epoch >= Math.floor(now.getTime() / 1000) ? record : undefined;
   }
 
-  async list(orgId: string, filters: { status?: PayrollStatus; from?: string; to?: string }, limit: number, startKey?: Record<string, unknown>): Promise<Page<PayrollRecord>> {
-    return queryPage(this.table, {
-      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
-      ...queryFilter({ ':pk': keys.orgPartition(orgId), ':prefix': keys.payrollPrefix }, [
-        filters.status && { expression: '#status = :status', names: { '#status': 'status' }, values: { ':status': filters.status } },
-        filters.from && { expression: 'pay_date >= :from', values: { ':from': filters.from } },
-        filters.to && { expression: 'pay_date <= :to', values: { ':to': filters.to } },
-      ]),
-      ScanIndexForward: false,
-    }, limit, startKey, parse);
+  async list(
+    orgId: string,
+    filters: { status?: PayrollStatus; from?: string; to?: string },
+    limit: number,
+    startKey?: Record<string, unknown>,
+  ): Promise<Page<PayrollRecord>> {
+    return queryPage(
+      this.table,
+      {
+        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+        ...queryFilter({ ':pk': keys.orgPartition(orgId), ':prefix': keys.payrollPrefix }, [
+          filters.status && {
+            expression: '#status = :status',
+            names: { '#status': 'status' },
+            values: { ':status': filters.status },
+          },
+          filters.from && { expression: 'pay_date >= :from', values: { ':from': filters.from } },
+          filters.to && { expression: 'pay_date <= :to', values: { ':to': filters.to } },
+        ]),
+        ScanIndexForward: false,
+      },
+      limit,
+      startKey,
+      parse,
+    );
   }
 
   /**
@@ -188,7 +256,9 @@ export class PayrollRepository {
   ): Promise<boolean> {
     const names: Record<string, string> = { '#status': 'status' };
     const values: Record<string, unknown> = {
-      ':to': to, ':at': at, ':entry': [{ status: to, at, reason: options.reason ?? null }],
+      ':to': to,
+      ':at': at,
+      ':entry': [{ status: to, at, reason: options.reason ?? null }],
     };
     const sets = ['#status = :to', 'updated_at = :at', 'status_history = list_append(status_history, :entry)'];
     const sources = sourcesOf(to);
@@ -212,17 +282,34 @@ export class PayrollRepository {
     const key = keys.payroll(record.organization_id, record.payroll_id);
     try {
       if (options.alsoWrite && options.alsoWrite.length > 0) {
-        await this.table.doc.send(new TransactWriteCommand({
-          TransactItems: [
-            { Update: { TableName: this.table.tableName, Key: key, UpdateExpression: update, ConditionExpression: condition, ExpressionAttributeNames: names, ExpressionAttributeValues: values } },
-            ...options.alsoWrite,
-          ],
-        }));
+        await this.table.doc.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              {
+                Update: {
+                  TableName: this.table.tableName,
+                  Key: key,
+                  UpdateExpression: update,
+                  ConditionExpression: condition,
+                  ExpressionAttributeNames: names,
+                  ExpressionAttributeValues: values,
+                },
+              },
+              ...options.alsoWrite,
+            ],
+          }),
+        );
       } else {
-        await this.table.doc.send(new UpdateCommand({
-          TableName: this.table.tableName, Key: key, UpdateExpression: update, ConditionExpression: condition,
-          ExpressionAttributeNames: names, ExpressionAttributeValues: values,
-        }));
+        await this.table.doc.send(
+          new UpdateCommand({
+            TableName: this.table.tableName,
+            Key: key,
+            UpdateExpression: update,
+            ConditionExpression: condition,
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: values,
+          }),
+        );
       }
       return true;
     } catch (err) {
@@ -240,29 +327,46 @@ export class PayrollRepository {
   async planChunks(
     orgId: string,
     payrollId: string,
-    plan: { chunkCount: number; startedAt: string; originator: Originator; fundingAccount: FundingAccount | null; traceStart: number; fileIdModifier: string },
+    plan: {
+      chunkCount: number;
+      startedAt: string;
+      originator: Originator;
+      fundingAccount: FundingAccount | null;
+      traceStart: number;
+      fileIdModifier: string;
+    },
     alsoWrite: TransactItems = [],
   ): Promise<'planned' | 'already_planned' | 'conflict'> {
     try {
-      await this.table.doc.send(new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: this.table.tableName,
-              Key: keys.payroll(orgId, payrollId),
-              UpdateExpression: 'SET chunk_count = :n, processing_started_at = :at, originator = :originator, '
-                + 'funding_account = :funding, trace_start = :trace, file_id_modifier = :modifier',
-              ConditionExpression: '#status = :processing AND (attribute_not_exists(chunk_count) OR chunk_count = :null)',
-              ExpressionAttributeNames: { '#status': 'status' },
-              ExpressionAttributeValues: {
-                ':n': plan.chunkCount, ':at': plan.startedAt, ':originator': plan.originator, ':funding': plan.fundingAccount,
-                ':trace': plan.traceStart, ':modifier': plan.fileIdModifier, ':processing': 'processing', ':null': null,
+      await this.table.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: this.table.tableName,
+                Key: keys.payroll(orgId, payrollId),
+                UpdateExpression:
+                  'SET chunk_count = :n, processing_started_at = :at, originator = :originator, ' +
+                  'funding_account = :funding, trace_start = :trace, file_id_modifier = :modifier',
+                ConditionExpression:
+                  '#status = :processing AND (attribute_not_exists(chunk_count) OR chunk_count = :null)',
+                ExpressionAttributeNames: { '#status': 'status' },
+                ExpressionAttributeValues: {
+                  ':n': plan.chunkCount,
+                  ':at': plan.startedAt,
+                  ':originator': plan.originator,
+                  ':funding': plan.fundingAccount,
+                  ':trace': plan.traceStart,
+                  ':modifier': plan.fileIdModifier,
+                  ':processing': 'processing',
+                  ':null': null,
+                },
               },
             },
-          },
-          ...alsoWrite,
-        ],
-      }));
+            ...alsoWrite,
+          ],
+        }),
+      );
       return 'planned';
     } catch (err) {
       const failed = cancelledConditions(err);
@@ -276,23 +380,36 @@ export class PayrollRepository {
    * Adds the chunk to the set of finished chunks. A set, not a counter: a chunk finished twice (re-delivery)
    * is counted once. Returns the record as it now stands, or undefined if the payroll is no longer processing.
    */
-  async markChunkDone(orgId: string, payrollId: string, chunk: number, returnedEmployeeIds: string[], at: string): Promise<PayrollRecord | undefined> {
-    const values: Record<string, unknown> = { ':chunk': new Set([chunk]), ':processing': 'processing', ':at': at, ':gsi2sk': `${at}#${payrollId}` };
+  async markChunkDone(
+    orgId: string,
+    payrollId: string,
+    chunk: number,
+    returnedEmployeeIds: string[],
+    at: string,
+  ): Promise<PayrollRecord | undefined> {
+    const values: Record<string, unknown> = {
+      ':chunk': new Set([chunk]),
+      ':processing': 'processing',
+      ':at': at,
+      ':gsi2sk': `${at}#${payrollId}`,
+    };
     let update = 'ADD chunks_done :chunk SET updated_at = :at, GSI2SK = :gsi2sk';
     if (returnedEmployeeIds.length > 0) {
       update = 'ADD chunks_done :chunk, returned_employee_ids :returned SET updated_at = :at, GSI2SK = :gsi2sk';
       values[':returned'] = new Set(returnedEmployeeIds);
     }
     try {
-      const out = await this.table.doc.send(new UpdateCommand({
-        TableName: this.table.tableName,
-        Key: keys.payroll(orgId, payrollId),
-        UpdateExpression: update,
-        ConditionExpression: '#status = :processing',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: values,
-        ReturnValues: 'ALL_NEW',
-      }));
+      const out = await this.table.doc.send(
+        new UpdateCommand({
+          TableName: this.table.tableName,
+          Key: keys.payroll(orgId, payrollId),
+          UpdateExpression: update,
+          ConditionExpression: '#status = :processing',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: values,
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
       return parse(out.Attributes!);
     } catch (err) {
       if (isConditionalCheckFailure(err)) return undefined;
@@ -302,11 +419,17 @@ export class PayrollRepository {
 
   /** Runs still pending or processing whose last change is older than `before` (ISO time), oldest first. */
   async listUnfinished(before: string, limit: number): Promise<PayrollRecord[]> {
-    const page = await queryPage(this.table, {
-      IndexName: GSI2.name,
-      KeyConditionExpression: 'GSI2PK = :pk AND GSI2SK < :before',
-      ExpressionAttributeValues: { ':pk': keys.activePayrollsIndex, ':before': before },
-    }, limit, undefined, parse);
+    const page = await queryPage(
+      this.table,
+      {
+        IndexName: GSI2.name,
+        KeyConditionExpression: 'GSI2PK = :pk AND GSI2SK < :before',
+        ExpressionAttributeValues: { ':pk': keys.activePayrollsIndex, ':before': before },
+      },
+      limit,
+      undefined,
+      parse,
+    );
     return page.items;
   }
 
@@ -316,14 +439,16 @@ export class PayrollRepository {
    */
   windowRelease(record: PayrollRecord): TransactItems {
     return record.type === 'regular'
-      ? [{
-        Delete: {
-          TableName: this.table.tableName,
-          Key: keys.payrollWindow(record.organization_id, record.pay_period_start, record.pay_period_end),
-          ConditionExpression: 'attribute_not_exists(PK) OR payroll_id = :id',
-          ExpressionAttributeValues: { ':id': record.payroll_id },
-        },
-      }]
+      ? [
+          {
+            Delete: {
+              TableName: this.table.tableName,
+              Key: keys.payrollWindow(record.organization_id, record.pay_period_start, record.pay_period_end),
+              ConditionExpression: 'attribute_not_exists(PK) OR payroll_id = :id',
+              ExpressionAttributeValues: { ':id': record.payroll_id },
+            },
+          },
+        ]
       : [];
   }
 }

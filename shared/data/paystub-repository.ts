@@ -41,7 +41,8 @@ export type PaystubRecord = z.infer<typeof paystubItem>;
 const parse = (item: Record<string, unknown>) => parseItem(paystubItem, item, 'paystub');
 
 /** Sort key of the employee and organization indexes: pay date descending, then paystub id ascending. */
-const dateOrder = (p: Pick<PaystubRecord, 'pay_date' | 'paystub_id'>) => `${descendingDate(p.pay_date)}#${p.paystub_id}`;
+const dateOrder = (p: Pick<PaystubRecord, 'pay_date' | 'paystub_id'>) =>
+  `${descendingDate(p.pay_date)}#${p.paystub_id}`;
 
 function toItem(p: PaystubRecord): Record<string, unknown> {
   return {
@@ -75,8 +76,10 @@ export interface DateBounds {
 }
 
 const DAY_MS = 86_400_000;
-const shift = (date: string, days: number) => new Date(Date.parse(`${date}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
-const daysBetween = (a: string, b: string) => Math.round((Date.parse(`${b}T00:00:00Z`) - Date.parse(`${a}T00:00:00Z`)) / DAY_MS);
+const shift = (date: string, days: number) =>
+  new Date(Date.parse(`${date}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
+const daysBetween = (a: string, b: string) =>
+  Math.round((Date.parse(`${b}T00:00:00Z`) - Date.parse(`${a}T00:00:00Z`)) / DAY_MS);
 
 export class PaystubRepository {
   constructor(private readonly table: TableRef) {}
@@ -87,7 +90,9 @@ export class PaystubRepository {
   }
 
   async get(orgId: string, paystubId: string): Promise<PaystubRecord | undefined> {
-    const out = await this.table.doc.send(new GetCommand({ TableName: this.table.tableName, Key: keys.paystub(paystubId) }));
+    const out = await this.table.doc.send(
+      new GetCommand({ TableName: this.table.tableName, Key: keys.paystub(paystubId) }),
+    );
     if (!out.Item) return undefined;
     const stub = parse(out.Item);
     // Paystubs do not live under their organization's partition: the organization is checked here, on every read.
@@ -102,29 +107,38 @@ export class PaystubRepository {
    * Widens the organization's date bounds to cover a run about to write paystubs. Done before its paystubs exist,
    * so a date query never misses one. Only ever grows (each bound a conditional max).
    */
-  async widenDateBounds(orgId: string, run: { pay_period_start: string; pay_period_end: string; pay_date: string }): Promise<void> {
+  async widenDateBounds(
+    orgId: string,
+    run: { pay_period_start: string; pay_period_end: string; pay_date: string },
+  ): Promise<void> {
     const wanted: DateBounds = {
       after_start: daysBetween(run.pay_period_start, run.pay_date),
       before_end: Math.max(0, daysBetween(run.pay_date, run.pay_period_end)),
     };
-    await Promise.all((Object.keys(wanted) as (keyof DateBounds)[]).map(async (name) => {
-      try {
-        await this.table.doc.send(new UpdateCommand({
-          TableName: this.table.tableName,
-          Key: keys.paystubDateBounds(orgId),
-          UpdateExpression: 'SET #b = :v, entity = :entity',
-          ConditionExpression: 'attribute_not_exists(#b) OR #b < :v',
-          ExpressionAttributeNames: { '#b': name },
-          ExpressionAttributeValues: { ':v': wanted[name], ':entity': 'paystub_bounds' },
-        }));
-      } catch (err) {
-        if (!isConditionalCheckFailure(err)) throw err;
-      }
-    }));
+    await Promise.all(
+      (Object.keys(wanted) as (keyof DateBounds)[]).map(async (name) => {
+        try {
+          await this.table.doc.send(
+            new UpdateCommand({
+              TableName: this.table.tableName,
+              Key: keys.paystubDateBounds(orgId),
+              UpdateExpression: 'SET #b = :v, entity = :entity',
+              ConditionExpression: 'attribute_not_exists(#b) OR #b < :v',
+              ExpressionAttributeNames: { '#b': name },
+              ExpressionAttributeValues: { ':v': wanted[name], ':entity': 'paystub_bounds' },
+            }),
+          );
+        } catch (err) {
+          if (!isConditionalCheckFailure(err)) throw err;
+        }
+      }),
+    );
   }
 
   async dateBounds(orgId: string): Promise<DateBounds> {
-    const out = await this.table.doc.send(new GetCommand({ TableName: this.table.tableName, Key: keys.paystubDateBounds(orgId), ConsistentRead: true }));
+    const out = await this.table.doc.send(
+      new GetCommand({ TableName: this.table.tableName, Key: keys.paystubDateBounds(orgId), ConsistentRead: true }),
+    );
     return { after_start: Number(out.Item?.after_start ?? 0), before_end: Number(out.Item?.before_end ?? 0) };
   }
 
@@ -134,7 +148,12 @@ export class PaystubRepository {
    * that narrow read. `from`/`to` select paystubs whose period overlaps [from, to]; order is pay date descending,
    * then paystub id.
    */
-  async list(orgId: string, f: PaystubFilters, limit: number, startKey?: Record<string, unknown>): Promise<Page<PaystubRecord>> {
+  async list(
+    orgId: string,
+    f: PaystubFilters,
+    limit: number,
+    startKey?: Record<string, unknown>,
+  ): Promise<Page<PaystubRecord>> {
     const names: Record<string, string> = { '#org': 'organization_id' };
     const values: Record<string, unknown> = { ':org': orgId };
     const filters = ['#org = :org'];
@@ -174,28 +193,46 @@ export class PaystubRepository {
       }
       query = { IndexName: index.name, KeyConditionExpression: key };
     }
-    return queryPage(this.table, {
-      ...query,
-      FilterExpression: filters.join(' AND '),
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-    }, limit, startKey, parse);
+    return queryPage(
+      this.table,
+      {
+        ...query,
+        FilterExpression: filters.join(' AND '),
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      },
+      limit,
+      startKey,
+      parse,
+    );
   }
 
   /** The employee's paystubs of a calendar year up to and including `upTo` (by pay date, then id). */
-  async yearOf(orgId: string, employeeId: string, upTo: Pick<PaystubRecord, 'pay_date' | 'paystub_id'>): Promise<PaystubRecord[]> {
+  async yearOf(
+    orgId: string,
+    employeeId: string,
+    upTo: Pick<PaystubRecord, 'pay_date' | 'paystub_id'>,
+  ): Promise<PaystubRecord[]> {
     const out: PaystubRecord[] = [];
     let start: Record<string, unknown> | undefined;
     do {
-      const page = await queryPage(this.table, {
-        IndexName: GSI2.name,
-        KeyConditionExpression: `${GSI2.pk} = :pk AND ${GSI2.sk} BETWEEN :from AND :to`,
-        FilterExpression: 'organization_id = :org',
-        ExpressionAttributeValues: {
-          ':pk': keys.paystubsByEmployee(employeeId), ':org': orgId,
-          ':from': `${descendingDate(upTo.pay_date)}#`, ':to': `${descendingDate(`${upTo.pay_date.slice(0, 4)}-01-01`)}#~`,
+      const page = await queryPage(
+        this.table,
+        {
+          IndexName: GSI2.name,
+          KeyConditionExpression: `${GSI2.pk} = :pk AND ${GSI2.sk} BETWEEN :from AND :to`,
+          FilterExpression: 'organization_id = :org',
+          ExpressionAttributeValues: {
+            ':pk': keys.paystubsByEmployee(employeeId),
+            ':org': orgId,
+            ':from': `${descendingDate(upTo.pay_date)}#`,
+            ':to': `${descendingDate(`${upTo.pay_date.slice(0, 4)}-01-01`)}#~`,
+          },
         },
-      }, 100, start, parse);
+        100,
+        start,
+        parse,
+      );
       out.push(...page.items);
       start = page.lastKey;
     } while (start);

@@ -31,15 +31,18 @@ export class RateLimitRepository {
       let stored: number | undefined;
       try {
         // The busy case: TAT ahead of now, and all k cells fit under the tolerance.
-        const out = await this.table.doc.send(new UpdateCommand({
-          TableName: this.table.tableName, Key: key,
-          UpdateExpression: 'SET tat = tat + :kt, #ttl = :ttl',
-          ConditionExpression: 'tat BETWEEN :now AND :edge',
-          ExpressionAttributeNames: { '#ttl': 'ttl' },
-          ExpressionAttributeValues: { ':kt': k * T, ':now': now, ':edge': now + tau - (k - 1) * T, ':ttl': ttl },
-          ReturnValues: 'UPDATED_NEW',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }));
+        const out = await this.table.doc.send(
+          new UpdateCommand({
+            TableName: this.table.tableName,
+            Key: key,
+            UpdateExpression: 'SET tat = tat + :kt, #ttl = :ttl',
+            ConditionExpression: 'tat BETWEEN :now AND :edge',
+            ExpressionAttributeNames: { '#ttl': 'ttl' },
+            ExpressionAttributeValues: { ':kt': k * T, ':now': now, ':edge': now + tau - (k - 1) * T, ':ttl': ttl },
+            ReturnValues: 'UPDATED_NEW',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        );
         return { granted: k, tat: Number(out.Attributes!.tat) };
       } catch (err) {
         if (!isConditionalCheckFailure(err)) throw err;
@@ -55,13 +58,16 @@ export class RateLimitRepository {
       try {
         // The idle case: no state yet, or TAT in the past: the bucket is full.
         k = Math.min(wanted, limit.perMinute);
-        await this.table.doc.send(new UpdateCommand({
-          TableName: this.table.tableName, Key: key,
-          UpdateExpression: 'SET tat = :fresh, entity = :entity, #ttl = :ttl',
-          ConditionExpression: 'attribute_not_exists(tat) OR tat < :now',
-          ExpressionAttributeNames: { '#ttl': 'ttl' },
-          ExpressionAttributeValues: { ':fresh': now + k * T, ':now': now, ':entity': 'rate_limit', ':ttl': ttl },
-        }));
+        await this.table.doc.send(
+          new UpdateCommand({
+            TableName: this.table.tableName,
+            Key: key,
+            UpdateExpression: 'SET tat = :fresh, entity = :entity, #ttl = :ttl',
+            ConditionExpression: 'attribute_not_exists(tat) OR tat < :now',
+            ExpressionAttributeNames: { '#ttl': 'ttl' },
+            ExpressionAttributeValues: { ':fresh': now + k * T, ':now': now, ':entity': 'rate_limit', ':ttl': ttl },
+          }),
+        );
         return { granted: k, tat: now + k * T };
       } catch (err) {
         if (!isConditionalCheckFailure(err)) throw err;

@@ -29,22 +29,34 @@ export class WebhookRepository {
   constructor(private readonly table: TableRef) {}
 
   async create(w: WebhookRecord): Promise<void> {
-    await this.table.doc.send(new PutCommand({
-      TableName: this.table.tableName, Item: { ...keys.webhook(w.organization_id, w.webhook_id), entity: 'webhook', ...w }, ConditionExpression: 'attribute_not_exists(PK)',
-    }));
+    await this.table.doc.send(
+      new PutCommand({
+        TableName: this.table.tableName,
+        Item: { ...keys.webhook(w.organization_id, w.webhook_id), entity: 'webhook', ...w },
+        ConditionExpression: 'attribute_not_exists(PK)',
+      }),
+    );
   }
 
   async get(orgId: string, webhookId: string): Promise<WebhookRecord | undefined> {
-    const out = await this.table.doc.send(new GetCommand({ TableName: this.table.tableName, Key: keys.webhook(orgId, webhookId), ConsistentRead: true }));
+    const out = await this.table.doc.send(
+      new GetCommand({ TableName: this.table.tableName, Key: keys.webhook(orgId, webhookId), ConsistentRead: true }),
+    );
     return out.Item ? parse(out.Item) : undefined;
   }
 
   async list(orgId: string, limit: number, startKey?: Record<string, unknown>): Promise<Page<WebhookRecord>> {
-    return queryPage(this.table, {
-      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
-      ExpressionAttributeValues: { ':pk': keys.orgPartition(orgId), ':prefix': keys.webhookPrefix },
-      ConsistentRead: true,
-    }, limit, startKey, parse);
+    return queryPage(
+      this.table,
+      {
+        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+        ExpressionAttributeValues: { ':pk': keys.orgPartition(orgId), ':prefix': keys.webhookPrefix },
+        ConsistentRead: true,
+      },
+      limit,
+      startKey,
+      parse,
+    );
   }
 
   /** Every endpoint of the organization (an organization has few): the fan-out reads them all. */
@@ -62,12 +74,14 @@ export class WebhookRepository {
   /** Whole-record replace under optimistic concurrency (`version`). */
   async replace(previous: WebhookRecord, next: WebhookRecord): Promise<void> {
     try {
-      await this.table.doc.send(new PutCommand({
-        TableName: this.table.tableName,
-        Item: { ...keys.webhook(next.organization_id, next.webhook_id), entity: 'webhook', ...next },
-        ConditionExpression: 'version = :v',
-        ExpressionAttributeValues: { ':v': previous.version },
-      }));
+      await this.table.doc.send(
+        new PutCommand({
+          TableName: this.table.tableName,
+          Item: { ...keys.webhook(next.organization_id, next.webhook_id), entity: 'webhook', ...next },
+          ConditionExpression: 'version = :v',
+          ExpressionAttributeValues: { ':v': previous.version },
+        }),
+      );
     } catch (err) {
       if (isConditionalCheckFailure(err)) throw new ConcurrentModificationError();
       throw err;
@@ -76,7 +90,13 @@ export class WebhookRepository {
 
   async delete(orgId: string, webhookId: string): Promise<boolean> {
     try {
-      await this.table.doc.send(new DeleteCommand({ TableName: this.table.tableName, Key: keys.webhook(orgId, webhookId), ConditionExpression: 'attribute_exists(PK)' }));
+      await this.table.doc.send(
+        new DeleteCommand({
+          TableName: this.table.tableName,
+          Key: keys.webhook(orgId, webhookId),
+          ConditionExpression: 'attribute_exists(PK)',
+        }),
+      );
       return true;
     } catch (err) {
       if (isConditionalCheckFailure(err)) return false;
@@ -90,14 +110,20 @@ export class WebhookRepository {
    * In one transaction, a worker that dies around the close can neither lose a failed event nor count it twice.
    */
   outcomeItems(orgId: string, webhookId: string, outcome: 'succeeded' | 'failed', at: string): TransactItems {
-    return [{
-      Update: {
-        TableName: this.table.tableName, Key: keys.webhook(orgId, webhookId),
-        UpdateExpression: outcome === 'failed' ? 'ADD consecutive_failures :n SET updated_at = :at' : 'SET consecutive_failures = :n, updated_at = :at',
-        ConditionExpression: 'attribute_exists(PK)',
-        ExpressionAttributeValues: { ':n': outcome === 'failed' ? 1 : 0, ':at': at },
+    return [
+      {
+        Update: {
+          TableName: this.table.tableName,
+          Key: keys.webhook(orgId, webhookId),
+          UpdateExpression:
+            outcome === 'failed'
+              ? 'ADD consecutive_failures :n SET updated_at = :at'
+              : 'SET consecutive_failures = :n, updated_at = :at',
+          ConditionExpression: 'attribute_exists(PK)',
+          ExpressionAttributeValues: { ':n': outcome === 'failed' ? 1 : 0, ':at': at },
+        },
       },
-    }];
+    ];
   }
 
   /**
@@ -107,13 +133,21 @@ export class WebhookRepository {
    */
   async pauseIfUnreliable(orgId: string, webhookId: string): Promise<boolean> {
     try {
-      await this.table.doc.send(new UpdateCommand({
-        TableName: this.table.tableName, Key: keys.webhook(orgId, webhookId),
-        UpdateExpression: 'SET #status = :unreliable, version = version + :one',
-        ConditionExpression: '#status = :active AND consecutive_failures >= :limit',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':unreliable': 'unreliable', ':active': 'active', ':one': 1, ':limit': UNRELIABLE_AFTER_FAILED_EVENTS },
-      }));
+      await this.table.doc.send(
+        new UpdateCommand({
+          TableName: this.table.tableName,
+          Key: keys.webhook(orgId, webhookId),
+          UpdateExpression: 'SET #status = :unreliable, version = version + :one',
+          ConditionExpression: '#status = :active AND consecutive_failures >= :limit',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':unreliable': 'unreliable',
+            ':active': 'active',
+            ':one': 1,
+            ':limit': UNRELIABLE_AFTER_FAILED_EVENTS,
+          },
+        }),
+      );
       return true;
     } catch (err) {
       if (isConditionalCheckFailure(err)) return false;

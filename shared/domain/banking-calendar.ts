@@ -150,7 +150,13 @@ function formatter(timeZone: string): Intl.DateTimeFormat {
   if (!f) {
     // hourCycle 'h23' rather than hour12: false, which some ICU versions render as "24" at midnight.
     f = new Intl.DateTimeFormat('en-US', {
-      timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23',
+      timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
     });
     formatters.set(timeZone, f);
   }

@@ -67,7 +67,11 @@ export class MissingCredentialsError extends DomainError {
 export class InsufficientScopeError extends DomainError {
   constructor(readonly requiredScope: string) {
     super('forbidden', 'insufficient_scope', 'Forbidden: Insufficient scope', [
-      { code: 'insufficient_scope', message: `This route requires the ${requiredScope} scope`, required_scope: requiredScope },
+      {
+        code: 'insufficient_scope',
+        message: `This route requires the ${requiredScope} scope`,
+        required_scope: requiredScope,
+      },
     ]);
   }
 }
@@ -87,7 +91,11 @@ export class MethodNotAllowedError extends DomainError {
 export class EmployeeAlreadyExistsError extends DomainError {
   constructor() {
     super('conflict', 'employee_already_exists', 'Employee already exists', [
-      { field: 'email', code: 'employee_already_exists', message: 'An active employee with this email is already onboarded' },
+      {
+        field: 'email',
+        code: 'employee_already_exists',
+        message: 'An active employee with this email is already onboarded',
+      },
     ]);
   }
 }
@@ -102,7 +110,11 @@ export class InsecureTransportError extends DomainError {
 export class InvalidPageTokenError extends DomainError {
   constructor() {
     super('invalid', 'invalid_page_token', 'Invalid page token', [
-      { field: 'page_token', code: 'invalid_page_token', message: 'The page token was altered, expired, or belongs to another query' },
+      {
+        field: 'page_token',
+        code: 'invalid_page_token',
+        message: 'The page token was altered, expired, or belongs to another query',
+      },
     ]);
   }
 }
@@ -122,7 +134,10 @@ export class ConcurrentModificationError extends DomainError {
 export class PayrollImmutableError extends DomainError {
   constructor() {
     super('conflict', 'payroll_immutable', 'Payroll is immutable', [
-      { code: 'payroll_immutable', message: 'A submitted payroll cannot be changed: correct it with an off-cycle payroll' },
+      {
+        code: 'payroll_immutable',
+        message: 'A submitted payroll cannot be changed: correct it with an off-cycle payroll',
+      },
     ]);
   }
 }
@@ -136,9 +151,14 @@ export class SandboxOnlyError extends DomainError {
 export class PayrollNotCancellableError extends DomainError {
   constructor(status: string) {
     super('conflict', 'payroll_not_cancellable', `A ${status} payroll cannot be cancelled`, [
-      { field: 'status', code: 'payroll_not_cancellable', message: status === 'processing'
-        ? 'The run is being processed; cancel it once it has completed'
-        : `The run is already ${status}` },
+      {
+        field: 'status',
+        code: 'payroll_not_cancellable',
+        message:
+          status === 'processing'
+            ? 'The run is being processed; cancel it once it has completed'
+            : `The run is already ${status}`,
+      },
     ]);
   }
 }

@@ -21,7 +21,9 @@ export function parseMoney(value: unknown): MoneyParse {
     return { ok: false, reason: 'format' };
   }
   if (text.startsWith('-')) {
-    return /^-\d/.test(text) && !/^-0*(\.0*)?$/.test(text) ? { ok: false, reason: 'negative' } : { ok: false, reason: 'format' };
+    return /^-\d/.test(text) && !/^-0*(\.0*)?$/.test(text)
+      ? { ok: false, reason: 'negative' }
+      : { ok: false, reason: 'format' };
   }
   const m = DECIMAL.exec(text);
   if (!m) return /^\d+\.\d{3,}$/.test(text) ? { ok: false, reason: 'precision' } : { ok: false, reason: 'format' };

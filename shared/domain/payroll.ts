@@ -76,7 +76,11 @@ export function canonicalSubmission(s: PayrollSubmission): string {
       gross_pay: formatCents(e.gross_pay),
       hours_worked: formatHours(e.hours_worked_hundredths),
       bonuses: formatCents(e.bonuses),
-      deductions: Object.fromEntries(Object.keys(e.deductions).sort().map((k) => [k, formatCents(e.deductions[k]!)])),
+      deductions: Object.fromEntries(
+        Object.keys(e.deductions)
+          .sort()
+          .map((k) => [k, formatCents(e.deductions[k]!)]),
+      ),
       notes: e.notes,
     })),
   });

@@ -79,7 +79,9 @@ const LEGACY_DEFAULTS: Partial<Originator> = {
 export function placeholdersOf(settings: OrganizationSettings, environment: Environment): OriginatorField[] {
   if (environment !== 'production') return [];
   if (settings.originator_placeholders) return settings.originator_placeholders;
-  return (Object.keys(LEGACY_DEFAULTS) as OriginatorField[]).filter((f) => settings.originator[f] === LEGACY_DEFAULTS[f]);
+  return (Object.keys(LEGACY_DEFAULTS) as OriginatorField[]).filter(
+    (f) => settings.originator[f] === LEGACY_DEFAULTS[f],
+  );
 }
 
 /**
@@ -92,20 +94,25 @@ export function sandboxOdfi(organizationId: string): string {
   return `0${String(digest.readUInt32BE(0) % 10_000_000).padStart(7, '0')}`;
 }
 
-export function defaultSettings(organization: { id: string; name: string }, environment: Environment, now: Date): OrganizationSettings {
+export function defaultSettings(
+  organization: { id: string; name: string },
+  environment: Environment,
+  now: Date,
+): OrganizationSettings {
   const companyName = achText(organization.name).slice(0, 16).trim() || 'PAYROLL CO';
   const odfi = sandboxOdfi(organization.id);
-  const originator: Originator = environment === 'production'
-    ? { company_name: companyName, ...PRODUCTION_PLACEHOLDER }
-    : {
-      company_name: companyName,
-      company_identification: '1000000001',
-      originating_dfi_identification: odfi,
-      immediate_destination: withCheckDigit(odfi),
-      immediate_destination_name: 'SANDBOX BANK',
-      immediate_origin: '1000000001',
-      immediate_origin_name: 'PAYROLL API',
-    };
+  const originator: Originator =
+    environment === 'production'
+      ? { company_name: companyName, ...PRODUCTION_PLACEHOLDER }
+      : {
+          company_name: companyName,
+          company_identification: '1000000001',
+          originating_dfi_identification: odfi,
+          immediate_destination: withCheckDigit(odfi),
+          immediate_destination_name: 'SANDBOX BANK',
+          immediate_origin: '1000000001',
+          immediate_origin_name: 'PAYROLL API',
+        };
   return {
     employment_types: ['full_time', 'part_time', 'contractor'],
     pay_groups: ['default'],
@@ -113,7 +120,8 @@ export function defaultSettings(organization: { id: string; name: string }, envi
     max_net_pay_per_employee: '250000.00',
     max_payroll_total: '100000000.00',
     originator,
-    originator_placeholders: environment === 'production' ? (Object.keys(PRODUCTION_PLACEHOLDER) as OriginatorField[]) : [],
+    originator_placeholders:
+      environment === 'production' ? (Object.keys(PRODUCTION_PLACEHOLDER) as OriginatorField[]) : [],
     funding_account: null,
     sequences_since: now.toISOString(),
     updated_at: now.toISOString(),

@@ -38,7 +38,9 @@ type Out<S, Fallback> = S extends z.ZodType<infer T> ? T : Fallback;
 // biome-ignore lint/suspicious/noExplicitAny: a constraint over any schema triple; each use infers the real types
 type BodyOf<S extends Schemas<any, any, any>> = S['body'] extends 'raw'
   ? Record<string, unknown>
-  : S['bodyOptional'] extends true ? Out<S['body'], undefined> | undefined : Out<S['body'], undefined>;
+  : S['bodyOptional'] extends true
+    ? Out<S['body'], undefined> | undefined
+    : Out<S['body'], undefined>;
 
 /**
  * Builds a Lambda handler for one route: middleware first (request context, error envelope, HTTPS and auth,
@@ -49,7 +51,9 @@ type BodyOf<S extends Schemas<any, any, any>> = S['body'] extends 'raw'
 export function apiHandler<S extends Schemas<any, any, any>>(
   route: RouteDef,
   schemas: S,
-  fn: (req: ApiRequest<BodyOf<S>, Out<S['query'], Record<string, string>>, Out<S['params'], Record<string, string>>>) => Promise<ApiResult>,
+  fn: (
+    req: ApiRequest<BodyOf<S>, Out<S['query'], Record<string, string>>, Out<S['params'], Record<string, string>>>,
+  ) => Promise<ApiResult>,
 ) {
   const inner = async (event: ApiEvent, _context: Context): Promise<APIGatewayProxyResult> => {
     const requestId = requestIdOf(event);
@@ -57,7 +61,8 @@ export function apiHandler<S extends Schemas<any, any, any>>(
     if (schemas.body === undefined) {
       body = undefined;
     } else if (body === undefined) {
-      if (!schemas.bodyOptional || schemas.body === 'raw') throw new InvalidRequestError([{ code: 'required', message: 'A JSON object body is required' }]);
+      if (!schemas.bodyOptional || schemas.body === 'raw')
+        throw new InvalidRequestError([{ code: 'required', message: 'A JSON object body is required' }]);
     } else if (schemas.body !== 'raw') {
       const parsed = schemas.body.safeParse(body);
       if (!parsed.success) throw new InvalidRequestError(problemsFromZod(parsed.error, body));
@@ -93,14 +98,16 @@ export function apiHandler<S extends Schemas<any, any, any>>(
     return renderSuccess(result, requestId);
   };
 
-  return middy<ApiEvent, APIGatewayProxyResult>()
-    // before: in this order; after/onError: in reverse, so headers are stamped on the envelope's response.
-    .use(requestContext())
-    .use(rateLimitHeaders())
-    .use(errorEnvelope())
-    .use(authenticate(route))
-    .use(rateLimitCheck(route))
-    .use(authorize(route))
-    .use(jsonBody())
-    .handler(inner);
+  return (
+    middy<ApiEvent, APIGatewayProxyResult>()
+      // before: in this order; after/onError: in reverse, so headers are stamped on the envelope's response.
+      .use(requestContext())
+      .use(rateLimitHeaders())
+      .use(errorEnvelope())
+      .use(authenticate(route))
+      .use(rateLimitCheck(route))
+      .use(authorize(route))
+      .use(jsonBody())
+      .handler(inner)
+  );
 }

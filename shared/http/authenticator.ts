@@ -28,7 +28,8 @@ export class Authenticator {
     const record = await this.lookup(tokenHash);
     if (!record) throw new UnauthorizedError('The token is unknown or revoked');
     const identity = { organizationId: record.organization_id, apiKeyId: record.api_key_id };
-    if (record.environment !== this.environment) throw new UnauthorizedError('The token belongs to another environment', identity);
+    if (record.environment !== this.environment)
+      throw new UnauthorizedError('The token belongs to another environment', identity);
     if (record.expires_at !== null && Date.parse(record.expires_at) <= this.now()) {
       throw new UnauthorizedError('The token has expired', identity);
     }

@@ -11,8 +11,15 @@ export const CORS_ALLOW_HEADERS = ['Authorization', 'Content-Type', 'Accept', 'I
 
 /** Headers a page on another origin may read besides the CORS-safelisted ones. */
 export const CORS_EXPOSE_HEADERS = [
-  'X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'Location', 'Warning',
-  'Idempotent-Replayed', 'Content-Disposition',
+  'X-Request-Id',
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'Retry-After',
+  'Location',
+  'Warning',
+  'Idempotent-Replayed',
+  'Content-Disposition',
 ] as const;
 
 /** How long a browser may reuse a preflight's answer (Chromium caps it at two hours). */

@@ -4,5 +4,10 @@ import { appServices } from './context.js';
 
 export function employeeServices(): EmployeeServices {
   const s = appServices();
-  return { employees: s.employees, organizations: s.organizations, encryptor: fieldEncryptor('bank-account'), deps: s.deps };
+  return {
+    employees: s.employees,
+    organizations: s.organizations,
+    encryptor: fieldEncryptor('bank-account'),
+    deps: s.deps,
+  };
 }

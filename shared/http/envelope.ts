@@ -23,7 +23,13 @@ export function renderSuccess(result: ApiResult, requestId: string): APIGatewayP
     const binary = Buffer.isBuffer(result.raw.body);
     return {
       statusCode: result.status,
-      headers: { 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff', ...result.headers, 'Content-Type': result.raw.contentType, 'X-Request-Id': requestId },
+      headers: {
+        'Cache-Control': 'no-store',
+        'X-Content-Type-Options': 'nosniff',
+        ...result.headers,
+        'Content-Type': result.raw.contentType,
+        'X-Request-Id': requestId,
+      },
       body: binary ? (result.raw.body as Buffer).toString('base64') : (result.raw.body as string),
       isBase64Encoded: binary,
     };
@@ -34,7 +40,12 @@ export function renderSuccess(result: ApiResult, requestId: string): APIGatewayP
   return {
     statusCode: result.status,
     headers: { ...BASE_HEADERS, ...result.headers, 'X-Request-Id': requestId },
-    body: JSON.stringify({ status: result.status, message: result.message, data: result.data ?? null, request_id: requestId }),
+    body: JSON.stringify({
+      status: result.status,
+      message: result.message,
+      data: result.data ?? null,
+      request_id: requestId,
+    }),
   };
 }
 
@@ -59,5 +70,15 @@ export function renderError(error: unknown, requestId: string): APIGatewayProxyR
   };
 }
 
-export const ok = (data: unknown, message = 'OK', headers?: Record<string, string>): ApiResult => ({ status: 200, message, data, headers });
-export const created = (data: unknown, location: string, message = 'Created'): ApiResult => ({ status: 201, message, data, headers: { Location: location } });
+export const ok = (data: unknown, message = 'OK', headers?: Record<string, string>): ApiResult => ({
+  status: 200,
+  message,
+  data,
+  headers,
+});
+export const created = (data: unknown, location: string, message = 'Created'): ApiResult => ({
+  status: 201,
+  message,
+  data,
+  headers: { Location: location },
+});

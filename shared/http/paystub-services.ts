@@ -10,6 +10,9 @@ let services: PaystubServices | undefined;
  * recordServices(), whose other repositories (events, webhooks) would add about 9 KB to what these functions load.
  */
 export function paystubServices(): PaystubServices {
-  services ??= { paystubs: new PaystubRepository(appServices().table), payrolls: new PayrollRepository(appServices().table) };
+  services ??= {
+    paystubs: new PaystubRepository(appServices().table),
+    payrolls: new PayrollRepository(appServices().table),
+  };
   return services;
 }

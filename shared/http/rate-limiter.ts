@@ -51,14 +51,26 @@ export const maxLease = (limit: Limit) => Math.min(MAX_LEASE, Math.floor(limit.p
 export class RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
 
-  constructor(private readonly repo: RateLimitRepository, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly repo: RateLimitRepository,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   take(bucketKey: string, limit: Limit): Promise<RateDecision> {
     const now = this.now();
     let b = this.buckets.get(bucketKey);
     if (!b) {
       if (this.buckets.size >= MAX_KEYS) this.forgetIdle(now);
-      b = { limit, waiting: [], busy: false, leased: [], leaseExpiresAt: 0, windowStart: now, arrivals: 0, previousArrivals: 0 };
+      b = {
+        limit,
+        waiting: [],
+        busy: false,
+        leased: [],
+        leaseExpiresAt: 0,
+        windowStart: now,
+        arrivals: 0,
+        previousArrivals: 0,
+      };
       this.buckets.set(bucketKey, b);
     }
     if (now - b.windowStart >= 1_000) {
@@ -79,7 +91,8 @@ export class RateLimiter {
   /** Bounds memory in a long-lived container that has seen many keys. */
   private forgetIdle(now: number): void {
     for (const [key, b] of this.buckets) {
-      if (!b.busy && b.waiting.length === 0 && (b.leased.length === 0 || now >= b.leaseExpiresAt)) this.buckets.delete(key);
+      if (!b.busy && b.waiting.length === 0 && (b.leased.length === 0 || now >= b.leaseExpiresAt))
+        this.buckets.delete(key);
     }
   }
 
@@ -101,7 +114,12 @@ export class RateLimiter {
       const batch = b.waiting.splice(0, b.limit.perMinute);
       const now = this.now();
       try {
-        const { granted, tat } = await this.repo.take(bucketKey, b.limit, now, batch.length + this.extraCells(b, batch.length));
+        const { granted, tat } = await this.repo.take(
+          bucketKey,
+          b.limit,
+          now,
+          batch.length + this.extraCells(b, batch.length),
+        );
         const T = intervalMs(b.limit);
         // The i-th granted cell ends at tat − (granted − 1 − i)·T: each request sees its own remaining count.
         const cells = Array.from({ length: granted }, (_, i) => tat - (granted - 1 - i) * T);

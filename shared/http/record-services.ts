@@ -50,5 +50,10 @@ export function webhookQueueOf(): Queue {
 /** Records plus the webhook queue: what dispatching events (fan-out, redelivery) takes. */
 export function eventServices(): RecordServices & { readonly webhookQueue: Queue } {
   const r = recordServices();
-  return { ...r, get webhookQueue() { return webhookQueueOf(); } };
+  return {
+    ...r,
+    get webhookQueue() {
+      return webhookQueueOf();
+    },
+  };
 }

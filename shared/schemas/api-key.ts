@@ -18,5 +18,10 @@ export const apiKeyIdParams = z.object({ id: z.string().min(1).max(64) });
 
 /** Seconds the old token keeps working: 0 (at once) to 7 days; 24 hours when absent. */
 export const rotateApiKeyBody = z.strictObject({
-  grace_period_seconds: z.number().int().min(0).max(7 * 24 * 3600).optional(),
+  grace_period_seconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(7 * 24 * 3600)
+    .optional(),
 });

@@ -35,12 +35,17 @@ const isDateTime = (v: string) => z.iso.datetime({ offset: true }).safeParse(v).
 const instant = (bound: 'start' | 'end') =>
   z
     .string()
-    .refine((v) => isDateTime(v) || isCalendarDate(v), { message: 'Must be an ISO 8601 date-time or a date (YYYY-MM-DD)', params: { code: 'invalid_date' } })
-    .transform((v) => (isCalendarDate(v) ? `${v}T${bound === 'start' ? '00:00:00.000' : '23:59:59.999'}Z` : new Date(v).toISOString()));
+    .refine((v) => isDateTime(v) || isCalendarDate(v), {
+      message: 'Must be an ISO 8601 date-time or a date (YYYY-MM-DD)',
+      params: { code: 'invalid_date' },
+    })
+    .transform((v) =>
+      isCalendarDate(v) ? `${v}T${bound === 'start' ? '00:00:00.000' : '23:59:59.999'}Z` : new Date(v).toISOString(),
+    );
 
 export const listLogsQuery = z
   .strictObject({
-    api_key_id: z.string().min(1).max(64).optional().meta({ description: 'Only this key\'s requests' }),
+    api_key_id: z.string().min(1).max(64).optional().meta({ description: "Only this key's requests" }),
     status: z
       .string()
       .regex(/^\d{3}$/, { message: 'Must be an HTTP status code from 100 to 599' })
@@ -54,10 +59,18 @@ export const listLogsQuery = z
       .refine((v) => v.startsWith('/'), { message: 'Must start with /', params: { code: 'invalid_path_prefix' } })
       .optional()
       .meta({ description: 'Only requests whose path starts with this', example: '/v1/payroll' }),
-    from: instant('start').optional().meta({ description: 'From this date-time, or the start of this UTC day (YYYY-MM-DD)', example: '2026-11-01' }),
-    to: instant('end').optional().meta({ description: 'Up to this date-time, or the end of this UTC day (YYYY-MM-DD)', example: '2026-11-30' }),
+    from: instant('start')
+      .optional()
+      .meta({ description: 'From this date-time, or the start of this UTC day (YYYY-MM-DD)', example: '2026-11-01' }),
+    to: instant('end')
+      .optional()
+      .meta({ description: 'Up to this date-time, or the end of this UTC day (YYYY-MM-DD)', example: '2026-11-30' }),
     limit: limitParam,
     page_token: pageTokenParam,
   })
-  .refine((q) => !q.from || !q.to || q.from <= q.to, { message: '`from` must not be after `to`', path: ['to'], params: { code: 'invalid_date_range' } });
+  .refine((q) => !q.from || !q.to || q.from <= q.to, {
+    message: '`from` must not be after `to`',
+    path: ['to'],
+    params: { code: 'invalid_date_range' },
+  });
 export type ListLogsQuery = z.infer<typeof listLogsQuery>;

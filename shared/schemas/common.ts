@@ -3,10 +3,13 @@ import { isValidRoutingNumber } from '../domain/aba.js';
 import { isCalendarDate } from '../domain/dates.js';
 import { parseMoney } from '../domain/money.js';
 
-export const calendarDate = z.string().refine(isCalendarDate, {
-  message: 'Must be a real calendar date in YYYY-MM-DD form',
-  params: { code: 'invalid_date' },
-}).meta({ format: 'date', example: '2026-11-01' });
+export const calendarDate = z
+  .string()
+  .refine(isCalendarDate, {
+    message: 'Must be a real calendar date in YYYY-MM-DD form',
+    params: { code: 'invalid_date' },
+  })
+  .meta({ format: 'date', example: '2026-11-01' });
 
 export const personName = z.string().trim().min(1).max(100);
 
@@ -20,7 +23,10 @@ export const email = z
 export const routingNumber = z
   .string()
   .regex(/^\d{9}$/, { message: 'Must be 9 digits' })
-  .refine(isValidRoutingNumber, { message: 'Not a valid ABA routing number (check digit)', params: { code: 'invalid_check_digit' } });
+  .refine(isValidRoutingNumber, {
+    message: 'Not a valid ABA routing number (check digit)',
+    params: { code: 'invalid_check_digit' },
+  });
 
 export const accountNumber = z.string().regex(/^\d{4,17}$/, { message: 'Must be 4 to 17 digits' });
 
@@ -30,26 +36,32 @@ export const accountType = z.enum(['checking', 'savings']);
  * Non-negative money with at most two decimals, from a JSON number or a numeric string; yields cents. Parsed from
  * `unknown` so a missing, null, non-finite or wrongly typed value gets its own precise reason.
  */
-export const money = z.unknown().transform((value, ctx): number => {
-  if (value === undefined || value === null || (typeof value === 'string' && value.trim() === '')) {
-    ctx.addIssue({ code: 'custom', message: 'This field is required', params: { code: 'required' } });
+export const money = z
+  .unknown()
+  .transform((value, ctx): number => {
+    if (value === undefined || value === null || (typeof value === 'string' && value.trim() === '')) {
+      ctx.addIssue({ code: 'custom', message: 'This field is required', params: { code: 'required' } });
+      return z.NEVER;
+    }
+    const parsed = parseMoney(value);
+    if (parsed.ok) return parsed.cents;
+    const byReason = {
+      negative: { code: 'negative_pay', message: 'Must not be negative' },
+      precision: { code: 'invalid_precision', message: 'At most two decimal places' },
+      format: { code: 'invalid_amount', message: 'Must be a decimal amount such as 1234.56' },
+    } as const;
+    const problem = byReason[parsed.reason];
+    ctx.addIssue({ code: 'custom', message: problem.message, params: { code: problem.code } });
     return z.NEVER;
-  }
-  const parsed = parseMoney(value);
-  if (parsed.ok) return parsed.cents;
-  const byReason = {
-    negative: { code: 'negative_pay', message: 'Must not be negative' },
-    precision: { code: 'invalid_precision', message: 'At most two decimal places' },
-    format: { code: 'invalid_amount', message: 'Must be a decimal amount such as 1234.56' },
-  } as const;
-  const problem = byReason[parsed.reason];
-  ctx.addIssue({ code: 'custom', message: problem.message, params: { code: problem.code } });
-  return z.NEVER;
-}).meta({
-  anyOf: [{ type: 'number', minimum: 0 }, { type: 'string', pattern: '^\\d+(\\.\\d{1,2})?$' }],
-  description: 'Money: a JSON number or a numeric string, at most two decimals, never negative',
-  example: '3200.00',
-});
+  })
+  .meta({
+    anyOf: [
+      { type: 'number', minimum: 0 },
+      { type: 'string', pattern: '^\\d+(\\.\\d{1,2})?$' },
+    ],
+    description: 'Money: a JSON number or a numeric string, at most two decimals, never negative',
+    example: '3200.00',
+  });
 
 export const limitParam = z
   .string()
@@ -61,4 +73,9 @@ export const limitParam = z
   // Documented as what it is on the wire, a whole number (the OpenAPI document reads this metadata).
   .meta({ type: 'integer', minimum: 1, maximum: 100, default: 50, description: 'Page size' });
 
-export const pageTokenParam = z.string().min(1).max(4096).optional().meta({ description: 'The `next_page_token` of the previous page' });
+export const pageTokenParam = z
+  .string()
+  .min(1)
+  .max(4096)
+  .optional()
+  .meta({ description: 'The `next_page_token` of the previous page' });

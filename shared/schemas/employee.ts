@@ -1,5 +1,14 @@
 import * as z from 'zod';
-import { accountNumber, accountType, calendarDate, email, limitParam, pageTokenParam, personName, routingNumber } from './common.js';
+import {
+  accountNumber,
+  accountType,
+  calendarDate,
+  email,
+  limitParam,
+  pageTokenParam,
+  personName,
+  routingNumber,
+} from './common.js';
 
 export const bankAccountInput = z.strictObject({
   account_number: accountNumber,

@@ -2,7 +2,13 @@ import * as z from 'zod';
 import { isCalendarDate } from '../domain/dates.js';
 import type { ErrorKind, ProblemDetail } from '../domain/errors.js';
 import { parseMoney, type Cents } from '../domain/money.js';
-import { MAX_EMPLOYEES_PER_PAYROLL, netPay, periodDays, type PayrollEntry, type PayrollSubmission } from '../domain/payroll.js';
+import {
+  MAX_EMPLOYEES_PER_PAYROLL,
+  netPay,
+  periodDays,
+  type PayrollEntry,
+  type PayrollSubmission,
+} from '../domain/payroll.js';
 import { PAYROLL_STATUSES } from '../domain/payroll-status.js';
 import { calendarDate, limitParam, money, pageTokenParam } from './common.js';
 import { fieldPath, problemsFromZod } from './problems.js';
@@ -37,73 +43,131 @@ export interface PayrollProblem extends ProblemDetail {
   reason?: string;
 }
 
-const hours = z.unknown().transform((value, ctx): number => {
-  if (typeof value !== 'number' && typeof value !== 'string') {
-    const missing = value === undefined || value === null;
-    ctx.addIssue({ code: 'custom', message: missing ? 'hours_worked is required' : 'hours_worked must be a number', params: { code: missing ? 'required' : 'invalid_type' } });
-    return z.NEVER;
-  }
-  if (typeof value === 'number' && !Number.isFinite(value)) {
-    ctx.addIssue({ code: 'custom', message: 'hours_worked must be a finite number', params: { code: 'invalid_format' } });
-    return z.NEVER;
-  }
-  const text = typeof value === 'number' ? String(value) : value.trim();
-  if (text === '') {
-    ctx.addIssue({ code: 'custom', message: 'hours_worked must not be blank', params: { code: 'required' } });
-    return z.NEVER;
-  }
-  if (text.startsWith('-')) {
-    ctx.addIssue({ code: 'custom', message: 'hours_worked must not be negative', params: { code: 'out_of_range' } });
-    return z.NEVER;
-  }
-  const m = /^(\d{1,5})(?:\.(\d{1,2}))?$/.exec(text);
-  if (!m) {
-    ctx.addIssue({ code: 'custom', message: 'hours_worked must be a number with at most two decimals', params: { code: 'invalid_format' } });
-    return z.NEVER;
-  }
-  return Number(m[1]) * 100 + Number((m[2] ?? '').padEnd(2, '0'));
-}).meta({
-  anyOf: [{ type: 'number', minimum: 0 }, { type: 'string', pattern: '^\\d{1,5}(\\.\\d{1,2})?$' }],
-  description: 'Required (not null, not blank): 0 up to the hours in the pay period, at most two decimals',
-  example: 80,
-});
+const hours = z
+  .unknown()
+  .transform((value, ctx): number => {
+    if (typeof value !== 'number' && typeof value !== 'string') {
+      const missing = value === undefined || value === null;
+      ctx.addIssue({
+        code: 'custom',
+        message: missing ? 'hours_worked is required' : 'hours_worked must be a number',
+        params: { code: missing ? 'required' : 'invalid_type' },
+      });
+      return z.NEVER;
+    }
+    if (typeof value === 'number' && !Number.isFinite(value)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'hours_worked must be a finite number',
+        params: { code: 'invalid_format' },
+      });
+      return z.NEVER;
+    }
+    const text = typeof value === 'number' ? String(value) : value.trim();
+    if (text === '') {
+      ctx.addIssue({ code: 'custom', message: 'hours_worked must not be blank', params: { code: 'required' } });
+      return z.NEVER;
+    }
+    if (text.startsWith('-')) {
+      ctx.addIssue({ code: 'custom', message: 'hours_worked must not be negative', params: { code: 'out_of_range' } });
+      return z.NEVER;
+    }
+    const m = /^(\d{1,5})(?:\.(\d{1,2}))?$/.exec(text);
+    if (!m) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'hours_worked must be a number with at most two decimals',
+        params: { code: 'invalid_format' },
+      });
+      return z.NEVER;
+    }
+    return Number(m[1]) * 100 + Number((m[2] ?? '').padEnd(2, '0'));
+  })
+  .meta({
+    anyOf: [
+      { type: 'number', minimum: 0 },
+      { type: 'string', pattern: '^\\d{1,5}(\\.\\d{1,2})?$' },
+    ],
+    description: 'Required (not null, not blank): 0 up to the hours in the pay period, at most two decimals',
+    example: 80,
+  });
 
 const DEDUCTION_NAME = /^[a-z][a-z0-9_]{0,39}$/;
 
 /** A bare amount, or an object of named non-negative amounts (taxes, benefits, retirement, garnishments, other…). */
-const deductions = z.unknown().transform((value, ctx): Record<string, Cents> => {
-  if (typeof value === 'number' || typeof value === 'string') {
-    const parsed = parseMoney(value);
-    if (parsed.ok) return { total: parsed.cents };
-    ctx.addIssue({ code: 'custom', message: parsed.reason === 'negative' ? 'Deductions must not be negative' : 'Must be a decimal amount with at most two decimals', params: { code: parsed.reason === 'negative' ? 'negative_pay' : 'invalid_amount' } });
-    return z.NEVER;
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    ctx.addIssue({ code: 'custom', message: 'Must be an amount or an object of named amounts', params: { code: 'invalid_type' } });
-    return z.NEVER;
-  }
-  const out: Record<string, Cents> = {};
-  const entries = Object.entries(value);
-  if (entries.length > 20) ctx.addIssue({ code: 'custom', message: 'At most 20 named deductions', params: { code: 'out_of_range' } });
-  for (const [name, amount] of entries) {
-    if (!DEDUCTION_NAME.test(name) || name === 'total') {
-      ctx.addIssue({ code: 'custom', path: [name], message: 'Deduction names are snake_case (taxes, benefits, retirement, garnishments, other…)', params: { code: 'invalid_format' } });
-      continue;
+const deductions = z
+  .unknown()
+  .transform((value, ctx): Record<string, Cents> => {
+    if (typeof value === 'number' || typeof value === 'string') {
+      const parsed = parseMoney(value);
+      if (parsed.ok) return { total: parsed.cents };
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          parsed.reason === 'negative'
+            ? 'Deductions must not be negative'
+            : 'Must be a decimal amount with at most two decimals',
+        params: { code: parsed.reason === 'negative' ? 'negative_pay' : 'invalid_amount' },
+      });
+      return z.NEVER;
     }
-    const parsed = parseMoney(amount);
-    if (parsed.ok) out[name] = parsed.cents;
-    else ctx.addIssue({ code: 'custom', path: [name], message: parsed.reason === 'negative' ? 'Deductions must not be negative' : 'Must be a decimal amount with at most two decimals', params: { code: parsed.reason === 'negative' ? 'negative_pay' : 'invalid_amount' } });
-  }
-  return out;
-}).meta({
-  anyOf: [
-    { type: 'number', minimum: 0 },
-    { type: 'string', pattern: '^\\d+(\\.\\d{1,2})?$' },
-    { type: 'object', maxProperties: 20, propertyNames: { pattern: '^[a-z][a-z0-9_]{0,39}$' }, additionalProperties: { anyOf: [{ type: 'number', minimum: 0 }, { type: 'string', pattern: '^\\d+(\\.\\d{1,2})?$' }] } },
-  ],
-  description: 'One amount, or named amounts (`taxes`, `benefits`, `retirement`, `garnishments`, `other`, any snake_case name but `total`)',
-  example: { taxes: 640.5, benefits: 120 },
-});
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'Must be an amount or an object of named amounts',
+        params: { code: 'invalid_type' },
+      });
+      return z.NEVER;
+    }
+    const out: Record<string, Cents> = {};
+    const entries = Object.entries(value);
+    if (entries.length > 20)
+      ctx.addIssue({ code: 'custom', message: 'At most 20 named deductions', params: { code: 'out_of_range' } });
+    for (const [name, amount] of entries) {
+      if (!DEDUCTION_NAME.test(name) || name === 'total') {
+        ctx.addIssue({
+          code: 'custom',
+          path: [name],
+          message: 'Deduction names are snake_case (taxes, benefits, retirement, garnishments, other…)',
+          params: { code: 'invalid_format' },
+        });
+        continue;
+      }
+      const parsed = parseMoney(amount);
+      if (parsed.ok) out[name] = parsed.cents;
+      else
+        ctx.addIssue({
+          code: 'custom',
+          path: [name],
+          message:
+            parsed.reason === 'negative'
+              ? 'Deductions must not be negative'
+              : 'Must be a decimal amount with at most two decimals',
+          params: { code: parsed.reason === 'negative' ? 'negative_pay' : 'invalid_amount' },
+        });
+    }
+    return out;
+  })
+  .meta({
+    anyOf: [
+      { type: 'number', minimum: 0 },
+      { type: 'string', pattern: '^\\d+(\\.\\d{1,2})?$' },
+      {
+        type: 'object',
+        maxProperties: 20,
+        propertyNames: { pattern: '^[a-z][a-z0-9_]{0,39}$' },
+        additionalProperties: {
+          anyOf: [
+            { type: 'number', minimum: 0 },
+            { type: 'string', pattern: '^\\d+(\\.\\d{1,2})?$' },
+          ],
+        },
+      },
+    ],
+    description:
+      'One amount, or named amounts (`taxes`, `benefits`, `retirement`, `garnishments`, `other`, any snake_case name but `total`)',
+    example: { taxes: 640.5, benefits: 120 },
+  });
 
 const entrySchema = z.strictObject({
   employee_id: z.string().min(1).max(64),
@@ -130,7 +194,11 @@ const DATE_FIELDS = new Set(['pay_period_start', 'pay_period_end', 'pay_date']);
 function toPayrollProblems(details: ProblemDetail[]): PayrollProblem[] {
   return details.map((d) => {
     const top = d.field?.split(/[.[]/)[0] ?? '';
-    const code: PayrollProblemCode = DATE_FIELDS.has(top) ? 'invalid_date_range' : d.code === 'negative_pay' ? 'negative_pay' : 'invalid_request_body';
+    const code: PayrollProblemCode = DATE_FIELDS.has(top)
+      ? 'invalid_date_range'
+      : d.code === 'negative_pay'
+        ? 'negative_pay'
+        : 'invalid_request_body';
     return { ...d, code, reason: d.code };
   });
 }
@@ -141,44 +209,87 @@ export class TooManyEmployeesError extends Error {}
  * Validates a submission and reports every problem of the body at once, each with its entry index. Problems
  * that need storage (unknown employees, bank accounts, the window) are added by the use case.
  */
-export function validatePayrollBody(body: Record<string, unknown>): { submission?: PayrollSubmission; problems: PayrollProblem[] } {
-  if (Array.isArray(body.employees) && body.employees.length > MAX_EMPLOYEES_PER_PAYROLL) throw new TooManyEmployeesError();
+export function validatePayrollBody(body: Record<string, unknown>): {
+  submission?: PayrollSubmission;
+  problems: PayrollProblem[];
+} {
+  if (Array.isArray(body.employees) && body.employees.length > MAX_EMPLOYEES_PER_PAYROLL)
+    throw new TooManyEmployeesError();
   const problems: PayrollProblem[] = [];
   const header = headerSchema.safeParse(body);
   if (!header.success) problems.push(...toPayrollProblems(problemsFromZod(header.error, body)));
 
-  const start = typeof body.pay_period_start === 'string' && isCalendarDate(body.pay_period_start) ? body.pay_period_start : undefined;
-  const end = typeof body.pay_period_end === 'string' && isCalendarDate(body.pay_period_end) ? body.pay_period_end : undefined;
+  const start =
+    typeof body.pay_period_start === 'string' && isCalendarDate(body.pay_period_start)
+      ? body.pay_period_start
+      : undefined;
+  const end =
+    typeof body.pay_period_end === 'string' && isCalendarDate(body.pay_period_end) ? body.pay_period_end : undefined;
   const payDate = typeof body.pay_date === 'string' && isCalendarDate(body.pay_date) ? body.pay_date : undefined;
   if (start && end && end <= start) {
-    problems.push({ field: 'pay_period_end', code: 'invalid_date_range', reason: 'reversed', message: 'pay_period_end must be after pay_period_start' });
+    problems.push({
+      field: 'pay_period_end',
+      code: 'invalid_date_range',
+      reason: 'reversed',
+      message: 'pay_period_end must be after pay_period_start',
+    });
   }
   if (start && payDate && payDate < start) {
-    problems.push({ field: 'pay_date', code: 'invalid_date_range', reason: 'reversed', message: 'pay_date must not be before pay_period_start' });
+    problems.push({
+      field: 'pay_date',
+      code: 'invalid_date_range',
+      reason: 'reversed',
+      message: 'pay_date must not be before pay_period_start',
+    });
   }
   const maxHundredths = start && end && end > start ? periodDays(start, end) * 24 * 100 : undefined;
 
   const rawEntries = body.employees;
   const entries: PayrollEntry[] = [];
   if (rawEntries === undefined || rawEntries === null) {
-    problems.push({ field: 'employees', code: 'invalid_request_body', reason: 'required', message: 'employees is required' });
+    problems.push({
+      field: 'employees',
+      code: 'invalid_request_body',
+      reason: 'required',
+      message: 'employees is required',
+    });
   } else if (!Array.isArray(rawEntries)) {
-    problems.push({ field: 'employees', code: 'invalid_request_body', reason: 'invalid_type', message: 'employees must be an array' });
+    problems.push({
+      field: 'employees',
+      code: 'invalid_request_body',
+      reason: 'invalid_type',
+      message: 'employees must be an array',
+    });
   } else if (rawEntries.length === 0) {
-    problems.push({ field: 'employees', code: 'invalid_request_body', reason: 'too_short', message: 'A payroll pays at least one employee' });
+    problems.push({
+      field: 'employees',
+      code: 'invalid_request_body',
+      reason: 'too_short',
+      message: 'A payroll pays at least one employee',
+    });
   } else {
     const seen = new Map<string, number>();
     rawEntries.forEach((raw, i) => {
       const prefix = ['employees', i];
       if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-        problems.push({ field: fieldPath(prefix), code: 'invalid_request_body', reason: 'invalid_type', message: 'Each entry must be an object' });
+        problems.push({
+          field: fieldPath(prefix),
+          code: 'invalid_request_body',
+          reason: 'invalid_type',
+          message: 'Each entry must be an object',
+        });
         return;
       }
       const id = (raw as { employee_id?: unknown }).employee_id;
       if (typeof id === 'string' && id !== '') {
         const first = seen.get(id);
         if (first !== undefined) {
-          problems.push({ field: fieldPath([...prefix, 'employee_id']), code: 'invalid_request_body', reason: 'duplicate_employee', message: `This employee is already paid by employees[${first}]` });
+          problems.push({
+            field: fieldPath([...prefix, 'employee_id']),
+            code: 'invalid_request_body',
+            reason: 'duplicate_employee',
+            message: `This employee is already paid by employees[${first}]`,
+          });
         } else {
           seen.set(id, i);
         }
@@ -198,10 +309,20 @@ export function validatePayrollBody(body: Record<string, unknown>): { submission
         notes: e.notes ?? null,
       };
       if (maxHundredths !== undefined && entry.hours_worked_hundredths > maxHundredths) {
-        problems.push({ field: fieldPath([...prefix, 'hours_worked']), code: 'invalid_request_body', reason: 'out_of_range', message: `At most ${maxHundredths / 100} hours fit in the pay period` });
+        problems.push({
+          field: fieldPath([...prefix, 'hours_worked']),
+          code: 'invalid_request_body',
+          reason: 'out_of_range',
+          message: `At most ${maxHundredths / 100} hours fit in the pay period`,
+        });
       }
       if (netPay(entry) < 0) {
-        problems.push({ field: fieldPath(prefix), code: 'negative_pay', reason: 'net_pay_below_zero', message: 'Deductions exceed gross pay plus bonuses: net pay would be below zero' });
+        problems.push({
+          field: fieldPath(prefix),
+          code: 'negative_pay',
+          reason: 'net_pay_below_zero',
+          message: 'Deductions exceed gross pay plus bonuses: net pay would be below zero',
+        });
       }
       entries.push(entry);
     });
@@ -230,6 +351,9 @@ export const listPayrollsQuery = z.strictObject({
 export const payrollIdParams = z.object({ id: z.string().min(1).max(64) });
 
 export const submitPayrollQuery = z.strictObject({
-  dry_run: z.enum(['true', 'false']).optional().transform((v) => v === 'true')
+  dry_run: z
+    .enum(['true', 'false'])
+    .optional()
+    .transform((v) => v === 'true')
     .meta({ description: '`true`: validate and compute the totals (200), storing nothing' }),
 });

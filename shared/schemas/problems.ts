@@ -22,7 +22,11 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
  * zod issues as the contract's `details`: every problem, each with the field path and a stable code.
  * Custom refinements name their own code through `params.code`.
  */
-export function problemsFromZod(error: z.ZodError, input: unknown, prefix: readonly PropertyKey[] = []): ProblemDetail[] {
+export function problemsFromZod(
+  error: z.ZodError,
+  input: unknown,
+  prefix: readonly PropertyKey[] = [],
+): ProblemDetail[] {
   const out: ProblemDetail[] = [];
   for (const issue of error.issues) {
     const path = [...prefix, ...issue.path];

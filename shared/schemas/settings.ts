@@ -7,39 +7,54 @@ const valueList = z
   .array(z.string().min(1).max(100))
   .min(1)
   .max(50)
-  .refine((list) => new Set(list).size === list.length, { message: 'Values must be unique', params: { code: 'duplicate_value' } });
+  .refine((list) => new Set(list).size === list.length, {
+    message: 'Values must be unique',
+    params: { code: 'duplicate_value' },
+  });
 
 /** All zeros is what a production organization starts with: a placeholder, never an identifier a bank knows. */
-const notZeros = <T extends z.ZodType<string>>(schema: T) => schema.refine((v) => !/^[ 0]+$/.test(v), {
-  message: 'All zeros is a placeholder, not an identifier',
-  params: { code: 'invalid_value' },
-});
+const notZeros = <T extends z.ZodType<string>>(schema: T) =>
+  schema.refine((v) => !/^[ 0]+$/.test(v), {
+    message: 'All zeros is a placeholder, not an identifier',
+    params: { code: 'invalid_value' },
+  });
 
 /**
  * ACH text, as the file carries it: letters (stored uppercase, as the file writes them), digits, spaces and
  * `& ' - . , /`; no character the file would have to drop or change.
  */
-const achName = (max: number) => z
-  .string()
-  .regex(/^[A-Za-z0-9 &'\-.,/]*$/, { message: 'Only letters A–Z, digits, spaces and & \' - . , /' })
-  .transform((v) => v.trim().toUpperCase())
-  .pipe(z.string().min(1, { message: 'Must not be blank' }).max(max, { message: `At most ${max} characters` }));
+const achName = (max: number) =>
+  z
+    .string()
+    .regex(/^[A-Za-z0-9 &'\-.,/]*$/, { message: "Only letters A–Z, digits, spaces and & ' - . , /" })
+    .transform((v) => v.trim().toUpperCase())
+    .pipe(
+      z
+        .string()
+        .min(1, { message: 'Must not be blank' })
+        .max(max, { message: `At most ${max} characters` }),
+    );
 
 /** 10 characters of digits and uppercase letters, as the file header and batch records carry them. */
-const tenCharacters = (leadingSpace: boolean) => notZeros(z.string().regex(leadingSpace ? /^(?: [0-9A-Z]{9}|[0-9A-Z]{10})$/ : /^[0-9A-Z]{10}$/, {
-  message: leadingSpace
-    ? 'Must be 10 characters, digits and uppercase letters (or a space and 9)'
-    : 'Must be 10 characters, digits and uppercase letters',
-}));
+const tenCharacters = (leadingSpace: boolean) =>
+  notZeros(
+    z.string().regex(leadingSpace ? /^(?: [0-9A-Z]{9}|[0-9A-Z]{10})$/ : /^[0-9A-Z]{10}$/, {
+      message: leadingSpace
+        ? 'Must be 10 characters, digits and uppercase letters (or a space and 9)'
+        : 'Must be 10 characters, digits and uppercase letters',
+    }),
+  );
 
 export const originatorInput = z.strictObject({
   company_name: achName(16),
   company_identification: tenCharacters(false),
-  originating_dfi_identification: notZeros(z.string().regex(/^\d{8}$/, { message: 'Must be 8 digits' }))
-    .refine((v) => !/^\d{8}$/.test(v) || v === '00000000' || isValidRoutingNumber(withCheckDigit(v)), {
+  originating_dfi_identification: notZeros(z.string().regex(/^\d{8}$/, { message: 'Must be 8 digits' })).refine(
+    (v) => !/^\d{8}$/.test(v) || v === '00000000' || isValidRoutingNumber(withCheckDigit(v)),
+    {
       message: 'Not the first 8 digits of a routing number (unknown Federal Reserve routing symbol)',
       params: { code: 'invalid_value' },
-    }),
+    },
+  ),
   immediate_destination: routingNumber,
   immediate_destination_name: achName(23),
   immediate_origin: tenCharacters(true),

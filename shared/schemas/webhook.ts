@@ -2,8 +2,14 @@ import * as z from 'zod';
 import { DELIVERY_STATUSES, EVENT_TYPES } from '../domain/events.js';
 import { limitParam, pageTokenParam } from './common.js';
 
-const events = z.array(z.enum(EVENT_TYPES)).min(1).max(EVENT_TYPES.length)
-  .refine((list) => new Set(list).size === list.length, { message: 'Event types must be unique', params: { code: 'duplicate_value' } });
+const events = z
+  .array(z.enum(EVENT_TYPES))
+  .min(1)
+  .max(EVENT_TYPES.length)
+  .refine((list) => new Set(list).size === list.length, {
+    message: 'Event types must be unique',
+    params: { code: 'duplicate_value' },
+  });
 
 export const createWebhookBody = z.strictObject({
   url: z.string().min(1).max(2048),
@@ -24,8 +30,11 @@ export const listWebhooksQuery = z.strictObject({ limit: limitParam, page_token:
 
 export const listEventsQuery = z.strictObject({
   type: z.enum(EVENT_TYPES).optional().meta({ description: 'Only events of this type' }),
-  payroll_id: z.string().min(1).max(64).optional().meta({ description: 'Only this run\'s events' }),
-  delivery_status: z.enum(DELIVERY_STATUSES).optional().meta({ description: 'Only events with a delivery in this status' }),
+  payroll_id: z.string().min(1).max(64).optional().meta({ description: "Only this run's events" }),
+  delivery_status: z
+    .enum(DELIVERY_STATUSES)
+    .optional()
+    .meta({ description: 'Only events with a delivery in this status' }),
   limit: limitParam,
   page_token: pageTokenParam,
 });

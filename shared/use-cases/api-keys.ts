@@ -28,7 +28,12 @@ export interface IssuedKey {
   token: string;
 }
 
-function newKey(deps: Deps, orgId: string, environment: Environment, input: { name: string; type: TokenType; expires_at?: string | null }): IssuedKey {
+function newKey(
+  deps: Deps,
+  orgId: string,
+  environment: Environment,
+  input: { name: string; type: TokenType; expires_at?: string | null },
+): IssuedKey {
   const token = generateToken(environment);
   const record: ApiKeyRecord = {
     api_key_id: deps.newId('key'),
@@ -65,16 +70,32 @@ export async function createApiKey(
 export const DEFAULT_ROTATION_GRACE_SECONDS = 24 * 3600;
 
 /** A new token for the key, shown once; the old one keeps working until the grace period ends (default 24 h). */
-export async function rotateApiKey(apiKeys: ApiKeyRepository, deps: Deps, orgId: string, apiKeyId: string, graceSeconds = DEFAULT_ROTATION_GRACE_SECONDS): Promise<IssuedKey> {
+export async function rotateApiKey(
+  apiKeys: ApiKeyRepository,
+  deps: Deps,
+  orgId: string,
+  apiKeyId: string,
+  graceSeconds = DEFAULT_ROTATION_GRACE_SECONDS,
+): Promise<IssuedKey> {
   const key = await apiKeys.get(orgId, apiKeyId);
   if (!key || key.revoked_at) throw new NotFoundError();
   const token = generateToken(key.environment);
   const now = deps.now();
-  const record = await apiKeys.rotate(key, { hash: hashToken(token), hint: tokenHint(token) }, now.toISOString(), new Date(now.getTime() + graceSeconds * 1000).toISOString());
+  const record = await apiKeys.rotate(
+    key,
+    { hash: hashToken(token), hint: tokenHint(token) },
+    now.toISOString(),
+    new Date(now.getTime() + graceSeconds * 1000).toISOString(),
+  );
   return { record, token };
 }
 
-export async function revokeApiKey(apiKeys: ApiKeyRepository, deps: Deps, orgId: string, apiKeyId: string): Promise<ApiKeyRecord> {
+export async function revokeApiKey(
+  apiKeys: ApiKeyRepository,
+  deps: Deps,
+  orgId: string,
+  apiKeyId: string,
+): Promise<ApiKeyRecord> {
   const key = await apiKeys.get(orgId, apiKeyId);
   if (!key) throw new NotFoundError();
   if (key.revoked_at) return key;

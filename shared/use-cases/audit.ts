@@ -8,13 +8,18 @@ import { auditRetentionStart, redactFreeText, redactPath } from '../domain/audit
  * user agents are scrubbed here, at the one door into the table, so neither way can store a token or an account
  * number a client put where it did not belong. Throws when the write fails: the caller must retry or keep the lines.
  */
-export async function ingestAuditRecords(repo: Pick<AuditRepository, 'putAll'>, records: readonly AuditRecord[]): Promise<number> {
+export async function ingestAuditRecords(
+  repo: Pick<AuditRepository, 'putAll'>,
+  records: readonly AuditRecord[],
+): Promise<number> {
   if (records.length === 0) return 0;
-  await repo.putAll(records.map((r) => ({
-    ...r,
-    path: redactPath(r.path),
-    user_agent: r.user_agent === null ? null : redactFreeText(r.user_agent),
-  })));
+  await repo.putAll(
+    records.map((r) => ({
+      ...r,
+      path: redactPath(r.path),
+      user_agent: r.user_agent === null ? null : redactFreeText(r.user_agent),
+    })),
+  );
   return records.length;
 }
 

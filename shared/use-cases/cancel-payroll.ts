@@ -20,7 +20,9 @@ export async function cancelPayroll(
   if (record.status !== 'cancelled') {
     if (!canTransition(record.status, 'cancelled')) throw new PayrollNotCancellableError(record.status);
     const cancelled = await transitionWithEvents(s, record, 'cancelled', {
-      events: [{ type: 'payroll.cancelled' }], reason: 'Cancelled through the API (sandbox)', alsoWrite: s.payrolls.windowRelease(record),
+      events: [{ type: 'payroll.cancelled' }],
+      reason: 'Cancelled through the API (sandbox)',
+      alsoWrite: s.payrolls.windowRelease(record),
     });
     if (!cancelled) {
       const now = (await s.payrolls.get(orgId, payrollId))!;

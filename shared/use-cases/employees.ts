@@ -45,7 +45,12 @@ function configuredValueProblems(body: Record<string, unknown>, settings: Organi
     const value = body[field];
     const allowed = settings[setting];
     if (typeof value === 'string' && value !== '' && !allowed.includes(value)) {
-      problems.push({ field, code: 'invalid_value', message: `Must be one of the configured ${setting}: ${allowed.join(', ')}`, allowed });
+      problems.push({
+        field,
+        code: 'invalid_value',
+        message: `Must be one of the configured ${setting}: ${allowed.join(', ')}`,
+        allowed,
+      });
     }
   }
   return problems;
@@ -58,12 +63,19 @@ async function validate<T>(
   settings: OrganizationSettings,
 ): Promise<T> {
   const parsed = schema.safeParse(body);
-  const problems = [...(parsed.success ? [] : problemsFromZod(parsed.error, body)), ...configuredValueProblems(body, settings)];
+  const problems = [
+    ...(parsed.success ? [] : problemsFromZod(parsed.error, body)),
+    ...configuredValueProblems(body, settings),
+  ];
   if (problems.length > 0 || !parsed.success) throw new InvalidRequestError(problems);
   return parsed.data;
 }
 
-async function storedBankAccount(s: EmployeeServices, orgId: string, input: BankAccountInput): Promise<StoredBankAccount> {
+async function storedBankAccount(
+  s: EmployeeServices,
+  orgId: string,
+  input: BankAccountInput,
+): Promise<StoredBankAccount> {
   return {
     account_type: input.account_type,
     routing_number: input.routing_number,
@@ -73,7 +85,11 @@ async function storedBankAccount(s: EmployeeServices, orgId: string, input: Bank
   };
 }
 
-export async function createEmployee(s: EmployeeServices, orgId: string, body: Record<string, unknown>): Promise<EmployeeRecord> {
+export async function createEmployee(
+  s: EmployeeServices,
+  orgId: string,
+  body: Record<string, unknown>,
+): Promise<EmployeeRecord> {
   const settings = await loadSettings(s.organizations, orgId);
   const input = await validate(createEmployeeBody, body, settings);
   const now = s.deps.now().toISOString();
@@ -105,7 +121,12 @@ const MAX_ATTEMPTS = 5;
  * is unchanged; if another writer won, read again and re-apply. Concurrent PATCHes of different fields therefore
  * all land (no lost field), and of the same field the last to commit wins.
  */
-export async function updateEmployee(s: EmployeeServices, orgId: string, employeeId: string, body: Record<string, unknown>): Promise<EmployeeRecord> {
+export async function updateEmployee(
+  s: EmployeeServices,
+  orgId: string,
+  employeeId: string,
+  body: Record<string, unknown>,
+): Promise<EmployeeRecord> {
   const current0 = await s.employees.getActive(orgId, employeeId);
   const settings = await loadSettings(s.organizations, orgId);
   const patch = await validate(updateEmployeeBody, body, settings);
@@ -130,11 +151,21 @@ export async function updateEmployee(s: EmployeeServices, orgId: string, employe
   throw new ConcurrentModificationError();
 }
 
-export async function deleteEmployee(s: Pick<EmployeeServices, 'employees' | 'deps'>, orgId: string, employeeId: string): Promise<EmployeeRecord> {
+export async function deleteEmployee(
+  s: Pick<EmployeeServices, 'employees' | 'deps'>,
+  orgId: string,
+  employeeId: string,
+): Promise<EmployeeRecord> {
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const current = await s.employees.getActive(orgId, employeeId);
     const now = s.deps.now().toISOString();
-    const removed: EmployeeRecord = { ...current, status: 'removed', removed_at: now, updated_at: now, version: current.version + 1 };
+    const removed: EmployeeRecord = {
+      ...current,
+      status: 'removed',
+      removed_at: now,
+      updated_at: now,
+      version: current.version + 1,
+    };
     try {
       await s.employees.remove(current, removed);
       return removed;

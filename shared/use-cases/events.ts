@@ -41,11 +41,20 @@ export function eventPayload(e: Pick<EventRecord, 'event_id' | 'type' | 'created
 }
 
 /** A payroll event: the run as it stands after the change, plus what the event adds (reason, findings…). */
-export function payrollEvent(deps: Deps, r: PayrollRecord, type: EventType, extra: Record<string, unknown> = {}): NewEvent {
+export function payrollEvent(
+  deps: Deps,
+  r: PayrollRecord,
+  type: EventType,
+  extra: Record<string, unknown> = {},
+): NewEvent {
   const { progress: _progress, created_at: _created, updated_at: _updated, ...summary } = payrollView.summary(r);
   return {
-    event_id: deps.newId('evt'), organization_id: r.organization_id, type, payroll_id: r.payroll_id,
-    data: { ...summary, ...extra }, created_at: deps.now().toISOString(),
+    event_id: deps.newId('evt'),
+    organization_id: r.organization_id,
+    type,
+    payroll_id: r.payroll_id,
+    data: { ...summary, ...extra },
+    created_at: deps.now().toISOString(),
   };
 }
 
@@ -59,7 +68,10 @@ function subscribed(events: readonly EventType[] | null, type: EventType): boole
  * makes the sweeper fan it out again, and receivers de-duplicate on the stable `webhook-id` (the event id). The
  * repeat sends a message only for deliveries still open: one already closed is never re-opened (and re-sent) by it.
  */
-export async function dispatchEvents(s: EventServices, events: readonly Pick<EventRecord, 'organization_id' | 'event_id' | 'type'>[]): Promise<void> {
+export async function dispatchEvents(
+  s: EventServices,
+  events: readonly Pick<EventRecord, 'organization_id' | 'event_id' | 'type'>[],
+): Promise<void> {
   const endpointsByOrg = new Map<string, Awaited<ReturnType<WebhookRepository['all']>>>();
   for (const e of events) {
     let endpoints = endpointsByOrg.get(e.organization_id);
@@ -71,7 +83,15 @@ export async function dispatchEvents(s: EventServices, events: readonly Pick<Eve
     const at = s.deps.now().toISOString();
     const open: WebhookRecord[] = [];
     for (const w of targets) if (await s.events.openDelivery(e, w, at)) open.push(w);
-    await s.webhookQueue.sendAll(open.map((w): DeliveryMessage => ({ organization_id: e.organization_id, event_id: e.event_id, webhook_id: w.webhook_id })));
+    await s.webhookQueue.sendAll(
+      open.map(
+        (w): DeliveryMessage => ({
+          organization_id: e.organization_id,
+          event_id: e.event_id,
+          webhook_id: w.webhook_id,
+        }),
+      ),
+    );
     await s.events.markDispatched(e.organization_id, e.event_id);
   }
 }
@@ -82,7 +102,10 @@ export async function dispatchQuietly(s: EventServices, events: readonly NewEven
   try {
     await dispatchEvents(s, events);
   } catch (err) {
-    logger.warn('event fan-out deferred to the sweeper', { events: events.map((e) => e.event_id), error: err as Error });
+    logger.warn('event fan-out deferred to the sweeper', {
+      events: events.map((e) => e.event_id),
+      error: err as Error,
+    });
   }
 }
 
@@ -100,7 +123,8 @@ export const MAX_DELIVERY_SWEEPS = 3;
  * retry delay the deliverer sets, plus a worker's timeout and margin, so a delivery waiting for its next attempt
  * is never re-sent.
  */
-export const pendingDeliveryStaleMs = (retryDelaysSeconds: readonly number[]) => (Math.max(0, ...retryDelaysSeconds) + 15 * 60) * 1000;
+export const pendingDeliveryStaleMs = (retryDelaysSeconds: readonly number[]) =>
+  (Math.max(0, ...retryDelaysSeconds) + 15 * 60) * 1000;
 
 /**
  * Deliveries still pending long after their last activity lost their message: a worker killed outright (not by an
@@ -110,13 +134,22 @@ export const pendingDeliveryStaleMs = (retryDelaysSeconds: readonly number[]) =>
  * with the reason, rather than re-sent forever. The sweep is recorded before the message is sent, so a crash
  * between the two costs one sweep and is picked up by the next.
  */
-export async function resumePendingDeliveries(s: EventServices, staleBefore: Date, now: Date): Promise<{ resent: number; abandoned: number }> {
+export async function resumePendingDeliveries(
+  s: EventServices,
+  staleBefore: Date,
+  now: Date,
+): Promise<{ resent: number; abandoned: number }> {
   const stale = await s.events.listStalePendingDeliveries(staleBefore.toISOString(), 500);
   const resend: DeliveryMessage[] = [];
   let abandoned = 0;
   for (const d of stale) {
     if (d.sweeps >= MAX_DELIVERY_SWEEPS) {
-      const attempt: DeliveryAttempt = { at: now.toISOString(), status_code: null, latency_ms: 0, error: `abandoned: no delivery attempt finished after ${MAX_DELIVERY_SWEEPS} re-sends` };
+      const attempt: DeliveryAttempt = {
+        at: now.toISOString(),
+        status_code: null,
+        latency_ms: 0,
+        error: `abandoned: no delivery attempt finished after ${MAX_DELIVERY_SWEEPS} re-sends`,
+      };
       if (await s.events.recordAttempt(d.organization_id, d.event_id, d.webhook_id, attempt, 'failed')) abandoned++;
       continue;
     }
@@ -128,10 +161,7 @@ export async function resumePendingDeliveries(s: EventServices, staleBefore: Dat
   return { resent: resend.length, abandoned };
 }
 
-export type DeliveryOutcome =
-  | { kind: 'done' }
-  | { kind: 'retry'; delaySeconds: number }
-  | { kind: 'failed' };
+export type DeliveryOutcome = { kind: 'done' } | { kind: 'retry'; delaySeconds: number } | { kind: 'failed' };
 
 /**
  * One attempt to deliver one event to one endpoint, signed per the Standard Webhooks specification. The queue
@@ -143,27 +173,49 @@ export type DeliveryOutcome =
  * still closes the delivery (succeeded if the endpoint took the event, failed otherwise) instead of leaving it
  * pending for good.
  */
-export async function deliverEvent(s: DeliveryServices, m: DeliveryMessage, receives: number): Promise<DeliveryOutcome> {
+export async function deliverEvent(
+  s: DeliveryServices,
+  m: DeliveryMessage,
+  receives: number,
+): Promise<DeliveryOutcome> {
   const [webhook, delivery, event] = await Promise.all([
     s.webhooks.get(m.organization_id, m.webhook_id),
     s.events.getDelivery(m.organization_id, m.event_id, m.webhook_id),
     s.events.get(m.organization_id, m.event_id),
   ]);
   // A closed delivery (a duplicate message), a deleted event, or an endpoint removed or disabled since: nothing to send.
-  if (!webhook || !delivery || !event || delivery.status !== 'pending' || webhook.status === 'disabled') return { kind: 'done' };
+  if (!webhook || !delivery || !event || delivery.status !== 'pending' || webhook.status === 'disabled')
+    return { kind: 'done' };
   const now = s.deps.now();
   // What an attempt interrupted before the endpoint answered is recorded as, if it was the last one.
-  let attempt: DeliveryAttempt = { at: now.toISOString(), status_code: null, latency_ms: 0, error: 'delivery interrupted by an internal error' };
+  let attempt: DeliveryAttempt = {
+    at: now.toISOString(),
+    status_code: null,
+    latency_ms: 0,
+    error: 'delivery interrupted by an internal error',
+  };
   let delivered = false;
   try {
     const payload = JSON.stringify(eventPayload(event));
-    const signatures = (await signingSecrets(s, webhook, now)).map((secret) => new Webhook(secret).sign(event.event_id, now, payload));
-    const result = await postWebhook(webhook.url, payload, {
-      'webhook-id': event.event_id,
-      'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-      'webhook-signature': signatures.join(' '),
-    }, { environment: s.environment, timeoutMs: s.timeoutMs ?? 10_000, resolve: s.resolve });
-    attempt = { at: now.toISOString(), status_code: result.status, latency_ms: Math.round(result.latencyMs), error: result.error };
+    const signatures = (await signingSecrets(s, webhook, now)).map((secret) =>
+      new Webhook(secret).sign(event.event_id, now, payload),
+    );
+    const result = await postWebhook(
+      webhook.url,
+      payload,
+      {
+        'webhook-id': event.event_id,
+        'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+        'webhook-signature': signatures.join(' '),
+      },
+      { environment: s.environment, timeoutMs: s.timeoutMs ?? 10_000, resolve: s.resolve },
+    );
+    attempt = {
+      at: now.toISOString(),
+      status_code: result.status,
+      latency_ms: Math.round(result.latencyMs),
+      error: result.error,
+    };
     delivered = result.ok;
     if (delivered) {
       await closeDelivery(s, m, webhook, attempt, 'succeeded');
@@ -177,7 +229,12 @@ export async function deliverEvent(s: DeliveryServices, m: DeliveryMessage, rece
     return { kind: 'failed' };
   } catch (err) {
     if (receives < MAX_DELIVERY_ATTEMPTS) throw err;
-    logger.warn('last delivery attempt interrupted; closing the delivery', { event_id: m.event_id, webhook_id: m.webhook_id, delivered, error: err as Error });
+    logger.warn('last delivery attempt interrupted; closing the delivery', {
+      event_id: m.event_id,
+      webhook_id: m.webhook_id,
+      delivered,
+      error: err as Error,
+    });
     await closeDelivery(s, m, webhook, attempt, delivered ? 'succeeded' : 'failed');
     return delivered ? { kind: 'done' } : { kind: 'failed' };
   }
@@ -188,11 +245,23 @@ export async function deliverEvent(s: DeliveryServices, m: DeliveryMessage, rece
  * only if it has failures to reset, so deliveries to a healthy endpoint do not contend on its item), then pauses
  * an endpoint that has failed too often. Both parts are idempotent: running them again after a crash changes nothing.
  */
-async function closeDelivery(s: DeliveryServices, m: DeliveryMessage, webhook: WebhookRecord, attempt: DeliveryAttempt, outcome: 'succeeded' | 'failed'): Promise<void> {
-  const endpoint = outcome === 'failed' || webhook.consecutive_failures !== 0 ? s.webhooks.outcomeItems(m.organization_id, m.webhook_id, outcome, attempt.at) : [];
+async function closeDelivery(
+  s: DeliveryServices,
+  m: DeliveryMessage,
+  webhook: WebhookRecord,
+  attempt: DeliveryAttempt,
+  outcome: 'succeeded' | 'failed',
+): Promise<void> {
+  const endpoint =
+    outcome === 'failed' || webhook.consecutive_failures !== 0
+      ? s.webhooks.outcomeItems(m.organization_id, m.webhook_id, outcome, attempt.at)
+      : [];
   await s.events.recordAttempt(m.organization_id, m.event_id, m.webhook_id, attempt, outcome, endpoint);
-  if (outcome === 'failed' && await s.webhooks.pauseIfUnreliable(m.organization_id, m.webhook_id)) {
-    logger.warn('webhook endpoint marked unreliable and paused', { webhook_id: m.webhook_id, organization_id: m.organization_id });
+  if (outcome === 'failed' && (await s.webhooks.pauseIfUnreliable(m.organization_id, m.webhook_id))) {
+    logger.warn('webhook endpoint marked unreliable and paused', {
+      webhook_id: m.webhook_id,
+      organization_id: m.organization_id,
+    });
   }
 }
 
@@ -205,10 +274,15 @@ export async function redeliverEvent(s: EventServices, orgId: string, eventId: s
   if (!event) throw new NotFoundError();
   const endpoints = (await s.webhooks.all(orgId)).filter((w) => w.status !== 'disabled');
   const previous = new Set(Object.keys(event.deliveries));
-  const targets = previous.size > 0 ? endpoints.filter((w) => previous.has(w.webhook_id)) : endpoints.filter((w) => subscribed(w.events, event.type));
+  const targets =
+    previous.size > 0
+      ? endpoints.filter((w) => previous.has(w.webhook_id))
+      : endpoints.filter((w) => subscribed(w.events, event.type));
   const at = s.deps.now().toISOString();
   for (const w of targets) await s.events.openDelivery(event, w, at, { reopen: true });
-  await s.webhookQueue.sendAll(targets.map((w): DeliveryMessage => ({ organization_id: orgId, event_id: eventId, webhook_id: w.webhook_id })));
+  await s.webhookQueue.sendAll(
+    targets.map((w): DeliveryMessage => ({ organization_id: orgId, event_id: eventId, webhook_id: w.webhook_id })),
+  );
   return (await s.events.get(orgId, eventId))!;
 }
 
@@ -217,6 +291,11 @@ export async function eventView(s: Pick<EventServices, 'events'>, e: EventRecord
   return {
     ...eventPayload(e),
     payroll_id: e.payroll_id,
-    deliveries: deliveries.map((d) => ({ webhook_id: d.webhook_id, url: d.url, status: d.status, attempts: d.attempts })),
+    deliveries: deliveries.map((d) => ({
+      webhook_id: d.webhook_id,
+      url: d.url,
+      status: d.status,
+      attempts: d.attempts,
+    })),
   };
 }

@@ -14,7 +14,11 @@ let cachedIds = 0;
  * holds the organization, and the caller has already found the run in that organization. A submission not found is
  * not remembered.
  */
-export async function payrollEmployeeIds(objects: ObjectStore, orgId: string, payrollId: string): Promise<readonly string[]> {
+export async function payrollEmployeeIds(
+  objects: ObjectStore,
+  orgId: string,
+  payrollId: string,
+): Promise<readonly string[]> {
   const key = `${orgId}/${payrollId}`;
   const known = cache.get(key);
   if (known) {

@@ -36,7 +36,12 @@ export interface StatusChange {
  * transaction (the run moves only from a status that may move to `to`), then fanned out. False when the run could
  * not move (another worker moved it, or it is already there): nothing is written and nothing is sent.
  */
-export async function transitionWithEvents(s: TransitionServices, record: PayrollRecord, to: PayrollStatus, change: StatusChange): Promise<boolean> {
+export async function transitionWithEvents(
+  s: TransitionServices,
+  record: PayrollRecord,
+  to: PayrollStatus,
+  change: StatusChange,
+): Promise<boolean> {
   const next: PayrollRecord = { ...record, status: to };
   const events = change.events.map((e): NewEvent => {
     if ('event_id' in e) return e;
@@ -45,7 +50,9 @@ export async function transitionWithEvents(s: TransitionServices, record: Payrol
   });
   const at = change.at ?? s.deps.now().toISOString();
   const moved = await s.payrolls.transition(record, to, at, {
-    reason: change.reason, set: change.set, alsoWrite: [...(change.alsoWrite ?? []), ...s.events.items(events)],
+    reason: change.reason,
+    set: change.set,
+    alsoWrite: [...(change.alsoWrite ?? []), ...s.events.items(events)],
   });
   if (moved) await dispatchQuietly(s, events);
   return moved;

@@ -4,14 +4,20 @@ import { centsToNumber } from '../domain/money.js';
 import type { Totals } from '../domain/payroll.js';
 
 function totals(t: Totals) {
-  return { gross_pay: centsToNumber(t.gross_pay), bonuses: centsToNumber(t.bonuses), deductions: centsToNumber(t.deductions), net_pay: centsToNumber(t.net_pay) };
+  return {
+    gross_pay: centsToNumber(t.gross_pay),
+    bonuses: centsToNumber(t.bonuses),
+    deductions: centsToNumber(t.deductions),
+    net_pay: centsToNumber(t.net_pay),
+  };
 }
 
 /** Entries written so far: the sizes of the finished chunks (every chunk is full but possibly the last). */
 export function progressOf(r: PayrollRecord): { total: number; done: number } {
   if (r.status === 'completed') return { total: r.employee_count, done: r.employee_count };
   let done = 0;
-  for (const chunk of r.chunks_done) done += Math.max(0, Math.min(r.chunk_size, r.employee_count - chunk * r.chunk_size));
+  for (const chunk of r.chunks_done)
+    done += Math.max(0, Math.min(r.chunk_size, r.employee_count - chunk * r.chunk_size));
   return { total: r.employee_count, done };
 }
 
@@ -56,17 +62,19 @@ function summary(r: PayrollRecord) {
 
 /** The file's control totals, once written, and what identifies it at the bank. */
 function disbursementTotals(r: PayrollRecord) {
-  return r.disbursement && {
-    entry_count: r.disbursement.entry_count,
-    entry_hash: r.disbursement.entry_hash,
-    total_credit: centsToNumber(r.disbursement.total_credit),
-    total_debit: centsToNumber(r.disbursement.total_debit),
-    batch_count: r.disbursement.batch_count,
-    block_count: r.disbursement.block_count,
-    file_id_modifier: r.file_id_modifier ?? 'A',
-    effective_entry_date: disbursementDates(r.pay_date).effective_entry_date,
-    created_at: r.disbursement.created_at,
-  };
+  return (
+    r.disbursement && {
+      entry_count: r.disbursement.entry_count,
+      entry_hash: r.disbursement.entry_hash,
+      total_credit: centsToNumber(r.disbursement.total_credit),
+      total_debit: centsToNumber(r.disbursement.total_debit),
+      batch_count: r.disbursement.batch_count,
+      block_count: r.disbursement.block_count,
+      file_id_modifier: r.file_id_modifier ?? 'A',
+      effective_entry_date: disbursementDates(r.pay_date).effective_entry_date,
+      created_at: r.disbursement.created_at,
+    }
+  );
 }
 
 function full(r: PayrollRecord, employeeIds: string[]) {

@@ -36,7 +36,10 @@ async function visibleRuns(s: PaystubServices, orgId: string, payrollIds: Iterab
   return new Set(ids.filter((id) => knownVisible.has(`${orgId}/${id}`)));
 }
 
-export function paystubView(p: PaystubRecord, ytd?: { gross_pay: number; bonuses: number; deductions: number; net_pay: number }) {
+export function paystubView(
+  p: PaystubRecord,
+  ytd?: { gross_pay: number; bonuses: number; deductions: number; net_pay: number },
+) {
   return {
     paystub_id: p.paystub_id,
     employee_id: p.employee_id,
@@ -60,8 +63,10 @@ export function paystubView(p: PaystubRecord, ytd?: { gross_pay: number; bonuses
     notes: p.notes,
     ...(ytd && {
       year_to_date: {
-        gross_pay: centsToNumber(ytd.gross_pay), bonuses: centsToNumber(ytd.bonuses),
-        deductions: centsToNumber(ytd.deductions), net_pay: centsToNumber(ytd.net_pay),
+        gross_pay: centsToNumber(ytd.gross_pay),
+        bonuses: centsToNumber(ytd.bonuses),
+        deductions: centsToNumber(ytd.deductions),
+        net_pay: centsToNumber(ytd.net_pay),
       },
     }),
     created_at: p.created_at,
@@ -69,9 +74,19 @@ export function paystubView(p: PaystubRecord, ytd?: { gross_pay: number; bonuses
 }
 export type PaystubView = ReturnType<typeof paystubView>;
 
-export async function listPaystubs(s: PaystubServices, orgId: string, filters: PaystubFilters, limit: number, startKey?: Record<string, unknown>): Promise<Page<PaystubRecord>> {
+export async function listPaystubs(
+  s: PaystubServices,
+  orgId: string,
+  filters: PaystubFilters,
+  limit: number,
+  startKey?: Record<string, unknown>,
+): Promise<Page<PaystubRecord>> {
   const page = await s.paystubs.list(orgId, filters, limit, startKey);
-  const shown = await visibleRuns(s, orgId, page.items.map((p) => p.payroll_id));
+  const shown = await visibleRuns(
+    s,
+    orgId,
+    page.items.map((p) => p.payroll_id),
+  );
   return { items: page.items.filter((p) => shown.has(p.payroll_id)), lastKey: page.lastKey };
 }
 
@@ -80,7 +95,11 @@ export async function getPaystub(s: PaystubServices, orgId: string, paystubId: s
   const stub = await s.paystubs.get(orgId, paystubId);
   if (!stub || !(await visibleRuns(s, orgId, [stub.payroll_id])).has(stub.payroll_id)) throw new NotFoundError();
   const year = await s.paystubs.yearOf(orgId, stub.employee_id, stub);
-  const shown = await visibleRuns(s, orgId, year.map((p) => p.payroll_id));
+  const shown = await visibleRuns(
+    s,
+    orgId,
+    year.map((p) => p.payroll_id),
+  );
   const counted = year.filter((p) => p.status === 'issued' && shown.has(p.payroll_id));
   const ytd = {
     gross_pay: sumCents(counted.map((p) => p.gross_pay)),

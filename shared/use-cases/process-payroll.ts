@@ -64,9 +64,12 @@ export function paystubIdFor(payrollId: string, employeeId: string): string {
 
 export async function processMessage(s: ProcessorServices, message: ProcessorMessage): Promise<void> {
   switch (message.kind) {
-    case 'start': return startRun(s, message.organization_id, message.payroll_id);
-    case 'chunk': return processChunk(s, message.organization_id, message.payroll_id, message.chunk);
-    case 'finalize': return finalizeRun(s, message.organization_id, message.payroll_id);
+    case 'start':
+      return startRun(s, message.organization_id, message.payroll_id);
+    case 'chunk':
+      return processChunk(s, message.organization_id, message.payroll_id, message.chunk);
+    case 'finalize':
+      return finalizeRun(s, message.organization_id, message.payroll_id);
   }
 }
 
@@ -88,26 +91,45 @@ async function startRun(s: ProcessorServices, orgId: string, payrollId: string):
   if (record.chunk_count === null) {
     const [submission, settings] = await Promise.all([loadSubmission(s, record), s.organizations.getSettings(orgId)]);
     if (!settings) throw new Error(`Organization ${orgId} has no settings`);
-    const employees = await s.employees.getMany(orgId, submission.employees.map((e) => e.employee_id));
-    const facts = new Map<string, EmployeeFacts>([...employees].map(([id, e]) => [id, {
-      status: e.status, start_date: e.start_date, hasActiveBankAccount: e.bank_account?.status === 'active',
-    }]));
-    const caps = { maxNetPerEmployee: centsOf(settings.max_net_pay_per_employee), maxPayrollTotal: centsOf(settings.max_payroll_total) };
+    const employees = await s.employees.getMany(
+      orgId,
+      submission.employees.map((e) => e.employee_id),
+    );
+    const facts = new Map<string, EmployeeFacts>(
+      [...employees].map(([id, e]) => [
+        id,
+        {
+          status: e.status,
+          start_date: e.start_date,
+          hasActiveBankAccount: e.bank_account?.status === 'active',
+        },
+      ]),
+    );
+    const caps = {
+      maxNetPerEmployee: centsOf(settings.max_net_pay_per_employee),
+      maxPayrollTotal: centsOf(settings.max_payroll_total),
+    };
     const findings = complianceFindings(submission, facts, caps, record.environment);
     if (findings.length > 0) {
       const reason = `${findings.length} compliance finding(s): ${findings[0]!.message}`;
-      await transitionWithEvents(s, record, 'rejected', { events: [{ type: 'payroll.rejected', extra: { reason, findings } }], reason, set: { findings } });
+      await transitionWithEvents(s, record, 'rejected', {
+        events: [{ type: 'payroll.rejected', extra: { reason, findings } }],
+        reason,
+        set: { findings },
+      });
       return;
     }
     // Before any paystub exists, so a date-range query can never miss one of this run's.
     await s.paystubs.widenDateBounds(orgId, record);
     const chunkCount = Math.ceil(submission.employees.length / record.chunk_size);
     // Chunk files are derived from the stored body alone, so writing them again yields the same bytes.
-    await Promise.all(Array.from({ length: chunkCount }, (_, i) => {
-      const offset = i * record!.chunk_size;
-      const file: ChunkFile = { offset, entries: submission.employees.slice(offset, offset + record!.chunk_size) };
-      return s.objects.putJson(objectKeys.chunk(orgId, payrollId, i), file);
-    }));
+    await Promise.all(
+      Array.from({ length: chunkCount }, (_, i) => {
+        const offset = i * record!.chunk_size;
+        const file: ChunkFile = { offset, entries: submission.employees.slice(offset, offset + record!.chunk_size) };
+        return s.objects.putJson(objectKeys.chunk(orgId, payrollId, i), file);
+      }),
+    );
     // Approval is recorded with the plan, in one write: a re-run finds the plan and emits no second approval.
     const approved = payrollEvent(s.deps, record, 'payroll.approved');
     if (await planWithReservation(s, record, chunkCount, settings, s.events.items([approved]))) {
@@ -121,7 +143,11 @@ async function startRun(s: ProcessorServices, orgId: string, payrollId: string):
     await s.queue.send({ kind: 'finalize', organization_id: orgId, payroll_id: payrollId } satisfies ProcessorMessage);
     return;
   }
-  await s.queue.sendAll(remaining.map((chunk) => ({ kind: 'chunk', organization_id: orgId, payroll_id: payrollId, chunk } satisfies ProcessorMessage)));
+  await s.queue.sendAll(
+    remaining.map(
+      (chunk) => ({ kind: 'chunk', organization_id: orgId, payroll_id: payrollId, chunk }) satisfies ProcessorMessage,
+    ),
+  );
 }
 
 /**
@@ -130,7 +156,11 @@ async function startRun(s: ProcessorServices, orgId: string, payrollId: string):
  * the whole transaction: read the counters again and retry. Returns whether this call recorded the plan.
  */
 async function planWithReservation(
-  s: ProcessorServices, record: PayrollRecord, chunkCount: number, settings: OrganizationSettings, alsoWrite: TransactItems,
+  s: ProcessorServices,
+  record: PayrollRecord,
+  chunkCount: number,
+  settings: OrganizationSettings,
+  alsoWrite: TransactItems,
 ): Promise<boolean> {
   const { originator } = settings;
   for (let attempt = 1; ; attempt++) {
@@ -143,10 +173,19 @@ async function planWithReservation(
       now,
       legacy: settings.sequences_since === undefined,
     });
-    const outcome = await s.payrolls.planChunks(record.organization_id, record.payroll_id, {
-      chunkCount, startedAt: now.toISOString(), originator, fundingAccount: settings.funding_account,
-      traceStart: reservation.traceStart, fileIdModifier: reservation.fileIdModifier,
-    }, [...reservation.items, ...alsoWrite]);
+    const outcome = await s.payrolls.planChunks(
+      record.organization_id,
+      record.payroll_id,
+      {
+        chunkCount,
+        startedAt: now.toISOString(),
+        originator,
+        fundingAccount: settings.funding_account,
+        traceStart: reservation.traceStart,
+        fileIdModifier: reservation.fileIdModifier,
+      },
+      [...reservation.items, ...alsoWrite],
+    );
     if (outcome !== 'conflict') return outcome === 'planned';
     if (attempt >= PLAN_ATTEMPTS) throw new Error(`Could not reserve trace numbers after ${attempt} attempts`);
     await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
@@ -172,11 +211,20 @@ function centsOf(text: string): number {
 
 async function processChunk(s: ProcessorServices, orgId: string, payrollId: string, chunk: number): Promise<void> {
   const record = await s.payrolls.get(orgId, payrollId);
-  if (record?.status !== 'processing' || record.chunk_count === null || !record.originator || !record.processing_started_at) return;
+  if (
+    record?.status !== 'processing' ||
+    record.chunk_count === null ||
+    !record.originator ||
+    !record.processing_started_at
+  )
+    return;
   if (!record.chunks_done.has(chunk)) {
     const file = await s.objects.getJson<ChunkFile>(objectKeys.chunk(orgId, payrollId, chunk));
     if (!file) throw new Error(`Chunk ${chunk} of payroll ${payrollId} is missing`);
-    const employees = await s.employees.getMany(orgId, file.entries.map((e) => e.employee_id));
+    const employees = await s.employees.getMany(
+      orgId,
+      file.entries.map((e) => e.employee_id),
+    );
     const odfi = record.originator.originating_dfi_identification;
     const issued = record.processing_started_at;
     const paystubs: PaystubRecord[] = [];
@@ -186,19 +234,27 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
       const employee = employees.get(entry.employee_id);
       const bank = employee?.bank_account;
       // Verified at start; an employee removed since is still paid for work already done in the period.
-      if (!employee || !bank) throw new Error(`Employee ${entry.employee_id} or their bank account disappeared during processing`);
+      if (!employee || !bank)
+        throw new Error(`Employee ${entry.employee_id} or their bank account disappeared during processing`);
       const net = netPay(entry);
       const sequence = traceStartOf(record) + file.offset + i;
       let trace: string | null = null;
       if (net > 0) {
         const accountNumber = await s.encryptor.decrypt(bank.account_number_ciphertext, orgId);
-        if (record.environment === 'sandbox' && accountNumber === SIMULATED_RETURN_ACCOUNT) returned.push(entry.employee_id);
+        if (record.environment === 'sandbox' && accountNumber === SIMULATED_RETURN_ACCOUNT)
+          returned.push(entry.employee_id);
         trace = traceNumber(odfi, sequence);
-        records.push(entryDetailRecord(odfi, {
-          routingNumber: bank.routing_number, accountNumber, accountType: bank.account_type, amountCents: net,
-          individualId: entry.employee_id.slice(-15), individualName: `${employee.first_name} ${employee.last_name}`,
-          traceSequence: sequence,
-        }));
+        records.push(
+          entryDetailRecord(odfi, {
+            routingNumber: bank.routing_number,
+            accountNumber,
+            accountType: bank.account_type,
+            amountCents: net,
+            individualId: entry.employee_id.slice(-15),
+            individualName: `${employee.first_name} ${employee.last_name}`,
+            traceSequence: sequence,
+          }),
+        );
       }
       paystubs.push({
         paystub_id: paystubIdFor(payrollId, entry.employee_id),
@@ -218,8 +274,12 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
         net_pay: net,
         notes: entry.notes,
         payment: {
-          method: 'direct_deposit', account_type: bank.account_type, account_number_last4: bank.account_number_last4,
-          routing_number: bank.routing_number, trace_number: trace, status: net > 0 ? 'scheduled' : 'no_payment',
+          method: 'direct_deposit',
+          account_type: bank.account_type,
+          account_number_last4: bank.account_number_last4,
+          routing_number: bank.routing_number,
+          trace_number: trace,
+          status: net > 0 ? 'scheduled' : 'no_payment',
         },
         status: 'issued',
         created_at: issued,
@@ -232,7 +292,11 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
     const updated = await s.payrolls.markChunkDone(orgId, payrollId, chunk, returned, s.deps.now().toISOString());
     if (!updated) return;
     if (updated.chunks_done.size === updated.chunk_count) {
-      await s.queue.send({ kind: 'finalize', organization_id: orgId, payroll_id: payrollId } satisfies ProcessorMessage);
+      await s.queue.send({
+        kind: 'finalize',
+        organization_id: orgId,
+        payroll_id: payrollId,
+      } satisfies ProcessorMessage);
     }
     return;
   }
@@ -244,13 +308,21 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
 
 async function finalizeRun(s: ProcessorServices, orgId: string, payrollId: string): Promise<void> {
   const record = await s.payrolls.get(orgId, payrollId);
-  if (record?.status !== 'processing' || record.chunk_count === null || !record.originator || !record.processing_started_at) return;
+  if (
+    record?.status !== 'processing' ||
+    record.chunk_count === null ||
+    !record.originator ||
+    !record.processing_started_at
+  )
+    return;
   if (record.chunks_done.size < record.chunk_count) return; // the last chunk will send finalize again
-  const parts = await Promise.all(Array.from({ length: record.chunk_count }, async (_, i) => {
-    const text = await s.objects.getText(objectKeys.chunkEntries(orgId, payrollId, i));
-    if (text === undefined) throw new Error(`Entries of chunk ${i} of payroll ${payrollId} are missing`);
-    return text === '' ? [] : text.split('\n');
-  }));
+  const parts = await Promise.all(
+    Array.from({ length: record.chunk_count }, async (_, i) => {
+      const text = await s.objects.getText(objectKeys.chunkEntries(orgId, payrollId, i));
+      if (text === undefined) throw new Error(`Entries of chunk ${i} of payroll ${payrollId} are missing`);
+      return text === '' ? [] : text.split('\n');
+    }),
+  );
   const entries = parts.flat();
   let disbursement: PayrollRecord['disbursement'] = null;
   if (entries.length > 0) {
@@ -285,14 +357,23 @@ async function finalizeRun(s: ProcessorServices, orgId: string, payrollId: strin
     };
   }
   const now = s.deps.now().toISOString();
-  const processed = payrollEvent(s.deps, { ...record, disbursement }, 'payroll.processed', { disbursement: disbursementSummary(disbursement) });
+  const processed = payrollEvent(s.deps, { ...record, disbursement }, 'payroll.processed', {
+    disbursement: disbursementSummary(disbursement),
+  });
   if (record.returned_employee_ids.size > 0) {
     const returned = [...record.returned_employee_ids].sort();
-    await voidPaystubs(s, payrollId, (await loadSubmission(s, record)).employees.map((e) => e.employee_id), 'returned');
+    await voidPaystubs(
+      s,
+      payrollId,
+      (await loadSubmission(s, record)).employees.map((e) => e.employee_id),
+      'returned',
+    );
     const reason = `The bank returned the deposit of ${returned.length} employee(s): R03 no account / unable to locate account`;
     await transitionWithEvents(s, record, 'failed', {
       events: [processed, { type: 'payroll.failed', extra: { reason, returned_employee_ids: returned } }],
-      reason, set: { disbursement, failure_reason: `Deposit returned (R03) for ${returned.join(', ')}` }, at: now,
+      reason,
+      set: { disbursement, failure_reason: `Deposit returned (R03) for ${returned.join(', ')}` },
+      at: now,
     });
     return;
   }
@@ -301,28 +382,49 @@ async function finalizeRun(s: ProcessorServices, orgId: string, payrollId: strin
     events: [
       processed,
       { type: 'payroll.completed' },
-      { type: 'paystub.generated', data: { payroll_id: payrollId, paystub_count: record.employee_count, pay_date: record.pay_date, paystubs_url: `/v1/paystubs?payroll_id=${payrollId}` } },
+      {
+        type: 'paystub.generated',
+        data: {
+          payroll_id: payrollId,
+          paystub_count: record.employee_count,
+          pay_date: record.pay_date,
+          paystubs_url: `/v1/paystubs?payroll_id=${payrollId}`,
+        },
+      },
     ],
-    set: { disbursement }, at: now,
+    set: { disbursement },
+    at: now,
   });
 }
 
 function disbursementSummary(d: PayrollRecord['disbursement']) {
-  return d && {
-    entry_count: d.entry_count, entry_hash: d.entry_hash, total_credit: centsToNumber(d.total_credit),
-    total_debit: centsToNumber(d.total_debit), batch_count: d.batch_count,
-  };
+  return (
+    d && {
+      entry_count: d.entry_count,
+      entry_hash: d.entry_hash,
+      total_credit: centsToNumber(d.total_credit),
+      total_debit: centsToNumber(d.total_debit),
+      batch_count: d.batch_count,
+    }
+  );
 }
 
 /** Re-writes the run's paystubs as voided: read by their derived ids from the base table (strongly consistent). */
-export async function voidPaystubs(s: Pick<ProcessorServices, 'paystubs'>, payrollId: string, employeeIds: readonly string[], paymentStatus: 'returned' | 'cancelled'): Promise<number> {
+export async function voidPaystubs(
+  s: Pick<ProcessorServices, 'paystubs'>,
+  payrollId: string,
+  employeeIds: readonly string[],
+  paymentStatus: 'returned' | 'cancelled',
+): Promise<number> {
   const ids = employeeIds.map((employeeId) => paystubIdFor(payrollId, employeeId));
   const stubs = await s.paystubs.getMany(ids);
-  await s.paystubs.putAll(stubs.map((p) => ({
-    ...p,
-    status: 'voided',
-    payment: { ...p.payment, status: p.payment.trace_number === null ? p.payment.status : paymentStatus },
-  })));
+  await s.paystubs.putAll(
+    stubs.map((p) => ({
+      ...p,
+      status: 'voided',
+      payment: { ...p.payment, status: p.payment.trace_number === null ? p.payment.status : paymentStatus },
+    })),
+  );
   return stubs.length;
 }
 
@@ -330,9 +432,17 @@ export async function voidPaystubs(s: Pick<ProcessorServices, 'paystubs'>, payro
  * A run that ended before its file was released (failed, cancelled): the paystubs its chunks already wrote are
  * voided, their payments `cancelled`. None exist before the chunks were planned.
  */
-export async function voidWrittenPaystubs(s: Pick<ProcessorServices, 'paystubs' | 'objects'>, record: PayrollRecord): Promise<number> {
+export async function voidWrittenPaystubs(
+  s: Pick<ProcessorServices, 'paystubs' | 'objects'>,
+  record: PayrollRecord,
+): Promise<number> {
   if (record.chunk_count === null) return 0;
-  return voidPaystubs(s, record.payroll_id, await payrollEmployeeIds(s.objects, record.organization_id, record.payroll_id), 'cancelled');
+  return voidPaystubs(
+    s,
+    record.payroll_id,
+    await payrollEmployeeIds(s.objects, record.organization_id, record.payroll_id),
+    'cancelled',
+  );
 }
 
 /**
@@ -341,12 +451,21 @@ export async function voidWrittenPaystubs(s: Pick<ProcessorServices, 'paystubs' 
  * failed run must not leave statements saying `issued` and `scheduled`. The status comes first, in its own
  * transaction with the event; voiding is repeatable, so a failure half-way is finished by calling this again.
  */
-export async function failRun(s: ProcessorServices, orgId: string, payrollId: string, reason: string): Promise<boolean> {
+export async function failRun(
+  s: ProcessorServices,
+  orgId: string,
+  payrollId: string,
+  reason: string,
+): Promise<boolean> {
   const record = await s.payrolls.get(orgId, payrollId);
   if (!record) return false;
   let moved = false;
   if (record.status !== 'failed') {
-    moved = await transitionWithEvents(s, record, 'failed', { events: [{ type: 'payroll.failed', extra: { reason } }], reason, set: { failure_reason: reason } });
+    moved = await transitionWithEvents(s, record, 'failed', {
+      events: [{ type: 'payroll.failed', extra: { reason } }],
+      reason,
+      set: { failure_reason: reason },
+    });
   }
   if (moved || record.status === 'failed') await voidWrittenPaystubs(s, record);
   return moved;
@@ -357,8 +476,16 @@ export async function failRun(s: ProcessorServices, orgId: string, payrollId: st
  * a run that is merely slow loses nothing, and a run whose messages were lost (a crash, a purged queue, the local
  * stack's in-memory queue across a restart) picks up where its finished chunks left off.
  */
-export async function resumeUnfinishedRuns(s: Pick<ProcessorServices, 'payrolls' | 'queue'>, staleBefore: Date): Promise<number> {
+export async function resumeUnfinishedRuns(
+  s: Pick<ProcessorServices, 'payrolls' | 'queue'>,
+  staleBefore: Date,
+): Promise<number> {
   const runs = await s.payrolls.listUnfinished(staleBefore.toISOString(), 1000);
-  await s.queue.sendAll(runs.map((r) => ({ kind: 'start', organization_id: r.organization_id, payroll_id: r.payroll_id } satisfies ProcessorMessage)));
+  await s.queue.sendAll(
+    runs.map(
+      (r) =>
+        ({ kind: 'start', organization_id: r.organization_id, payroll_id: r.payroll_id }) satisfies ProcessorMessage,
+    ),
+  );
   return runs.length;
 }

@@ -2,7 +2,12 @@ import { isConditionalCheckFailure } from '../data/item.js';
 import type { OrganizationRepository } from '../data/organization-repository.js';
 import { ConcurrentModificationError, NotFoundError } from '../domain/errors.js';
 import { centsToNumber, formatCents, parseMoney } from '../domain/money.js';
-import { placeholdersOf, type Environment, type OrganizationSettings, type OriginatorField } from '../domain/settings.js';
+import {
+  placeholdersOf,
+  type Environment,
+  type OrganizationSettings,
+  type OriginatorField,
+} from '../domain/settings.js';
 import type { UpdateSettingsInput } from '../schemas/settings.js';
 import type { Deps } from '../adapters/clock.js';
 import type { FieldEncryptor } from '../adapters/envelope-encryption.js';
@@ -31,7 +36,10 @@ export function settingsView(s: OrganizationSettings, environment: Environment) 
   };
 }
 
-export async function loadSettings(organizations: OrganizationRepository, orgId: string): Promise<OrganizationSettings> {
+export async function loadSettings(
+  organizations: OrganizationRepository,
+  orgId: string,
+): Promise<OrganizationSettings> {
   const settings = await organizations.getSettings(orgId);
   if (!settings) throw new NotFoundError();
   return settings;
@@ -60,14 +68,17 @@ export async function updateSettings(
       ...(patch.employment_types && { employment_types: patch.employment_types }),
       ...(patch.pay_groups && { pay_groups: patch.pay_groups }),
       ...(patch.pay_schedules && { pay_schedules: patch.pay_schedules }),
-      ...(patch.max_net_pay_per_employee !== undefined && { max_net_pay_per_employee: formatCents(patch.max_net_pay_per_employee) }),
+      ...(patch.max_net_pay_per_employee !== undefined && {
+        max_net_pay_per_employee: formatCents(patch.max_net_pay_per_employee),
+      }),
       ...(patch.max_payroll_total !== undefined && { max_payroll_total: formatCents(patch.max_payroll_total) }),
       originator: { ...current.originator, ...patch.originator },
       originator_placeholders: placeholdersOf(current, caller.environment).filter((f) => !set.has(f)),
       funding_account: funding === undefined ? current.funding_account : funding,
       updated_at: deps.now().toISOString(),
     };
-    if (next.updated_at === current.updated_at) next.updated_at = new Date(Date.parse(next.updated_at) + 1).toISOString();
+    if (next.updated_at === current.updated_at)
+      next.updated_at = new Date(Date.parse(next.updated_at) + 1).toISOString();
     try {
       await organizations.putSettings(orgId, next, current.updated_at);
       return next;

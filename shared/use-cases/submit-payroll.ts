@@ -60,9 +60,17 @@ function employeeProblems(entries: unknown[], found: Map<string, EmployeeRecord>
     if (typeof id !== 'string' || id === '') return;
     const employee = found.get(id);
     if (employee?.status !== 'active') {
-      problems.push({ field: `employees[${i}].employee_id`, code: 'employee_not_found', message: `No current employee ${id} in this organization` });
+      problems.push({
+        field: `employees[${i}].employee_id`,
+        code: 'employee_not_found',
+        message: `No current employee ${id} in this organization`,
+      });
     } else if (employee.bank_account?.status !== 'active') {
-      problems.push({ field: `employees[${i}].employee_id`, code: 'missing_bank_account', message: `Employee ${id} has no active bank account on file` });
+      problems.push({
+        field: `employees[${i}].employee_id`,
+        code: 'missing_bank_account',
+        message: `Employee ${id} has no active bank account on file`,
+      });
     }
   });
   return problems;
@@ -74,12 +82,20 @@ function employeeProblems(entries: unknown[], found: Map<string, EmployeeRecord>
  * as strictly as the file needs (any environment), and in production a pay date whose file would reach the bank
  * after its release day. The sandbox accepts any date.
  */
-async function disbursementProblems(s: SubmitServices, orgId: string, environment: Environment, payDate: string | undefined): Promise<PayrollProblem[]> {
+async function disbursementProblems(
+  s: SubmitServices,
+  orgId: string,
+  environment: Environment,
+  payDate: string | undefined,
+): Promise<PayrollProblem[]> {
   const problems: PayrollProblem[] = [];
   const late = environment === 'production' && payDate !== undefined ? tooSoon(payDate, s.deps.now()) : undefined;
   if (late) {
     problems.push({
-      field: 'pay_date', code: 'pay_date_too_soon', earliest_pay_date: late.earliest_pay_date, release_by: late.release_by,
+      field: 'pay_date',
+      code: 'pay_date_too_soon',
+      earliest_pay_date: late.earliest_pay_date,
+      release_by: late.release_by,
       message: `The file for this pay date had to reach the bank by ${late.release_by} (New York time); the earliest pay date still possible is ${late.earliest_pay_date}`,
     });
   }
@@ -88,7 +104,8 @@ async function disbursementProblems(s: SubmitServices, orgId: string, environmen
   const placeholders = new Set(placeholdersOf(settings, environment));
   for (const field of placeholders) {
     problems.push({
-      field: `originator.${field}`, code: 'originator_not_configured',
+      field: `originator.${field}`,
+      code: 'originator_not_configured',
       message: `Set the originator's ${field} (PATCH /v1/settings) with the value your bank gave you: it still holds a placeholder`,
     });
   }
@@ -97,7 +114,8 @@ async function disbursementProblems(s: SubmitServices, orgId: string, environmen
     const field = String(issue.path[0]) as OriginatorField;
     if (placeholders.has(field)) continue;
     problems.push({
-      field: `originator.${field}`, code: 'originator_not_configured',
+      field: `originator.${field}`,
+      code: 'originator_not_configured',
       message: `The originator's ${field} cannot be written in a NACHA file (${issue.message}): set it again with PATCH /v1/settings`,
     });
   }
@@ -106,7 +124,9 @@ async function disbursementProblems(s: SubmitServices, orgId: string, environmen
 
 function windowProblem(existingPayrollId: string): PayrollProblem {
   return {
-    field: 'pay_period_start', code: 'duplicate_payroll_window', payroll_id: existingPayrollId,
+    field: 'pay_period_start',
+    code: 'duplicate_payroll_window',
+    payroll_id: existingPayrollId,
     message: `A regular payroll for this pay period was already submitted: ${existingPayrollId}`,
   };
 }
@@ -131,10 +151,13 @@ export async function submitPayroll(
   try {
     validated = validatePayrollBody(body);
   } catch (err) {
-    if (err instanceof TooManyEmployeesError) throw new PayloadTooLargeError(`A payroll pays at most ${MAX_EMPLOYEES_PER_PAYROLL} employees`);
+    if (err instanceof TooManyEmployeesError)
+      throw new PayloadTooLargeError(`A payroll pays at most ${MAX_EMPLOYEES_PER_PAYROLL} employees`);
     throw err;
   }
-  const keyHash = options.idempotencyKey ? createHash('sha256').update(options.idempotencyKey).digest('hex') : undefined;
+  const keyHash = options.idempotencyKey
+    ? createHash('sha256').update(options.idempotencyKey).digest('hex')
+    : undefined;
   const hash = validated.submission ? contentHash(validated.submission) : undefined;
 
   // A replay must not run into its own window: the key is looked at before anything else is checked.
@@ -144,12 +167,23 @@ export async function submitPayroll(
   }
 
   const entries = Array.isArray(body.employees) ? (body.employees as unknown[]) : [];
-  const ids = [...new Set(entries.map((e) => (e as { employee_id?: unknown } | null)?.employee_id).filter((id): id is string => typeof id === 'string' && id !== '' && id.length <= 64))];
-  const checkWindow = (body.type ?? 'regular') === 'regular' && typeof body.pay_period_start === 'string' && typeof body.pay_period_end === 'string';
+  const ids = [
+    ...new Set(
+      entries
+        .map((e) => (e as { employee_id?: unknown } | null)?.employee_id)
+        .filter((id): id is string => typeof id === 'string' && id !== '' && id.length <= 64),
+    ),
+  ];
+  const checkWindow =
+    (body.type ?? 'regular') === 'regular' &&
+    typeof body.pay_period_start === 'string' &&
+    typeof body.pay_period_end === 'string';
   const payDate = typeof body.pay_date === 'string' && isCalendarDate(body.pay_date) ? body.pay_date : undefined;
   const [found, existingWindow, disbursement] = await Promise.all([
     s.employees.getMany(orgId, ids),
-    checkWindow ? s.payrolls.getWindow(orgId, body.pay_period_start as string, body.pay_period_end as string) : undefined,
+    checkWindow
+      ? s.payrolls.getWindow(orgId, body.pay_period_start as string, body.pay_period_end as string)
+      : undefined,
     disbursementProblems(s, orgId, caller.environment, payDate),
   ]);
   const problems = [...validated.problems, ...employeeProblems(entries, found), ...disbursement];
@@ -170,10 +204,15 @@ export async function submitPayroll(
     return {
       kind: 'dry_run',
       data: {
-        type: submission.type, pay_period_start: submission.pay_period_start, pay_period_end: submission.pay_period_end,
-        pay_date: submission.pay_date, ...disbursementDates(submission.pay_date),
+        type: submission.type,
+        pay_period_start: submission.pay_period_start,
+        pay_period_end: submission.pay_period_end,
+        pay_date: submission.pay_date,
+        ...disbursementDates(submission.pay_date),
         employee_ids: submission.employees.map((e) => e.employee_id),
-        employee_count: submission.employees.length, totals: payrollView.totals(totals), content_hash: hash,
+        employee_count: submission.employees.length,
+        totals: payrollView.totals(totals),
+        content_hash: hash,
       },
     };
   }
@@ -184,16 +223,41 @@ export async function submitPayroll(
   await s.objects.putJson(objectKeys.submission(orgId, payrollId), stored);
   const at = now.toISOString();
   const record: PayrollRecord = {
-    payroll_id: payrollId, organization_id: orgId, environment: caller.environment, type: submission.type, status: 'pending',
-    pay_period_start: submission.pay_period_start, pay_period_end: submission.pay_period_end, pay_date: submission.pay_date,
-    employee_count: submission.employees.length, totals, content_hash: hash, created_at: at, updated_at: at,
-    status_history: [{ status: 'pending', at, reason: null }], chunk_size: s.chunkSize, chunk_count: null,
-    chunks_done: new Set(), returned_employee_ids: new Set(), processing_started_at: null, findings: [], disbursement: null,
-    failure_reason: null, originator: null, funding_account: null, trace_start: null, file_id_modifier: null,
+    payroll_id: payrollId,
+    organization_id: orgId,
+    environment: caller.environment,
+    type: submission.type,
+    status: 'pending',
+    pay_period_start: submission.pay_period_start,
+    pay_period_end: submission.pay_period_end,
+    pay_date: submission.pay_date,
+    employee_count: submission.employees.length,
+    totals,
+    content_hash: hash,
+    created_at: at,
+    updated_at: at,
+    status_history: [{ status: 'pending', at, reason: null }],
+    chunk_size: s.chunkSize,
+    chunk_count: null,
+    chunks_done: new Set(),
+    returned_employee_ids: new Set(),
+    processing_started_at: null,
+    findings: [],
+    disbursement: null,
+    failure_reason: null,
+    originator: null,
+    funding_account: null,
+    trace_start: null,
+    file_id_modifier: null,
   };
   // The confirmation event is written with the run itself: no accepted run is ever without its payroll.submitted.
   const submitted = payrollEvent(s.deps, record, 'payroll.submitted');
-  const outcome = await s.payrolls.create(record, { window: submission.type === 'regular', idempotencyKeyHash: keyHash, now, alsoWrite: s.events.items([submitted]) });
+  const outcome = await s.payrolls.create(record, {
+    window: submission.type === 'regular',
+    idempotencyKeyHash: keyHash,
+    now,
+    alsoWrite: s.events.items([submitted]),
+  });
   if (!outcome.ok) {
     // Someone else won the race; the body written above belongs to nobody.
     await s.objects.delete(objectKeys.submission(orgId, payrollId)).catch(() => undefined);
@@ -204,15 +268,34 @@ export async function submitPayroll(
   }
   await s.queue.send({ kind: 'start', organization_id: orgId, payroll_id: payrollId });
   await dispatchQuietly(s, [submitted]);
-  return { kind: 'accepted', data: payrollView.submitted(record, stored.employees.map((e) => e.employee_id)), replayed: false };
+  return {
+    kind: 'accepted',
+    data: payrollView.submitted(
+      record,
+      stored.employees.map((e) => e.employee_id),
+    ),
+    replayed: false,
+  };
 }
 
-async function replayIfKnown(s: SubmitServices, orgId: string, keyHash: string, hash: string): Promise<SubmitOutcome | undefined> {
+async function replayIfKnown(
+  s: SubmitServices,
+  orgId: string,
+  keyHash: string,
+  hash: string,
+): Promise<SubmitOutcome | undefined> {
   const known = await s.payrolls.getIdempotency(orgId, keyHash, s.deps.now());
   if (!known) return undefined;
   if (known.content_hash !== hash) throw new IdempotencyKeyReusedError();
   const record = await s.payrolls.get(orgId, known.payroll_id);
   const stored = await s.objects.getJson<StoredSubmission>(objectKeys.submission(orgId, known.payroll_id));
   if (!record || !stored) throw new Error(`Idempotency key points at a missing payroll ${known.payroll_id}`);
-  return { kind: 'accepted', data: payrollView.submitted(record, stored.employees.map((e) => e.employee_id)), replayed: true };
+  return {
+    kind: 'accepted',
+    data: payrollView.submitted(
+      record,
+      stored.employees.map((e) => e.employee_id),
+    ),
+    replayed: true,
+  };
 }

@@ -40,26 +40,47 @@ async function safeUrl(s: WebhookServices, raw: string): Promise<string> {
   return check.url.toString();
 }
 
-export async function createWebhook(s: WebhookServices, orgId: string, input: { url: string; events?: EventType[] | null; description?: string | null }) {
+export async function createWebhook(
+  s: WebhookServices,
+  orgId: string,
+  input: { url: string; events?: EventType[] | null; description?: string | null },
+) {
   const url = await safeUrl(s, input.url);
   const secret = newSecret();
   const now = s.deps.now().toISOString();
   const record: WebhookRecord = {
-    webhook_id: s.deps.newId('whk'), organization_id: orgId, url, events: input.events ?? null, description: input.description ?? null,
-    status: 'active', secrets: [{ ciphertext: await s.encryptor.encrypt(secret, orgId), created_at: now, expires_at: null }],
-    consecutive_failures: 0, version: 1, created_at: now, updated_at: now,
+    webhook_id: s.deps.newId('whk'),
+    organization_id: orgId,
+    url,
+    events: input.events ?? null,
+    description: input.description ?? null,
+    status: 'active',
+    secrets: [{ ciphertext: await s.encryptor.encrypt(secret, orgId), created_at: now, expires_at: null }],
+    consecutive_failures: 0,
+    version: 1,
+    created_at: now,
+    updated_at: now,
   };
   await s.webhooks.create(record);
   return { record, secret };
 }
 
-async function mutate(s: WebhookServices, orgId: string, webhookId: string, change: (w: WebhookRecord, now: Date) => Promise<WebhookRecord> | WebhookRecord): Promise<WebhookRecord> {
+async function mutate(
+  s: WebhookServices,
+  orgId: string,
+  webhookId: string,
+  change: (w: WebhookRecord, now: Date) => Promise<WebhookRecord> | WebhookRecord,
+): Promise<WebhookRecord> {
   for (let attempt = 0; attempt < 5; attempt++) {
     const current = await s.webhooks.get(orgId, webhookId);
     if (!current) throw new NotFoundError();
     const next = await change(current, s.deps.now());
     try {
-      await s.webhooks.replace(current, { ...next, version: current.version + 1, updated_at: s.deps.now().toISOString() });
+      await s.webhooks.replace(current, {
+        ...next,
+        version: current.version + 1,
+        updated_at: s.deps.now().toISOString(),
+      });
       return { ...next, version: current.version + 1 };
     } catch (err) {
       if (!(err instanceof ConcurrentModificationError)) throw err;
@@ -69,14 +90,22 @@ async function mutate(s: WebhookServices, orgId: string, webhookId: string, chan
 }
 
 /** Re-enabling (`status: active`) also clears the failure count, so a fixed endpoint starts with a clean slate. */
-export async function updateWebhook(s: WebhookServices, orgId: string, webhookId: string, patch: { url?: string; events?: EventType[] | null; description?: string | null; status?: 'active' | 'disabled' }) {
+export async function updateWebhook(
+  s: WebhookServices,
+  orgId: string,
+  webhookId: string,
+  patch: { url?: string; events?: EventType[] | null; description?: string | null; status?: 'active' | 'disabled' },
+) {
   const url = patch.url === undefined ? undefined : await safeUrl(s, patch.url);
   return mutate(s, orgId, webhookId, (w) => ({
     ...w,
     ...(url !== undefined && { url }),
     ...(patch.events !== undefined && { events: patch.events }),
     ...(patch.description !== undefined && { description: patch.description }),
-    ...(patch.status !== undefined && { status: patch.status, ...(patch.status === 'active' && { consecutive_failures: 0 }) }),
+    ...(patch.status !== undefined && {
+      status: patch.status,
+      ...(patch.status === 'active' && { consecutive_failures: 0 }),
+    }),
   }));
 }
 
@@ -98,14 +127,22 @@ export async function rotateWebhookSecret(s: WebhookServices, orgId: string, web
   return { record, secret };
 }
 
-export async function deleteWebhook(s: Pick<WebhookServices, 'webhooks'>, orgId: string, webhookId: string): Promise<WebhookRecord> {
+export async function deleteWebhook(
+  s: Pick<WebhookServices, 'webhooks'>,
+  orgId: string,
+  webhookId: string,
+): Promise<WebhookRecord> {
   const current = await s.webhooks.get(orgId, webhookId);
   if (!current || !(await s.webhooks.delete(orgId, webhookId))) throw new NotFoundError();
   return current;
 }
 
 /** The secrets that sign a delivery now: the current one, and a rotated-out one still inside its grace period. */
-export async function signingSecrets(s: Pick<WebhookServices, 'encryptor'>, w: WebhookRecord, now: Date): Promise<string[]> {
+export async function signingSecrets(
+  s: Pick<WebhookServices, 'encryptor'>,
+  w: WebhookRecord,
+  now: Date,
+): Promise<string[]> {
   const live = w.secrets.filter((x) => x.expires_at === null || Date.parse(x.expires_at) > now.getTime());
   return Promise.all(live.map((x) => s.encryptor.decrypt(x.ciphertext, w.organization_id)));
 }

@@ -15,13 +15,22 @@ import { startReceiver } from '../support/webhook-receiver.js';
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium) {
-  console.warn(`Skipping the dashboard browser tests: no Chromium at ${CHROMIUM}. Install Debian's package (apt-get install -y chromium) or set CHROMIUM_PATH.`);
+  console.warn(
+    `Skipping the dashboard browser tests: no Chromium at ${CHROMIUM}. Install Debian's package (apt-get install -y chromium) or set CHROMIUM_PATH.`,
+  );
 }
-const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? resolve(import.meta.dirname, '../../docs/screenshots') : null;
+const SCREENSHOTS =
+  process.env.UPDATE_SCREENSHOTS === '1' ? resolve(import.meta.dirname, '../../docs/screenshots') : null;
 /** The flags this machine's Chromium needs: no sandbox as root, and no calls home on a closed network. */
 const CHROMIUM_ARGS = [
-  '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
 ];
 const LAPTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
@@ -49,9 +58,18 @@ async function shoot(target: Page, name: string, fullPage = false): Promise<void
   await target.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage, animations: 'disabled', caret: 'hide' });
 }
 
-async function newPage(viewport: { width: number; height: number }, deviceScaleFactor = 1): Promise<{ context: BrowserContext; page: Page }> {
+async function newPage(
+  viewport: { width: number; height: number },
+  deviceScaleFactor = 1,
+): Promise<{ context: BrowserContext; page: Page }> {
   const ctx = await browser.newContext({
-    viewport, ignoreHTTPSErrors: true, locale: 'en-US', timezoneId: 'UTC', deviceScaleFactor, isMobile: deviceScaleFactor > 1, hasTouch: deviceScaleFactor > 1,
+    viewport,
+    ignoreHTTPSErrors: true,
+    locale: 'en-US',
+    timezoneId: 'UTC',
+    deviceScaleFactor,
+    isMobile: deviceScaleFactor > 1,
+    hasTouch: deviceScaleFactor > 1,
   });
   await ctx.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
   const p = await ctx.newPage();
@@ -62,17 +80,30 @@ async function newPage(viewport: { width: number; height: number }, deviceScaleF
 /** A link of the main navigation (a page may link to the same place elsewhere, as a breadcrumb does). */
 const nav = (p: Page, name: string) => p.getByRole('navigation', { name: 'Main' }).getByRole('link', { name });
 
-const activeElement = (p: Page) => p.evaluate(() => {
-  const el = document.activeElement as HTMLElement | null;
-  return { id: el?.id ?? '', tag: el?.tagName ?? '', text: el?.textContent?.trim() ?? '' };
-});
+const activeElement = (p: Page) =>
+  p.evaluate(() => {
+    const el = document.activeElement as HTMLElement | null;
+    return { id: el?.id ?? '', tag: el?.tagName ?? '', text: el?.textContent?.trim() ?? '' };
+  });
 
 async function hire(n: number, first: string, last: string): Promise<string> {
-  const res = await stack.request('POST', '/v1/employees', { token, body: {
-    first_name: first, last_name: last, email: `${first}.${last}${n}@example.com`.toLowerCase(), employment_type: n % 4 === 3 ? 'part_time' : 'full_time',
-    pay_group: 'default', pay_schedule: 'biweekly', start_date: '2026-01-05',
-    bank_account: { account_number: String(55_000_100 + n), routing_number: '021000021', account_type: n % 2 ? 'savings' : 'checking' },
-  } });
+  const res = await stack.request('POST', '/v1/employees', {
+    token,
+    body: {
+      first_name: first,
+      last_name: last,
+      email: `${first}.${last}${n}@example.com`.toLowerCase(),
+      employment_type: n % 4 === 3 ? 'part_time' : 'full_time',
+      pay_group: 'default',
+      pay_schedule: 'biweekly',
+      start_date: '2026-01-05',
+      bank_account: {
+        account_number: String(55_000_100 + n),
+        routing_number: '021000021',
+        account_type: n % 2 ? 'savings' : 'checking',
+      },
+    },
+  });
   expect(res.status, res.text).toBe(201);
   return res.body.data.employee_id as string;
 }
@@ -85,8 +116,18 @@ async function signIn(p: Page): Promise<void> {
 }
 
 const NAMES = [
-  ['Ada', 'Lovelace'], ['Grace', 'Hopper'], ['Alan', 'Turing'], ['Katherine', 'Johnson'], ['Edsger', 'Dijkstra'], ['Barbara', 'Liskov'],
-  ['Donald', 'Knuth'], ['Margaret', 'Hamilton'], ['John', 'Backus'], ['Frances', 'Allen'], ['Ken', 'Thompson'], ['Radia', 'Perlman'],
+  ['Ada', 'Lovelace'],
+  ['Grace', 'Hopper'],
+  ['Alan', 'Turing'],
+  ['Katherine', 'Johnson'],
+  ['Edsger', 'Dijkstra'],
+  ['Barbara', 'Liskov'],
+  ['Donald', 'Knuth'],
+  ['Margaret', 'Hamilton'],
+  ['John', 'Backus'],
+  ['Frances', 'Allen'],
+  ['Ken', 'Thompson'],
+  ['Radia', 'Perlman'],
 ];
 
 describe.skipIf(!hasChromium)('developer dashboard in Chromium', () => {
@@ -131,7 +172,11 @@ describe.skipIf(!hasChromium)('developer dashboard in Chromium', () => {
     // The new page's heading takes focus, so a screen reader starts reading there.
     await page.waitForFunction(() => document.activeElement?.tagName === 'H1');
 
-    const storage = await page.evaluate(() => ({ session: sessionStorage.getItem('payroll-dashboard.token'), local: localStorage.length, cookie: document.cookie }));
+    const storage = await page.evaluate(() => ({
+      session: sessionStorage.getItem('payroll-dashboard.token'),
+      local: localStorage.length,
+      cookie: document.cookie,
+    }));
     expect(storage).toEqual({ session: token, local: 0, cookie: '' });
     expect(await context.cookies()).toEqual([]);
   });
@@ -167,7 +212,9 @@ describe.skipIf(!hasChromium)('developer dashboard in Chromium', () => {
     await page.getByRole('row').filter({ hasText: 'Ledger sync' }).waitFor();
     expect(await page.getByTestId('secret-once').count()).toBe(0);
     expect(await page.content()).not.toContain(created);
-    expect(await page.evaluate(() => JSON.stringify({ ...sessionStorage }) + JSON.stringify({ ...localStorage }))).not.toContain(created);
+    expect(
+      await page.evaluate(() => JSON.stringify({ ...sessionStorage }) + JSON.stringify({ ...localStorage })),
+    ).not.toContain(created);
 
     // Rotate with no grace: a new token, shown once; the old one stops at once.
     await page.getByLabel('Grace period for the old token of Ledger sync').selectOption('0');
@@ -176,7 +223,12 @@ describe.skipIf(!hasChromium)('developer dashboard in Chromium', () => {
     const rotated = await page.getByTestId('secret-once').locator('input').inputValue();
     expect(rotated).not.toBe(created);
     // A token verified moments ago may be trusted from the stack's cache for PAYROLL_AUTH_CACHE_TTL_MS (5 s).
-    await expect.poll(async () => (await stack.request('GET', '/v1/employees', { token: created })).status, { timeout: 7000, interval: 250 }).toBe(401);
+    await expect
+      .poll(async () => (await stack.request('GET', '/v1/employees', { token: created })).status, {
+        timeout: 7000,
+        interval: 250,
+      })
+      .toBe(401);
     expect((await stack.request('GET', '/v1/employees', { token: rotated })).status).toBe(200);
     await page.getByRole('button', { name: 'I have copied it, hide it' }).click();
 
@@ -191,7 +243,10 @@ describe.skipIf(!hasChromium)('developer dashboard in Chromium', () => {
     receivers.push(ok, failing);
     await nav(page, 'Webhooks').click();
     await page.getByRole('heading', { level: 1, name: 'Webhooks' }).waitFor();
-    for (const [url, description, events] of [[ok.url, 'Ledger', []], [failing.url, 'Broken staging receiver', ['payroll.completed', 'payroll.failed']]] as const) {
+    for (const [url, description, events] of [
+      [ok.url, 'Ledger', []],
+      [failing.url, 'Broken staging receiver', ['payroll.completed', 'payroll.failed']],
+    ] as const) {
       await page.getByLabel('URL').fill(url);
       await page.getByLabel('Description (optional)').fill(description);
       for (const e of events) await page.getByLabel(e, { exact: true }).check();
@@ -235,10 +290,21 @@ describe.skipIf(!hasChromium)('developer dashboard in Chromium', () => {
   });
 
   it('watches a payroll submitted through the API go from pending to completed, with a live progress bar', async () => {
-    const submitted = await stack.request('POST', '/v1/payroll', { token, body: {
-      pay_period_start: '2026-11-01', pay_period_end: '2026-11-14', pay_date: '2026-11-20',
-      employees: employeeIds.map((id, i) => ({ employee_id: id, gross_pay: (3200 + 125 * i).toFixed(2), hours_worked: 80, bonuses: i % 3 === 0 ? 150 : 0, deductions: { taxes: (640 + 20 * i).toFixed(2), benefits: 120 } })),
-    } });
+    const submitted = await stack.request('POST', '/v1/payroll', {
+      token,
+      body: {
+        pay_period_start: '2026-11-01',
+        pay_period_end: '2026-11-14',
+        pay_date: '2026-11-20',
+        employees: employeeIds.map((id, i) => ({
+          employee_id: id,
+          gross_pay: (3200 + 125 * i).toFixed(2),
+          hours_worked: 80,
+          bonuses: i % 3 === 0 ? 150 : 0,
+          deductions: { taxes: (640 + 20 * i).toFixed(2), benefits: 120 },
+        })),
+      },
+    });
     expect(submitted.status, submitted.text).toBe(202);
     payrollId = submitted.body.data.payroll_id;
 
@@ -250,17 +316,23 @@ describe.skipIf(!hasChromium)('developer dashboard in Chromium', () => {
     await page.getByRole('heading', { level: 1, name: 'Payroll run' }).waitFor();
     const bar = page.getByRole('progressbar', { name: 'Payroll processing progress' });
     await bar.waitFor();
-    expect(await bar.evaluate((el) => ({ value: (el as HTMLProgressElement).value, max: (el as HTMLProgressElement).max }))).toEqual({ value: 0, max: NAMES.length });
+    expect(
+      await bar.evaluate((el) => ({ value: (el as HTMLProgressElement).value, max: (el as HTMLProgressElement).max })),
+    ).toEqual({ value: 0, max: NAMES.length });
     await shoot(page, 'payroll-pending');
 
     // Watch the page (it polls every second) while the workers process the run, chunk by chunk.
-    const seen: { status: string; done: number }[] = [{ status: (await page.getByTestId('run-status').textContent()) ?? '', done: 0 }];
+    const seen: { status: string; done: number }[] = [
+      { status: (await page.getByTestId('run-status').textContent()) ?? '', done: 0 },
+    ];
     workers = await startWorkersProcess(stack);
     const deadline = Date.now() + 30_000;
     for (;;) {
       const state = await page.evaluate(() => ({
         status: document.querySelector('[data-testid="run-status"]')?.textContent ?? '',
-        done: (document.querySelector('progress[aria-label="Payroll processing progress"]') as HTMLProgressElement | null)?.value ?? -1,
+        done:
+          (document.querySelector('progress[aria-label="Payroll processing progress"]') as HTMLProgressElement | null)
+            ?.value ?? -1,
       }));
       const last = seen[seen.length - 1];
       if (!last || last.status !== state.status || last.done !== state.done) seen.push(state);
@@ -284,7 +356,9 @@ describe.skipIf(!hasChromium)('developer dashboard in Chromium', () => {
   it('opens a paystub PDF fetched with the token, as a blob', async () => {
     const button = page.getByRole('button', { name: 'Open the PDF paystub of Ada Lovelace' });
     const [response, popup] = await Promise.all([
-      page.waitForResponse((r) => r.url().includes('/v1/paystubs/') && r.request().headers().accept === 'application/pdf'),
+      page.waitForResponse(
+        (r) => r.url().includes('/v1/paystubs/') && r.request().headers().accept === 'application/pdf',
+      ),
       context.waitForEvent('page'),
       button.click(),
     ]);
@@ -298,7 +372,10 @@ describe.skipIf(!hasChromium)('developer dashboard in Chromium', () => {
     await popup.close();
 
     // The same blob, downloaded from the link the page offers: a PDF.
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'download it' }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('link', { name: 'download it' }).click(),
+    ]);
     const file = await download.path();
     expect(readFileSync(file).subarray(0, 5).toString('latin1')).toBe('%PDF-');
     expect(download.suggestedFilename()).toBe('paystub-ada-lovelace.pdf');
@@ -313,10 +390,18 @@ describe.skipIf(!hasChromium)('developer dashboard in Chromium', () => {
     await receivers[1]!.waitFor((r) => r.length >= 3);
     await workers!.stop();
     await new Promise((r) => setTimeout(r, 1500));
-    const second = await stack.request('POST', '/v1/payroll', { token, body: {
-      type: 'off_cycle', pay_period_start: '2026-11-01', pay_period_end: '2026-11-14', pay_date: '2026-11-25',
-      employees: employeeIds.slice(0, 4).map((id) => ({ employee_id: id, gross_pay: 0, bonuses: 500, hours_worked: 0, deductions: { taxes: 110 } })),
-    } });
+    const second = await stack.request('POST', '/v1/payroll', {
+      token,
+      body: {
+        type: 'off_cycle',
+        pay_period_start: '2026-11-01',
+        pay_period_end: '2026-11-14',
+        pay_date: '2026-11-25',
+        employees: employeeIds
+          .slice(0, 4)
+          .map((id) => ({ employee_id: id, gross_pay: 0, bonuses: 500, hours_worked: 0, deductions: { taxes: 110 } })),
+      },
+    });
     expect(second.status, second.text).toBe(202);
     const secondId = second.body.data.payroll_id as string;
     await nav(page, 'Payrolls').click();
@@ -357,12 +442,19 @@ describe.skipIf(!hasChromium)('developer dashboard in Chromium', () => {
     await page.getByTestId('log-table').getByRole('row').filter({ hasText: 'GET /v1/webhooks' }).first().waitFor();
     await shoot(page, 'logs');
 
-    const statuses = (expected: string) => page.waitForFunction((status) => {
-      const cells = [...document.querySelectorAll('[data-testid="log-table"] td[data-label="Status"]')];
-      return cells.length > 0 && cells.every((c) => c.textContent === status);
-    }, expected, { timeout: 10_000 }).catch(async (err: unknown) => {
-      throw new Error(`${String(err)}\n${await page.locator('main').textContent()}`);
-    });
+    const statuses = (expected: string) =>
+      page
+        .waitForFunction(
+          (status) => {
+            const cells = [...document.querySelectorAll('[data-testid="log-table"] td[data-label="Status"]')];
+            return cells.length > 0 && cells.every((c) => c.textContent === status);
+          },
+          expected,
+          { timeout: 10_000 },
+        )
+        .catch(async (err: unknown) => {
+          throw new Error(`${String(err)}\n${await page.locator('main').textContent()}`);
+        });
     const rows = page.getByTestId('log-table').locator('tbody tr');
 
     // The payroll submitted through the API.
@@ -384,7 +476,8 @@ describe.skipIf(!hasChromium)('developer dashboard in Chromium', () => {
 
   it('shows the organization’s sandbox originator in Settings, and no funding account', async () => {
     const stored = (await stack.request('GET', '/v1/settings', { token })).body.data as {
-      originator: Record<string, string>; funding_account: unknown;
+      originator: Record<string, string>;
+      funding_account: unknown;
     };
     expect(stored.funding_account).toBeNull();
     await nav(page, 'Settings').click();
@@ -399,10 +492,12 @@ describe.skipIf(!hasChromium)('developer dashboard in Chromium', () => {
     // The organization's own sandbox ODFI, and the routing number it makes.
     expect(await field('Originating DFI').inputValue()).toBe(stored.originator.originating_dfi_identification);
     expect(await field('Immediate destination').inputValue()).toBe(stored.originator.immediate_destination);
-    expect(await page.getByTestId('funding-account').textContent())
-      .toBe('No funding account: files carry credits only.');
-    expect(await page.getByTestId('settings-explainer').textContent())
-      .toMatch(/one offset debit.*replace every placeholder/);
+    expect(await page.getByTestId('funding-account').textContent()).toBe(
+      'No funding account: files carry credits only.',
+    );
+    expect(await page.getByTestId('settings-explainer').textContent()).toMatch(
+      /one offset debit.*replace every placeholder/,
+    );
     // A sandbox organization has no placeholder to replace.
     expect(await page.getByText('Payroll is refused until').count()).toBe(0);
   });
@@ -463,8 +558,11 @@ describe.skipIf(!hasChromium)('developer dashboard in Chromium', () => {
     expect(await page.content()).not.toContain(accountNumber);
     expect(await page.locator('main').textContent()).not.toContain(accountNumber);
     const stored = (await stack.request('GET', '/v1/settings', { token })).body.data;
-    expect(stored.funding_account)
-      .toEqual({ routing_number: '021000021', account_number_last4: '6789', account_type: 'checking' });
+    expect(stored.funding_account).toEqual({
+      routing_number: '021000021',
+      account_number_last4: '6789',
+      account_type: 'checking',
+    });
 
     await page.getByRole('button', { name: 'Remove', exact: true }).click();
     await current.getByText('No funding account: files carry credits only.').waitFor();
@@ -478,17 +576,24 @@ describe.skipIf(!hasChromium)('developer dashboard in Chromium', () => {
       await signIn(phone.page);
       await phone.page.goto(`${base}/dashboard/#/payrolls/${payrollId}`);
       await phone.page.getByTestId('paystub-table').waitFor();
-      const widths = await phone.page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
+      const widths = await phone.page.evaluate(() => ({
+        scroll: document.documentElement.scrollWidth,
+        client: document.documentElement.clientWidth,
+      }));
       expect(widths.scroll).toBeLessThanOrEqual(widths.client);
       // Sign-out stays on screen.
       const signOut = await phone.page.getByRole('button', { name: 'Sign out' }).boundingBox();
       expect(signOut!.x + signOut!.width).toBeLessThanOrEqual(PHONE.width);
       // Table headers are hidden; each cell carries its column's name.
-      expect(await phone.page.getByTestId('paystub-table').locator('td[data-label="Net pay"]').first().isVisible()).toBe(true);
+      expect(
+        await phone.page.getByTestId('paystub-table').locator('td[data-label="Net pay"]').first().isVisible(),
+      ).toBe(true);
       await shoot(phone.page, 'phone-payroll-run');
       await phone.page.goto(`${base}/dashboard/#/keys`);
       await phone.page.getByRole('heading', { level: 1, name: 'API keys' }).waitFor();
-      const keys = await phone.page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth);
+      const keys = await phone.page.evaluate(
+        () => document.documentElement.scrollWidth <= document.documentElement.clientWidth,
+      );
       expect(keys).toBe(true);
     } finally {
       await phone.context.close();
@@ -498,7 +603,10 @@ describe.skipIf(!hasChromium)('developer dashboard in Chromium', () => {
   it('sends a revoked session back to sign-in with the reason', async () => {
     const { page: p, context: ctx } = await newPage(LAPTOP);
     try {
-      const short = await stack.request('POST', '/v1/api-keys', { token, body: { name: 'Short-lived admin', type: 'admin' } });
+      const short = await stack.request('POST', '/v1/api-keys', {
+        token,
+        body: { name: 'Short-lived admin', type: 'admin' },
+      });
       const shortToken = short.body.data.token as string;
       await p.goto(`${base}/dashboard/`);
       await p.getByLabel('Admin token').fill(shortToken);
@@ -509,7 +617,10 @@ describe.skipIf(!hasChromium)('developer dashboard in Chromium', () => {
       await p.getByText('Your session ended').waitFor();
       expect(await p.evaluate(() => sessionStorage.getItem('payroll-dashboard.token'))).toBeNull();
       // A read-only token is refused at sign-in, with the reason.
-      const readOnly = await stack.request('POST', '/v1/api-keys', { token, body: { name: 'Reader', type: 'read-only' } });
+      const readOnly = await stack.request('POST', '/v1/api-keys', {
+        token,
+        body: { name: 'Reader', type: 'read-only' },
+      });
       await p.getByLabel('Admin token').fill(readOnly.body.data.token as string);
       await p.getByRole('button', { name: 'Sign in' }).click();
       await p.getByText('is not an admin token').waitFor();

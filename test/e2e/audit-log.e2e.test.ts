@@ -20,7 +20,10 @@ const TOKEN_SHAPE = /pk_sandbox_[0-9A-Za-z]{43}/;
 let stack: RunningStack;
 let org: { organization_id: string; token: string };
 let other: { organization_id: string; token: string };
-const ids = {} as Record<'createKey' | 'createEmployee' | 'ok' | 'notFound' | 'forbidden' | 'unknownToken' | 'expired' | 'other', string>;
+const ids = {} as Record<
+  'createKey' | 'createEmployee' | 'ok' | 'notFound' | 'forbidden' | 'unknownToken' | 'expired' | 'other',
+  string
+>;
 let adminKeyId: string;
 let readOnly: { api_key_id: string; token: string };
 let expiring: { api_key_id: string; token: string };
@@ -49,12 +52,18 @@ async function allLogs(token: string, query: LogQuery, limit = 100): Promise<{ l
 
 /** Audit lines reach the table in batches after the response: wait for them with a bound, never a fixed sleep. */
 function waitForLogs(token: string, requestIds: string[], query: LogQuery = {}): Promise<Log[]> {
-  return vi.waitFor(async () => {
-    const { logs } = await allLogs(token, query);
-    const seen = new Set(logs.map((l) => l.request_id));
-    if (!requestIds.every((id) => seen.has(id))) throw new Error(`audit lines never appeared in 15000 ms: ${requestIds.filter((id) => !seen.has(id)).join(', ')}`);
-    return logs;
-  }, { timeout: 15_000, interval: 50 });
+  return vi.waitFor(
+    async () => {
+      const { logs } = await allLogs(token, query);
+      const seen = new Set(logs.map((l) => l.request_id));
+      if (!requestIds.every((id) => seen.has(id)))
+        throw new Error(
+          `audit lines never appeared in 15000 ms: ${requestIds.filter((id) => !seen.has(id)).join(', ')}`,
+        );
+      return logs;
+    },
+    { timeout: 15_000, interval: 50 },
+  );
 }
 
 async function scanTable(): Promise<Record<string, unknown>[]> {
@@ -83,10 +92,18 @@ beforeAll(async () => {
   readOnly = ro.data!.data;
   tokens.push(readOnly.token);
 
-  const created = await api.POST('/v1/employees', { body: {
-    first_name: 'Grace', last_name: 'Hopper', email: 'grace@example.com', employment_type: 'full_time', pay_group: 'default',
-    pay_schedule: 'monthly', start_date: '2026-02-01', bank_account: { account_number: ACCOUNT_NUMBER, routing_number: '011000015', account_type: 'checking' },
-  } });
+  const created = await api.POST('/v1/employees', {
+    body: {
+      first_name: 'Grace',
+      last_name: 'Hopper',
+      email: 'grace@example.com',
+      employment_type: 'full_time',
+      pay_group: 'default',
+      pay_schedule: 'monthly',
+      start_date: '2026-02-01',
+      bank_account: { account_number: ACCOUNT_NUMBER, routing_number: '011000015', account_type: 'checking' },
+    },
+  });
   expect(created.response.status).toBe(201);
   ids.createEmployee = requestIdOf(created);
 
@@ -106,17 +123,23 @@ beforeAll(async () => {
   expect(unknown.response.status).toBe(401);
   ids.unknownToken = requestIdOf(unknown);
 
-  const short = await api.POST('/v1/api-keys', { body: { name: 'short-lived', type: 'read-only', expires_at: new Date(Date.now() + 1500).toISOString() } });
+  const short = await api.POST('/v1/api-keys', {
+    body: { name: 'short-lived', type: 'read-only', expires_at: new Date(Date.now() + 1500).toISOString() },
+  });
   expect(short.response.status).toBe(201);
   expiring = short.data!.data;
   tokens.push(expiring.token);
   // Poll until the key is refused, with a bound.
   const expiringApi = typedClient(stack, expiring.token);
-  const res = await vi.waitFor(async () => {
-    const current = await expiringApi.GET('/v1/employees');
-    if (current.response.status === 200) throw new Error(`the short-lived key ${expiring.api_key_id} was still accepted after 10000 ms of polling`);
-    return current;
-  }, { timeout: 10_000, interval: 50 });
+  const res = await vi.waitFor(
+    async () => {
+      const current = await expiringApi.GET('/v1/employees');
+      if (current.response.status === 200)
+        throw new Error(`the short-lived key ${expiring.api_key_id} was still accepted after 10000 ms of polling`);
+      return current;
+    },
+    { timeout: 10_000, interval: 50 },
+  );
   expect(res.response.status).toBe(401);
   ids.expired = requestIdOf(res);
 
@@ -137,33 +160,91 @@ describe('GET /v1/logs', () => {
   const byId = (id: string) => logs.find((l) => l.request_id === id);
 
   beforeAll(async () => {
-    logs = await waitForLogs(org.token, [ids.createKey, ids.createEmployee, ids.ok, ids.notFound, ids.forbidden, ids.expired]);
+    logs = await waitForLogs(org.token, [
+      ids.createKey,
+      ids.createEmployee,
+      ids.ok,
+      ids.notFound,
+      ids.forbidden,
+      ids.expired,
+    ]);
   });
 
   it('records each outcome with who, what, where, when and how it ended', () => {
-    const base = { organization_id: org.organization_id, source_ip: expect.any(String), latency_ms: expect.any(Number), at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) };
-    expect(byId(ids.ok)).toEqual({ ...base, request_id: ids.ok, api_key_id: adminKeyId, method: 'GET', path: '/v1/employees', route: '/v1/employees', status: 200, user_agent: null, auth_failure: null });
-    expect(byId(ids.createEmployee)).toMatchObject({ api_key_id: adminKeyId, method: 'POST', path: '/v1/employees', status: 201 });
-    expect(byId(ids.notFound)).toMatchObject({ ...base, api_key_id: adminKeyId, method: 'GET', path: '/v1/employees/emp_doesnotexist', route: '/v1/employees/{id}', status: 404, auth_failure: null });
-    expect(byId(ids.forbidden)).toMatchObject({ ...base, api_key_id: readOnly.api_key_id, path: '/v1/api-keys', status: 403, auth_failure: null });
-    expect(byId(ids.expired)).toMatchObject({ ...base, api_key_id: expiring.api_key_id, path: '/v1/employees', status: 401, auth_failure: 'The token has expired' });
+    const base = {
+      organization_id: org.organization_id,
+      source_ip: expect.any(String),
+      latency_ms: expect.any(Number),
+      at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+    };
+    expect(byId(ids.ok)).toEqual({
+      ...base,
+      request_id: ids.ok,
+      api_key_id: adminKeyId,
+      method: 'GET',
+      path: '/v1/employees',
+      route: '/v1/employees',
+      status: 200,
+      user_agent: null,
+      auth_failure: null,
+    });
+    expect(byId(ids.createEmployee)).toMatchObject({
+      api_key_id: adminKeyId,
+      method: 'POST',
+      path: '/v1/employees',
+      status: 201,
+    });
+    expect(byId(ids.notFound)).toMatchObject({
+      ...base,
+      api_key_id: adminKeyId,
+      method: 'GET',
+      path: '/v1/employees/emp_doesnotexist',
+      route: '/v1/employees/{id}',
+      status: 404,
+      auth_failure: null,
+    });
+    expect(byId(ids.forbidden)).toMatchObject({
+      ...base,
+      api_key_id: readOnly.api_key_id,
+      path: '/v1/api-keys',
+      status: 403,
+      auth_failure: null,
+    });
+    expect(byId(ids.expired)).toMatchObject({
+      ...base,
+      api_key_id: expiring.api_key_id,
+      path: '/v1/employees',
+      status: 401,
+      auth_failure: 'The token has expired',
+    });
     for (const l of logs) expect(l.latency_ms).toBeGreaterThanOrEqual(0);
   });
 
   it('lists newest first', () => {
     const times = logs.map((l) => l.at);
     expect(times).toEqual([...times].sort().reverse());
-    expect(logs.findIndex((l) => l.request_id === ids.expired)).toBeLessThan(logs.findIndex((l) => l.request_id === ids.ok));
+    expect(logs.findIndex((l) => l.request_id === ids.expired)).toBeLessThan(
+      logs.findIndex((l) => l.request_id === ids.ok),
+    );
   });
 
-  it('keeps an unknown token\'s failure out of every organization\'s log, in the platform partition operators read', async () => {
+  it("keeps an unknown token's failure out of every organization's log, in the platform partition operators read", async () => {
     expect(byId(ids.unknownToken)).toBeUndefined();
-    const item = await vi.waitFor(async () => {
-      const found = (await scanTable()).find((i) => i.request_id === ids.unknownToken);
-      if (!found) throw new Error(`the unknown token's audit line ${ids.unknownToken} never reached the table in 15000 ms`);
-      return found;
-    }, { timeout: 15_000, interval: 50 });
-    expect(item).toMatchObject({ organization_id: null, api_key_id: null, status: 401, auth_failure: 'The token is unknown or revoked' });
+    const item = await vi.waitFor(
+      async () => {
+        const found = (await scanTable()).find((i) => i.request_id === ids.unknownToken);
+        if (!found)
+          throw new Error(`the unknown token's audit line ${ids.unknownToken} never reached the table in 15000 ms`);
+        return found;
+      },
+      { timeout: 15_000, interval: 50 },
+    );
+    expect(item).toMatchObject({
+      organization_id: null,
+      api_key_id: null,
+      status: 401,
+      auth_failure: 'The token is unknown or revoked',
+    });
     expect(item!.PK).toBe(`AUDIT#UNAUTHENTICATED#${(item!.at as string).slice(0, 10)}`);
     const theirs = await allLogs(other.token, {});
     expect(theirs.logs.map((l) => l.request_id)).not.toContain(ids.unknownToken);
@@ -191,7 +272,9 @@ describe('GET /v1/logs', () => {
     const { logs: employees } = await allLogs(org.token, { path_prefix: '/v1/employees' });
     expect(employees.length).toBeGreaterThanOrEqual(4);
     expect(employees.every((l) => l.path.startsWith('/v1/employees'))).toBe(true);
-    expect(employees.map((l) => l.request_id)).toEqual(expect.arrayContaining([ids.ok, ids.notFound, ids.createEmployee, ids.expired]));
+    expect(employees.map((l) => l.request_id)).toEqual(
+      expect.arrayContaining([ids.ok, ids.notFound, ids.createEmployee, ids.expired]),
+    );
     expect(employees.map((l) => l.request_id)).not.toContain(ids.forbidden);
     const { logs: one } = await allLogs(org.token, { path_prefix: '/v1/employees/emp_' });
     expect(one.map((l) => l.request_id)).toEqual([ids.notFound]);
@@ -230,7 +313,7 @@ describe('GET /v1/logs', () => {
     expect(otherOrg.response.status).toBe(400);
   });
 
-  it('keeps each organization\'s log to itself', async () => {
+  it("keeps each organization's log to itself", async () => {
     const theirs = await waitForLogs(other.token, [ids.other]);
     expect(theirs.every((l) => l.organization_id === other.organization_id)).toBe(true);
     const mine = new Set((await allLogs(org.token, {})).logs.map((l) => l.request_id));
@@ -241,17 +324,29 @@ describe('GET /v1/logs', () => {
   it('is for admin keys only, and validates every parameter at once', async () => {
     expect((await logsPage(readOnly.token)).response.status).toBe(403);
     // An unknown parameter (colour): hostile input the typed client cannot express.
-    const bad = await stack.request('GET', '/v1/logs?status=99&path_prefix=v1&from=yesterday&limit=0&colour=blue', { token: org.token });
+    const bad = await stack.request('GET', '/v1/logs?status=99&path_prefix=v1&from=yesterday&limit=0&colour=blue', {
+      token: org.token,
+    });
     expect(bad.status).toBe(400);
-    expect(bad.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['colour', 'from', 'limit', 'path_prefix', 'status']);
+    expect(bad.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual([
+      'colour',
+      'from',
+      'limit',
+      'path_prefix',
+      'status',
+    ]);
     const reversed = await logsPage(org.token, { from: '2026-02-01', to: '2026-01-01' });
     expect(reversed.response.status).toBe(400);
-    expect(reversed.error!.error.details).toEqual([expect.objectContaining({ field: 'to', code: 'invalid_date_range' })]);
+    expect(reversed.error!.error.details).toEqual([
+      expect.objectContaining({ field: 'to', code: 'invalid_date_range' }),
+    ]);
     expect((await logsPage(org.token, { status: 700 })).response.status).toBe(400);
-    expect((await logsPage(org.token, { from: '2026-01-01T00:00:00+02:00', to: '2026-01-02' })).response.status).toBe(200);
+    expect((await logsPage(org.token, { from: '2026-01-01T00:00:00+02:00', to: '2026-01-02' })).response.status).toBe(
+      200,
+    );
   });
 
-  it('stores no token and no bank account number, in the table or in the stack\'s output', async () => {
+  it("stores no token and no bank account number, in the table or in the stack's output", async () => {
     const items = await scanTable();
     const audit = items.filter((i) => i.entity === 'audit');
     expect(audit.length).toBeGreaterThanOrEqual(6);

@@ -21,10 +21,18 @@ beforeAll(async () => {
   api = typedClient(stack, (await stack.createOrganization('Concurrency Co')).token);
   employeeIds = [];
   for (let i = 0; i < 3; i++) {
-    const res = await api.POST('/v1/employees', { body: {
-      first_name: 'Connie', last_name: `Current ${i}`, email: `connie${i}@example.com`, employment_type: 'full_time', pay_group: 'default',
-      pay_schedule: 'biweekly', start_date: '2026-01-05', bank_account: { account_number: String(40_000_000 + i), routing_number: '021000021', account_type: 'checking' },
-    } });
+    const res = await api.POST('/v1/employees', {
+      body: {
+        first_name: 'Connie',
+        last_name: `Current ${i}`,
+        email: `connie${i}@example.com`,
+        employment_type: 'full_time',
+        pay_group: 'default',
+        pay_schedule: 'biweekly',
+        start_date: '2026-01-05',
+        bank_account: { account_number: String(40_000_000 + i), routing_number: '021000021', account_type: 'checking' },
+      },
+    });
     expect(res.response.status).toBe(201);
     employeeIds.push(res.data!.data.employee_id);
   }
@@ -42,7 +50,10 @@ async function race(n: number, send: (i: number) => Promise<HttpResponse>) {
   const answers = settled.map((s) => (s.status === 'fulfilled' ? s.value : undefined));
   const tally: Record<string, number> = {};
   for (const s of settled) {
-    const key = s.status === 'fulfilled' ? `${s.value.status}${s.value.body?.error ? ` ${s.value.body.error.code}` : ''}` : `error ${String(s.reason?.code ?? s.reason)}`;
+    const key =
+      s.status === 'fulfilled'
+        ? `${s.value.status}${s.value.body?.error ? ` ${s.value.body.error.code}` : ''}`
+        : `error ${String(s.reason?.code ?? s.reason)}`;
     tally[key] = (tally[key] ?? 0) + 1;
   }
   return { answers, tally, ms };
@@ -56,15 +67,24 @@ async function payrollsOfWindow(start: string) {
 
 describe(`${N} concurrent requests over HTTPS`, () => {
   it(`accepts exactly one of ${N} identical regular submissions and names it to the other ${N - 1}`, async () => {
-    const body = payrollBody(employeeIds, { pay_period_start: '2026-09-01', pay_period_end: '2026-09-14', pay_date: '2026-09-18' });
-    const { answers, tally, ms } = await race(N, async () => asReceived((await api.POST('/v1/payroll', { body })).response));
+    const body = payrollBody(employeeIds, {
+      pay_period_start: '2026-09-01',
+      pay_period_end: '2026-09-14',
+      pay_date: '2026-09-18',
+    });
+    const { answers, tally, ms } = await race(N, async () =>
+      asReceived((await api.POST('/v1/payroll', { body })).response),
+    );
     console.info(`${N} concurrent identical submissions: ${JSON.stringify(tally)} in ${ms} ms`);
     expect(tally).toEqual({ '202': 1, '409 duplicate_payroll_window': N - 1 });
     const accepted = answers.find((a) => a!.status === 202)!;
     const payrollId = accepted.body.data.payroll_id;
     expect(accepted.headers.location).toBe(`/v1/payroll/${payrollId}`);
     for (const refused of answers.filter((a) => a!.status === 409)) {
-      expect(refused!.body.error).toMatchObject({ code: 'duplicate_payroll_window', message: 'Duplicate payroll window' });
+      expect(refused!.body.error).toMatchObject({
+        code: 'duplicate_payroll_window',
+        message: 'Duplicate payroll window',
+      });
       expect(refused!.body.error.details[0].payroll_id).toBe(payrollId);
       expect(refused!.headers['x-request-id']).toBe(refused!.body.request_id);
     }
@@ -73,9 +93,15 @@ describe(`${N} concurrent requests over HTTPS`, () => {
   });
 
   it(`answers ${N} submissions with one Idempotency-Key with one payroll and ${N} identical answers`, async () => {
-    const body = payrollBody(employeeIds, { pay_period_start: '2026-10-01', pay_period_end: '2026-10-14', pay_date: '2026-10-16' });
+    const body = payrollBody(employeeIds, {
+      pay_period_start: '2026-10-01',
+      pay_period_end: '2026-10-14',
+      pay_date: '2026-10-16',
+    });
     const params = { header: { 'Idempotency-Key': `concurrent-${Date.now()}` } };
-    const { answers, tally, ms } = await race(N, async () => asReceived((await api.POST('/v1/payroll', { params, body })).response));
+    const { answers, tally, ms } = await race(N, async () =>
+      asReceived((await api.POST('/v1/payroll', { params, body })).response),
+    );
     console.info(`${N} concurrent submissions with one Idempotency-Key: ${JSON.stringify(tally)} in ${ms} ms`);
     expect(tally).toEqual({ '202': N });
     expect(answers.filter((a) => a!.headers['idempotent-replayed'] === undefined)).toHaveLength(1);
@@ -91,13 +117,32 @@ describe(`${N} concurrent requests over HTTPS`, () => {
   it(`lets exactly one of ${N} creates with one email, in ${N} spellings of its case, through`, async () => {
     const org = await stack.createOrganization('Email Race Co');
     // Each request spells the address differently: the uniqueness is of the address, not of its spelling.
-    const spell = (i: number) => [...'race.condition@example.com'].map((c, k) => ((i >> (k % 7)) & 1 ? c.toUpperCase() : c)).join('');
+    const spell = (i: number) =>
+      [...'race.condition@example.com'].map((c, k) => ((i >> (k % 7)) & 1 ? c.toUpperCase() : c)).join('');
     expect(new Set(Array.from({ length: N }, (_, i) => spell(i))).size).toBe(N);
     const theirs = typedClient(stack, org.token);
-    const { answers, tally, ms } = await race(N, async (i) => asReceived((await theirs.POST('/v1/employees', { body: {
-      first_name: 'Rae', last_name: `Racer ${i}`, email: spell(i), employment_type: 'full_time', pay_group: 'default', pay_schedule: 'biweekly',
-      start_date: '2026-01-05', bank_account: { account_number: String(50_000_000 + i), routing_number: '021000021', account_type: 'checking' },
-    } })).response));
+    const { answers, tally, ms } = await race(N, async (i) =>
+      asReceived(
+        (
+          await theirs.POST('/v1/employees', {
+            body: {
+              first_name: 'Rae',
+              last_name: `Racer ${i}`,
+              email: spell(i),
+              employment_type: 'full_time',
+              pay_group: 'default',
+              pay_schedule: 'biweekly',
+              start_date: '2026-01-05',
+              bank_account: {
+                account_number: String(50_000_000 + i),
+                routing_number: '021000021',
+                account_type: 'checking',
+              },
+            },
+          })
+        ).response,
+      ),
+    );
     console.info(`${N} concurrent creates with one email: ${JSON.stringify(tally)} in ${ms} ms`);
     expect(tally).toEqual({ '201': 1, '409 employee_already_exists': N - 1 });
     const winner = answers.find((a) => a!.status === 201)!.body.data;

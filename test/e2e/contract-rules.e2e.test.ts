@@ -28,8 +28,13 @@ let seq = 0;
 const employee = (extra: Partial<NewEmployee> = {}): NewEmployee => {
   const n = seq++;
   return {
-    first_name: 'Cora', last_name: `Contract ${n}`, email: `cora.${n}.${Date.now()}@example.com`, employment_type: 'full_time',
-    pay_group: 'default', pay_schedule: 'biweekly', start_date: '2026-01-05',
+    first_name: 'Cora',
+    last_name: `Contract ${n}`,
+    email: `cora.${n}.${Date.now()}@example.com`,
+    employment_type: 'full_time',
+    pay_group: 'default',
+    pay_schedule: 'biweekly',
+    start_date: '2026-01-05',
     bank_account: { account_number: String(80_000_000 + n), routing_number: '021000021', account_type: 'checking' },
     ...extra,
   };
@@ -41,8 +46,15 @@ function run(ids: string[]): Submission {
   const start = new Date(Date.UTC(2027, 0, 4 + 14 * period++));
   const iso = (d: Date) => d.toISOString().slice(0, 10);
   return {
-    pay_period_start: iso(start), pay_period_end: iso(new Date(start.getTime() + 13 * 86_400_000)), pay_date: iso(new Date(start.getTime() + 18 * 86_400_000)),
-    employees: ids.map((id) => ({ employee_id: id, gross_pay: '2000.00', hours_worked: 80, deductions: { taxes: 400 } })),
+    pay_period_start: iso(start),
+    pay_period_end: iso(new Date(start.getTime() + 13 * 86_400_000)),
+    pay_date: iso(new Date(start.getTime() + 18 * 86_400_000)),
+    employees: ids.map((id) => ({
+      employee_id: id,
+      gross_pay: '2000.00',
+      hours_worked: 80,
+      deductions: { taxes: 400 },
+    })),
   };
 }
 
@@ -79,7 +91,13 @@ function expectAnsweredAndCounted(result: { response: Response }, status: number
 }
 
 /** An error answer with its status and code, counted as the `nth` request of its bucket. */
-function expectRefusedAndCounted(result: { response: Response; error?: { error: { code: string } } }, status: number, code: string, nth: number, since: number) {
+function expectRefusedAndCounted(
+  result: { response: Response; error?: { error: { code: string } } },
+  status: number,
+  code: string,
+  nth: number,
+  since: number,
+) {
   expectAnsweredAndCounted(result, status, nth, since);
   expect(result.error?.error.code).toBe(code);
 }
@@ -96,7 +114,13 @@ function expectCounted(h: Headers, nth: number, since: number) {
 }
 
 beforeAll(async () => {
-  stack = await startLocalStack({ env: { PAYROLL_RATE_LIMIT_READ: String(LIMIT), PAYROLL_RATE_LIMIT_EMPLOYEE_WRITE: String(LIMIT), PAYROLL_RATE_LIMIT_PAYROLL_WRITE: String(LIMIT) } });
+  stack = await startLocalStack({
+    env: {
+      PAYROLL_RATE_LIMIT_READ: String(LIMIT),
+      PAYROLL_RATE_LIMIT_EMPLOYEE_WRITE: String(LIMIT),
+      PAYROLL_RATE_LIMIT_PAYROLL_WRITE: String(LIMIT),
+    },
+  });
   admin = typedClient(stack, (await stack.createOrganization('Contract Rules Co')).token);
 });
 
@@ -118,7 +142,9 @@ describe('rule 1: the employee-write bucket', () => {
     expect(doc.paths['/v1/employees']!.post!['x-rate-limit-bucket']).toBe('employee-write');
     expect(doc.paths['/v1/employees/{id}']!.patch!['x-rate-limit-bucket']).toBe('employee-write');
     expect(doc.paths['/v1/employees/{id}']!.delete!['x-rate-limit-bucket']).toBe('employee-write');
-    expect(doc.info.description).toContain('employee-write (every other write: employees, settings, API keys, webhooks, redeliveries; 100/min)');
+    expect(doc.info.description).toContain(
+      'employee-write (every other write: employees, settings, API keys, webhooks, redeliveries; 100/min)',
+    );
     // What the service runs with when the variable is not set (this stack sets it to LIMIT).
     vi.stubEnv('PAYROLL_RATE_LIMIT_EMPLOYEE_WRITE', undefined);
     resetConfigForTests();
@@ -204,7 +230,7 @@ describe('rule 1: the employee-write bucket', () => {
 });
 
 describe('rule 2: rate-limit headers on authenticated 404 and 409 answers', () => {
-  it('carries X-RateLimit-Limit, -Remaining and -Reset with the bucket\'s exact count on every 404 and 409', async () => {
+  it("carries X-RateLimit-Limit, -Remaining and -Reset with the bucket's exact count on every 404 and 409", async () => {
     const api = typedClient(stack, await freshKey());
     const since = Date.now();
 
@@ -213,7 +239,10 @@ describe('rule 2: rate-limit headers on authenticated 404 and 409 answers', () =
     expectRefusedAndCounted(missing, 404, 'not_found', 1, since);
 
     // employee-write bucket, 1st and 2nd
-    const patchMissing = await api.PATCH('/v1/employees/{id}', { ...at(UNKNOWN_EMPLOYEE), body: { last_name: 'Nobody' } });
+    const patchMissing = await api.PATCH('/v1/employees/{id}', {
+      ...at(UNKNOWN_EMPLOYEE),
+      body: { last_name: 'Nobody' },
+    });
     expectRefusedAndCounted(patchMissing, 404, 'not_found', 1, since);
     const deleteMissing = await api.DELETE('/v1/employees/{id}', at(UNKNOWN_EMPLOYEE));
     expectRefusedAndCounted(deleteMissing, 404, 'not_found', 2, since);
@@ -253,10 +282,18 @@ describe('rule 3: unknown fields in a payroll submission', () => {
     expect(created.response.status).toBe(201);
     const id = created.data!.data.employee_id;
     const valid = run([id]);
-    const unknown = (field: string) => ({ field, code: 'invalid_request_body', reason: 'unknown_field', message: `Unknown field "${field.split(/[.\]]/).pop()}"` });
+    const unknown = (field: string) => ({
+      field,
+      code: 'invalid_request_body',
+      reason: 'unknown_field',
+      message: `Unknown field "${field.split(/[.\]]/).pop()}"`,
+    });
     const expectRefused = (res: HttpResponse, fields: string[]) => {
       expect(res.status).toBe(400);
-      expect(res.body).toMatchObject({ status: 400, error: { code: 'invalid_request_body', message: 'Invalid request body' } });
+      expect(res.body).toMatchObject({
+        status: 400,
+        error: { code: 'invalid_request_body', message: 'Invalid request body' },
+      });
       const details = res.body.error.details as { field: string }[];
       expect([...details].sort((x, y) => x.field.localeCompare(y.field))).toEqual(fields.sort().map(unknown));
     };
@@ -265,10 +302,16 @@ describe('rule 3: unknown fields in a payroll submission', () => {
     const topLevel = await stack.request('POST', '/v1/payroll', { token, body: { ...valid, currency: 'USD' } });
     expectRefused(topLevel, ['currency']);
 
-    const inEntry = await stack.request('POST', '/v1/payroll', { token, body: { ...valid, employees: [{ ...valid.employees[0], salary: 5000 }] } });
+    const inEntry = await stack.request('POST', '/v1/payroll', {
+      token,
+      body: { ...valid, employees: [{ ...valid.employees[0], salary: 5000 }] },
+    });
     expectRefused(inEntry, ['employees[0].salary']);
 
-    const dryRun = await stack.request('POST', '/v1/payroll?dry_run=true', { token, body: { ...valid, currency: 'USD', employees: [{ ...valid.employees[0], overtime_hours: 2 }] } });
+    const dryRun = await stack.request('POST', '/v1/payroll?dry_run=true', {
+      token,
+      body: { ...valid, currency: 'USD', employees: [{ ...valid.employees[0], overtime_hours: 2 }] },
+    });
     expectRefused(dryRun, ['currency', 'employees[0].overtime_hours']);
 
     // Only the unknown field is wrong in each: nothing was stored, so the window is still free for the valid body.

@@ -23,15 +23,31 @@ interface Raw {
 function get(path: string, options: { method?: string; headers?: Record<string, string> } = {}): Promise<Raw> {
   const ca = readFileSync(join(stack.dir, 'tls', 'cert.pem'));
   return new Promise((resolvePromise, reject) => {
-    const req = httpsRequest({ host: '127.0.0.1', servername: 'localhost', port: stack.state.https_port, method: options.method ?? 'GET', path, headers: options.headers, ca, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolvePromise({
-        status: res.statusCode ?? 0,
-        headers: Object.fromEntries(Object.entries(res.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : v])),
-        text: Buffer.concat(chunks).toString('utf8'),
-      }));
-    });
+    const req = httpsRequest(
+      {
+        host: '127.0.0.1',
+        servername: 'localhost',
+        port: stack.state.https_port,
+        method: options.method ?? 'GET',
+        path,
+        headers: options.headers,
+        ca,
+        agent: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolvePromise({
+            status: res.statusCode ?? 0,
+            headers: Object.fromEntries(
+              Object.entries(res.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : v]),
+            ),
+            text: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -86,8 +102,15 @@ describe('GET /dashboard', () => {
   });
 
   it('serves nothing outside the build: no traversal, no unknown file, GET and HEAD only', async () => {
-    for (const path of ['/dashboard/%2e%2e/package.json', '/dashboard/..%2f..%2fpackage.json', '/dashboard/assets/../../package.json',
-      '/dashboard/assets/nope.js', '/dashboard/build.ts', '/dashboard/src/main.tsx', '/dashboard/%00']) {
+    for (const path of [
+      '/dashboard/%2e%2e/package.json',
+      '/dashboard/..%2f..%2fpackage.json',
+      '/dashboard/assets/../../package.json',
+      '/dashboard/assets/nope.js',
+      '/dashboard/build.ts',
+      '/dashboard/src/main.tsx',
+      '/dashboard/%00',
+    ]) {
       const res = await get(path);
       expect(res.status, path).toBe(404);
       expect(res.text, path).not.toContain('"name"');

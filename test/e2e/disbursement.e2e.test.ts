@@ -1,13 +1,25 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
-  dateInTimeZone, earliestPayDate, effectiveEntryDate, releaseBy,
+  dateInTimeZone,
+  earliestPayDate,
+  effectiveEntryDate,
+  releaseBy,
 } from '../../shared/domain/banking-calendar.js';
 import { startLocalStack, type RunningStack } from '../support/local-stack.js';
 import {
-  assertBankRules, assertDistinctModifiers, assertTracesAcrossFiles, readNacha, type ReadEntry, type ReadFile,
+  assertBankRules,
+  assertDistinctModifiers,
+  assertTracesAcrossFiles,
+  readNacha,
+  type ReadEntry,
+  type ReadFile,
 } from '../support/nacha-check.js';
 import {
-  asReceived, typedClient, type components, type operations, type TypedClient,
+  asReceived,
+  typedClient,
+  type components,
+  type operations,
+  type TypedClient,
 } from '../support/typed-client.js';
 
 /**
@@ -23,14 +35,22 @@ type Submission = components['schemas']['PayrollSubmission'];
 type SettingsPatch = operations['updateSettings']['requestBody']['content']['application/json'];
 type OriginatorPatch = NonNullable<SettingsPatch['originator']>;
 
-interface Org { stack: RunningStack; api: TypedClient; token: string }
+interface Org {
+  stack: RunningStack;
+  api: TypedClient;
+  token: string;
+}
 
 const NEW_YORK = 'America/New_York';
 const DAY_MS = 86_400_000;
 /** The originator fields a production organization starts with as placeholders. */
 const PLACEHOLDER_FIELDS = [
-  'company_identification', 'originating_dfi_identification', 'immediate_destination',
-  'immediate_destination_name', 'immediate_origin', 'immediate_origin_name',
+  'company_identification',
+  'originating_dfi_identification',
+  'immediate_destination',
+  'immediate_destination_name',
+  'immediate_origin',
+  'immediate_origin_name',
 ] as const;
 
 const addDays = (date: string, days: number) =>
@@ -50,11 +70,18 @@ async function newOrg(stack: RunningStack, name: string): Promise<Org> {
 let seq = 0;
 async function hire(org: Org, first = 'Pat', last = `Payee ${seq}`): Promise<string> {
   const n = seq++;
-  const res = await org.api.POST('/v1/employees', { body: {
-    first_name: first, last_name: last, email: `payee${n}@example.com`, employment_type: 'full_time',
-    pay_group: 'default', pay_schedule: 'biweekly', start_date: '2020-01-06',
-    bank_account: { account_number: String(60_000_000 + n), routing_number: '021000021', account_type: 'checking' },
-  } });
+  const res = await org.api.POST('/v1/employees', {
+    body: {
+      first_name: first,
+      last_name: last,
+      email: `payee${n}@example.com`,
+      employment_type: 'full_time',
+      pay_group: 'default',
+      pay_schedule: 'biweekly',
+      start_date: '2020-01-06',
+      bank_account: { account_number: String(60_000_000 + n), routing_number: '021000021', account_type: 'checking' },
+    },
+  });
   expect(res.response.status, asReceived(res.response).text).toBe(201);
   return res.data!.data.employee_id;
 }
@@ -68,9 +95,14 @@ async function patchSettings(org: Org, body: SettingsPatch) {
 /** A run paid on `payDate` for the two weeks before it: its own pay period for each distinct pay date. */
 function paying(ids: string[], payDate: string, extra: Partial<Submission> = {}): Submission {
   return {
-    pay_period_start: addDays(payDate, -14), pay_period_end: addDays(payDate, -1), pay_date: payDate,
+    pay_period_start: addDays(payDate, -14),
+    pay_period_end: addDays(payDate, -1),
+    pay_date: payDate,
     employees: ids.map((id, i) => ({
-      employee_id: id, gross_pay: 1000 + 100 * i, hours_worked: 80, deductions: { taxes: 200.25 },
+      employee_id: id,
+      gross_pay: 1000 + 100 * i,
+      hours_worked: 80,
+      deductions: { taxes: 200.25 },
     })),
     ...extra,
   };
@@ -86,11 +118,15 @@ async function submit(org: Org, body: Submission) {
 
 /** Polls until the run reaches a terminal status (bounded), so a wrong outcome fails at once instead of timing out. */
 function settled(org: Org, payrollId: string) {
-  return vi.waitFor(async () => {
-    const run = (await org.api.GET('/v1/payroll/{id}', at(payrollId))).data!.data;
-    if (!['completed', 'rejected', 'failed', 'cancelled'].includes(run.status)) throw new Error(`payroll ${payrollId} not settled within 20000 ms: still ${run.status}`);
-    return run;
-  }, { timeout: 20_000, interval: 50 });
+  return vi.waitFor(
+    async () => {
+      const run = (await org.api.GET('/v1/payroll/{id}', at(payrollId))).data!.data;
+      if (!['completed', 'rejected', 'failed', 'cancelled'].includes(run.status))
+        throw new Error(`payroll ${payrollId} not settled within 20000 ms: still ${run.status}`);
+      return run;
+    },
+    { timeout: 20_000, interval: 50 },
+  );
 }
 
 /** The run's NACHA file as both parsers read it (they must agree, and achkit's validator must accept it). */
@@ -192,7 +228,10 @@ describe('disbursement files in the sandbox', () => {
       expect(done).toMatchObject({ effective_entry_date: c.effective, release_by: c.release });
       expect(done.disbursement!.effective_entry_date, c.pay).toBe(c.effective);
       const file = await nachaOf(org, id);
-      expect(file.batches.map((b) => b.effectiveEntryDate), c.pay).toEqual([c.effective]);
+      expect(
+        file.batches.map((b) => b.effectiveEntryDate),
+        c.pay,
+      ).toEqual([c.effective]);
       assertBankRules(file, { payDate: c.pay, balanced: false });
       expect((await controlOf(org, id)).control.effective_entry_date).toBe(c.effective);
     }
@@ -211,21 +250,29 @@ describe('disbursement files in the sandbox', () => {
     for (const { submitted, done, file } of runs) {
       expectCreatedInNewYork(file, done.disbursement!.created_at);
       expect(file.header).toMatchObject({
-        immediateDestination: originator.immediate_destination, immediateOrigin: originator.immediate_origin.trim(),
+        immediateDestination: originator.immediate_destination,
+        immediateOrigin: originator.immediate_origin.trim(),
         fileIdModifier: done.disbursement!.file_id_modifier,
       });
       expect(file.batches).toHaveLength(1);
       expect(file.batches[0]).toMatchObject({
-        serviceClass: 220, sec: 'PPD', companyName: originator.company_name,
-        companyId: originator.company_identification, odfi, effectiveEntryDate: '2026-10-16',
+        serviceClass: 220,
+        sec: 'PPD',
+        companyName: originator.company_name,
+        companyId: originator.company_identification,
+        odfi,
+        effectiveEntryDate: '2026-10-16',
       });
       assertBankRules(file, { payDate: '2026-10-16', balanced: false });
 
       const { control } = await controlOf(trace, submitted.payroll_id);
       expect(control).toEqual({ payroll_id: submitted.payroll_id, ...done.disbursement! });
       expect(control).toMatchObject({
-        total_debit: 0, total_credit: submitted.totals.net_pay, entry_count: 2,
-        file_id_modifier: file.header.fileIdModifier, effective_entry_date: '2026-10-16',
+        total_debit: 0,
+        total_credit: submitted.totals.net_pay,
+        entry_count: 2,
+        file_id_modifier: file.header.fileIdModifier,
+        effective_entry_date: '2026-10-16',
       });
       expect(cents(control.total_credit)).toBe(file.control.totalCreditCents);
       await expectPaystubsMatchFile(trace, submitted.payroll_id, file, ids);
@@ -275,9 +322,11 @@ describe('disbursement files in the sandbox', () => {
     const ids = [await hire(funded), await hire(funded)];
 
     // Validated as an employee's account, and a refusal does not echo the number either.
-    const bad = await funded.api.PATCH('/v1/settings', { body: {
-      funding_account: { ...savings, routing_number: '021000022' },
-    } });
+    const bad = await funded.api.PATCH('/v1/settings', {
+      body: {
+        funding_account: { ...savings, routing_number: '021000022' },
+      },
+    });
     expect(bad.response.status).toBe(400);
     expect(bad.error!.error.code).toBe('invalid_request_body');
     expect(fieldsOf(bad.error!.error.details)).toEqual(new Set(['funding_account.routing_number']));
@@ -299,17 +348,23 @@ describe('disbursement files in the sandbox', () => {
     // Balanced with the savings account: the offset is a savings debit (37) for the credits' total.
     const one = await completedRun(funded, paying(ids, '2026-10-30'));
     assertBankRules(one.file, {
-      payDate: '2026-10-30', balanced: true,
+      payDate: '2026-10-30',
+      balanced: true,
       fundingAccount: { routing: savings.routing_number, account: savings.account_number, accountType: 'savings' },
     });
     const [credit1, credit2, offset] = entriesOf(one.file);
     expect(offset).toMatchObject({
-      transactionCode: 37, routing: '011000015', account: '55501234567', individualName: companyName,
+      transactionCode: 37,
+      routing: '011000015',
+      account: '55501234567',
+      individualName: companyName,
       amountCents: credit1!.amountCents + credit2!.amountCents,
     });
     expect(BigInt(offset!.traceNumber)).toBe(BigInt(credit2!.traceNumber) + 1n);
     expect(one.done.disbursement).toMatchObject({
-      entry_count: 3, total_credit: one.submitted.totals.net_pay, total_debit: one.submitted.totals.net_pay,
+      entry_count: 3,
+      total_credit: one.submitted.totals.net_pay,
+      total_debit: one.submitted.totals.net_pay,
     });
     const control1 = await controlOf(funded, one.submitted.payroll_id);
     expect(control1.control.total_debit).toBe(control1.control.total_credit);
@@ -318,11 +373,15 @@ describe('disbursement files in the sandbox', () => {
 
     // Replaced by a checking account: the next file's offset is a checking debit (27).
     const replaced = await patchSettings(funded, { funding_account: checking });
-    expect(replaced.data!.data.funding_account)
-      .toEqual({ routing_number: '021000021', account_number_last4: '6543', account_type: 'checking' });
+    expect(replaced.data!.data.funding_account).toEqual({
+      routing_number: '021000021',
+      account_number_last4: '6543',
+      account_type: 'checking',
+    });
     const two = await completedRun(funded, paying(ids, '2026-10-30', { type: 'off_cycle' }));
     assertBankRules(two.file, {
-      payDate: '2026-10-30', balanced: true,
+      payDate: '2026-10-30',
+      balanced: true,
       fundingAccount: { routing: checking.routing_number, account: checking.account_number, accountType: 'checking' },
     });
     expect(entriesOf(two.file).at(-1)).toMatchObject({ transactionCode: 27, account: '44409876543' });
@@ -379,26 +438,48 @@ describe('disbursement files in the sandbox', () => {
       expect(res.error!.error.code).toBe('invalid_request_body');
       expect(fieldsOf(res.error!.error.details), `${field} = ${value}`).toEqual(new Set([`originator.${field}`]));
     }
-    const several = await named.api.PATCH('/v1/settings', { body: { originator: {
-      immediate_destination: '021000022', immediate_origin: 'acmepayrol', company_identification: '12345',
-      company_name: 'Acmé', immediate_origin_name: 'Acme™', immediate_destination_name: 'First Bank',
-    } } });
+    const several = await named.api.PATCH('/v1/settings', {
+      body: {
+        originator: {
+          immediate_destination: '021000022',
+          immediate_origin: 'acmepayrol',
+          company_identification: '12345',
+          company_name: 'Acmé',
+          immediate_origin_name: 'Acme™',
+          immediate_destination_name: 'First Bank',
+        },
+      },
+    });
     expect(several.response.status).toBe(400);
-    expect(fieldsOf(several.error!.error.details)).toEqual(new Set([
-      'originator.immediate_destination', 'originator.immediate_origin', 'originator.company_identification',
-      'originator.company_name', 'originator.immediate_origin_name',
-    ]));
+    expect(fieldsOf(several.error!.error.details)).toEqual(
+      new Set([
+        'originator.immediate_destination',
+        'originator.immediate_origin',
+        'originator.company_identification',
+        'originator.company_name',
+        'originator.immediate_origin_name',
+      ]),
+    );
     // Nothing of a refused PATCH is stored, not even its valid field.
     expect((await named.api.GET('/v1/settings')).data!.data.originator).toEqual(before);
 
-    const accepted = await patchSettings(named, { originator: {
-      company_name: 'Acme Payroll', company_identification: 'ACME000001', immediate_destination: '021000021',
-      immediate_destination_name: 'First Test Bank', immediate_origin: 'ACMEPAYROL',
-      immediate_origin_name: 'Acme, Inc.',
-    } });
+    const accepted = await patchSettings(named, {
+      originator: {
+        company_name: 'Acme Payroll',
+        company_identification: 'ACME000001',
+        immediate_destination: '021000021',
+        immediate_destination_name: 'First Test Bank',
+        immediate_origin: 'ACMEPAYROL',
+        immediate_origin_name: 'Acme, Inc.',
+      },
+    });
     expect(accepted.data!.data.originator).toEqual({
-      ...before, company_name: 'ACME PAYROLL', company_identification: 'ACME000001', immediate_destination: '021000021',
-      immediate_destination_name: 'FIRST TEST BANK', immediate_origin: 'ACMEPAYROL',
+      ...before,
+      company_name: 'ACME PAYROLL',
+      company_identification: 'ACME000001',
+      immediate_destination: '021000021',
+      immediate_destination_name: 'FIRST TEST BANK',
+      immediate_origin: 'ACMEPAYROL',
       immediate_origin_name: 'ACME, INC.',
     });
     await patchSettings(named, { originator: { immediate_origin: ' 021000021' } });
@@ -411,12 +492,16 @@ describe('disbursement files in the sandbox', () => {
     for (const { file } of [second, third]) {
       expect(file.header).toMatchObject({ immediateDestination: '021000021', immediateOrigin: '021000021' });
       expect(file.batches[0]).toMatchObject({
-        companyName: 'ACME PAYROLL', companyId: 'ACME000001', odfi: before.originating_dfi_identification,
+        companyName: 'ACME PAYROLL',
+        companyId: 'ACME000001',
+        odfi: before.originating_dfi_identification,
       });
       assertBankRules(file, { payDate: '2026-12-04', balanced: false });
     }
-    expect(defaultRun.file.header)
-      .toMatchObject({ immediateDestination: before.immediate_destination, fileIdModifier: 'A' });
+    expect(defaultRun.file.header).toMatchObject({
+      immediateDestination: before.immediate_destination,
+      fileIdModifier: 'A',
+    });
     const [h2, h3] = [second.file.header, third.file.header];
     expect(h2.fileIdModifier).toBe('A');
     expect(h3.fileIdModifier).toBe(h2.creationDate === h3.creationDate ? 'B' : 'A');
@@ -424,7 +509,7 @@ describe('disbursement files in the sandbox', () => {
     assertTracesAcrossFiles([defaultRun.file, second.file, third.file]);
   });
 
-  it('writes employees\' names as ACH text, and the employee id when nothing is left of the name', async () => {
+  it("writes employees' names as ACH text, and the employee id when nothing is left of the name", async () => {
     const people = [
       { first: 'Søren', last: 'Ødegård', expected: 'SOREN ODEGARD' },
       { first: 'Łukasz', last: 'Żółć', expected: 'LUKASZ ZOLC' },
@@ -473,9 +558,12 @@ describe('disbursement files in production', () => {
 
   /** Real-looking values for every placeholder field. */
   const configured = {
-    company_identification: '1234567890', originating_dfi_identification: '02100002',
-    immediate_destination: '021000021', immediate_destination_name: 'JPMORGAN CHASE',
-    immediate_origin: '9876543210', immediate_origin_name: 'PROD PAYROLL',
+    company_identification: '1234567890',
+    originating_dfi_identification: '02100002',
+    immediate_destination: '021000021',
+    immediate_destination_name: 'JPMORGAN CHASE',
+    immediate_origin: '9876543210',
+    immediate_origin_name: 'PROD PAYROLL',
   } satisfies OriginatorPatch;
 
   beforeAll(async () => {
@@ -499,9 +587,12 @@ describe('disbursement files in production', () => {
     const org = await newOrg(prod, 'Placeholder Co');
     expect(org.token).toMatch(/^pk_live_/);
     expect((await org.api.GET('/v1/settings')).data!.data.originator).toMatchObject({
-      company_identification: '0000000000', originating_dfi_identification: '00000000',
-      immediate_destination: '000000000', immediate_destination_name: 'NOT CONFIGURED',
-      immediate_origin: '0000000000', immediate_origin_name: 'NOT CONFIGURED',
+      company_identification: '0000000000',
+      originating_dfi_identification: '00000000',
+      immediate_destination: '000000000',
+      immediate_destination_name: 'NOT CONFIGURED',
+      immediate_origin: '0000000000',
+      immediate_origin_name: 'NOT CONFIGURED',
     });
     const ids = [await hire(org)];
     const body = paying(ids, addDays(newYorkToday(), 14));
@@ -525,16 +616,20 @@ describe('disbursement files in production', () => {
     const { immediate_origin_name: last, ...allButOne } = configured;
     await patchSettings(org, { originator: allButOne });
     const one = await refusal(org, body, true);
-    expect(one.details).toEqual([expect.objectContaining({
-      field: 'originator.immediate_origin_name', code: 'originator_not_configured',
-    })]);
+    expect(one.details).toEqual([
+      expect.objectContaining({
+        field: 'originator.immediate_origin_name',
+        code: 'originator_not_configured',
+      }),
+    ]);
 
     const done = await patchSettings(org, { originator: { immediate_origin_name: last } });
     expect(done.data!.data.originator).toMatchObject(configured);
     const dry = await org.api.POST('/v1/payroll', { ...dryRun, body });
     expect(dry.response.status, asReceived(dry.response).text).toBe(200);
     expect(dry.data!.data).toMatchObject({
-      pay_date: body.pay_date, effective_entry_date: effectiveEntryDate(body.pay_date),
+      pay_date: body.pay_date,
+      effective_entry_date: effectiveEntryDate(body.pay_date),
       release_by: releaseBy(body.pay_date),
     });
   });
@@ -553,7 +648,9 @@ describe('disbursement files in production', () => {
       expect(error.code).toBe('pay_date_too_soon');
       expect(error.details).toHaveLength(1);
       expect(error.details[0]).toMatchObject({
-        field: 'pay_date', code: 'pay_date_too_soon', release_by: releaseBy(late.pay_date),
+        field: 'pay_date',
+        code: 'pay_date_too_soon',
+        release_by: releaseBy(late.pay_date),
       });
       expect(earliest).toContain(error.details[0]!.earliest_pay_date);
     }
@@ -563,13 +660,18 @@ describe('disbursement files in production', () => {
     for (const payDate of [soonest, addDays(todayBefore, 14)]) {
       const run = await completedRun(org, paying(ids, payDate));
       expect(run.submitted).toMatchObject({
-        pay_date: payDate, effective_entry_date: effectiveEntryDate(payDate), release_by: releaseBy(payDate),
+        pay_date: payDate,
+        effective_entry_date: effectiveEntryDate(payDate),
+        release_by: releaseBy(payDate),
       });
       expect(run.submitted.release_by >= todayBefore, `release_by ${run.submitted.release_by} is not past`).toBe(true);
       expectCreatedInNewYork(run.file, run.done.disbursement!.created_at);
       expect(run.file.header).toMatchObject({ immediateDestination: '021000021', immediateOrigin: '9876543210' });
-      expect(run.file.batches[0])
-        .toMatchObject({ companyId: '1234567890', odfi: '02100002', companyName: 'PROD PAYROLL CO' });
+      expect(run.file.batches[0]).toMatchObject({
+        companyId: '1234567890',
+        odfi: '02100002',
+        companyName: 'PROD PAYROLL CO',
+      });
       assertBankRules(run.file, { payDate, balanced: false });
       await expectPaystubsMatchFile(org, run.submitted.payroll_id, run.file, ids);
       files.push(run.file);

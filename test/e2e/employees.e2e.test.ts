@@ -18,9 +18,18 @@ type NewEmployee = operations['createEmployee']['requestBody']['content']['appli
 
 let accounts = 0;
 const employee = (n: number | string, extra: Partial<NewEmployee> = {}): NewEmployee => ({
-  first_name: 'Grace', last_name: `Hopper ${n}`, email: `grace.${n}@example.com`, employment_type: 'full_time',
-  pay_group: 'default', pay_schedule: 'biweekly', start_date: '2026-01-05',
-  bank_account: { account_number: `00012345${String(accounts++).padStart(4, '0')}`, routing_number: '021000021', account_type: 'checking' },
+  first_name: 'Grace',
+  last_name: `Hopper ${n}`,
+  email: `grace.${n}@example.com`,
+  employment_type: 'full_time',
+  pay_group: 'default',
+  pay_schedule: 'biweekly',
+  start_date: '2026-01-05',
+  bank_account: {
+    account_number: `00012345${String(accounts++).padStart(4, '0')}`,
+    routing_number: '021000021',
+    account_type: 'checking',
+  },
   ...extra,
 });
 
@@ -52,9 +61,16 @@ describe('employees over HTTPS', () => {
     expect(got.response.status).toBe(200);
     expect(got.data!.data).toEqual(create.data!.data);
 
-    const patched = await api.PATCH('/v1/employees/{id}', { ...at(id), body: { last_name: 'Murray Hopper', email: 'amazing.grace@example.com' } });
+    const patched = await api.PATCH('/v1/employees/{id}', {
+      ...at(id),
+      body: { last_name: 'Murray Hopper', email: 'amazing.grace@example.com' },
+    });
     expect(patched.response.status).toBe(200);
-    expect(patched.data!.data).toMatchObject({ last_name: 'Murray Hopper', email: 'amazing.grace@example.com', first_name: 'Grace' });
+    expect(patched.data!.data).toMatchObject({
+      last_name: 'Murray Hopper',
+      email: 'amazing.grace@example.com',
+      first_name: 'Grace',
+    });
     expect(Date.parse(patched.data!.data.updated_at)).toBeGreaterThanOrEqual(Date.parse(create.data!.data.updated_at));
 
     const noBank = await api.PATCH('/v1/employees/{id}', { ...at(id), body: { bank_account: null } });
@@ -80,18 +96,33 @@ describe('employees over HTTPS', () => {
     expect(dup.error!.error).toMatchObject({ code: 'employee_already_exists', message: 'Employee already exists' });
 
     const second = await api.POST('/v1/employees', { body: employee('dup3') });
-    const clash = await api.PATCH('/v1/employees/{id}', { ...at(second.data!.data.employee_id), body: { email: 'grace.dup@example.com' } });
+    const clash = await api.PATCH('/v1/employees/{id}', {
+      ...at(second.data!.data.employee_id),
+      body: { email: 'grace.dup@example.com' },
+    });
     expect(clash.response.status).toBe(409);
 
-    await api.PATCH('/v1/employees/{id}', { ...at(first.data!.data.employee_id), body: { email: 'grace.moved@example.com' } });
-    const reuse = await api.PATCH('/v1/employees/{id}', { ...at(second.data!.data.employee_id), body: { email: 'grace.dup@example.com' } });
+    await api.PATCH('/v1/employees/{id}', {
+      ...at(first.data!.data.employee_id),
+      body: { email: 'grace.moved@example.com' },
+    });
+    const reuse = await api.PATCH('/v1/employees/{id}', {
+      ...at(second.data!.data.employee_id),
+      body: { email: 'grace.dup@example.com' },
+    });
     expect(reuse.response.status).toBe(200);
   });
 
   it('keeps every field under concurrent PATCHes of different fields', async () => {
     const created = await api.POST('/v1/employees', { body: employee('patchrace') });
     const id = created.data!.data.employee_id;
-    const patches = [{ first_name: 'Anita' }, { last_name: 'Borg' }, { pay_schedule: 'weekly' }, { employment_type: 'part_time' }, { start_date: '2025-06-01' }];
+    const patches = [
+      { first_name: 'Anita' },
+      { last_name: 'Borg' },
+      { pay_schedule: 'weekly' },
+      { employment_type: 'part_time' },
+      { start_date: '2025-06-01' },
+    ];
     const results = await Promise.all(patches.map((body) => api.PATCH('/v1/employees/{id}', { ...at(id), body })));
     expect(results.map((r) => r.response.status)).toEqual([200, 200, 200, 200, 200]);
     const final = await api.GET('/v1/employees/{id}', at(id));
@@ -106,7 +137,8 @@ describe('employees over HTTPS', () => {
       const r = await orgApi.POST('/v1/employees', { body: employee(`page${i}`) });
       ids.add(r.data!.data.employee_id);
     }
-    const pageOf = (page_token?: string) => orgApi.GET('/v1/employees', { params: { query: { limit: 3, page_token } } });
+    const pageOf = (page_token?: string) =>
+      orgApi.GET('/v1/employees', { params: { query: { limit: 3, page_token } } });
     const seen: string[] = [];
     let token: string | null = null;
     let pages = 0;
@@ -118,7 +150,9 @@ describe('employees over HTTPS', () => {
       pages++;
       if (pages === 1) {
         const [payload, sig] = token!.split('.');
-        const tampered = await orgApi.GET('/v1/employees', { params: { query: { limit: 3, page_token: `${payload}x.${sig}` } } });
+        const tampered = await orgApi.GET('/v1/employees', {
+          params: { query: { limit: 3, page_token: `${payload}x.${sig}` } },
+        });
         expect(tampered.response.status).toBe(400);
         expect(tampered.error!.error.code).toBe('invalid_page_token');
         const foreign = await otherApi.GET('/v1/employees', { params: { query: { limit: 3, page_token: token! } } });
@@ -165,22 +199,38 @@ describe('employees over HTTPS', () => {
     const orgApi = typedClient(stack, org.token);
     const before = await orgApi.POST('/v1/employees', { body: employee('exec', { pay_group: 'executives' }) });
     expect(before.response.status).toBe(400);
-    expect(before.error!.error.details).toContainEqual(expect.objectContaining({ field: 'pay_group', code: 'invalid_value' }));
+    expect(before.error!.error.details).toContainEqual(
+      expect.objectContaining({ field: 'pay_group', code: 'invalid_value' }),
+    );
 
     const settings = await orgApi.GET('/v1/settings');
     expect(settings.data!.data).toMatchObject({
-      employment_types: ['full_time', 'part_time', 'contractor'], pay_groups: ['default'],
-      pay_schedules: ['weekly', 'biweekly', 'semimonthly', 'monthly'], max_net_pay_per_employee: 250000, max_payroll_total: 100000000,
+      employment_types: ['full_time', 'part_time', 'contractor'],
+      pay_groups: ['default'],
+      pay_schedules: ['weekly', 'biweekly', 'semimonthly', 'monthly'],
+      max_net_pay_per_employee: 250000,
+      max_payroll_total: 100000000,
     });
-    const patched = await orgApi.PATCH('/v1/settings', { body: { pay_groups: ['default', 'executives'], max_net_pay_per_employee: '300000.50' } });
+    const patched = await orgApi.PATCH('/v1/settings', {
+      body: { pay_groups: ['default', 'executives'], max_net_pay_per_employee: '300000.50' },
+    });
     expect(patched.response.status).toBe(200);
-    expect(patched.data!.data).toMatchObject({ pay_groups: ['default', 'executives'], max_net_pay_per_employee: 300000.5 });
+    expect(patched.data!.data).toMatchObject({
+      pay_groups: ['default', 'executives'],
+      max_net_pay_per_employee: 300000.5,
+    });
     const after = await orgApi.POST('/v1/employees', { body: employee('exec', { pay_group: 'executives' }) });
     expect(after.response.status).toBe(201);
     // An unknown field: hostile input the typed client cannot express.
-    const badSettings = await stack.request('PATCH', '/v1/settings', { token: org.token, body: { pay_groups: [], colour: 'blue' } });
+    const badSettings = await stack.request('PATCH', '/v1/settings', {
+      token: org.token,
+      body: { pay_groups: [], colour: 'blue' },
+    });
     expect(badSettings.status).toBe(400);
-    expect(badSettings.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['colour', 'pay_groups']);
+    expect(badSettings.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual([
+      'colour',
+      'pay_groups',
+    ]);
   });
 
   it('answers malformed bodies, unknown routes and wrong methods in the envelope', async () => {
@@ -197,7 +247,11 @@ describe('employees over HTTPS', () => {
   });
 
   it('refuses every plain-HTTP request with https_required', async () => {
-    for (const [method, path] of [['GET', '/v1/employees'], ['POST', '/v1/employees'], ['GET', '/anything']]) {
+    for (const [method, path] of [
+      ['GET', '/v1/employees'],
+      ['POST', '/v1/employees'],
+      ['GET', '/anything'],
+    ]) {
       const res = await stack.plainHttp(method!, path!);
       expect(res.status).toBe(403);
       expect(res.body.error.code).toBe('https_required');
@@ -206,7 +260,11 @@ describe('employees over HTTPS', () => {
   });
 
   it('never writes a token or a full account number to its logs', async () => {
-    const res = await api.POST('/v1/employees', { body: employee('logs', { bank_account: { account_number: '99887766554433', routing_number: '021000021', account_type: 'savings' } }) });
+    const res = await api.POST('/v1/employees', {
+      body: employee('logs', {
+        bank_account: { account_number: '99887766554433', routing_number: '021000021', account_type: 'savings' },
+      }),
+    });
     expect(res.response.status).toBe(201);
     const logs = stack.output();
     expect(logs).toContain(res.data!.request_id);

@@ -24,22 +24,81 @@ let employeeAccount = '';
 const real: Record<string, string> = {};
 
 const weird = fc.oneof(
-  fc.string(), fc.string({ unit: 'grapheme' }), fc.constantFrom('..', '%2e%2e', '%00', '\u0000', '\u202e', '💸', 'null', '__proto__', 'constructor',
-    'emp_01m7yqsbp8exfp9x030mnbw8ts', 'x'.repeat(3000), ' ', '%', '%zz', '1e309', '-0', '0.1+0.2'),
+  fc.string(),
+  fc.string({ unit: 'grapheme' }),
+  fc.constantFrom(
+    '..',
+    '%2e%2e',
+    '%00',
+    '\u0000',
+    '\u202e',
+    '💸',
+    'null',
+    '__proto__',
+    'constructor',
+    'emp_01m7yqsbp8exfp9x030mnbw8ts',
+    'x'.repeat(3000),
+    ' ',
+    '%',
+    '%zz',
+    '1e309',
+    '-0',
+    '0.1+0.2',
+  ),
 );
 const jsonValue = fc.letrec((tie) => ({
-  value: fc.oneof({ depthSize: 'small' },
-    fc.constant(null), fc.boolean(), fc.integer(), fc.double(), fc.constantFrom(1e308, -1e308, 0.1 + 0.2, 2 ** 53 + 1, -0, 1e21, 123456789012345.67),
-    weird, fc.array(tie('value'), { maxLength: 5 }), fc.dictionary(fc.oneof(weird, fc.constantFrom('__proto__', 'constructor', 'employees', 'gross_pay', 'hours_worked', 'url', 'type', 'email')), tie('value'), { maxKeys: 6 })),
+  value: fc.oneof(
+    { depthSize: 'small' },
+    fc.constant(null),
+    fc.boolean(),
+    fc.integer(),
+    fc.double(),
+    fc.constantFrom(1e308, -1e308, 0.1 + 0.2, 2 ** 53 + 1, -0, 1e21, 123456789012345.67),
+    weird,
+    fc.array(tie('value'), { maxLength: 5 }),
+    fc.dictionary(
+      fc.oneof(
+        weird,
+        fc.constantFrom('__proto__', 'constructor', 'employees', 'gross_pay', 'hours_worked', 'url', 'type', 'email'),
+      ),
+      tie('value'),
+      { maxKeys: 6 },
+    ),
+  ),
 }));
 const deep = fc.integer({ min: 50, max: 5000 }).map((n) => '['.repeat(n) + ']'.repeat(n));
 const body = fc.oneof(
   jsonValue.value.map((v) => ({ text: JSON.stringify(v) ?? 'null', type: 'application/json' })),
   deep.map((text) => ({ text, type: 'application/json' })),
-  fc.string().map((text) => ({ text, type: fc.sample(fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'application/xml'), 1)[0]! })),
+  fc.string().map((text) => ({
+    text,
+    type: fc.sample(
+      fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'application/xml'),
+      1,
+    )[0]!,
+  })),
   fc.constant({ text: `{"employees":${'1,'.repeat(10)}}`, type: 'application/json' }),
 );
-const query = fc.dictionary(fc.oneof(fc.constantFrom('limit', 'page_token', 'from', 'to', 'employee_id', 'payroll_id', 'status', 'type', 'dry_run', 'delivery_status', 'path_prefix'), weird), weird, { maxKeys: 4 });
+const query = fc.dictionary(
+  fc.oneof(
+    fc.constantFrom(
+      'limit',
+      'page_token',
+      'from',
+      'to',
+      'employee_id',
+      'payroll_id',
+      'status',
+      'type',
+      'dry_run',
+      'delivery_status',
+      'path_prefix',
+    ),
+    weird,
+  ),
+  weird,
+  { maxKeys: 4 },
+);
 
 /** Stands for the valid token in generated values (generated before the token exists). */
 const TOKEN = '\u0001token\u0001';
@@ -48,60 +107,234 @@ const utf8 = (s: string) => Buffer.from(s, 'utf8').toString('latin1');
 /** Only what Node's client lets through: tab, visible ASCII and bytes 0x80–0xff (it refuses other control characters). */
 const sendable = (s: string) => s.replace(/[^\t\x20-\x7e\x80-\xff]/g, '');
 const hostileText = fc.oneof(
-  fc.string().map(sendable), fc.string({ unit: 'grapheme' }).map((s) => sendable(utf8(s))), fc.string({ unit: 'binary', maxLength: 30 }).map((s) => sendable(utf8(s))),
-  fc.constantFrom('', ' ', '\t', '\t\t x \t', utf8('\u202e\u200b\ufeff💸'), '\xa0\x85\xff', '%00', '%0d%0aSet-Cookie: x=1', '../../etc/passwd', '<script>alert(1)</script>',
-    '${jndi:ldap://x}', '{{7*7}}', "' OR 1=1 --", 'null', 'undefined', '__proto__', 'constructor', '[object Object]', '1e309', '-1', 'x'.repeat(4000)),
+  fc.string().map(sendable),
+  fc.string({ unit: 'grapheme' }).map((s) => sendable(utf8(s))),
+  fc.string({ unit: 'binary', maxLength: 30 }).map((s) => sendable(utf8(s))),
+  fc.constantFrom(
+    '',
+    ' ',
+    '\t',
+    '\t\t x \t',
+    utf8('\u202e\u200b\ufeff💸'),
+    '\xa0\x85\xff',
+    '%00',
+    '%0d%0aSet-Cookie: x=1',
+    '../../etc/passwd',
+    '<script>alert(1)</script>',
+    '${jndi:ldap://x}',
+    '{{7*7}}',
+    "' OR 1=1 --",
+    'null',
+    'undefined',
+    '__proto__',
+    'constructor',
+    '[object Object]',
+    '1e309',
+    '-1',
+    'x'.repeat(4000),
+  ),
 );
 const authorization = fc.oneof(
   // Well-formed variants of the valid token (any case of the scheme, extra spaces): they authenticate.
-  { weight: 5, arbitrary: fc.constantFrom(`Bearer ${TOKEN}`, `bearer ${TOKEN}`, `BEARER ${TOKEN}`, `bEaReR    ${TOKEN}`, `Bearer ${TOKEN}   `, `Bearer ${TOKEN}\t`) },
-  { weight: 4, arbitrary: fc.constantFrom(`Bearer\t${TOKEN}`, `Bearer\xa0${TOKEN}`, `Bearer ${TOKEN}${utf8('é')}`, `Bearer ${utf8('ｐｋ_sandbox_')}${TOKEN}`, `Bearer ${TOKEN} ${TOKEN}`,
-    `Bearer ${TOKEN},Bearer ${TOKEN}`, `Bearer${TOKEN}`, TOKEN, `Token ${TOKEN}`, `Bearer "${TOKEN}"`, 'Bearer', 'Bearer ', 'Bearer     ', `Basic ${Buffer.from('admin:admin').toString('base64')}`,
-    `Bearer ${'A'.repeat(8000)}`, `Bearer pk_live_${'A'.repeat(43)}`, `Bearer pk_sandbox_${'A'.repeat(43)}`, `Bearer ${utf8(`pk_sandbox_${'é'.repeat(43)}`)}`, `Bearer pk_sandbox_${'A'.repeat(42)}\xff`) },
+  {
+    weight: 5,
+    arbitrary: fc.constantFrom(
+      `Bearer ${TOKEN}`,
+      `bearer ${TOKEN}`,
+      `BEARER ${TOKEN}`,
+      `bEaReR    ${TOKEN}`,
+      `Bearer ${TOKEN}   `,
+      `Bearer ${TOKEN}\t`,
+    ),
+  },
+  {
+    weight: 4,
+    arbitrary: fc.constantFrom(
+      `Bearer\t${TOKEN}`,
+      `Bearer\xa0${TOKEN}`,
+      `Bearer ${TOKEN}${utf8('é')}`,
+      `Bearer ${utf8('ｐｋ_sandbox_')}${TOKEN}`,
+      `Bearer ${TOKEN} ${TOKEN}`,
+      `Bearer ${TOKEN},Bearer ${TOKEN}`,
+      `Bearer${TOKEN}`,
+      TOKEN,
+      `Token ${TOKEN}`,
+      `Bearer "${TOKEN}"`,
+      'Bearer',
+      'Bearer ',
+      'Bearer     ',
+      `Basic ${Buffer.from('admin:admin').toString('base64')}`,
+      `Bearer ${'A'.repeat(8000)}`,
+      `Bearer pk_live_${'A'.repeat(43)}`,
+      `Bearer pk_sandbox_${'A'.repeat(43)}`,
+      `Bearer ${utf8(`pk_sandbox_${'é'.repeat(43)}`)}`,
+      `Bearer pk_sandbox_${'A'.repeat(42)}\xff`,
+    ),
+  },
   { weight: 2, arbitrary: hostileText.map((t) => `Bearer ${t}`) },
-  { weight: 2, arbitrary: fc.constantFrom([`Bearer ${TOKEN}`, 'Bearer garbage'], ['Bearer garbage', `Bearer ${TOKEN}`], [`Bearer ${TOKEN}`, `Bearer ${TOKEN}`], ['', `Bearer ${TOKEN}`]) },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      [`Bearer ${TOKEN}`, 'Bearer garbage'],
+      ['Bearer garbage', `Bearer ${TOKEN}`],
+      [`Bearer ${TOKEN}`, `Bearer ${TOKEN}`],
+      ['', `Bearer ${TOKEN}`],
+    ),
+  },
 );
 const contentType = fc.oneof(
-  fc.constantFrom('application/json', 'application/json; charset=utf-8', 'application/json;charset=UTF-8', 'APPLICATION/JSON', 'application/json; charset=latin1',
-    'application/json; charset=utf-16', 'application/json; charset="utf-8"; boundary=x; q=0.5', 'application/json;;;', 'application/merge-patch+json', 'application/problem+json',
-    'text/plain; charset=utf-8', 'text/html', 'multipart/form-data; boundary=----x', 'application/x-www-form-urlencoded', 'application/octet-stream', '*/*', '', ';',
-    `application/json; charset=${'x'.repeat(2000)}`),
+  fc.constantFrom(
+    'application/json',
+    'application/json; charset=utf-8',
+    'application/json;charset=UTF-8',
+    'APPLICATION/JSON',
+    'application/json; charset=latin1',
+    'application/json; charset=utf-16',
+    'application/json; charset="utf-8"; boundary=x; q=0.5',
+    'application/json;;;',
+    'application/merge-patch+json',
+    'application/problem+json',
+    'text/plain; charset=utf-8',
+    'text/html',
+    'multipart/form-data; boundary=----x',
+    'application/x-www-form-urlencoded',
+    'application/octet-stream',
+    '*/*',
+    '',
+    ';',
+    `application/json; charset=${'x'.repeat(2000)}`,
+  ),
   hostileText.map((t) => `application/json; ${t}`),
   hostileText,
 );
 const accept = fc.oneof(
-  fc.constantFrom('application/json', 'application/pdf', 'text/plain', 'text/html', '*/*', 'application/*', 'application/pdf;q=0, application/json', 'application/json;q=0',
-    'application/pdf, application/json', 'image/png', 'application/xml', '', ','.repeat(200), `${'application/pdf,'.repeat(500)}`),
+  fc.constantFrom(
+    'application/json',
+    'application/pdf',
+    'text/plain',
+    'text/html',
+    '*/*',
+    'application/*',
+    'application/pdf;q=0, application/json',
+    'application/json;q=0',
+    'application/pdf, application/json',
+    'image/png',
+    'application/xml',
+    '',
+    ','.repeat(200),
+    `${'application/pdf,'.repeat(500)}`,
+  ),
   hostileText,
 );
 const idempotencyKey = fc.oneof(
-  fc.constantFrom('', ' ', '\t', 'k', 'k'.repeat(255), 'k'.repeat(256), 'k'.repeat(8000), ` ${'k'.repeat(255)} `, utf8('ключ-💸-\u202e'), utf8('é'.repeat(200)), '\xff'.repeat(255), 'a\tb', '%00', 'fixed-key'),
+  fc.constantFrom(
+    '',
+    ' ',
+    '\t',
+    'k',
+    'k'.repeat(255),
+    'k'.repeat(256),
+    'k'.repeat(8000),
+    ` ${'k'.repeat(255)} `,
+    utf8('ключ-💸-\u202e'),
+    utf8('é'.repeat(200)),
+    '\xff'.repeat(255),
+    'a\tb',
+    '%00',
+    'fixed-key',
+  ),
   fc.constantFrom(['one', 'two'], ['fixed-key', 'fixed-key'], ['', 'k']),
   hostileText,
 );
 const forwardedFor = fc.oneof(
-  fc.constantFrom('127.0.0.1', '::1', '169.254.169.254', '10.0.0.1, 127.0.0.1', 'unknown', '', '999.999.999.999', '1.1.1.1,'.repeat(500), '[::ffff:127.0.0.1]:80',
-    'for=192.0.2.60;proto=http;by=203.0.113.43', '<script>', "1.1.1.1' --"),
+  fc.constantFrom(
+    '127.0.0.1',
+    '::1',
+    '169.254.169.254',
+    '10.0.0.1, 127.0.0.1',
+    'unknown',
+    '',
+    '999.999.999.999',
+    '1.1.1.1,'.repeat(500),
+    '[::ffff:127.0.0.1]:80',
+    'for=192.0.2.60;proto=http;by=203.0.113.43',
+    '<script>',
+    "1.1.1.1' --",
+  ),
   hostileText,
 );
-const forwardedProto = fc.oneof(fc.constantFrom('http', 'HTTP', 'https', 'http, https', 'https, http', ' http ', 'ws', 'ftp', '', 'javascript:'), hostileText);
+const forwardedProto = fc.oneof(
+  fc.constantFrom('http', 'HTTP', 'https', 'http, https', 'https, http', ' http ', 'ws', 'ftp', '', 'javascript:'),
+  hostileText,
+);
 /** Other headers proxies and clients send, and a few that servers have been fooled by. */
 const other = fc.dictionary(
-  fc.constantFrom('X-Forwarded-Host', 'X-Forwarded-Port', 'Forwarded', 'X-Real-IP', 'X-Request-Id', 'X-Amzn-Trace-Id', 'X-Api-Key', 'X-HTTP-Method-Override', 'X-Original-URL',
-    'X-Rewrite-URL', 'Origin', 'Referer', 'User-Agent', 'Cookie', 'Range', 'If-None-Match', 'If-Modified-Since', 'Content-Encoding', 'Content-Language', 'Expect', 'Prefer',
-    'Access-Control-Request-Method', 'Upgrade', 'Via', 'X-Idempotency-Key', 'idempotency_key', 'Authorization-Fallback'),
-  fc.oneof(hostileText, hostileText.map((t) => [t, t]), fc.constantFrom('DELETE', '/v1/api-keys', 'gzip', '100-continue', 'websocket', 'bytes=0-1', 'bytes=-1,0-', `Bearer ${TOKEN}`)),
+  fc.constantFrom(
+    'X-Forwarded-Host',
+    'X-Forwarded-Port',
+    'Forwarded',
+    'X-Real-IP',
+    'X-Request-Id',
+    'X-Amzn-Trace-Id',
+    'X-Api-Key',
+    'X-HTTP-Method-Override',
+    'X-Original-URL',
+    'X-Rewrite-URL',
+    'Origin',
+    'Referer',
+    'User-Agent',
+    'Cookie',
+    'Range',
+    'If-None-Match',
+    'If-Modified-Since',
+    'Content-Encoding',
+    'Content-Language',
+    'Expect',
+    'Prefer',
+    'Access-Control-Request-Method',
+    'Upgrade',
+    'Via',
+    'X-Idempotency-Key',
+    'idempotency_key',
+    'Authorization-Fallback',
+  ),
+  fc.oneof(
+    hostileText,
+    hostileText.map((t) => [t, t]),
+    fc.constantFrom(
+      'DELETE',
+      '/v1/api-keys',
+      'gzip',
+      '100-continue',
+      'websocket',
+      'bytes=0-1',
+      'bytes=-1,0-',
+      `Bearer ${TOKEN}`,
+    ),
+  ),
   { maxKeys: 4 },
 );
 /** An extra header's length: some near Node's 16 KiB limit on all headers together, some past it (413 in the envelope). */
-const padding = fc.oneof({ weight: 6, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.constantFrom(1000, 8000, 15_000, 15_800, 16_100, 16_384, 16_500, 20_000, 64_000) });
+const padding = fc.oneof(
+  { weight: 6, arbitrary: fc.constant(0) },
+  { weight: 1, arbitrary: fc.constantFrom(1000, 8000, 15_000, 15_800, 16_100, 16_384, 16_500, 20_000, 64_000) },
+);
 
 function headerSet() {
   return fc.record({
-    headers: fc.record({
-      Authorization: authorization, 'Content-Type': contentType, Accept: accept, 'Idempotency-Key': idempotencyKey,
-      'X-Forwarded-For': forwardedFor, 'X-Forwarded-Proto': forwardedProto,
-    }, { requiredKeys: [] }).chain((known) => other.map((extra) => ({ ...extra, ...known }) as Record<string, string | string[]>)),
+    headers: fc
+      .record(
+        {
+          Authorization: authorization,
+          'Content-Type': contentType,
+          Accept: accept,
+          'Idempotency-Key': idempotencyKey,
+          'X-Forwarded-For': forwardedFor,
+          'X-Forwarded-Proto': forwardedProto,
+        },
+        { requiredKeys: [] },
+      )
+      .chain((known) => other.map((extra) => ({ ...extra, ...known }) as Record<string, string | string[]>)),
     padding,
     window: fc.integer({ min: 1, max: 3 }),
   });
@@ -125,14 +358,19 @@ function check(res: HttpResponse, described: string, path: string): void {
   if (employeeAccount && !nacha) expect(res.text, described).not.toContain(employeeAccount);
   if (res.status >= 400) expect(type, described).toMatch(/^application\/json/);
   // Stack traces would show in an API answer; the reference page's own script may say "Error:" as code.
-  if (type.startsWith('application/json') || res.status >= 400) expect(res.text, described).not.toMatch(/\n\s+at .+:\d+:\d+|node_modules|Error: /);
+  if (type.startsWith('application/json') || res.status >= 400)
+    expect(res.text, described).not.toMatch(/\n\s+at .+:\d+:\d+|node_modules|Error: /);
   if (!type.startsWith('application/json')) return;
   if (res.status < 400 && RAW_SUCCESS.has(path.split('?')[0]!)) return;
   expect(res.body, described).toBeTypeOf('object');
   expect(res.body.request_id, described).toBe(res.headers['x-request-id']);
   expect(res.body.status, described).toBe(res.status);
   if (res.status >= 400) {
-    expect(res.body.error, described).toMatchObject({ code: expect.any(String), message: expect.any(String), details: expect.any(Array) });
+    expect(res.body.error, described).toMatchObject({
+      code: expect.any(String),
+      message: expect.any(String),
+      details: expect.any(Array),
+    });
   }
 }
 
@@ -140,18 +378,31 @@ beforeAll(async () => {
   stack = await startLocalStack();
   token = (await stack.createOrganization('Fuzz Co')).token;
   employeeAccount = '9876543210123';
-  const employee = await stack.request('POST', '/v1/employees', { token, body: {
-    first_name: 'Fuzzy', last_name: 'Target', email: 'fuzzy@example.com', employment_type: 'full_time', pay_group: 'default', pay_schedule: 'weekly',
-    start_date: '2026-01-05', bank_account: { account_number: employeeAccount, routing_number: '021000021', account_type: 'checking' },
-  } });
+  const employee = await stack.request('POST', '/v1/employees', {
+    token,
+    body: {
+      first_name: 'Fuzzy',
+      last_name: 'Target',
+      email: 'fuzzy@example.com',
+      employment_type: 'full_time',
+      pay_group: 'default',
+      pay_schedule: 'weekly',
+      start_date: '2026-01-05',
+      bank_account: { account_number: employeeAccount, routing_number: '021000021', account_type: 'checking' },
+    },
+  });
   real.employees = employee.body.data.employee_id;
   const run = await stack.request('POST', '/v1/payroll', { token, body: payroll(0) });
   real.payroll = run.body.data.payroll_id;
-  real.paystubs = await vi.waitFor(async () => {
-    const id: string | undefined = (await stack.request('GET', `/v1/paystubs?payroll_id=${real.payroll}`, { token })).body.data.paystubs[0]?.paystub_id;
-    if (!id) throw new Error(`no paystub of payroll ${real.payroll} within 20000 ms`);
-    return id;
-  }, { timeout: 20_000, interval: 50 });
+  real.paystubs = await vi.waitFor(
+    async () => {
+      const id: string | undefined = (await stack.request('GET', `/v1/paystubs?payroll_id=${real.payroll}`, { token }))
+        .body.data.paystubs[0]?.paystub_id;
+      if (!id) throw new Error(`no paystub of payroll ${real.payroll} within 20000 ms`);
+      return id;
+    },
+    { timeout: 20_000, interval: 50 },
+  );
   expect(real.paystubs).toBeTruthy();
 });
 
@@ -160,7 +411,9 @@ function payroll(window: number) {
   const start = new Date(Date.UTC(2026, 0, 5 + 7 * window));
   const iso = (d: Date) => d.toISOString().slice(0, 10);
   return {
-    pay_period_start: iso(start), pay_period_end: iso(new Date(start.getTime() + 6 * 86_400_000)), pay_date: iso(new Date(start.getTime() + 9 * 86_400_000)),
+    pay_period_start: iso(start),
+    pay_period_end: iso(new Date(start.getTime() + 6 * 86_400_000)),
+    pay_date: iso(new Date(start.getTime() + 9 * 86_400_000)),
     employees: [{ employee_id: real.employees, gross_pay: 1000, hours_worked: 40 }],
   };
 }
@@ -170,51 +423,91 @@ afterAll(async () => {
 });
 
 describe(`hostile input: ${TOTAL} generated requests over every route`, () => {
-  it(`never answers 5xx, always answers the envelope, never leaks (${INPUT_REQUESTS} bodies, queries and paths)`, async () => {
-    // One sample dealt to the routes in turn (each route used to get the same inputs as every other).
-    const requests = fc.sample(fc.record({ segment: weird, query, body, auth: fc.constantFrom('valid', 'valid', 'valid', 'none', 'garbage') }), { numRuns: INPUT_REQUESTS, seed: 42 })
-      .map((r, i) => ({ route: ROUTES[i % ROUTES.length]!, ...r }));
-    let next = 0;
-    let sent = 0;
-    await Promise.all(Array.from({ length: 8 }, async () => {
-      while (next < requests.length) {
-        const r = requests[next++]!;
-        const qs = new URLSearchParams(r.query).toString();
-        const path = `${concrete(r.route.path, r.segment)}${qs ? `?${qs}` : ''}`;
-        const headers: Record<string, string> = { 'Content-Type': r.body.type };
-        if (r.auth === 'valid') headers.Authorization = `Bearer ${token}`;
-        if (r.auth === 'garbage') headers.Authorization = `Bearer ${r.segment.slice(0, 200).replace(/[^\x21-\x7e]/g, '')}`;
-        const withBody = r.route.method !== 'GET' && r.route.method !== 'DELETE';
-        const res = await stack.request(r.route.method, path, { headers, body: withBody ? r.body.text : undefined, validate: false });
-        check(res, `${r.route.method} ${path.slice(0, 200)} ${withBody ? r.body.text.slice(0, 200) : ''}`, path);
-        sent++;
-      }
-    }));
-    expect(sent).toBe(requests.length);
-  }, Math.max(30_000, INPUT_REQUESTS * 50));
+  it(
+    `never answers 5xx, always answers the envelope, never leaks (${INPUT_REQUESTS} bodies, queries and paths)`,
+    async () => {
+      // One sample dealt to the routes in turn (each route used to get the same inputs as every other).
+      const requests = fc
+        .sample(
+          fc.record({
+            segment: weird,
+            query,
+            body,
+            auth: fc.constantFrom('valid', 'valid', 'valid', 'none', 'garbage'),
+          }),
+          { numRuns: INPUT_REQUESTS, seed: 42 },
+        )
+        .map((r, i) => ({ route: ROUTES[i % ROUTES.length]!, ...r }));
+      let next = 0;
+      let sent = 0;
+      await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          while (next < requests.length) {
+            const r = requests[next++]!;
+            const qs = new URLSearchParams(r.query).toString();
+            const path = `${concrete(r.route.path, r.segment)}${qs ? `?${qs}` : ''}`;
+            const headers: Record<string, string> = { 'Content-Type': r.body.type };
+            if (r.auth === 'valid') headers.Authorization = `Bearer ${token}`;
+            if (r.auth === 'garbage')
+              headers.Authorization = `Bearer ${r.segment.slice(0, 200).replace(/[^\x21-\x7e]/g, '')}`;
+            const withBody = r.route.method !== 'GET' && r.route.method !== 'DELETE';
+            const res = await stack.request(r.route.method, path, {
+              headers,
+              body: withBody ? r.body.text : undefined,
+              validate: false,
+            });
+            check(res, `${r.route.method} ${path.slice(0, 200)} ${withBody ? r.body.text.slice(0, 200) : ''}`, path);
+            sent++;
+          }
+        }),
+      );
+      expect(sent).toBe(requests.length);
+    },
+    Math.max(30_000, INPUT_REQUESTS * 50),
+  );
 
-  it(`never answers 5xx, always answers the envelope, never leaks (${HEADER_REQUESTS} header sets)`, async () => {
-    // One sample dealt to the routes in turn: every route gets its share, and no two the same header sets.
-    const requests = fc.sample(headerSet(), { numRuns: HEADER_REQUESTS, seed: 7 }).map((h, i) => ({ route: ROUTES[i % ROUTES.length]!, ...h }));
-    let next = 0;
-    let sent = 0;
-    await Promise.all(Array.from({ length: 8 }, async () => {
-      while (next < requests.length) {
-        const r = requests[next++]!;
-        // Real ids for reads (so Accept reaches the paystub and disbursement handlers); writes get an unknown id.
-        const path = r.route.path.replace(/(\w[\w-]*)\/\{\w+\}/g, (_, collection: string) => `${collection}/${(r.route.method === 'GET' && real[collection]) || 'x_unknown'}`);
-        const withToken = (v: string) => v.replaceAll(TOKEN, token);
-        const headers = Object.fromEntries(Object.entries(r.headers).map(([k, v]) => [k, Array.isArray(v) ? v.map(withToken) : withToken(v)]));
-        const withBody = r.route.method !== 'GET' && r.route.method !== 'DELETE';
-        const text = r.route.id === 'submitPayroll' ? JSON.stringify(payroll(r.window)) : '{}';
-        const res = await stack.request(r.route.method, path, { headers: r.padding ? { ...headers, 'X-Padding': 'p'.repeat(r.padding) } : headers, body: withBody ? text : undefined, validate: false });
-        const shown = JSON.stringify(r.headers, (_, v) => (typeof v === 'string' && v.length > 120 ? `${v.slice(0, 120)}…(${v.length})` : v));
-        check(res, `${r.route.method} ${path} padding=${r.padding} ${shown}`, path);
-        sent++;
-      }
-    }));
-    expect(sent).toBe(requests.length);
-  }, Math.max(30_000, HEADER_REQUESTS * 50));
+  it(
+    `never answers 5xx, always answers the envelope, never leaks (${HEADER_REQUESTS} header sets)`,
+    async () => {
+      // One sample dealt to the routes in turn: every route gets its share, and no two the same header sets.
+      const requests = fc
+        .sample(headerSet(), { numRuns: HEADER_REQUESTS, seed: 7 })
+        .map((h, i) => ({ route: ROUTES[i % ROUTES.length]!, ...h }));
+      let next = 0;
+      let sent = 0;
+      await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          while (next < requests.length) {
+            const r = requests[next++]!;
+            // Real ids for reads (so Accept reaches the paystub and disbursement handlers); writes get an unknown id.
+            const path = r.route.path.replace(
+              /(\w[\w-]*)\/\{\w+\}/g,
+              (_, collection: string) =>
+                `${collection}/${(r.route.method === 'GET' && real[collection]) || 'x_unknown'}`,
+            );
+            const withToken = (v: string) => v.replaceAll(TOKEN, token);
+            const headers = Object.fromEntries(
+              Object.entries(r.headers).map(([k, v]) => [k, Array.isArray(v) ? v.map(withToken) : withToken(v)]),
+            );
+            const withBody = r.route.method !== 'GET' && r.route.method !== 'DELETE';
+            const text = r.route.id === 'submitPayroll' ? JSON.stringify(payroll(r.window)) : '{}';
+            const res = await stack.request(r.route.method, path, {
+              headers: r.padding ? { ...headers, 'X-Padding': 'p'.repeat(r.padding) } : headers,
+              body: withBody ? text : undefined,
+              validate: false,
+            });
+            const shown = JSON.stringify(r.headers, (_, v) =>
+              typeof v === 'string' && v.length > 120 ? `${v.slice(0, 120)}…(${v.length})` : v,
+            );
+            check(res, `${r.route.method} ${path} padding=${r.padding} ${shown}`, path);
+            sent++;
+          }
+        }),
+      );
+      expect(sent).toBe(requests.length);
+    },
+    Math.max(30_000, HEADER_REQUESTS * 50),
+  );
 
   it('answers an oversized body with 413 in the envelope, every time', async () => {
     // The server answers from Content-Length before reading the body. Repeated: the test client used to lose that

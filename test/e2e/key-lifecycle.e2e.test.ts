@@ -25,10 +25,13 @@ const readWith = async (token: string) => (await typedClient(stack, token).GET('
  * True once the condition holds; past the bound it fails, naming what never happened.
  */
 function eventually(what: string, check: () => Promise<boolean>, timeoutMs = 10_000): Promise<true> {
-  return vi.waitFor(async () => {
-    if (!(await check())) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    return true as const;
-  }, { timeout: timeoutMs, interval: 100 });
+  return vi.waitFor(
+    async () => {
+      if (!(await check())) throw new Error(`${what}: not within ${timeoutMs} ms`);
+      return true as const;
+    },
+    { timeout: timeoutMs, interval: 100 },
+  );
 }
 
 beforeAll(async () => {
@@ -43,14 +46,24 @@ afterAll(async () => {
 describe('API key lifecycle', () => {
   it('rotates: the new token works at once, the old one through the grace period and not after', async () => {
     const key = await newKey('rotating');
-    const rotated = await admin.POST('/v1/api-keys/{id}/rotate', { params: { path: { id: key.api_key_id } }, body: { grace_period_seconds: 2 } });
+    const rotated = await admin.POST('/v1/api-keys/{id}/rotate', {
+      params: { path: { id: key.api_key_id } },
+      body: { grace_period_seconds: 2 },
+    });
     expect(rotated.response.status).toBe(200);
     const fresh = rotated.data!.data.token;
     expect(fresh).not.toBe(key.token);
-    expect(rotated.data!.data).toMatchObject({ api_key_id: key.api_key_id, type: 'read-only', token_hint: `pk_sandbox_…${fresh.slice(-4)}` });
+    expect(rotated.data!.data).toMatchObject({
+      api_key_id: key.api_key_id,
+      type: 'read-only',
+      token_hint: `pk_sandbox_…${fresh.slice(-4)}`,
+    });
     expect(await readWith(fresh)).toBe(200);
     expect(await readWith(key.token)).toBe(200);
-    const refusedAfterGrace = await eventually('the old token refused after its grace period', async () => (await readWith(key.token)) === 401);
+    const refusedAfterGrace = await eventually(
+      'the old token refused after its grace period',
+      async () => (await readWith(key.token)) === 401,
+    );
     expect(refusedAfterGrace).toBe(true);
     expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(rotated.data!.data.previous_token_expires_at!));
     expect(await readWith(fresh)).toBe(200);
@@ -73,12 +86,17 @@ describe('API key lifecycle', () => {
     expect(again.error?.error.code).toBe('not_found');
     const bad = await admin.POST('/v1/api-keys/{id}/rotate', { ...path, body: { grace_period_seconds: -1 } });
     expect(bad.response.status).toBe(400);
-    expect(bad.error?.error.details).toEqual([expect.objectContaining({ field: 'grace_period_seconds', code: 'out_of_range' })]);
+    expect(bad.error?.error.details).toEqual([
+      expect.objectContaining({ field: 'grace_period_seconds', code: 'out_of_range' }),
+    ]);
   });
 
   it('records when a key was last used', async () => {
     const key = await newKey('used');
-    const list = async () => (await admin.GET('/v1/api-keys', { params: { query: { limit: 100 } } })).data!.data.api_keys.find((k) => k.api_key_id === key.api_key_id)!;
+    const list = async () =>
+      (await admin.GET('/v1/api-keys', { params: { query: { limit: 100 } } })).data!.data.api_keys.find(
+        (k) => k.api_key_id === key.api_key_id,
+      )!;
     expect((await list()).last_used_at).toBeNull();
     const t = Date.now();
     await readWith(key.token);
@@ -87,10 +105,23 @@ describe('API key lifecycle', () => {
 
   it('warns on every response made with a key older than 60 days', async () => {
     const key = await newKey('old');
-    const doc = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: stack.state.dynamodb_endpoint, region: stack.state.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }));
+    const doc = DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        endpoint: stack.state.dynamodb_endpoint,
+        region: stack.state.region,
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      }),
+    );
     const hash = createHash('sha256').update(key.token).digest('hex');
     // Age the token as 70 days of calendar would (before its first use, so no container has it cached).
-    await doc.send(new UpdateCommand({ TableName: stack.state.table_name, Key: { PK: `TOKEN#${hash}`, SK: 'TOKEN' }, UpdateExpression: 'SET issued_at = :old', ExpressionAttributeValues: { ':old': new Date(Date.now() - 70 * 86_400_000).toISOString() } }));
+    await doc.send(
+      new UpdateCommand({
+        TableName: stack.state.table_name,
+        Key: { PK: `TOKEN#${hash}`, SK: 'TOKEN' },
+        UpdateExpression: 'SET issued_at = :old',
+        ExpressionAttributeValues: { ':old': new Date(Date.now() - 70 * 86_400_000).toISOString() },
+      }),
+    );
     const res = await typedClient(stack, key.token).GET('/v1/employees');
     expect(res.response.status).toBe(200);
     expect(res.response.headers.get('warning')).toMatch(/^299 payroll-api "API key is 70 days old: rotate it/);

@@ -16,12 +16,27 @@ let seq = 0;
 type Submission = components['schemas']['PayrollSubmission'];
 type BankAccount = operations['createEmployee']['requestBody']['content']['application/json']['bank_account'];
 
-async function employee(bank: BankAccount = { account_number: String(70_000_000 + seq), routing_number: '021000021', account_type: 'checking' }, t = token) {
+async function employee(
+  bank: BankAccount = {
+    account_number: String(70_000_000 + seq),
+    routing_number: '021000021',
+    account_type: 'checking',
+  },
+  t = token,
+) {
   const n = seq++;
-  const res = await typedClient(stack, t).POST('/v1/employees', { body: {
-    first_name: 'Pat', last_name: `Payee ${n}`, email: `pat${n}@example.com`, employment_type: 'full_time', pay_group: 'default',
-    pay_schedule: 'biweekly', start_date: '2026-01-05', bank_account: bank,
-  } });
+  const res = await typedClient(stack, t).POST('/v1/employees', {
+    body: {
+      first_name: 'Pat',
+      last_name: `Payee ${n}`,
+      email: `pat${n}@example.com`,
+      employment_type: 'full_time',
+      pay_group: 'default',
+      pay_schedule: 'biweekly',
+      start_date: '2026-01-05',
+      bank_account: bank,
+    },
+  });
   expect(res.response.status).toBe(201);
   return res.data!.data.employee_id;
 }
@@ -32,8 +47,15 @@ function run(ids: string[], extra: Partial<Submission> = {}): Submission {
   const start = new Date(Date.UTC(2026, 1, 1 + 14 * period++));
   const iso = (d: Date) => d.toISOString().slice(0, 10);
   return {
-    pay_period_start: iso(start), pay_period_end: iso(new Date(start.getTime() + 13 * 86_400_000)), pay_date: iso(new Date(start.getTime() + 18 * 86_400_000)),
-    employees: ids.map((id, i) => ({ employee_id: id, gross_pay: 1500 + i, hours_worked: 80, deductions: { taxes: 300.1, retirement: '45.00' } })),
+    pay_period_start: iso(start),
+    pay_period_end: iso(new Date(start.getTime() + 13 * 86_400_000)),
+    pay_date: iso(new Date(start.getTime() + 18 * 86_400_000)),
+    employees: ids.map((id, i) => ({
+      employee_id: id,
+      gross_pay: 1500 + i,
+      hours_worked: 80,
+      deductions: { taxes: 300.1, retirement: '45.00' },
+    })),
     ...extra,
   };
 }
@@ -42,7 +64,9 @@ function run(ids: string[], extra: Partial<Submission> = {}): Submission {
 const at = (id: string) => ({ params: { path: { id } } });
 
 /** The run a submission answered with: its 202 (a dry run's 200 carries no payroll_id). */
-function accepted(res: { data?: { data: components['schemas']['SubmittedPayroll'] | components['schemas']['PayrollDryRun'] } }) {
+function accepted(res: {
+  data?: { data: components['schemas']['SubmittedPayroll'] | components['schemas']['PayrollDryRun'] };
+}) {
   const data = res.data?.data;
   if (!data || !('payroll_id' in data)) throw new Error(`not an accepted submission: ${JSON.stringify(res.data)}`);
   return data;
@@ -50,11 +74,15 @@ function accepted(res: { data?: { data: components['schemas']['SubmittedPayroll'
 
 /** Polls until the run reaches a terminal status (bounded), so a wrong outcome fails at once instead of timing out. */
 function settled(payrollId: string) {
-  return vi.waitFor(async () => {
-    const run = (await api.GET('/v1/payroll/{id}', at(payrollId))).data!.data;
-    if (!['completed', 'rejected', 'failed', 'cancelled'].includes(run.status)) throw new Error(`payroll ${payrollId} not settled within 20000 ms: still ${run.status}`);
-    return run;
-  }, { timeout: 20_000, interval: 50 });
+  return vi.waitFor(
+    async () => {
+      const run = (await api.GET('/v1/payroll/{id}', at(payrollId))).data!.data;
+      if (!['completed', 'rejected', 'failed', 'cancelled'].includes(run.status))
+        throw new Error(`payroll ${payrollId} not settled within 20000 ms: still ${run.status}`);
+      return run;
+    },
+    { timeout: 20_000, interval: 50 },
+  );
 }
 
 beforeAll(async () => {
@@ -74,7 +102,13 @@ describe('payroll over HTTPS', () => {
     expect(res.response.status).toBe(202);
     const p = accepted(res);
     expect(res.response.headers.get('location')).toBe(`/v1/payroll/${p.payroll_id}`);
-    expect(p).toMatchObject({ status: 'pending', type: 'regular', employee_ids: ids, employee_count: 3, totals: { gross_pay: 4503, bonuses: 0, deductions: 1035.3, net_pay: 3467.7 } });
+    expect(p).toMatchObject({
+      status: 'pending',
+      type: 'regular',
+      employee_ids: ids,
+      employee_count: 3,
+      totals: { gross_pay: 4503, bonuses: 0, deductions: 1035.3, net_pay: 3467.7 },
+    });
     expect(p.content_hash).toMatch(/^[0-9a-f]{64}$/);
 
     const done = await settled(p.payroll_id);
@@ -93,8 +127,14 @@ describe('payroll over HTTPS', () => {
     expect(lines.length % 10).toBe(0);
     expect(lines.filter((l) => l.startsWith('6'))).toHaveLength(3);
     assertBankRules(readNacha(file.data!), { payDate: p.pay_date, balanced: false });
-    const control = await api.GET('/v1/payroll/{id}/disbursement', { params: { path: { id: p.payroll_id }, header: { Accept: 'application/json' } } });
-    expect(control.data!.data).toMatchObject({ entry_count: 3, total_credit: 3467.7, entry_hash: done.disbursement!.entry_hash });
+    const control = await api.GET('/v1/payroll/{id}/disbursement', {
+      params: { path: { id: p.payroll_id }, header: { Accept: 'application/json' } },
+    });
+    expect(control.data!.data).toMatchObject({
+      entry_count: 3,
+      total_credit: 3467.7,
+      entry_hash: done.disbursement!.entry_hash,
+    });
   });
 
   it('validates a dry run exactly as a submission, storing nothing', async () => {
@@ -104,7 +144,10 @@ describe('payroll over HTTPS', () => {
     expect(dry.response.status).toBe(200);
     expect(dry.data!.data).toMatchObject({ employee_ids: ids, totals: { net_pay: 1154.9 } });
     expect(dry.data!.data).not.toHaveProperty('payroll_id');
-    const badDry = await api.POST('/v1/payroll', { params: { query: { dry_run: 'true' } }, body: { ...body, pay_date: 'soon' } });
+    const badDry = await api.POST('/v1/payroll', {
+      params: { query: { dry_run: 'true' } },
+      body: { ...body, pay_date: 'soon' },
+    });
     expect(badDry.response.status).toBe(400);
     expect(badDry.error!.error.code).toBe('invalid_date_range');
     const real = await api.POST('/v1/payroll', { body });
@@ -119,30 +162,47 @@ describe('payroll over HTTPS', () => {
     const taken = run([ok]);
     expect((await api.POST('/v1/payroll', { body: taken })).response.status).toBe(202);
 
-    const all = await api.POST('/v1/payroll', { body: { ...taken, employees: [
-      { employee_id: noBank, gross_pay: 100, hours_worked: 10 },
-      { employee_id: theirs, gross_pay: 100, hours_worked: 10 },
-      { employee_id: ok, gross_pay: 100, hours_worked: '' },
-    ] } });
+    const all = await api.POST('/v1/payroll', {
+      body: {
+        ...taken,
+        employees: [
+          { employee_id: noBank, gross_pay: 100, hours_worked: 10 },
+          { employee_id: theirs, gross_pay: 100, hours_worked: 10 },
+          { employee_id: ok, gross_pay: 100, hours_worked: '' },
+        ],
+      },
+    });
     expect(all.response.status).toBe(400);
     expect(all.error!.error).toMatchObject({ code: 'invalid_request_body', message: 'Invalid request body' });
-    expect(all.error!.error.details.map((d) => [d.field, d.code])).toEqual(expect.arrayContaining([
-      ['employees[2].hours_worked', 'invalid_request_body'],
-      ['employees[0].employee_id', 'missing_bank_account'],
-      ['employees[1].employee_id', 'employee_not_found'],
-      ['pay_period_start', 'duplicate_payroll_window'],
-    ]));
+    expect(all.error!.error.details.map((d) => [d.field, d.code])).toEqual(
+      expect.arrayContaining([
+        ['employees[2].hours_worked', 'invalid_request_body'],
+        ['employees[0].employee_id', 'missing_bank_account'],
+        ['employees[1].employee_id', 'employee_not_found'],
+        ['pay_period_start', 'duplicate_payroll_window'],
+      ]),
+    );
 
-    const unprocessable = await api.POST('/v1/payroll', { body: { ...taken, employees: [{ employee_id: noBank, gross_pay: 100, hours_worked: 10 }] } });
+    const unprocessable = await api.POST('/v1/payroll', {
+      body: { ...taken, employees: [{ employee_id: noBank, gross_pay: 100, hours_worked: 10 }] },
+    });
     expect(unprocessable.response.status).toBe(422);
-    expect(unprocessable.error!.error).toMatchObject({ code: 'missing_bank_account', message: 'Missing bank account info' });
+    expect(unprocessable.error!.error).toMatchObject({
+      code: 'missing_bank_account',
+      message: 'Missing bank account info',
+    });
 
     const window = await api.POST('/v1/payroll', { body: taken });
     expect(window.response.status).toBe(409);
-    expect(window.error!.error).toMatchObject({ code: 'duplicate_payroll_window', message: 'Duplicate payroll window' });
+    expect(window.error!.error).toMatchObject({
+      code: 'duplicate_payroll_window',
+      message: 'Duplicate payroll window',
+    });
     expect(window.error!.error.details[0]!.payroll_id).toMatch(/^pay_/);
 
-    const negative = await api.POST('/v1/payroll', { body: run([ok], { employees: [{ employee_id: ok, gross_pay: 100, hours_worked: 1, deductions: 100.01 }] }) });
+    const negative = await api.POST('/v1/payroll', {
+      body: run([ok], { employees: [{ employee_id: ok, gross_pay: 100, hours_worked: 1, deductions: 100.01 }] }),
+    });
     expect(negative.response.status).toBe(400);
     expect(negative.error!.error).toMatchObject({ code: 'negative_pay', message: 'Negative pay' });
 
@@ -173,7 +233,10 @@ describe('payroll over HTTPS', () => {
     const p = accepted(await api.POST('/v1/payroll', { body }));
     // PUT and PATCH with a body the document does not describe (those operations take none), so sent raw.
     for (const method of ['PATCH', 'PUT']) {
-      const res = await stack.request(method, `/v1/payroll/${p.payroll_id}`, { token, body: { pay_date: '2030-01-01' } });
+      const res = await stack.request(method, `/v1/payroll/${p.payroll_id}`, {
+        token,
+        body: { pay_date: '2030-01-01' },
+      });
       expect(res.status).toBe(409);
       expect(res.body.error).toMatchObject({ code: 'payroll_immutable', message: 'Payroll is immutable' });
     }
@@ -190,12 +253,22 @@ describe('payroll over HTTPS', () => {
 
   it('simulates a rejected and a failed run in the sandbox', async () => {
     const ids = [await employee()];
-    const rejected = accepted(await api.POST('/v1/payroll', { body: run(ids, { employees: [{ employee_id: ids[0]!, gross_pay: 10, hours_worked: 1, notes: 'simulate:reject' }] }) }));
+    const rejected = accepted(
+      await api.POST('/v1/payroll', {
+        body: run(ids, {
+          employees: [{ employee_id: ids[0]!, gross_pay: 10, hours_worked: 1, notes: 'simulate:reject' }],
+        }),
+      }),
+    );
     const r = await settled(rejected.payroll_id);
     expect(r.status).toBe('rejected');
     expect(r.findings[0]).toMatchObject({ code: 'simulated_rejection', employee_id: ids[0] });
 
-    const bounce = await employee({ account_number: '000000000', routing_number: '021000021', account_type: 'checking' });
+    const bounce = await employee({
+      account_number: '000000000',
+      routing_number: '021000021',
+      account_type: 'checking',
+    });
     const failed = accepted(await api.POST('/v1/payroll', { body: run([bounce]) }));
     const f = await settled(failed.payroll_id);
     expect(f.status).toBe('failed');
@@ -213,14 +286,20 @@ describe('payroll over HTTPS', () => {
     const pageToken = page.data!.data.next_page_token!;
     const next = await api.GET('/v1/payroll', { params: { query: { limit: 2, page_token: pageToken } } });
     expect(next.data!.data.payrolls[0]!.payroll_id).not.toBe(page.data!.data.payrolls[0]!.payroll_id);
-    const replayedWithFilter = await api.GET('/v1/payroll', { params: { query: { limit: 2, status: 'failed', page_token: pageToken } } });
+    const replayedWithFilter = await api.GET('/v1/payroll', {
+      params: { query: { limit: 2, status: 'failed', page_token: pageToken } },
+    });
     expect(replayedWithFilter.response.status).toBe(400);
     // A status the document does not list: hostile input the typed client cannot express.
     expect((await stack.request('GET', '/v1/payroll?status=done', { token })).status).toBe(400);
   });
 
   it('refuses more than 25,000 employees with 413', async () => {
-    const res = await api.POST('/v1/payroll', { body: run([], { employees: Array.from({ length: 25_001 }, (_, i) => ({ employee_id: `e${i}`, gross_pay: 1, hours_worked: 1 })) }) });
+    const res = await api.POST('/v1/payroll', {
+      body: run([], {
+        employees: Array.from({ length: 25_001 }, (_, i) => ({ employee_id: `e${i}`, gross_pay: 1, hours_worked: 1 })),
+      }),
+    });
     expect(res.response.status).toBe(413);
     expect(res.error!.error.code).toBe('payload_too_large');
     expect(res.error!.error.details[0]!.message).toContain('25000');
@@ -235,7 +314,10 @@ describe('payroll in production', () => {
       expect(org.token).toMatch(/^pk_live_/);
       const res = await typedClient(prod, org.token).POST('/v1/payroll/{id}/cancel', at('pay_x'));
       expect(res.response.status).toBe(403);
-      expect(res.error!.error).toMatchObject({ code: 'sandbox_only', message: 'Cancellation is only available in the sandbox' });
+      expect(res.error!.error).toMatchObject({
+        code: 'sandbox_only',
+        message: 'Cancellation is only available in the sandbox',
+      });
     } finally {
       await prod.stop();
     }
@@ -253,14 +335,26 @@ describe('payroll across a restart of the local stack', () => {
       const first = await startLocalStack({ dir, env: { PAYROLL_LOCAL_WORKERS: 'external' } });
       const org = await first.createOrganization('Resume Co');
       const firstApi = typedClient(first, org.token);
-      const emp = await firstApi.POST('/v1/employees', { body: {
-        first_name: 'Rita', last_name: 'Restart', email: 'rita@example.com', employment_type: 'full_time', pay_group: 'default',
-        pay_schedule: 'biweekly', start_date: '2026-01-05', bank_account: { account_number: '31415926', routing_number: '021000021', account_type: 'checking' },
-      } });
-      const submitted = await firstApi.POST('/v1/payroll', { body: {
-        pay_period_start: '2026-03-01', pay_period_end: '2026-03-14', pay_date: '2026-03-20',
-        employees: [{ employee_id: emp.data!.data.employee_id, gross_pay: 1000, hours_worked: 40 }],
-      } });
+      const emp = await firstApi.POST('/v1/employees', {
+        body: {
+          first_name: 'Rita',
+          last_name: 'Restart',
+          email: 'rita@example.com',
+          employment_type: 'full_time',
+          pay_group: 'default',
+          pay_schedule: 'biweekly',
+          start_date: '2026-01-05',
+          bank_account: { account_number: '31415926', routing_number: '021000021', account_type: 'checking' },
+        },
+      });
+      const submitted = await firstApi.POST('/v1/payroll', {
+        body: {
+          pay_period_start: '2026-03-01',
+          pay_period_end: '2026-03-14',
+          pay_date: '2026-03-20',
+          employees: [{ employee_id: emp.data!.data.employee_id, gross_pay: 1000, hours_worked: 40 }],
+        },
+      });
       expect(submitted.response.status).toBe(202);
       await first.stop();
 
@@ -269,13 +363,19 @@ describe('payroll across a restart of the local stack', () => {
         const secondApi = typedClient(second, org.token);
         expect(second.output()).toContain('Resumed 1 unfinished payroll run(s)');
         const id = accepted(submitted).payroll_id;
-        const status = await vi.waitFor(async () => {
-          const current = (await secondApi.GET('/v1/payroll/{id}', at(id))).data!.data.status;
-          if (!['completed', 'failed', 'rejected'].includes(current)) throw new Error(`payroll ${id} not finished within 20000 ms after the restart: still ${current}`);
-          return current;
-        }, { timeout: 20_000, interval: 50 });
+        const status = await vi.waitFor(
+          async () => {
+            const current = (await secondApi.GET('/v1/payroll/{id}', at(id))).data!.data.status;
+            if (!['completed', 'failed', 'rejected'].includes(current))
+              throw new Error(`payroll ${id} not finished within 20000 ms after the restart: still ${current}`);
+            return current;
+          },
+          { timeout: 20_000, interval: 50 },
+        );
         expect(status).toBe('completed');
-        expect((await secondApi.GET('/v1/payroll/{id}/disbursement', { ...at(id), parseAs: 'text' })).response.status).toBe(200);
+        expect(
+          (await secondApi.GET('/v1/payroll/{id}/disbursement', { ...at(id), parseAs: 'text' })).response.status,
+        ).toBe(200);
       } finally {
         await second.stop();
       }

@@ -22,10 +22,18 @@ type Entry = Submission['employees'][number];
 type PaystubQuery = NonNullable<operations['listPaystubs']['parameters']['query']>;
 
 async function hire(t: string, n: number) {
-  const res = await typedClient(stack, t).POST('/v1/employees', { body: {
-    first_name: 'Sam', last_name: `Stub ${n}`, email: `sam${n}@example.com`, employment_type: 'full_time', pay_group: 'default',
-    pay_schedule: 'biweekly', start_date: '2026-01-01', bank_account: { account_number: String(81_000_000 + n), routing_number: '011000015', account_type: 'savings' },
-  } });
+  const res = await typedClient(stack, t).POST('/v1/employees', {
+    body: {
+      first_name: 'Sam',
+      last_name: `Stub ${n}`,
+      email: `sam${n}@example.com`,
+      employment_type: 'full_time',
+      pay_group: 'default',
+      pay_schedule: 'biweekly',
+      start_date: '2026-01-01',
+      bank_account: { account_number: String(81_000_000 + n), routing_number: '011000015', account_type: 'savings' },
+    },
+  });
   return res.data!.data.employee_id;
 }
 
@@ -38,17 +46,27 @@ async function pay(name: string, body: Submission) {
   const submitted = res.data!.data;
   if (!('payroll_id' in submitted)) throw new Error('a dry run answer');
   const id = submitted.payroll_id;
-  await vi.waitFor(async () => {
-    const status = (await api.GET('/v1/payroll/{id}', at(id))).data!.data.status;
-    expect(status, `payroll ${id} (${name}) completed within 20000 ms`).toBe('completed');
-  }, { timeout: 20_000, interval: 50 });
+  await vi.waitFor(
+    async () => {
+      const status = (await api.GET('/v1/payroll/{id}', at(id))).data!.data.status;
+      expect(status, `payroll ${id} (${name}) completed within 20000 ms`).toBe('completed');
+    },
+    { timeout: 20_000, interval: 50 },
+  );
   runs[name] = id;
   return id;
 }
 
-const entry = (id: string, gross: number, extra: Partial<Entry> = {}): Entry => ({ employee_id: id, gross_pay: gross, hours_worked: 80, deductions: { taxes: 200, benefits: 50 }, ...extra });
+const entry = (id: string, gross: number, extra: Partial<Entry> = {}): Entry => ({
+  employee_id: id,
+  gross_pay: gross,
+  hours_worked: 80,
+  deductions: { taxes: 200, benefits: 50 },
+  ...extra,
+});
 const list = async (query: PaystubQuery, client = api) => client.GET('/v1/paystubs', { params: { query } });
-const ids = (res: { data?: { data: { paystubs: { paystub_id: string }[] } } }) => res.data!.data.paystubs.map((p) => p.paystub_id);
+const ids = (res: { data?: { data: { paystubs: { paystub_id: string }[] } } }) =>
+  res.data!.data.paystubs.map((p) => p.paystub_id);
 
 beforeAll(async () => {
   stack = await startLocalStack();
@@ -57,9 +75,25 @@ beforeAll(async () => {
   other = await stack.createOrganization('Elsewhere');
   otherApi = typedClient(stack, other.token);
   for (let i = 0; i < 3; i++) emp.push(await hire(token, i));
-  await pay('jan1', { pay_period_start: '2026-01-01', pay_period_end: '2026-01-14', pay_date: '2026-01-20', employees: emp.map((e, i) => entry(e, 1000 + i)) });
-  await pay('jan2', { pay_period_start: '2026-01-15', pay_period_end: '2026-01-28', pay_date: '2026-02-03', employees: [entry(emp[0]!, 1100), entry(emp[1]!, 1200)] });
-  await pay('retro', { type: 'off_cycle', pay_period_start: '2026-01-01', pay_period_end: '2026-01-14', pay_date: '2026-02-10', employees: [entry(emp[0]!, 0, { bonuses: 300, deductions: 0 })] });
+  await pay('jan1', {
+    pay_period_start: '2026-01-01',
+    pay_period_end: '2026-01-14',
+    pay_date: '2026-01-20',
+    employees: emp.map((e, i) => entry(e, 1000 + i)),
+  });
+  await pay('jan2', {
+    pay_period_start: '2026-01-15',
+    pay_period_end: '2026-01-28',
+    pay_date: '2026-02-03',
+    employees: [entry(emp[0]!, 1100), entry(emp[1]!, 1200)],
+  });
+  await pay('retro', {
+    type: 'off_cycle',
+    pay_period_start: '2026-01-01',
+    pay_period_end: '2026-01-14',
+    pay_date: '2026-02-10',
+    employees: [entry(emp[0]!, 0, { bonuses: 300, deductions: 0 })],
+  });
 });
 
 afterAll(async () => {
@@ -75,7 +109,9 @@ describe('GET /v1/paystubs', () => {
     const byEmployee = await list({ employee_id: emp[0] });
     expect(byEmployee.data!.data.paystubs.map((p) => p.pay_date)).toEqual(['2026-02-10', '2026-02-03', '2026-01-20']);
     const both = await list({ employee_id: emp[1], payroll_id: runs.jan2 });
-    expect(both.data!.data.paystubs).toEqual([expect.objectContaining({ employee_id: emp[1], payroll_id: runs.jan2, gross_pay: 1200 })]);
+    expect(both.data!.data.paystubs).toEqual([
+      expect.objectContaining({ employee_id: emp[1], payroll_id: runs.jan2, gross_pay: 1200 }),
+    ]);
   });
 
   it('selects paystubs whose period overlaps [from, to], with a date range alone complete', async () => {
@@ -83,8 +119,14 @@ describe('GET /v1/paystubs', () => {
     expect(secondHalf.data!.data.paystubs.map((p) => p.payroll_id)).toEqual([runs.jan2, runs.jan2]);
     const straddling = await list({ from: '2026-01-10', to: '2026-01-16' });
     expect(straddling.data!.data.paystubs).toHaveLength(6);
-    expect(straddling.data!.data.paystubs.map((p) => p.pay_date)).toEqual(
-      ['2026-02-10', '2026-02-03', '2026-02-03', '2026-01-20', '2026-01-20', '2026-01-20']);
+    expect(straddling.data!.data.paystubs.map((p) => p.pay_date)).toEqual([
+      '2026-02-10',
+      '2026-02-03',
+      '2026-02-03',
+      '2026-01-20',
+      '2026-01-20',
+      '2026-01-20',
+    ]);
     expect((await list({ from: '2026-03-01' })).data!.data.paystubs).toEqual([]);
     expect((await list({ to: '2025-12-31' })).data!.data.paystubs).toEqual([]);
     expect((await list({ employee_id: emp[2], from: '2026-01-15' })).data!.data.paystubs).toEqual([]);
@@ -105,9 +147,16 @@ describe('GET /v1/paystubs', () => {
       next = res.data!.data.next_page_token;
       if (page++ === 0) {
         // A new run lands between pages: it sorts first (newest pay date), so the cursor neither repeats nor skips.
-        await pay('feb', { pay_period_start: '2026-01-29', pay_period_end: '2026-02-11', pay_date: '2026-02-17', employees: [entry(emp[2]!, 999)] });
+        await pay('feb', {
+          pay_period_start: '2026-01-29',
+          pay_period_end: '2026-02-11',
+          pay_date: '2026-02-17',
+          employees: [entry(emp[2]!, 999)],
+        });
         const [payload, sig] = next!.split('.');
-        expect((await list({ limit: 2, page_token: `${payload!.slice(0, -2)}AA.${sig}` })).error!.error.code).toBe('invalid_page_token');
+        expect((await list({ limit: 2, page_token: `${payload!.slice(0, -2)}AA.${sig}` })).error!.error.code).toBe(
+          'invalid_page_token',
+        );
         expect((await list({ limit: 2, page_token: next! }, otherApi)).response.status).toBe(400);
         expect((await list({ limit: 2, employee_id: emp[0], page_token: next! })).response.status).toBe(400);
       }
@@ -135,8 +184,11 @@ describe('GET /v1/paystubs', () => {
   });
 
   it.each<[string, string, PaystubQuery]>([
-    ['from=2026-02-30', 'from', { from: '2026-02-30' }], ['to=yesterday', 'to', { to: 'yesterday' }],
-    ['from=2026-02-01&to=2026-01-01', 'to', { from: '2026-02-01', to: '2026-01-01' }], ['limit=0', 'limit', { limit: 0 }], ['limit=101', 'limit', { limit: 101 }],
+    ['from=2026-02-30', 'from', { from: '2026-02-30' }],
+    ['to=yesterday', 'to', { to: 'yesterday' }],
+    ['from=2026-02-01&to=2026-01-01', 'to', { from: '2026-02-01', to: '2026-01-01' }],
+    ['limit=0', 'limit', { limit: 0 }],
+    ['limit=101', 'limit', { limit: 101 }],
     ['employee_id=', 'employee_id', { employee_id: '' }],
   ])('rejects %s with 400 naming %s', async (_, field, query) => {
     const res = await list(query);
@@ -159,9 +211,26 @@ describe('GET /v1/paystubs/{id}', () => {
     expect(res.response.status).toBe(200);
     const p = res.data!.data;
     expect(p).toMatchObject({
-      paystub_id: retroStub, employee_id: emp[0], payroll_id: runs.retro, period_start: '2026-01-01', period_end: '2026-01-14', pay_date: '2026-02-10',
-      status: 'issued', hours_worked: 80, gross_pay: 0, bonuses: 300, net_pay: 300, deductions: { total: 0 }, benefits: 0,
-      payment: { method: 'direct_deposit', account_type: 'savings', account_number_last4: emp[0] ? expect.any(String) : '', routing_number: '011000015', status: 'scheduled' },
+      paystub_id: retroStub,
+      employee_id: emp[0],
+      payroll_id: runs.retro,
+      period_start: '2026-01-01',
+      period_end: '2026-01-14',
+      pay_date: '2026-02-10',
+      status: 'issued',
+      hours_worked: 80,
+      gross_pay: 0,
+      bonuses: 300,
+      net_pay: 300,
+      deductions: { total: 0 },
+      benefits: 0,
+      payment: {
+        method: 'direct_deposit',
+        account_type: 'savings',
+        account_number_last4: emp[0] ? expect.any(String) : '',
+        routing_number: '011000015',
+        status: 'scheduled',
+      },
       year_to_date: { gross_pay: 2100, bonuses: 300, deductions: 500, net_pay: 1900 },
     });
     expect(p.issued_date).toMatch(/^\d{4}-\d{2}-\d{2}$/);
@@ -179,7 +248,10 @@ describe('GET /v1/paystubs/{id}', () => {
 
   it('answers a printable PDF that an independent reader reads back', async () => {
     const [stub] = ids(await list({ employee_id: emp[0], payroll_id: runs.jan1 }));
-    const res = await api.GET('/v1/paystubs/{id}', { params: { path: { id: stub! }, header: { Accept: 'application/pdf' } }, parseAs: 'arrayBuffer' });
+    const res = await api.GET('/v1/paystubs/{id}', {
+      params: { path: { id: stub! }, header: { Accept: 'application/pdf' } },
+      parseAs: 'arrayBuffer',
+    });
     expect(res.response.status).toBe(200);
     expect(res.response.headers.get('content-type')).toBe('application/pdf');
     const pdf = Buffer.from(res.data!);
@@ -196,7 +268,13 @@ describe('GET /v1/paystubs/{id}', () => {
   it('is read-only: every other method is 405', async () => {
     const [stub] = ids(await list({ payroll_id: runs.jan1 }));
     // Methods the document does not have for these paths: outside what the typed client can express.
-    for (const [method, path] of [['POST', '/v1/paystubs'], ['PUT', `/v1/paystubs/${stub}`], ['PATCH', `/v1/paystubs/${stub}`], ['DELETE', `/v1/paystubs/${stub}`], ['DELETE', '/v1/paystubs']]) {
+    for (const [method, path] of [
+      ['POST', '/v1/paystubs'],
+      ['PUT', `/v1/paystubs/${stub}`],
+      ['PATCH', `/v1/paystubs/${stub}`],
+      ['DELETE', `/v1/paystubs/${stub}`],
+      ['DELETE', '/v1/paystubs'],
+    ]) {
       const res = await stack.request(method!, path!, { token, body: method === 'DELETE' ? undefined : {} });
       expect(res.status).toBe(405);
       expect(res.body.error.code).toBe('method_not_allowed');

@@ -15,12 +15,23 @@ async function freshKey(type: components['schemas']['ApiKey']['type'] = 'admin')
 }
 
 const employee = (n: string): operations['createEmployee']['requestBody']['content']['application/json'] => ({
-  first_name: 'Rae', last_name: 'Limit', email: `rae.${n}@example.com`, employment_type: 'full_time', pay_group: 'default',
-  pay_schedule: 'weekly', start_date: '2026-01-05',
+  first_name: 'Rae',
+  last_name: 'Limit',
+  email: `rae.${n}@example.com`,
+  employment_type: 'full_time',
+  pay_group: 'default',
+  pay_schedule: 'weekly',
+  start_date: '2026-01-05',
 });
 
 beforeAll(async () => {
-  stack = await startLocalStack({ env: { PAYROLL_RATE_LIMIT_READ: '5', PAYROLL_RATE_LIMIT_EMPLOYEE_WRITE: '5', PAYROLL_RATE_LIMIT_PAYROLL_WRITE: '5' } });
+  stack = await startLocalStack({
+    env: {
+      PAYROLL_RATE_LIMIT_READ: '5',
+      PAYROLL_RATE_LIMIT_EMPLOYEE_WRITE: '5',
+      PAYROLL_RATE_LIMIT_PAYROLL_WRITE: '5',
+    },
+  });
   admin = typedClient(stack, (await stack.createOrganization('Limits Co')).token);
 });
 
@@ -70,12 +81,16 @@ describe('rate limits per token', () => {
   it('does no work for a refused request', async () => {
     const org = await stack.createOrganization('Quota Co');
     const api = typedClient(stack, org.token);
-    const made = await Promise.all(Array.from({ length: 8 }, (_, i) => api.POST('/v1/employees', { body: employee(`quota${i}`) })));
+    const made = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => api.POST('/v1/employees', { body: employee(`quota${i}`) })),
+    );
     const created = made.filter((r) => r.response.status === 201).length;
     expect(made.filter((r) => r.response.status === 429)).toHaveLength(8 - created);
     expect(created).toBeLessThanOrEqual(5);
     // A reader key from the CLI: the organization's write bucket is spent (key creation counts as a write).
-    const reader = JSON.parse((await stack.admin('token', 'create', '--org', org.organization_id, '--type', 'read-only', '--json')).stdout) as { token: string };
+    const reader = JSON.parse(
+      (await stack.admin('token', 'create', '--org', org.organization_id, '--type', 'read-only', '--json')).stdout,
+    ) as { token: string };
     const listed = await typedClient(stack, reader.token).GET('/v1/employees', { params: { query: { limit: 100 } } });
     expect(listed.data!.data.employees).toHaveLength(created);
   });

@@ -2,7 +2,13 @@ import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startLocalStack, type RunningStack } from '../support/local-stack.js';
-import { asReceived, typedClient, type components, type operations, type TypedClient } from '../support/typed-client.js';
+import {
+  asReceived,
+  typedClient,
+  type components,
+  type operations,
+  type TypedClient,
+} from '../support/typed-client.js';
 import { startReceiver } from '../support/webhook-receiver.js';
 
 /**
@@ -21,20 +27,34 @@ const at = (id: string) => ({ params: { path: { id } } });
 async function organization() {
   const org = await stack.createOrganization(`Hooks ${seq++}`);
   const api = typedClient(stack, org.token);
-  const emp = await api.POST('/v1/employees', { body: {
-    first_name: 'Wanda', last_name: 'Hook', email: `wanda${seq}@example.com`, employment_type: 'full_time', pay_group: 'default',
-    pay_schedule: 'biweekly', start_date: '2026-01-05', bank_account: { account_number: '24681357', routing_number: '021000021', account_type: 'checking' },
-  } });
+  const emp = await api.POST('/v1/employees', {
+    body: {
+      first_name: 'Wanda',
+      last_name: 'Hook',
+      email: `wanda${seq}@example.com`,
+      employment_type: 'full_time',
+      pay_group: 'default',
+      pay_schedule: 'biweekly',
+      start_date: '2026-01-05',
+      bank_account: { account_number: '24681357', routing_number: '021000021', account_type: 'checking' },
+    },
+  });
   return { token: org.token, api, employeeId: emp.data!.data.employee_id };
 }
 
 let period = 0;
-function payroll(employeeId: string, extra: Partial<components['schemas']['PayrollSubmission']> = {}): components['schemas']['PayrollSubmission'] {
+function payroll(
+  employeeId: string,
+  extra: Partial<components['schemas']['PayrollSubmission']> = {},
+): components['schemas']['PayrollSubmission'] {
   const start = new Date(Date.UTC(2026, 2, 1 + 14 * period++));
   const iso = (d: Date) => d.toISOString().slice(0, 10);
   return {
-    pay_period_start: iso(start), pay_period_end: iso(new Date(start.getTime() + 13 * 86_400_000)), pay_date: iso(new Date(start.getTime() + 18 * 86_400_000)),
-    employees: [{ employee_id: employeeId, gross_pay: 1000, hours_worked: 40 }], ...extra,
+    pay_period_start: iso(start),
+    pay_period_end: iso(new Date(start.getTime() + 13 * 86_400_000)),
+    pay_date: iso(new Date(start.getTime() + 18 * 86_400_000)),
+    employees: [{ employee_id: employeeId, gross_pay: 1000, hours_worked: 40 }],
+    ...extra,
   };
 }
 
@@ -69,19 +89,40 @@ describe('webhooks over the local stack', () => {
     const payrollId = (await submit(api, payroll(employeeId))).payroll_id;
     const all = await receiver.waitFor((r) => r.length >= 6);
     const verifier = new Webhook(hook.secret);
-    const events = all.map((r) => verifier.verify(r.body, r.headers as Record<string, string>) as { id: string; type: string; timestamp: string; data: { payroll_id: string } });
+    const events = all.map(
+      (r) =>
+        verifier.verify(r.body, r.headers as Record<string, string>) as {
+          id: string;
+          type: string;
+          timestamp: string;
+          data: { payroll_id: string };
+        },
+    );
     expect(all.map((r) => r.headers['webhook-id'])).toEqual(events.map((e) => e.id));
     const inOrder = [...events].sort((a, b) => a.timestamp.localeCompare(b.timestamp) || a.id.localeCompare(b.id));
     expect(inOrder.map((e) => e.type)).toEqual([
-      'payroll.submitted', 'payroll.processing', 'payroll.approved', 'payroll.processed', 'payroll.completed', 'paystub.generated',
+      'payroll.submitted',
+      'payroll.processing',
+      'payroll.approved',
+      'payroll.processed',
+      'payroll.completed',
+      'paystub.generated',
     ]);
     expect(events.every((e) => e.data.payroll_id === payrollId)).toBe(true);
-    expect(() => verifier.verify(all[0]!.body.replace('payroll', 'Payroll'), all[0]!.headers as Record<string, string>)).toThrow();
+    expect(() =>
+      verifier.verify(all[0]!.body.replace('payroll', 'Payroll'), all[0]!.headers as Record<string, string>),
+    ).toThrow();
 
     const listed = await api.GET('/v1/events', { params: { query: { payroll_id: payrollId } } });
     expect(listed.data!.data.events.map((e) => e.type)).toEqual([...inOrder].reverse().map((e) => e.type));
     for (const e of listed.data!.data.events) {
-      expect(e.deliveries).toEqual([expect.objectContaining({ webhook_id: hook.webhook_id, status: 'succeeded', attempts: [expect.objectContaining({ status_code: 200, error: null })] })]);
+      expect(e.deliveries).toEqual([
+        expect.objectContaining({
+          webhook_id: hook.webhook_id,
+          status: 'succeeded',
+          attempts: [expect.objectContaining({ status_code: 200, error: null })],
+        }),
+      ]);
     }
     await receiver.close();
   });
@@ -93,7 +134,8 @@ describe('webhooks over the local stack', () => {
     await submit(api, payroll(employeeId));
     const all = await receiver.waitFor((r) => r.length >= 3);
     expect(new Set(all.map((r) => r.headers['webhook-id'])).size).toBe(1);
-    const [event] = (await api.GET('/v1/events', { params: { query: { type: 'payroll.submitted' } } })).data!.data.events;
+    const [event] = (await api.GET('/v1/events', { params: { query: { type: 'payroll.submitted' } } })).data!.data
+      .events;
     expect(event!.deliveries[0]!.status).toBe('succeeded');
     expect(event!.deliveries[0]!.attempts.map((a) => a.status_code)).toEqual([503, 503, 200]);
     expect(all[2]!.at - all[0]!.at).toBeGreaterThanOrEqual(1500);
@@ -107,25 +149,50 @@ describe('webhooks over the local stack', () => {
     const hook = await register(api, receiver.url, { events: ['payroll.submitted'] });
     await submit(api, payroll(employeeId));
     await receiver.waitFor((r) => r.length >= 3);
-    const failedEvent = async () => (await api.GET('/v1/events', { params: { query: { type: 'payroll.submitted', delivery_status: 'failed' } } })).data!.data.events[0];
-    const event: components['schemas']['Event'] = await vi.waitFor(async () => {
-      const found = await failedEvent();
-      if (!found) throw new Error('no payroll.submitted event with a failed delivery within 10000 ms');
-      return found;
-    }, { timeout: 10_000, interval: 50 });
-    expect(event.deliveries[0]).toMatchObject({ status: 'failed', attempts: [{ status_code: 500 }, { status_code: 500 }, { status_code: 500 }] });
+    const failedEvent = async () =>
+      (await api.GET('/v1/events', { params: { query: { type: 'payroll.submitted', delivery_status: 'failed' } } }))
+        .data!.data.events[0];
+    const event: components['schemas']['Event'] = await vi.waitFor(
+      async () => {
+        const found = await failedEvent();
+        if (!found) throw new Error('no payroll.submitted event with a failed delivery within 10000 ms');
+        return found;
+      },
+      { timeout: 10_000, interval: 50 },
+    );
+    expect(event.deliveries[0]).toMatchObject({
+      status: 'failed',
+      attempts: [{ status_code: 500 }, { status_code: 500 }, { status_code: 500 }],
+    });
     expect(event.deliveries[0]!.attempts[0]!.error).toContain('HTTP 500');
 
-    const sqs = new SQSClient({ endpoint: stack.state.sqs_endpoint, region: stack.state.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const sqs = new SQSClient({
+      endpoint: stack.state.sqs_endpoint,
+      region: stack.state.region,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
     // Each receive long-polls for up to a second: that is the wait between checks.
-    const dead = await vi.waitFor(async () => {
-      const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: stack.state.queues.webhooks_dlq, WaitTimeSeconds: 1, MaxNumberOfMessages: 10 }));
-      const bodies = (out.Messages ?? []).map((m) => m.Body!).filter((b) => b.includes(event.id));
-      if (bodies.length === 0) throw new Error(`event ${event.id} not dead-lettered within 10000 ms`);
-      return bodies;
-    }, { timeout: 10_000, interval: 10 });
+    const dead = await vi.waitFor(
+      async () => {
+        const out = await sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: stack.state.queues.webhooks_dlq,
+            WaitTimeSeconds: 1,
+            MaxNumberOfMessages: 10,
+          }),
+        );
+        const bodies = (out.Messages ?? []).map((m) => m.Body!).filter((b) => b.includes(event.id));
+        if (bodies.length === 0) throw new Error(`event ${event.id} not dead-lettered within 10000 ms`);
+        return bodies;
+      },
+      { timeout: 10_000, interval: 10 },
+    );
     expect(dead).toHaveLength(1);
-    expect(JSON.parse(dead[0]!)).toEqual({ organization_id: expect.any(String), event_id: event.id, webhook_id: hook.webhook_id });
+    expect(JSON.parse(dead[0]!)).toEqual({
+      organization_id: expect.any(String),
+      event_id: event.id,
+      webhook_id: hook.webhook_id,
+    });
 
     healthy = true;
     const again = await api.POST('/v1/events/{id}/redeliver', at(event.id));
@@ -144,10 +211,13 @@ describe('webhooks over the local stack', () => {
     const hook = await register(api, receiver.url, { events: ['payroll.submitted'] });
     for (let i = 0; i < 5; i++) await submit(api, payroll(employeeId));
     await receiver.waitFor((r) => r.length >= 15, 30_000);
-    await vi.waitFor(async () => {
-      const status = (await api.GET('/v1/webhooks/{id}', at(hook.webhook_id))).data!.data.status;
-      expect(status, `webhook ${hook.webhook_id} marked unreliable within 10000 ms`).toBe('unreliable');
-    }, { timeout: 10_000, interval: 50 });
+    await vi.waitFor(
+      async () => {
+        const status = (await api.GET('/v1/webhooks/{id}', at(hook.webhook_id))).data!.data.status;
+        expect(status, `webhook ${hook.webhook_id} marked unreliable within 10000 ms`).toBe('unreliable');
+      },
+      { timeout: 10_000, interval: 50 },
+    );
     await submit(api, payroll(employeeId));
     const paused = await api.GET('/v1/events', { params: { query: { type: 'payroll.submitted', limit: 1 } } });
     expect(paused.data!.data.events[0]!.deliveries).toEqual([]);
@@ -168,9 +238,16 @@ describe('webhooks over the local stack', () => {
     const [delivery] = await receiver.waitFor((r) => r.length >= 1);
     expect(String(delivery!.headers['webhook-signature']).split(' ')).toHaveLength(2);
     for (const secret of [hook.secret, rotated.data!.data.secret]) {
-      expect(new Webhook(secret).verify(delivery!.body, delivery!.headers as Record<string, string>)).toMatchObject({ type: 'payroll.submitted' });
+      expect(new Webhook(secret).verify(delivery!.body, delivery!.headers as Record<string, string>)).toMatchObject({
+        type: 'payroll.submitted',
+      });
     }
-    expect(() => new Webhook(`whsec_${Buffer.from('x'.repeat(24)).toString('base64')}`).verify(delivery!.body, delivery!.headers as Record<string, string>)).toThrow();
+    expect(() =>
+      new Webhook(`whsec_${Buffer.from('x'.repeat(24)).toString('base64')}`).verify(
+        delivery!.body,
+        delivery!.headers as Record<string, string>,
+      ),
+    ).toThrow();
     await receiver.close();
   });
 
@@ -179,7 +256,13 @@ describe('webhooks over the local stack', () => {
     const other = await organization();
     const hook = await register(api, 'http://localhost:9/nowhere', { events: ['payroll.completed', 'payroll.failed'] });
     const list = await api.GET('/v1/webhooks');
-    expect(list.data!.data.webhooks).toEqual([expect.objectContaining({ webhook_id: hook.webhook_id, events: ['payroll.completed', 'payroll.failed'], status: 'active' })]);
+    expect(list.data!.data.webhooks).toEqual([
+      expect.objectContaining({
+        webhook_id: hook.webhook_id,
+        events: ['payroll.completed', 'payroll.failed'],
+        status: 'active',
+      }),
+    ]);
     expect(asReceived(list.response).text).not.toContain('whsec_');
     const foreignGet = await other.api.GET('/v1/webhooks/{id}', at(hook.webhook_id));
     expect(foreignGet.response.status).toBe(404);
@@ -188,7 +271,10 @@ describe('webhooks over the local stack', () => {
     expect(foreignDelete.response.status).toBe(404);
     expect(foreignDelete.error!.error).toMatchObject({ code: 'not_found', message: 'Not found' });
     // An event type the document does not list: hostile input the typed client cannot express.
-    const bad = await stack.request('POST', '/v1/webhooks', { token, body: { url: 'http://10.0.0.1/hook', events: ['payroll.exploded'] } });
+    const bad = await stack.request('POST', '/v1/webhooks', {
+      token,
+      body: { url: 'http://10.0.0.1/hook', events: ['payroll.exploded'] },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['events[0]']);
     const unsafe = await api.POST('/v1/webhooks', { body: { url: 'http://10.0.0.1/hook' } });
@@ -205,12 +291,18 @@ describe('webhooks over the local stack', () => {
 });
 
 describe('webhook URLs in production', () => {
-  it.each(['http://hooks.example.com/x', 'https://127.0.0.1/hook', 'http://127.0.0.1/hook', 'https://10.0.0.1/hook', 'https://169.254.169.254/latest/meta-data', 'https://localhost/hook'])(
-    'refuses %s', async (url) => {
-      const res = await typedClient(prod, prodToken).POST('/v1/webhooks', { body: { url } });
-      expect(res.response.status).toBe(400);
-      expect(res.error!.error.details[0]).toMatchObject({ field: 'url', code: 'unsafe_url' });
-    });
+  it.each([
+    'http://hooks.example.com/x',
+    'https://127.0.0.1/hook',
+    'http://127.0.0.1/hook',
+    'https://10.0.0.1/hook',
+    'https://169.254.169.254/latest/meta-data',
+    'https://localhost/hook',
+  ])('refuses %s', async (url) => {
+    const res = await typedClient(prod, prodToken).POST('/v1/webhooks', { body: { url } });
+    expect(res.response.status).toBe(400);
+    expect(res.error!.error.details[0]).toMatchObject({ field: 'url', code: 'unsafe_url' });
+  });
 });
 
 let prod: RunningStack;

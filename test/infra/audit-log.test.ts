@@ -15,8 +15,12 @@ import { FALLBACK_HANDLER, ROUTES } from '../../shared/http/routes.js';
  * that may only batch-write the table, with failed deliveries parked rather than lost. Built through
  * addPayrollStacks, so cdk-nag runs on it (an unacknowledged finding throws at synthesis).
  */
-const CDK_CONTEXT = (JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as { context: Record<string, unknown> }).context;
-const app = new App({ context: { ...CDK_CONTEXT, 'aws:cdk:bundling-stacks': [], environment: 'sandbox', stage: 'test' } });
+const CDK_CONTEXT = (
+  JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as { context: Record<string, unknown> }
+).context;
+const app = new App({
+  context: { ...CDK_CONTEXT, 'aws:cdk:bundling-stacks': [], environment: 'sandbox', stage: 'test' },
+});
 const stacks = addPayrollStacks(app);
 const template = Template.fromStack(stacks.api);
 
@@ -26,7 +30,8 @@ const logicalId = (construct: IConstruct): string => {
   const child = construct instanceof CfnResource ? construct : construct.node.defaultChild;
   return Stack.of(construct).getLogicalId(child as CfnResource);
 };
-const asArray = <T>(value: T | T[] | undefined): T[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
+const asArray = <T>(value: T | T[] | undefined): T[] =>
+  value === undefined ? [] : Array.isArray(value) ? value : [value];
 const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
 
 const ingest = stacks.api.auditLog.function;
@@ -36,14 +41,19 @@ const ingestArn = { 'Fn::GetAtt': [ingestFunctionId, 'Arn'] };
 const ingestRoleId = logicalId(ingest.role);
 const failuresId = logicalId(stacks.api.auditLog.failures);
 
-interface Statement { Effect: string; Action: string | string[]; Resource: unknown; Condition?: Record<string, Record<string, unknown>> }
+interface Statement {
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+  Condition?: Record<string, Record<string, unknown>>;
+}
 const statementsOfRole = (roleId: string): Statement[] =>
   ofType('AWS::IAM::Policy')
     .filter(([, r]) => asArray<{ Ref?: string }>(r.Properties!.Roles).some((role) => role.Ref === roleId))
     .flatMap(([, r]) => asArray<Statement>(r.Properties!.PolicyDocument.Statement));
 
 describe('audit log ingestion', () => {
-  it('subscribes every route function\'s log group, and no other, to the ingest function with the audit filter', () => {
+  it("subscribes every route function's log group, and no other, to the ingest function with the audit filter", () => {
     const filters = ofType('AWS::Logs::SubscriptionFilter').map(([, r]) => r.Properties!);
     expect(filters.length).toBe(ROUTES.length);
     const subscribed = filters.map((f) => (f.LogGroupName as { Ref: string }).Ref).sort();
@@ -58,20 +68,26 @@ describe('audit log ingestion', () => {
     }
   });
 
-  it('lets CloudWatch Logs invoke the function from the route functions\' log groups alone, named under one prefix', () => {
+  it("lets CloudWatch Logs invoke the function from the route functions' log groups alone, named under one prefix", () => {
     const permissions = ofType('AWS::Lambda::Permission')
       .map(([, r]) => r.Properties!)
       .filter((p) => p.Principal === 'logs.amazonaws.com');
     // One permission for every subscription: a resource per log group would crowd the stack's 500.
     expect(permissions).toHaveLength(1);
     const [p] = permissions;
-    expect(p).toMatchObject({ Action: 'lambda:InvokeFunction', FunctionName: ingestArn, SourceAccount: { Ref: 'AWS::AccountId' } });
+    expect(p).toMatchObject({
+      Action: 'lambda:InvokeFunction',
+      FunctionName: ingestArn,
+      SourceAccount: { Ref: 'AWS::AccountId' },
+    });
     const prefix = stacks.api.routeLogGroupPrefix;
     expect(prefix).toBe(`/payroll/${stacks.api.stackName}/routes/`);
     expect(JSON.stringify(p!.SourceArn)).toContain(`:log-group:${prefix}*`);
     // Every subscribed log group is under the prefix; the fallback's and the ingest function's own are not.
     for (const route of ROUTES) {
-      expect(resources[logicalId(stacks.api.functions[route.id]!.logGroup)]!.Properties!.LogGroupName).toMatch(new RegExp(`^${prefix}[A-Za-z]+$`));
+      expect(resources[logicalId(stacks.api.functions[route.id]!.logGroup)]!.Properties!.LogGroupName).toMatch(
+        new RegExp(`^${prefix}[A-Za-z]+$`),
+      );
     }
     for (const other of [stacks.api.functions[FALLBACK_HANDLER]!.logGroup, ingest.logGroup]) {
       expect(String(resources[logicalId(other)]!.Properties!.LogGroupName ?? '')).not.toContain(prefix);
@@ -81,23 +97,41 @@ describe('audit log ingestion', () => {
   it('refuses a source whose log group is not named under the prefix', () => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     const stack = new Stack(app, 'Probe');
-    const source = new PayrollFunction(stack, 'Source', { handler: 'api/get-employee', removalPolicy: RemovalPolicy.DESTROY });
-    expect(() => new AuditLogIngestion(stack, 'AuditLog', {
-      resources: { table: new Table(stack, 'Table', { partitionKey: { name: 'PK', type: AttributeType.STRING } }), key: new Key(stack, 'Key') },
-      sources: [source], sourceLogGroupPrefix: '/payroll/Probe/routes/', environment: {}, removalPolicy: RemovalPolicy.DESTROY,
-    })).toThrow('Source: its log group is not named under /payroll/Probe/routes/');
+    const source = new PayrollFunction(stack, 'Source', {
+      handler: 'api/get-employee',
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    expect(
+      () =>
+        new AuditLogIngestion(stack, 'AuditLog', {
+          resources: {
+            table: new Table(stack, 'Table', { partitionKey: { name: 'PK', type: AttributeType.STRING } }),
+            key: new Key(stack, 'Key'),
+          },
+          sources: [source],
+          sourceLogGroupPrefix: '/payroll/Probe/routes/',
+          environment: {},
+          removalPolicy: RemovalPolicy.DESTROY,
+        }),
+    ).toThrow('Source: its log group is not named under /payroll/Probe/routes/');
   });
 
   it('may batch-write the table and nothing else of it: no read, no Scan, no index, the key only through DynamoDB', () => {
     const statements = statementsOfRole(ingestRoleId);
     const tableArn = { 'Fn::ImportValue': expect.stringContaining('Table') };
     const dynamo = statements.filter((s) => asArray(s.Action).some((a) => a.startsWith('dynamodb:')));
-    expect(dynamo).toEqual([expect.objectContaining({ Effect: 'Allow', Action: 'dynamodb:BatchWriteItem', Resource: tableArn })]);
+    expect(dynamo).toEqual([
+      expect.objectContaining({ Effect: 'Allow', Action: 'dynamodb:BatchWriteItem', Resource: tableArn }),
+    ]);
     const kms = statements.filter((s) => asArray(s.Action).some((a) => a.startsWith('kms:')));
     expect(kms.length).toBe(1);
     expect(JSON.stringify(kms[0]!.Condition)).toContain('dynamodb.');
     const actions = statements.flatMap((s) => asArray(s.Action));
-    expect(actions.filter((a) => !/^(dynamodb:BatchWriteItem|kms:|logs:(CreateLogStream|PutLogEvents)|xray:Put|sqs:)/.test(a))).toEqual([]);
+    expect(
+      actions.filter(
+        (a) => !/^(dynamodb:BatchWriteItem|kms:|logs:(CreateLogStream|PutLogEvents)|xray:Put|sqs:)/.test(a),
+      ),
+    ).toEqual([]);
     expect(resources[ingestFunctionId]!.Properties!.Environment.Variables.TABLE_NAME).toBeDefined();
   });
 
@@ -113,11 +147,18 @@ describe('audit log ingestion', () => {
     const sqs = statementsOfRole(ingestRoleId).filter((s) => asArray(s.Action).some((a) => a.startsWith('sqs:')));
     // What the failure destination needs to send (SqsDestination's grant), on that queue alone.
     expect(sqs.map((s) => s.Resource)).toEqual([{ 'Fn::GetAtt': [failuresId, 'Arn'] }]);
-    expect(new Set(sqs.flatMap((s) => asArray(s.Action)))).toEqual(new Set(['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl']));
-    expect(resources[failuresId]!.Properties).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 24 * 3600 });
+    expect(new Set(sqs.flatMap((s) => asArray(s.Action)))).toEqual(
+      new Set(['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl']),
+    );
+    expect(resources[failuresId]!.Properties).toMatchObject({
+      SqsManagedSseEnabled: true,
+      MessageRetentionPeriod: 14 * 24 * 3600,
+    });
     template.hasResourceProperties('AWS::SQS::QueuePolicy', {
       Queues: [{ Ref: failuresId }],
-      PolicyDocument: { Statement: [Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })] },
+      PolicyDocument: {
+        Statement: [Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })],
+      },
     });
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'AWS/SQS',

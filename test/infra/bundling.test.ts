@@ -23,10 +23,17 @@ const KB = 1024;
 const BUNDLE_LIMIT = 600 * KB;
 /** Plain `node` in a folder with no node_modules: nothing but the asset to resolve from. */
 const nodeEnv = (dir: string, env: Record<string, string> = {}) => ({
-  PATH: process.env.PATH!, HOME: dir, AWS_REGION: 'us-east-1', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...env,
+  PATH: process.env.PATH!,
+  HOME: dir,
+  AWS_REGION: 'us-east-1',
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  ...env,
 });
 /** Every code file of an asset folder. */
-const codeFiles = (dir: string) => readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.mjs')).map((f) => join(dir, f));
+const codeFiles = (dir: string) =>
+  readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.mjs'))
+    .map((f) => join(dir, f));
 /** Imports by absolute path, as the bundles once made of an SDK layer under /opt. */
 const OPT_IMPORT = /(from\s*|import\s*\(\s*|import\s*)["']\/opt\//;
 
@@ -54,49 +61,85 @@ describe('function bundles', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('measures and loads what the CDK app deploys: every file of functions/, each one a function of the app', () => {
-    const files = readdirSync(join(ROOT, 'functions'), { recursive: true, withFileTypes: true }).filter((f) => f.isFile() && f.name.endsWith('.ts'))
+    const files = readdirSync(join(ROOT, 'functions'), { recursive: true, withFileTypes: true })
+      .filter((f) => f.isFile() && f.name.endsWith('.ts'))
       .map((f) => relative(join(ROOT, 'functions'), join(f.parentPath, f.name)).replace(/\.ts$/, ''));
-    const context = (JSON.parse(readFileSync(join(ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context;
+    const context = (JSON.parse(readFileSync(join(ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> })
+      .context;
     const app = new App({ context: { ...context, 'aws:cdk:bundling-stacks': [] } });
     addPayrollStacks(app);
-    const deployed = new Set(app.node.findAll().filter((c): c is PayrollFunction => c instanceof PayrollFunction).map((f) => f.handler));
+    const deployed = new Set(
+      app.node
+        .findAll()
+        .filter((c): c is PayrollFunction => c instanceof PayrollFunction)
+        .map((f) => f.handler),
+    );
     expect([...deployed].sort()).toEqual(files.sort());
     expect([...ALL_HANDLERS].sort()).toEqual(files.sort());
   });
 
   it('bundles the AWS SDK into each function that uses it, and imports nothing from /opt', () => {
-    const tableUsers = bundles.filter((b) => b.sdkInputs.some((input) => input.includes('node_modules/@aws-sdk/lib-dynamodb/')));
+    const tableUsers = bundles.filter((b) =>
+      b.sdkInputs.some((input) => input.includes('node_modules/@aws-sdk/lib-dynamodb/')),
+    );
     expect(tableUsers.length).toBe(entries.length - 1); // all but the fallback, which never reads the table
     for (const bundle of bundles) {
-      for (const file of codeFiles(bundle.asset)) expect({ file: relative(dir, file), opt: OPT_IMPORT.test(readFileSync(file, 'utf8')) }).toEqual({ file: relative(dir, file), opt: false });
+      for (const file of codeFiles(bundle.asset))
+        expect({ file: relative(dir, file), opt: OPT_IMPORT.test(readFileSync(file, 'utf8')) }).toEqual({
+          file: relative(dir, file),
+          opt: false,
+        });
     }
   });
 
   it('carries no SSO, STS or profile credential code', () => {
-    const code = bundles.flatMap((b) => codeFiles(b.asset)).map((file) => readFileSync(file, 'utf8')).join('\n');
-    for (const marker of ['SSOClient', 'STSClient', 'fromIni', 'AWS_CONTAINER_CREDENTIALS', 'sso_start_url']) expect(code).not.toContain(marker);
+    const code = bundles
+      .flatMap((b) => codeFiles(b.asset))
+      .map((file) => readFileSync(file, 'utf8'))
+      .join('\n');
+    for (const marker of ['SSOClient', 'STSClient', 'fromIni', 'AWS_CONTAINER_CREDENTIALS', 'sso_start_url'])
+      expect(code).not.toContain(marker);
   });
 
   it(`keeps what each function loads at a cold start within ${BUNDLE_LIMIT / KB} KB`, () => {
-    const sizes = bundles.map((b) => ({ entry: b.entry, kb: Math.round(b.load.atLoad.reduce((sum, f) => sum + f.bytes, 0) / KB) }));
-    console.log(`bundle sizes at load (index.mjs and its static chunks):\n${sizes.map((s) => `  ${s.entry} ${s.kb} KB`).join('\n')}`);
+    const sizes = bundles.map((b) => ({
+      entry: b.entry,
+      kb: Math.round(b.load.atLoad.reduce((sum, f) => sum + f.bytes, 0) / KB),
+    }));
+    console.log(
+      `bundle sizes at load (index.mjs and its static chunks):\n${sizes.map((s) => `  ${s.entry} ${s.kb} KB`).join('\n')}`,
+    );
     for (const size of sizes) expect(size.kb * KB, size.entry).toBeLessThanOrEqual(BUNDLE_LIMIT);
   });
 
   it('runs with plain node: every bundle loads in a fresh process, in a folder with no node_modules, and exports its handler', async () => {
-    const loaded = await Promise.all(bundles.map(async (b) => {
-      const { stdout } = await run(process.execPath, ['--input-type=module', '-e',
-        `const m = await import(${JSON.stringify(`file://${b.file}`)}); console.log(typeof m.handler);`], { cwd: dir, env: nodeEnv(dir) });
-      return { entry: b.entry, handler: stdout.trim() };
-    }));
+    const loaded = await Promise.all(
+      bundles.map(async (b) => {
+        const { stdout } = await run(
+          process.execPath,
+          [
+            '--input-type=module',
+            '-e',
+            `const m = await import(${JSON.stringify(`file://${b.file}`)}); console.log(typeof m.handler);`,
+          ],
+          { cwd: dir, env: nodeEnv(dir) },
+        );
+        return { entry: b.entry, handler: stdout.trim() };
+      }),
+    );
     expect(loaded).toEqual(bundles.map((b) => ({ entry: b.entry, handler: 'function' })));
   });
 
   it('loads the S3 client on first use only, in every function that can touch the bucket', () => {
     const s3 = (entryPoint: string) => entryPoint.startsWith('node_modules/@aws-sdk/client-s3/');
-    const users = bundles.filter((b) => b.load.onFirstUse.some((u) => s3(u.entryPoint))).map((b) => b.entry).sort();
+    const users = bundles
+      .filter((b) => b.load.onFirstUse.some((u) => s3(u.entryPoint)))
+      .map((b) => b.entry)
+      .sort();
     // Exactly the functions granted the bucket: the routes with bucket access, and the processor.
-    const granted = (ROUTES as readonly RouteDef[]).filter((r) => r.access?.some((a) => a.startsWith('bucket:'))).map((r) => r.handler as string);
+    const granted = (ROUTES as readonly RouteDef[])
+      .filter((r) => r.access?.some((a) => a.startsWith('bucket:')))
+      .map((r) => r.handler as string);
     expect(users).toEqual([...new Set([...granted, WORKER_HANDLERS.processor])].sort());
     for (const bundle of bundles) {
       // The S3 client's code: in a chunk of the asset, never in what a cold start loads.
@@ -110,23 +153,45 @@ describe('function bundles', () => {
 
     beforeAll(() => {
       const entry = join(dir, 'entry.ts');
-      writeFileSync(entry, [
-        `import { GetCommand } from '@aws-sdk/lib-dynamodb';`,
-        `import { createDocumentClient } from ${JSON.stringify(join(ROOT, 'shared', 'adapters', 'dynamo.js'))};`,
-        // A table that does not exist: the engine's answer proves the request was signed and sent.
-        `export const handler = () => createDocumentClient().send(new GetCommand({ TableName: 'no-such-table', Key: { PK: 'a', SK: 'b' } })).then(() => 'found', (e) => e.name);`,
-      ].join('\n'));
+      writeFileSync(
+        entry,
+        [
+          `import { GetCommand } from '@aws-sdk/lib-dynamodb';`,
+          `import { createDocumentClient } from ${JSON.stringify(join(ROOT, 'shared', 'adapters', 'dynamo.js'))};`,
+          // A table that does not exist: the engine's answer proves the request was signed and sent.
+          `export const handler = () => createDocumentClient().send(new GetCommand({ TableName: 'no-such-table', Key: { PK: 'a', SK: 'b' } })).then(() => 'found', (e) => e.name);`,
+        ].join('\n'),
+      );
       const outdir = join(dir, 'probe');
       buildSync({ ...lambdaBuildOptions(entry, outdir), logLevel: 'silent' });
       bundle = join(outdir, 'index.mjs');
     });
 
-    const invoke = (env: Record<string, string>) => run(process.execPath, ['--input-type=module', '-e',
-      `const { handler } = await import(${JSON.stringify(`file://${bundle}`)}); console.log(await handler());`],
-    { cwd: dir, env: nodeEnv(dir, { AWS_REGION: testEngines().region, AWS_ENDPOINT_URL_DYNAMODB: testEngines().dynamodbEndpoint, AWS_MAX_ATTEMPTS: '1', ...env }) });
+    const invoke = (env: Record<string, string>) =>
+      run(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `const { handler } = await import(${JSON.stringify(`file://${bundle}`)}); console.log(await handler());`,
+        ],
+        {
+          cwd: dir,
+          env: nodeEnv(dir, {
+            AWS_REGION: testEngines().region,
+            AWS_ENDPOINT_URL_DYNAMODB: testEngines().dynamodbEndpoint,
+            AWS_MAX_ATTEMPTS: '1',
+            ...env,
+          }),
+        },
+      );
 
     it('signs with the role credentials Lambda puts in the environment', async () => {
-      const { stdout } = await invoke({ AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', AWS_SESSION_TOKEN: 'session' });
+      const { stdout } = await invoke({
+        AWS_ACCESS_KEY_ID: 'local',
+        AWS_SECRET_ACCESS_KEY: 'local',
+        AWS_SESSION_TOKEN: 'session',
+      });
       expect(stdout.trim()).toBe('ResourceNotFoundException');
     });
 
@@ -143,8 +208,12 @@ describe('function bundles', () => {
 
     it('keeps it out of what get-paystub loads at a cold start, in a chunk of its own asset', () => {
       expect(renderer()).toBeDefined();
-      const atLoad = paystub().load.atLoad.map((f) => readFileSync(f.file, 'utf8')).join('\n');
-      const chunk = renderer().files.map((f) => readFileSync(f.file, 'utf8')).join('\n');
+      const atLoad = paystub()
+        .load.atLoad.map((f) => readFileSync(f.file, 'utf8'))
+        .join('\n');
+      const chunk = renderer()
+        .files.map((f) => readFileSync(f.file, 'utf8'))
+        .join('\n');
       // pdf-lib's standard font metrics: megabytes of tables only the renderer needs.
       for (const marker of ['Helvetica-Bold', 'StandardFonts']) {
         expect(chunk).toContain(marker);
@@ -156,11 +225,19 @@ describe('function bundles', () => {
 
     it('loads from the asset with plain node, and renders a statement', async () => {
       const [main] = renderer().files;
-      const { stdout } = await run(process.execPath, ['--input-type=module', '-e', [
-        `const { renderPaystubPdf } = await import(${JSON.stringify(`file://${main!.file}`)});`,
-        `const pdf = await renderPaystubPdf(${JSON.stringify(samplePaystub)});`,
-        `console.log(Buffer.from(pdf).subarray(0, 5).toString());`,
-      ].join('\n')], { cwd: dir, env: nodeEnv(dir) });
+      const { stdout } = await run(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          [
+            `const { renderPaystubPdf } = await import(${JSON.stringify(`file://${main!.file}`)});`,
+            `const pdf = await renderPaystubPdf(${JSON.stringify(samplePaystub)});`,
+            `console.log(Buffer.from(pdf).subarray(0, 5).toString());`,
+          ].join('\n'),
+        ],
+        { cwd: dir, env: nodeEnv(dir) },
+      );
       expect(stdout.trim()).toBe('%PDF-');
     });
   });
@@ -171,21 +248,27 @@ describe('function bundles', () => {
  * self-contained asset, its bundle, chunks and source maps, which runs with plain `node`. (The other infra tests skip
  * bundling to stay fast.)
  */
-describe('the CDK app\'s assets', () => {
+describe("the CDK app's assets", () => {
   let outdir: string;
   let assets: { id: string; dir: string }[];
   let resources: Record<string, { Type: string; Properties: { Code?: { S3Key: string }; Layers?: unknown } }>;
 
   beforeAll(() => {
     outdir = mkdtempSync(join(tmpdir(), 'payroll-cdk-assets-'));
-    const context = (JSON.parse(readFileSync(join(ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context;
-    const app = new App({ outdir, context: { ...context, 'aws:cdk:bundling-stacks': ['Payroll-sandbox-bundle-Workers'], stage: 'bundle' } });
+    const context = (JSON.parse(readFileSync(join(ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> })
+      .context;
+    const app = new App({
+      outdir,
+      context: { ...context, 'aws:cdk:bundling-stacks': ['Payroll-sandbox-bundle-Workers'], stage: 'bundle' },
+    });
     const { workers } = addPayrollStacks(app);
     expect(workers.stackName).toBe('Payroll-sandbox-bundle-Workers');
     app.synth();
     resources = Template.fromStack(workers).toJSON().Resources as typeof resources;
     const assetDir = (key: string) => join(outdir, `asset.${key.replace(/\.zip$/, '')}`);
-    assets = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function').map(([id, r]) => ({ id, dir: assetDir(r.Properties.Code!.S3Key) }));
+    assets = Object.entries(resources)
+      .filter(([, r]) => r.Type === 'AWS::Lambda::Function')
+      .map(([id, r]) => ({ id, dir: assetDir(r.Properties.Code!.S3Key) }));
   }, 180_000);
 
   afterAll(() => rmSync(outdir, { recursive: true, force: true }));
@@ -212,8 +295,15 @@ describe('the CDK app\'s assets', () => {
 
   it('runs with plain node: each asset loads in a fresh process, in a folder with no node_modules, and exports its handler', async () => {
     for (const asset of assets) {
-      const { stdout } = await run(process.execPath, ['--input-type=module', '-e',
-        `const m = await import(${JSON.stringify(`file://${join(asset.dir, 'index.mjs')}`)}); console.log(typeof m.handler);`], { cwd: outdir, env: nodeEnv(outdir) });
+      const { stdout } = await run(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `const m = await import(${JSON.stringify(`file://${join(asset.dir, 'index.mjs')}`)}); console.log(typeof m.handler);`,
+        ],
+        { cwd: outdir, env: nodeEnv(outdir) },
+      );
       expect({ id: asset.id, handler: stdout.trim() }).toEqual({ id: asset.id, handler: 'function' });
     }
   });

@@ -11,12 +11,18 @@ import { ASSET_CACHE_CONTROL, PAGE_CACHE_CONTROL } from '../../infra/dashboard-h
  * The dashboard's static site: a private bucket only CloudFront reads, HTTPS only, security headers, and the
  * build deployed in two steps. Built on its own (with a literal API), with the cdk-nag checks the app runs.
  */
-const CDK_CONTEXT = (JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as { context: Record<string, unknown> }).context;
+const CDK_CONTEXT = (
+  JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as { context: Record<string, unknown> }
+).context;
 const API = { apiUrl: 'https://abc123defg.execute-api.eu-west-1.amazonaws.com/test', restApiId: 'abc123defg' };
 
 function build(environment: 'sandbox' | 'production', bundle = false) {
   const app = new App({ context: { ...CDK_CONTEXT, ...(!bundle && { 'aws:cdk:bundling-stacks': [] }) } });
-  const stack = new DashboardStack(app, `Payroll-${environment}-test-Dashboard`, { environment, stage: 'test', api: API });
+  const stack = new DashboardStack(app, `Payroll-${environment}-test-Dashboard`, {
+    environment,
+    stage: 'test',
+    api: API,
+  });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { writeSuppressionsToCloudFormation: true }));
   // Synthesizes the app, so an unacknowledged AwsSolutions error throws here.
   return { app, stack, template: Template.fromStack(stack) };
@@ -26,20 +32,39 @@ const sandbox = build('sandbox');
 type Resources = Record<string, { Type: string; Properties?: Record<string, any>; DeletionPolicy?: string }>;
 const resources = sandbox.template.toJSON().Resources as Resources;
 const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
-const idOf = (construct: { node: { defaultChild?: unknown } }) => sandbox.stack.getLogicalId(construct.node.defaultChild as never);
+const idOf = (construct: { node: { defaultChild?: unknown } }) =>
+  sandbox.stack.getLogicalId(construct.node.defaultChild as never);
 
 describe('dashboard stack', () => {
   it('keeps the site in a private, encrypted bucket that refuses plain HTTP and is no website', () => {
     const site = resources[idOf(sandbox.stack.siteBucket)]!;
-    expect(site.Properties!.PublicAccessBlockConfiguration).toEqual({ BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true });
-    expect(site.Properties!.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault.SSEAlgorithm).toBe('AES256');
+    expect(site.Properties!.PublicAccessBlockConfiguration).toEqual({
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+    expect(
+      site.Properties!.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault.SSEAlgorithm,
+    ).toBe('AES256');
     expect(site.Properties!.WebsiteConfiguration).toBeUndefined();
-    expect(site.Properties!.LoggingConfiguration.DestinationBucketName).toEqual({ Ref: idOf(sandbox.stack.logsBucket) });
+    expect(site.Properties!.LoggingConfiguration.DestinationBucketName).toEqual({
+      Ref: idOf(sandbox.stack.logsBucket),
+    });
 
-    const policies = ofType('AWS::S3::BucketPolicy').filter(([, p]) => JSON.stringify(p.Properties!.Bucket) === JSON.stringify({ Ref: idOf(sandbox.stack.siteBucket) }));
+    const policies = ofType('AWS::S3::BucketPolicy').filter(
+      ([, p]) => JSON.stringify(p.Properties!.Bucket) === JSON.stringify({ Ref: idOf(sandbox.stack.siteBucket) }),
+    );
     expect(policies).toHaveLength(1);
-    const statements = policies[0]![1].Properties!.PolicyDocument.Statement as { Effect: string; Principal: any; Action: string | string[]; Condition?: any }[];
-    expect(statements).toContainEqual(expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }));
+    const statements = policies[0]![1].Properties!.PolicyDocument.Statement as {
+      Effect: string;
+      Principal: any;
+      Action: string | string[];
+      Condition?: any;
+    }[];
+    expect(statements).toContainEqual(
+      expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+    );
     // The only reader: this distribution, through origin access control.
     const allows = statements.filter((s) => s.Effect === 'Allow' && !JSON.stringify(s.Principal).includes('lambda'));
     const reads = allows.filter((s) => JSON.stringify(s.Principal).includes('cloudfront.amazonaws.com'));
@@ -61,7 +86,11 @@ describe('dashboard stack', () => {
     expect(config.Origins[0].S3OriginConfig).toEqual({ OriginAccessIdentity: '' });
     expect(config.Logging.Bucket).toBeDefined();
     sandbox.template.hasResourceProperties('AWS::CloudFront::OriginAccessControl', {
-      OriginAccessControlConfig: { OriginAccessControlOriginType: 's3', SigningBehavior: 'always', SigningProtocol: 'sigv4' },
+      OriginAccessControlConfig: {
+        OriginAccessControlOriginType: 's3',
+        SigningBehavior: 'always',
+        SigningProtocol: 'sigv4',
+      },
     });
   });
 
@@ -75,12 +104,18 @@ describe('dashboard stack', () => {
     expect(csp).toContain("frame-ancestors 'none'");
     expect(csp).toContain(`connect-src 'self' https://${API.restApiId}.execute-api.`);
     expect(headers.ContentSecurityPolicy.Override).toBe(true);
-    expect(headers.StrictTransportSecurity).toMatchObject({ AccessControlMaxAgeSec: 31_536_000, IncludeSubdomains: true, Override: true });
+    expect(headers.StrictTransportSecurity).toMatchObject({
+      AccessControlMaxAgeSec: 31_536_000,
+      IncludeSubdomains: true,
+      Override: true,
+    });
     expect(headers.FrameOptions).toEqual({ FrameOption: 'DENY', Override: true });
     expect(headers.ContentTypeOptions).toEqual({ Override: true });
     expect(headers.ReferrerPolicy).toEqual({ ReferrerPolicy: 'no-referrer', Override: true });
     const [, distribution] = ofType('AWS::CloudFront::Distribution')[0]!;
-    expect(distribution.Properties!.DistributionConfig.DefaultCacheBehavior.ResponseHeadersPolicyId).toEqual({ Ref: ofType('AWS::CloudFront::ResponseHeadersPolicy')[0]![0] });
+    expect(distribution.Properties!.DistributionConfig.DefaultCacheBehavior.ResponseHeadersPolicyId).toEqual({
+      Ref: ofType('AWS::CloudFront::ResponseHeadersPolicy')[0]![0],
+    });
   });
 
   it('deploys the hashed assets first and for good, then the pages and config.json, invalidating only those', () => {
@@ -90,9 +125,16 @@ describe('dashboard stack', () => {
     const pages = deployments.find(([, d]) => JSON.stringify(d.Properties!.Exclude) === '["assets/*"]');
     expect(assets).toBeDefined();
     expect(pages).toBeDefined();
-    expect(assets![1].Properties).toMatchObject({ Exclude: ['*'], Prune: false, SystemMetadata: { 'cache-control': ASSET_CACHE_CONTROL } });
+    expect(assets![1].Properties).toMatchObject({
+      Exclude: ['*'],
+      Prune: false,
+      SystemMetadata: { 'cache-control': ASSET_CACHE_CONTROL },
+    });
     expect(assets![1].Properties!.DistributionId).toBeUndefined();
-    expect(pages![1].Properties).toMatchObject({ SystemMetadata: { 'cache-control': PAGE_CACHE_CONTROL }, DistributionPaths: ['/', '/index.html', '/config.json'] });
+    expect(pages![1].Properties).toMatchObject({
+      SystemMetadata: { 'cache-control': PAGE_CACHE_CONTROL },
+      DistributionPaths: ['/', '/index.html', '/config.json'],
+    });
     expect(pages![1].Properties!.DistributionId).toEqual({ Ref: idOf(sandbox.stack.distribution) });
     expect((resources[pages![0]] as { DependsOn?: string[] }).DependsOn).toEqual(expect.arrayContaining([assets![0]]));
     // Two sources for the pages: the site and config.json (written with the API's URL at deploy time).
@@ -100,12 +142,16 @@ describe('dashboard stack', () => {
   });
 
   it('outputs the dashboard URL', () => {
-    sandbox.template.hasOutput('DashboardUrl', { Value: { 'Fn::Join': ['', ['https://', { 'Fn::GetAtt': [idOf(sandbox.stack.distribution), 'DomainName'] }]] } });
+    sandbox.template.hasOutput('DashboardUrl', {
+      Value: { 'Fn::Join': ['', ['https://', { 'Fn::GetAtt': [idOf(sandbox.stack.distribution), 'DomainName'] }]] },
+    });
   });
 
   it('keeps the access logs in production and lets a sandbox go whole', () => {
     const production = build('production');
-    const logs = (production.template.toJSON().Resources as Resources)[production.stack.getLogicalId(production.stack.logsBucket.node.defaultChild as never)]!;
+    const logs = (production.template.toJSON().Resources as Resources)[
+      production.stack.getLogicalId(production.stack.logsBucket.node.defaultChild as never)
+    ]!;
     expect(logs.DeletionPolicy).toBe('Retain');
     expect(resources[idOf(sandbox.stack.logsBucket)]!.DeletionPolicy).toBe('Delete');
   });

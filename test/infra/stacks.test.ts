@@ -1,8 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { DecryptCommand, KMSClient } from '@aws-sdk/client-kms';
-import { ChangeMessageVisibilityCommand, SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  ChangeMessageVisibilityCommand,
+  SendMessageBatchCommand,
+  SendMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { App, CfnResource, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { CfnRole } from 'aws-cdk-lib/aws-iam';
@@ -19,7 +30,11 @@ import type { PayrollFunction } from '../../infra/constructs/payroll-function.js
 import { PROCESSOR_BATCH_SIZE, PROCESSOR_MAX_CONCURRENCY } from '../../infra/constructs/payroll-processor.js';
 import { DISBURSEMENT_OBJECT_PREFIX, grantTable } from '../../infra/constructs/service-access.js';
 import {
-  DELIVERER_BATCH_SIZE, DELIVERER_MAX_CONCURRENCY, DELIVERER_TIMEOUT, WEBHOOK_RETRY_DELAYS_S, WebhookDeliverer,
+  DELIVERER_BATCH_SIZE,
+  DELIVERER_MAX_CONCURRENCY,
+  DELIVERER_TIMEOUT,
+  WEBHOOK_RETRY_DELAYS_S,
+  WebhookDeliverer,
 } from '../../infra/constructs/webhook-deliverer.js';
 import { FieldEncryptor } from '../../shared/adapters/envelope-encryption.js';
 import { objectKeys } from '../../shared/adapters/object-store.js';
@@ -34,10 +49,15 @@ import { handlerEnvironment, type StackState } from '../../local/stack-state.js'
  * minus esbuild: `aws:cdk:bundling-stacks: []` leaves the function code unbundled, which changes nothing the
  * templates say about the functions.
  */
-const CDK_CONTEXT = (JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as { context: Record<string, unknown> }).context;
+const CDK_CONTEXT = (
+  JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as { context: Record<string, unknown> }
+).context;
 
 function appWith(context: Record<string, unknown>, builtinCloudFormationValidation = false): App {
-  return new App({ context: { ...CDK_CONTEXT, 'aws:cdk:bundling-stacks': [], ...context }, builtinCloudFormationValidation });
+  return new App({
+    context: { ...CDK_CONTEXT, 'aws:cdk:bundling-stacks': [], ...context },
+    builtinCloudFormationValidation,
+  });
 }
 
 interface Synthesized extends PayrollStacks {
@@ -53,7 +73,8 @@ function synthesize(environment: 'sandbox' | 'production', builtinCloudFormation
   // Template.fromStack synthesizes the whole app, which runs the registered cdk-nag plugin: an unacknowledged
   // AwsSolutions error would throw right here.
   return {
-    app, ...stacks,
+    app,
+    ...stacks,
     statefulTemplate: Template.fromStack(stacks.stateful),
     apiTemplate: Template.fromStack(stacks.api),
     workersTemplate: Template.fromStack(stacks.workers),
@@ -64,13 +85,23 @@ function synthesize(environment: 'sandbox' | 'production', builtinCloudFormation
 const sandbox = synthesize('sandbox', true);
 const production = synthesize('production');
 
-type Resources = Record<string, { Type: string; Properties?: Record<string, any>; DeletionPolicy?: string; UpdateReplacePolicy?: string; DependsOn?: string[] }>;
+type Resources = Record<
+  string,
+  {
+    Type: string;
+    Properties?: Record<string, any>;
+    DeletionPolicy?: string;
+    UpdateReplacePolicy?: string;
+    DependsOn?: string[];
+  }
+>;
 const resourcesOf = (template: Template): Resources => template.toJSON().Resources as Resources;
 const logicalId = (construct: IConstruct): string => {
   const child = construct instanceof CfnResource ? construct : construct.node.defaultChild;
   return Stack.of(construct).getLogicalId(child as CfnResource);
 };
-const asArray = <T>(value: T | T[] | undefined): T[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
+const asArray = <T>(value: T | T[] | undefined): T[] =>
+  value === undefined ? [] : Array.isArray(value) ? value : [value];
 
 interface Statement {
   Effect: string;
@@ -82,13 +113,18 @@ interface Statement {
 /** Every statement of every IAM policy attached to a role. */
 function statementsOfRole(template: Template, roleLogicalId: string): Statement[] {
   return Object.values(resourcesOf(template))
-    .filter((r) => r.Type === 'AWS::IAM::Policy' && asArray<{ Ref?: string }>(r.Properties!.Roles).some((role) => role.Ref === roleLogicalId))
+    .filter(
+      (r) =>
+        r.Type === 'AWS::IAM::Policy' &&
+        asArray<{ Ref?: string }>(r.Properties!.Roles).some((role) => role.Ref === roleLogicalId),
+    )
     .flatMap((r) => asArray<Statement>(r.Properties!.PolicyDocument.Statement));
 }
 
 const actionsOf = (statements: Statement[]): string[] => statements.flatMap((s) => asArray(s.Action));
 /** Statements a function can use by calling the service itself, not only through DynamoDB or S3 on its behalf. */
-const direct = (statements: Statement[]): Statement[] => statements.filter((s) => !s.Condition?.StringEquals?.['kms:ViaService']);
+const direct = (statements: Statement[]): Statement[] =>
+  statements.filter((s) => !s.Condition?.StringEquals?.['kms:ViaService']);
 
 function idsOf(fn: PayrollFunction) {
   return {
@@ -105,7 +141,10 @@ function functionOf(stacks: { api: ApiStack }, id: string) {
 }
 
 function environmentOf(template: Template, functionLogicalId: string): Record<string, unknown> {
-  return (resourcesOf(template)[functionLogicalId]!.Properties!.Environment?.Variables ?? {}) as Record<string, unknown>;
+  return (resourcesOf(template)[functionLogicalId]!.Properties!.Environment?.Variables ?? {}) as Record<
+    string,
+    unknown
+  >;
 }
 
 /**
@@ -126,7 +165,15 @@ function expectBucketConfined(template: Template, roleId: string, functionId: st
       expect(actions).toEqual(['s3:ListBucket']);
       expect(JSON.stringify(resources[0])).toContain(bucketId);
     } else {
-      expect(resources[0]).toEqual({ 'Fn::Join': ['', [{ 'Fn::ImportValue': `${sandbox.stateful.stackName}-DisbursementBucketArn` }, `/${DISBURSEMENT_OBJECT_PREFIX}*`]] });
+      expect(resources[0]).toEqual({
+        'Fn::Join': [
+          '',
+          [
+            { 'Fn::ImportValue': `${sandbox.stateful.stackName}-DisbursementBucketArn` },
+            `/${DISBURSEMENT_OBJECT_PREFIX}*`,
+          ],
+        ],
+      });
     }
   }
   expect(actionsOf(s3)).not.toContain('s3:DeleteObjectVersion');
@@ -153,8 +200,18 @@ function expectNoLayers(resources: Resources, functionCount: number) {
  * No alias, no published version: nothing a caller could be pointed at instead.
  */
 function expectInvokedDirectly(resources: Resources) {
-  expect(Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Alias' || r.Type === 'AWS::Lambda::Version')).toEqual([]);
-  const callers = Object.entries(resources).filter(([, r]) => ['AWS::ApiGateway::Method', 'AWS::Lambda::Permission', 'AWS::Lambda::EventSourceMapping', 'AWS::Events::Rule', 'AWS::Logs::SubscriptionFilter'].includes(r.Type));
+  expect(
+    Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Alias' || r.Type === 'AWS::Lambda::Version'),
+  ).toEqual([]);
+  const callers = Object.entries(resources).filter(([, r]) =>
+    [
+      'AWS::ApiGateway::Method',
+      'AWS::Lambda::Permission',
+      'AWS::Lambda::EventSourceMapping',
+      'AWS::Events::Rule',
+      'AWS::Logs::SubscriptionFilter',
+    ].includes(r.Type),
+  );
   expect(callers.length).toBeGreaterThan(0);
   for (const [id, r] of callers) expect(JSON.stringify(r.Properties), `${id} (${r.Type})`).not.toContain(':live');
 }
@@ -178,9 +235,15 @@ describe('deployment context', () => {
 
   it('takes one CORS origin for the API from the context, or none (any origin)', () => {
     expect(deploymentContext(appWith({})).corsAllowOrigin).toBeUndefined();
-    expect(deploymentContext(appWith({ corsAllowOrigin: 'https://dashboard.example.com' })).corsAllowOrigin).toBe('https://dashboard.example.com');
-    expect(() => deploymentContext(appWith({ corsAllowOrigin: 'http://dashboard.example.com' }))).toThrow(/corsAllowOrigin/);
-    expect(() => deploymentContext(appWith({ corsAllowOrigin: 'https://a.example.com/path' }))).toThrow(/corsAllowOrigin/);
+    expect(deploymentContext(appWith({ corsAllowOrigin: 'https://dashboard.example.com' })).corsAllowOrigin).toBe(
+      'https://dashboard.example.com',
+    );
+    expect(() => deploymentContext(appWith({ corsAllowOrigin: 'http://dashboard.example.com' }))).toThrow(
+      /corsAllowOrigin/,
+    );
+    expect(() => deploymentContext(appWith({ corsAllowOrigin: 'https://a.example.com/path' }))).toThrow(
+      /corsAllowOrigin/,
+    );
   });
 
   it('rejects an unknown environment and a stage that cannot name an API Gateway stage', () => {
@@ -215,7 +278,9 @@ describe('stateful stack', () => {
   it('has every GSI of TABLE_DEFINITION with string keys and ALL projection', () => {
     const table = Object.values(resources).find((r) => r.Type === 'AWS::DynamoDB::Table')!.Properties!;
     const indexes = table.GlobalSecondaryIndexes as { IndexName: string; KeySchema: unknown; Projection: unknown }[];
-    expect(indexes.map((i) => i.IndexName).sort()).toEqual(TABLE_DEFINITION.globalSecondaryIndexes.map((i) => i.indexName).sort());
+    expect(indexes.map((i) => i.IndexName).sort()).toEqual(
+      TABLE_DEFINITION.globalSecondaryIndexes.map((i) => i.indexName).sort(),
+    );
     for (const def of TABLE_DEFINITION.globalSecondaryIndexes) {
       expect(indexes.find((i) => i.IndexName === def.indexName)).toEqual({
         IndexName: def.indexName,
@@ -233,13 +298,21 @@ describe('stateful stack', () => {
   it('keeps disbursement files private, versioned, KMS-encrypted with the key and access-logged', () => {
     const bucket = resources[logicalId(sandbox.stateful.disbursementBucket)]!.Properties!;
     expect(bucket.PublicAccessBlockConfiguration).toEqual({
-      BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true,
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
     });
     expect(bucket.VersioningConfiguration).toEqual({ Status: 'Enabled' });
     expect(bucket.BucketEncryption.ServerSideEncryptionConfiguration).toEqual([
-      { BucketKeyEnabled: true, ServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms', KMSMasterKeyID: { 'Fn::GetAtt': [keyId, 'Arn'] } } },
+      {
+        BucketKeyEnabled: true,
+        ServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms', KMSMasterKeyID: { 'Fn::GetAtt': [keyId, 'Arn'] } },
+      },
     ]);
-    expect(bucket.LoggingConfiguration.DestinationBucketName).toEqual({ Ref: logicalId(sandbox.stateful.accessLogsBucket) });
+    expect(bucket.LoggingConfiguration.DestinationBucketName).toEqual({
+      Ref: logicalId(sandbox.stateful.accessLogsBucket),
+    });
   });
 
   it('blocks public access on every bucket and denies every request not made over TLS', () => {
@@ -247,13 +320,20 @@ describe('stateful stack', () => {
     expect(buckets.length).toBe(2);
     for (const [id, bucket] of buckets) {
       expect(bucket.Properties!.PublicAccessBlockConfiguration).toEqual({
-        BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true,
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
       });
       sandbox.statefulTemplate.hasResourceProperties('AWS::S3::BucketPolicy', {
         Bucket: { Ref: id },
         PolicyDocument: {
           Statement: Match.arrayWith([
-            Match.objectLike({ Effect: 'Deny', Action: 's3:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+            Match.objectLike({
+              Effect: 'Deny',
+              Action: 's3:*',
+              Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+            }),
           ]),
         },
       });
@@ -261,7 +341,10 @@ describe('stateful stack', () => {
   });
 
   it('gives every queue of QUEUE_DEFINITIONS its own DLQ with the configured maxReceiveCount', () => {
-    for (const [name, def] of Object.entries(QUEUE_DEFINITIONS) as [keyof typeof QUEUE_DEFINITIONS, (typeof QUEUE_DEFINITIONS)[keyof typeof QUEUE_DEFINITIONS]][]) {
+    for (const [name, def] of Object.entries(QUEUE_DEFINITIONS) as [
+      keyof typeof QUEUE_DEFINITIONS,
+      (typeof QUEUE_DEFINITIONS)[keyof typeof QUEUE_DEFINITIONS],
+    ][]) {
       const { queue, deadLetterQueue } = sandbox.stateful.queues[name];
       const props = resources[logicalId(queue)]!.Properties!;
       expect(props.VisibilityTimeout).toBe(def.visibilityTimeoutSeconds);
@@ -275,7 +358,9 @@ describe('stateful stack', () => {
     const queues = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::SQS::Queue');
     const withRedrive = queues.filter(([, r]) => r.Properties!.RedrivePolicy);
     expect(withRedrive.length).toBe(Object.keys(QUEUE_DEFINITIONS).length);
-    const targets = new Set(withRedrive.map(([, r]) => (r.Properties!.RedrivePolicy.deadLetterTargetArn['Fn::GetAtt'] as string[])[0]));
+    const targets = new Set(
+      withRedrive.map(([, r]) => (r.Properties!.RedrivePolicy.deadLetterTargetArn['Fn::GetAtt'] as string[])[0]),
+    );
     expect(targets.size).toBe(withRedrive.length);
     expect(queues.length).toBe(withRedrive.length * 2);
   });
@@ -288,7 +373,11 @@ describe('stateful stack', () => {
         Queues: [{ Ref: id }],
         PolicyDocument: {
           Statement: Match.arrayWith([
-            Match.objectLike({ Effect: 'Deny', Action: 'sqs:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+            Match.objectLike({
+              Effect: 'Deny',
+              Action: 'sqs:*',
+              Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+            }),
           ]),
         },
       });
@@ -300,7 +389,12 @@ describe('stateful stack', () => {
       sandbox.statefulTemplate.hasResourceProperties('AWS::CloudWatch::Alarm', {
         Namespace: 'AWS/SQS',
         MetricName: 'ApproximateNumberOfMessagesVisible',
-        Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalId(sandbox.stateful.queues[name].deadLetterQueue), 'QueueName'] } }],
+        Dimensions: [
+          {
+            Name: 'QueueName',
+            Value: { 'Fn::GetAtt': [logicalId(sandbox.stateful.queues[name].deadLetterQueue), 'QueueName'] },
+          },
+        ],
         ComparisonOperator: 'GreaterThanThreshold',
         Threshold: 0,
         EvaluationPeriods: 1,
@@ -317,7 +411,9 @@ describe('stateful stack', () => {
 
   it('outputs what the operator CLI and operators read', () => {
     const outputs = Object.keys(sandbox.statefulTemplate.toJSON().Outputs as object);
-    const queueOutputs = Object.keys(QUEUE_DEFINITIONS).map((name) => `${name[0]!.toUpperCase()}${name.slice(1)}QueueUrl`);
+    const queueOutputs = Object.keys(QUEUE_DEFINITIONS).map(
+      (name) => `${name[0]!.toUpperCase()}${name.slice(1)}QueueUrl`,
+    );
     expect(outputs).toEqual(expect.arrayContaining(['TableName', 'Environment', 'BucketName', ...queueOutputs]));
     sandbox.statefulTemplate.hasOutput('TableName', { Value: { Ref: logicalId(sandbox.stateful.table) } });
   });
@@ -336,7 +432,12 @@ describe('stateful stack', () => {
     expect(table.Properties!.DeletionProtectionEnabled).toBe(true);
     expect(table.DeletionPolicy).toBe('Retain');
     expect(table.UpdateReplacePolicy).toBe('Retain');
-    for (const construct of [production.stateful.key, production.stateful.disbursementBucket, production.stateful.accessLogsBucket, production.stateful.signingSecret]) {
+    for (const construct of [
+      production.stateful.key,
+      production.stateful.disbursementBucket,
+      production.stateful.accessLogsBucket,
+      production.stateful.signingSecret,
+    ]) {
       expect(prod[logicalId(construct)]!.DeletionPolicy).toBe('Retain');
     }
     production.statefulTemplate.resourceCountIs('Custom::S3AutoDeleteObjects', 0);
@@ -368,8 +469,12 @@ describe('api stack', () => {
     expect(format.status).toBe('$context.status');
     expect(stage.MethodSettings).toEqual([
       expect.objectContaining({
-        HttpMethod: '*', ResourcePath: '/*', LoggingLevel: 'ERROR', DataTraceEnabled: false,
-        ThrottlingRateLimit: 1000, ThrottlingBurstLimit: 2000,
+        HttpMethod: '*',
+        ResourcePath: '/*',
+        LoggingLevel: 'ERROR',
+        DataTraceEnabled: false,
+        ThrottlingRateLimit: 1000,
+        ThrottlingBurstLimit: 2000,
       }),
     ]);
   });
@@ -384,7 +489,13 @@ describe('api stack', () => {
         TracingConfig: { Mode: 'Active' },
         MemorySize: expect.any(Number),
         Timeout: 29,
-        Environment: { Variables: expect.objectContaining({ NODE_OPTIONS: '--enable-source-maps', POWERTOOLS_SERVICE_NAME: 'payroll-api', PAYROLL_ENVIRONMENT: 'sandbox' }) },
+        Environment: {
+          Variables: expect.objectContaining({
+            NODE_OPTIONS: '--enable-source-maps',
+            POWERTOOLS_SERVICE_NAME: 'payroll-api',
+            PAYROLL_ENVIRONMENT: 'sandbox',
+          }),
+        },
       });
       // Its own log group, with a retention, rather than one created on first write and kept forever.
       const logGroupId = (fn.Properties!.LoggingConfig.LogGroup as { Ref: string }).Ref;
@@ -398,7 +509,8 @@ describe('api stack', () => {
 
   it('has every caller invoke a function directly: no alias, no published version', () => {
     expectInvokedDirectly(resources);
-    for (const template of [production.apiTemplate, production.workersTemplate]) expectInvokedDirectly(resourcesOf(template));
+    for (const template of [production.apiTemplate, production.workersTemplate])
+      expectInvokedDirectly(resourcesOf(template));
   });
 
   it('stays well within the 500 resources CloudFormation allows a stack, with room for more routes', () => {
@@ -431,7 +543,12 @@ describe('api stack', () => {
       .map((r) => {
         const resourceId = r.Properties!.ResourceId as { Ref?: string };
         const uri = JSON.stringify(r.Properties!.Integration.Uri);
-        return { path: resourceId.Ref ? paths.get(resourceId.Ref)! : '/', method: r.Properties!.HttpMethod as string, uri, props: r.Properties! };
+        return {
+          path: resourceId.Ref ? paths.get(resourceId.Ref)! : '/',
+          method: r.Properties!.HttpMethod as string,
+          uri,
+          props: r.Properties!,
+        };
       });
   };
 
@@ -453,7 +570,7 @@ describe('api stack', () => {
     const expectedPaths = new Set(['/', '/{proxy+}']);
     for (const route of ROUTES) {
       const segments = route.path.split('/').filter(Boolean);
-      segments.forEach((_, i) => expectedPaths.add(`/${segments.slice(0, i + 1).join('/')}`));
+      for (let i = 0; i < segments.length; i++) expectedPaths.add(`/${segments.slice(0, i + 1).join('/')}`);
     }
     const anyMethods = all.filter((m) => m.method === 'ANY');
     expect(new Set(anyMethods.map((m) => m.path))).toEqual(expectedPaths);
@@ -466,7 +583,9 @@ describe('api stack', () => {
     // No OPTIONS method of API Gateway's own: the fallback's ANY takes the preflights (shared/http/cors.ts).
     expect(methods().filter((m) => m.method === 'OPTIONS')).toEqual([]);
     for (const id of [...ROUTES.map((r) => r.id), FALLBACK_HANDLER]) {
-      expect(environmentOf(sandbox.apiTemplate, functionOf(sandbox, id).functionId).PAYROLL_CORS_ALLOW_ORIGIN, id).toBe('*');
+      expect(environmentOf(sandbox.apiTemplate, functionOf(sandbox, id).functionId).PAYROLL_CORS_ALLOW_ORIGIN, id).toBe(
+        '*',
+      );
     }
     for (const r of Object.values(resources).filter((x) => x.Type === 'AWS::ApiGateway::GatewayResponse')) {
       expect(r.Properties!.ResponseParameters['gatewayresponse.header.Access-Control-Allow-Origin']).toBe("'*'");
@@ -474,25 +593,41 @@ describe('api stack', () => {
   });
 
   it('answers API Gateway errors in the service envelope with X-Request-Id', () => {
-    const responses = Object.values(resources).filter((r) => r.Type === 'AWS::ApiGateway::GatewayResponse').map((r) => r.Properties!);
+    const responses = Object.values(resources)
+      .filter((r) => r.Type === 'AWS::ApiGateway::GatewayResponse')
+      .map((r) => r.Properties!);
     const byType = new Map(responses.map((r) => [r.ResponseType as string, r]));
-    for (const [type, status] of [['DEFAULT_4XX', 400], ['DEFAULT_5XX', 500], ['ACCESS_DENIED', 403], ['THROTTLED', 429], ['REQUEST_TOO_LARGE', 413], ['MISSING_AUTHENTICATION_TOKEN', 404]] as const) {
+    for (const [type, status] of [
+      ['DEFAULT_4XX', 400],
+      ['DEFAULT_5XX', 500],
+      ['ACCESS_DENIED', 403],
+      ['THROTTLED', 429],
+      ['REQUEST_TOO_LARGE', 413],
+      ['MISSING_AUTHENTICATION_TOKEN', 404],
+    ] as const) {
       expect(byType.get(type), type).toBeDefined();
       expect(byType.get(type)!.StatusCode).toBe(String(status));
     }
     for (const response of responses) {
       expect(response.ResponseParameters['gatewayresponse.header.X-Request-Id']).toBe('context.requestId');
-      const body = JSON.parse(response.ResponseTemplates['application/json'] as string) as { status: number; error: { code: string; message: string }; request_id: string };
+      const body = JSON.parse(response.ResponseTemplates['application/json'] as string) as {
+        status: number;
+        error: { code: string; message: string };
+        request_id: string;
+      };
       expect(body.status).toBe(Number(response.StatusCode));
       expect(body.error.code).toMatch(/^[a-z_]+$/);
       expect(body.error.message).not.toBe('');
       expect(body.request_id).toBe('$context.requestId');
     }
-    expect(JSON.parse(byType.get('THROTTLED')!.ResponseTemplates['application/json'] as string).error.code).toBe('rate_limited');
+    expect(JSON.parse(byType.get('THROTTLED')!.ResponseTemplates['application/json'] as string).error.code).toBe(
+      'rate_limited',
+    );
   });
 
   it('outputs the API URL ending in the stage, for clients to append /v1/…', () => {
-    const url = (template.toJSON().Outputs as Record<string, { Value: { 'Fn::Join': [string, unknown[]] } }>).ApiUrl!.Value['Fn::Join'][1];
+    const url = (template.toJSON().Outputs as Record<string, { Value: { 'Fn::Join': [string, unknown[]] } }>).ApiUrl!
+      .Value['Fn::Join'][1];
     expect(url[0]).toBe('https://');
     expect(url[url.length - 1]).toEqual({ Ref: logicalId(sandbox.api.api.deploymentStage) });
   });
@@ -515,20 +650,25 @@ describe('least privilege', () => {
     const directKms = actionsOf(direct(statements)).filter((a) => a.startsWith('kms:'));
     const access = new Set<Access>(route.access);
 
-    expect(actions).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query']));
+    expect(actions).toEqual(
+      expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query']),
+    );
     expect(actions).not.toContain('dynamodb:Scan');
     const kmsAccess = [...access].filter((a) => a.startsWith('kms:'));
     expect(directKms.includes('kms:GenerateDataKey')).toBe(kmsAccess.some((a) => a.startsWith('kms:encrypt:')));
     expect(directKms.includes('kms:Decrypt')).toBe(kmsAccess.some((a) => a.startsWith('kms:decrypt:')));
     // Each direct key grant is confined to the purposes the route's access names.
-    const purposes = direct(statements).filter((st) => actionsOf([st]).some((a) => a.startsWith('kms:')))
+    const purposes = direct(statements)
+      .filter((st) => actionsOf([st]).some((a) => a.startsWith('kms:')))
       .map((st) => st.Condition?.StringEquals?.['kms:EncryptionContext:purpose']);
     expect(new Set(purposes)).toEqual(new Set(kmsAccess.map((a) => a.split(':')[2])));
     expect(actions.includes('secretsmanager:GetSecretValue')).toBe(access.has('secret:signing'));
     expect(actions.includes('s3:GetObject')).toBe(access.has('bucket:read'));
     expect(actions.includes('s3:PutObject')).toBe(access.has('bucket:write'));
     expect(actions.some((a) => a.startsWith('s3:'))).toBe(access.has('bucket:read') || access.has('bucket:write'));
-    expect(actions.includes('sqs:SendMessage')).toBe(access.has('queue:payroll:send') || access.has('queue:webhooks:send'));
+    expect(actions.includes('sqs:SendMessage')).toBe(
+      access.has('queue:payroll:send') || access.has('queue:webhooks:send'),
+    );
 
     const env = environmentOf(template, functionId);
     expect(env.TABLE_NAME).toBeDefined();
@@ -540,18 +680,27 @@ describe('least privilege', () => {
   });
 
   const bucketRoutes = ROUTES.filter((r) => r.access.some((a) => a.startsWith('bucket:')));
-  it.each(bucketRoutes.map((r) => [r.id, r] as const))('%s reaches the disbursement bucket and nothing else in S3', (_, route) => {
-    const { roleId, functionId } = functionOf(sandbox, route.id);
-    expectBucketConfined(template, roleId, functionId);
-  });
+  it.each(bucketRoutes.map((r) => [r.id, r] as const))(
+    '%s reaches the disbursement bucket and nothing else in S3',
+    (_, route) => {
+      const { roleId, functionId } = functionOf(sandbox, route.id);
+      expectBucketConfined(template, roleId, functionId);
+    },
+  );
 
   it('gives kms:Decrypt on the key directly only to routes with kms:decrypt access (and the processor and the deliverer)', () => {
-    const decrypting = ROUTES.filter((route) => actionsOf(direct(statementsOfRole(template, functionOf(sandbox, route.id).roleId))).includes('kms:Decrypt'));
-    expect(decrypting.map((r) => r.id)).toEqual(ROUTES.filter((r) => (r.access as readonly Access[]).some((a) => a.startsWith('kms:decrypt:'))).map((r) => r.id));
+    const decrypting = ROUTES.filter((route) =>
+      actionsOf(direct(statementsOfRole(template, functionOf(sandbox, route.id).roleId))).includes('kms:Decrypt'),
+    );
+    expect(decrypting.map((r) => r.id)).toEqual(
+      ROUTES.filter((r) => (r.access as readonly Access[]).some((a) => a.startsWith('kms:decrypt:'))).map((r) => r.id),
+    );
     // Today no route reads bank account numbers back: only the processor does.
     expect(decrypting).toEqual([]);
     const decryptingWorkers = (Object.entries(sandbox.workers.functions) as [string, PayrollFunction][])
-      .filter(([, fn]) => actionsOf(direct(statementsOfRole(sandbox.workersTemplate, idsOf(fn).roleId))).includes('kms:Decrypt'))
+      .filter(([, fn]) =>
+        actionsOf(direct(statementsOfRole(sandbox.workersTemplate, idsOf(fn).roleId))).includes('kms:Decrypt'),
+      )
       .map(([name]) => name);
     // Bank account numbers (processor) and webhook signing secrets (deliverer); never the sweeper.
     expect(decryptingWorkers.sort()).toEqual(['deliverer', 'processor']);
@@ -563,29 +712,45 @@ describe('least privilege', () => {
   it('has the routes that dispatch events: submit, cancel and redeliver', () => {
     expect(dispatching.map((r) => r.id).sort()).toEqual(['cancelPayroll', 'redeliverEvent', 'submitPayroll']);
   });
-  it.each(dispatching.map((r) => [r.id, r] as const))('%s can do what the event fan-out does, sending to the webhook queue alone', (_, route) => {
-    const { roleId, functionId } = functionOf(sandbox, route.id);
-    const statements = statementsOfRole(template, roleId);
-    // Statements on the base table itself (index ARNs end in /index/<name>).
-    const onTable = statements.filter((st) => asArray(st.Resource).some((r) => JSON.stringify(r).includes(logicalId(sandbox.stateful.table)) && !JSON.stringify(r).includes('/index/')));
-    expect(actionsOf(onTable)).toEqual(expect.arrayContaining(['dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']));
-    const webhookQueueId = logicalId(sandbox.stateful.queues.webhooks.queue);
-    const sends = statements.filter((st) => actionsOf([st]).includes('sqs:SendMessage'));
-    expect(sends.filter((st) => JSON.stringify(st.Resource).includes(webhookQueueId)).length).toBe(1);
-    expect(JSON.stringify(environmentOf(template, functionId).WEBHOOK_QUEUE_URL)).toContain(webhookQueueId);
-  });
+  it.each(dispatching.map((r) => [r.id, r] as const))(
+    '%s can do what the event fan-out does, sending to the webhook queue alone',
+    (_, route) => {
+      const { roleId, functionId } = functionOf(sandbox, route.id);
+      const statements = statementsOfRole(template, roleId);
+      // Statements on the base table itself (index ARNs end in /index/<name>).
+      const onTable = statements.filter((st) =>
+        asArray(st.Resource).some(
+          (r) =>
+            JSON.stringify(r).includes(logicalId(sandbox.stateful.table)) && !JSON.stringify(r).includes('/index/'),
+        ),
+      );
+      expect(actionsOf(onTable)).toEqual(
+        expect.arrayContaining(['dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']),
+      );
+      const webhookQueueId = logicalId(sandbox.stateful.queues.webhooks.queue);
+      const sends = statements.filter((st) => actionsOf([st]).includes('sqs:SendMessage'));
+      expect(sends.filter((st) => JSON.stringify(st.Resource).includes(webhookQueueId)).length).toBe(1);
+      expect(JSON.stringify(environmentOf(template, functionId).WEBHOOK_QUEUE_URL)).toContain(webhookQueueId);
+    },
+  );
 
   it('refuses to grant the transaction "actions" IAM does not have', () => {
     const app = appWith({ environment: 'sandbox', stage: 'txn' });
     const { stateful, workers } = addPayrollStacks(app);
-    const grant = (action: string) => () => grantTable(workers.functions.sweeper, stateful, { actions: [action], indexes: [] });
+    const grant = (action: string) => () =>
+      grantTable(workers.functions.sweeper, stateful, { actions: [action], indexes: [] });
     expect(grant('dynamodb:TransactWriteItems')).toThrow(/no dynamodb:TransactWriteItems/);
     expect(grant('dynamodb:TransactGetItems')).toThrow(/TransactGetItems/);
     expect(grant('dynamodb:Scan')).toThrow(/Scan/);
   });
 
   it('names every object the service writes under the prefix the object grants cover', () => {
-    for (const key of [objectKeys.submission('o', 'p'), objectKeys.chunk('o', 'p', 1), objectKeys.chunkEntries('o', 'p', 1), objectKeys.disbursement('o', 'p')]) {
+    for (const key of [
+      objectKeys.submission('o', 'p'),
+      objectKeys.chunk('o', 'p', 1),
+      objectKeys.chunkEntries('o', 'p', 1),
+      objectKeys.disbursement('o', 'p'),
+    ]) {
       expect(key.startsWith(DISBURSEMENT_OBJECT_PREFIX), key).toBe(true);
     }
   });
@@ -601,29 +766,59 @@ describe('least privilege', () => {
   it('gives the fallback nothing but its own logs and X-Ray', () => {
     const { roleId, functionId } = functionOf(sandbox, FALLBACK_HANDLER);
     const actions = actionsOf(statementsOfRole(template, roleId));
-    expect(new Set(actions)).toEqual(new Set(['logs:CreateLogStream', 'logs:PutLogEvents', 'xray:PutTraceSegments', 'xray:PutTelemetryRecords']));
+    expect(new Set(actions)).toEqual(
+      new Set(['logs:CreateLogStream', 'logs:PutLogEvents', 'xray:PutTraceSegments', 'xray:PutTelemetryRecords']),
+    );
     expect(environmentOf(template, functionId).TABLE_NAME).toBeUndefined();
   });
 
   it('attaches no managed policy to any function role', () => {
-    const lambdaRoles = (t: Template) => Object.values(resourcesOf(t)).filter((r) => r.Type === 'AWS::IAM::Role' && JSON.stringify(r.Properties!.AssumeRolePolicyDocument).includes('lambda.amazonaws.com'));
+    const lambdaRoles = (t: Template) =>
+      Object.values(resourcesOf(t)).filter(
+        (r) =>
+          r.Type === 'AWS::IAM::Role' &&
+          JSON.stringify(r.Properties!.AssumeRolePolicyDocument).includes('lambda.amazonaws.com'),
+      );
     // Routes, the fallback and the audit ingester.
     expect(lambdaRoles(template).length).toBe(ROUTES.length + 2);
     expect(lambdaRoles(sandbox.workersTemplate).length).toBe(3);
-    for (const role of [...lambdaRoles(template), ...lambdaRoles(sandbox.workersTemplate)]) expect(role.Properties!.ManagedPolicyArns).toBeUndefined();
+    for (const role of [...lambdaRoles(template), ...lambdaRoles(sandbox.workersTemplate)])
+      expect(role.Properties!.ManagedPolicyArns).toBeUndefined();
   });
 
   // No route uses every kind of access yet, so one table that does checks each grant and its variable.
   describe('for every kind of access', () => {
-    const everyAccess: Access[] = ['kms:encrypt:bank-account', 'kms:decrypt:bank-account', 'kms:encrypt:webhook-secret', 'kms:decrypt:webhook-secret', 'secret:signing', 'bucket:read', 'bucket:write', 'queue:payroll:send', 'queue:webhooks:send'];
+    const everyAccess: Access[] = [
+      'kms:encrypt:bank-account',
+      'kms:decrypt:bank-account',
+      'kms:encrypt:webhook-secret',
+      'kms:decrypt:webhook-secret',
+      'secret:signing',
+      'bucket:read',
+      'bucket:write',
+      'queue:payroll:send',
+      'queue:webhooks:send',
+    ];
     const routes: RouteDef[] = everyAccess.map((access, i) => ({
-      id: `probe${i}`, method: 'GET', path: `/v1/probe${i}`, handler: ROUTES[0].handler, scope: null, bucket: null, summary: access, access: [access],
+      id: `probe${i}`,
+      method: 'GET',
+      path: `/v1/probe${i}`,
+      handler: ROUTES[0].handler,
+      scope: null,
+      bucket: null,
+      summary: access,
+      access: [access],
     }));
     const app = appWith({ environment: 'sandbox', stage: 'probe' });
     const { stateful } = addPayrollStacks(app);
     const probe = new ApiStack(app, 'Probe', {
-      environment: 'sandbox', stage: 'probe', routes,
-      table: stateful.table, key: stateful.key, disbursementBucket: stateful.disbursementBucket, signingSecret: stateful.signingSecret,
+      environment: 'sandbox',
+      stage: 'probe',
+      routes,
+      table: stateful.table,
+      key: stateful.key,
+      disbursementBucket: stateful.disbursementBucket,
+      signingSecret: stateful.signingSecret,
       queues: { payroll: stateful.queues.payroll.queue, webhooks: stateful.queues.webhooks.queue },
     });
     const probeTemplate = Template.fromStack(probe);
@@ -645,17 +840,34 @@ describe('least privilege', () => {
       const access = route.access[0]!;
       expect(actionsOf(statements)).toEqual(expect.arrayContaining(expected[access].actions));
       const env = environmentOf(probeTemplate, functionId);
-      expect(Object.keys(env).filter((k) => Object.values(expected).some((e) => e.env === k))).toEqual([expected[access].env]);
+      expect(Object.keys(env).filter((k) => Object.values(expected).some((e) => e.env === k))).toEqual([
+        expected[access].env,
+      ]);
       // Bucket objects are under the key, but only S3 may use it for the function.
-      if (access.startsWith('bucket:')) expect(actionsOf(direct(statements)).filter((a) => a.startsWith('kms:'))).toEqual([]);
+      if (access.startsWith('bucket:'))
+        expect(actionsOf(direct(statements)).filter((a) => a.startsWith('kms:'))).toEqual([]);
     });
 
     it('sets every variable the local stack gives the handlers, except the local-only ones', () => {
-      const state = { region: 'r', table_name: 't', dynamodb_endpoint: 'e', sqs_endpoint: 'e', s3_endpoint: 'e', bucket: 'b', queues: { payroll: 'q', payroll_dlq: 'q', webhooks: 'q', webhooks_dlq: 'q' }, environment: 'sandbox' } as StackState;
-      const localOnly = /^(AWS_ENDPOINT_URL_|AWS_ACCESS_KEY_ID$|AWS_SECRET_ACCESS_KEY$|AWS_REGION$|PAYROLL_LOCAL_MASTER_KEY$|PAYROLL_SIGNING_SECRET$|PAYROLL_LOCAL_STACK$)/;
-      const needed = Object.keys(handlerEnvironment(state, { master_key: 'm', signing_secret: 's' })).filter((k) => !localOnly.test(k));
+      const state = {
+        region: 'r',
+        table_name: 't',
+        dynamodb_endpoint: 'e',
+        sqs_endpoint: 'e',
+        s3_endpoint: 'e',
+        bucket: 'b',
+        queues: { payroll: 'q', payroll_dlq: 'q', webhooks: 'q', webhooks_dlq: 'q' },
+        environment: 'sandbox',
+      } as StackState;
+      const localOnly =
+        /^(AWS_ENDPOINT_URL_|AWS_ACCESS_KEY_ID$|AWS_SECRET_ACCESS_KEY$|AWS_REGION$|PAYROLL_LOCAL_MASTER_KEY$|PAYROLL_SIGNING_SECRET$|PAYROLL_LOCAL_STACK$)/;
+      const needed = Object.keys(handlerEnvironment(state, { master_key: 'm', signing_secret: 's' })).filter(
+        (k) => !localOnly.test(k),
+      );
       const deployed = new Set(
-        Object.values(resourcesOf(probeTemplate)).filter((r) => r.Type === 'AWS::Lambda::Function').flatMap((r) => Object.keys(r.Properties!.Environment?.Variables ?? {})),
+        Object.values(resourcesOf(probeTemplate))
+          .filter((r) => r.Type === 'AWS::Lambda::Function')
+          .flatMap((r) => Object.keys(r.Properties!.Environment?.Variables ?? {})),
       );
       for (const name of needed) expect(deployed, name).toContain(name);
     });
@@ -675,12 +887,17 @@ describe('workers stack', () => {
   const fnProps = (id: string) => resources[id]!.Properties!;
   /** The event source mapping that invokes a function (its FunctionName is the function itself, unqualified). */
   const mappingOf = (functionId: string) => {
-    const mappings = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::EventSourceMapping' && JSON.stringify(r.Properties!.FunctionName) === JSON.stringify({ Ref: functionId }));
+    const mappings = Object.values(resources).filter(
+      (r) =>
+        r.Type === 'AWS::Lambda::EventSourceMapping' &&
+        JSON.stringify(r.Properties!.FunctionName) === JSON.stringify({ Ref: functionId }),
+    );
     expect(mappings.length).toBe(1);
     return mappings[0]!.Properties!;
   };
   /** The statements of a role that mention a service (`sqs:`), and the resources each names. */
-  const statementsFor = (roleId: string, prefix: string) => statementsOfRole(template, roleId).filter((st) => actionsOf([st]).some((a) => a.startsWith(prefix)));
+  const statementsFor = (roleId: string, prefix: string) =>
+    statementsOfRole(template, roleId).filter((st) => actionsOf([st]).some((a) => a.startsWith(prefix)));
   const onQueue = (st: Statement, queueId: string) => JSON.stringify(st.Resource).includes(queueId);
 
   it('has the processor, the sweeper and the deliverer, nodejs22.x on arm64 with active tracing and their own log groups', () => {
@@ -690,7 +907,13 @@ describe('workers stack', () => {
         Runtime: 'nodejs22.x',
         Architectures: ['arm64'],
         TracingConfig: { Mode: 'Active' },
-        Environment: { Variables: expect.objectContaining({ NODE_OPTIONS: '--enable-source-maps', POWERTOOLS_SERVICE_NAME: 'payroll-api', PAYROLL_ENVIRONMENT: 'sandbox' }) },
+        Environment: {
+          Variables: expect.objectContaining({
+            NODE_OPTIONS: '--enable-source-maps',
+            POWERTOOLS_SERVICE_NAME: 'payroll-api',
+            PAYROLL_ENVIRONMENT: 'sandbox',
+          }),
+        },
       });
       const logGroupId = (fnProps(functionId).LoggingConfig.LogGroup as { Ref: string }).Ref;
       expect(resources[logGroupId]!.Properties!.RetentionInDays).toBe(30);
@@ -766,7 +989,8 @@ describe('workers stack', () => {
     expect(fnProps(deliverer.functionId).VpcConfig).toBeUndefined();
     expect(Object.values(resources).filter((r) => r.Type.startsWith('AWS::EC2::'))).toEqual([]);
     // Deployed, the URL policy is always production's (public addresses only): the local-stack switch is never set.
-    for (const { functionId } of [processor, sweeper, deliverer]) expect(environmentOf(template, functionId).PAYROLL_LOCAL_STACK).toBeUndefined();
+    for (const { functionId } of [processor, sweeper, deliverer])
+      expect(environmentOf(template, functionId).PAYROLL_LOCAL_STACK).toBeUndefined();
   });
 
   it('invokes the sweeper every five minutes', () => {
@@ -786,22 +1010,36 @@ describe('workers stack', () => {
     // The next sweep redoes a failed one; retrying it would only overlap sweeps.
     const invokeConfig = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::EventInvokeConfig');
     expect(invokeConfig).toHaveLength(1);
-    expect(invokeConfig[0]!.Properties).toMatchObject({ FunctionName: { Ref: sweeper.functionId }, MaximumRetryAttempts: 0 });
+    expect(invokeConfig[0]!.Properties).toMatchObject({
+      FunctionName: { Ref: sweeper.functionId },
+      MaximumRetryAttempts: 0,
+    });
     // The unqualified function: what the schedule invokes.
     expect(invokeConfig[0]!.Properties!.Qualifier).toBe('$LATEST');
   });
 
   it('tells the processor, the sweeper and the deliverer what they read', () => {
     const env = environmentOf(template, processor.functionId);
-    expect(Object.keys(env)).toEqual(expect.arrayContaining([
-      'TABLE_NAME', 'DISBURSEMENT_BUCKET', 'PAYROLL_QUEUE_URL', 'WEBHOOK_QUEUE_URL', 'PAYROLL_ENVIRONMENT', 'PAYROLL_KMS_KEY_ID', 'PAYROLL_CHUNK_SIZE', 'POWERTOOLS_SERVICE_NAME',
-    ]));
+    expect(Object.keys(env)).toEqual(
+      expect.arrayContaining([
+        'TABLE_NAME',
+        'DISBURSEMENT_BUCKET',
+        'PAYROLL_QUEUE_URL',
+        'WEBHOOK_QUEUE_URL',
+        'PAYROLL_ENVIRONMENT',
+        'PAYROLL_KMS_KEY_ID',
+        'PAYROLL_CHUNK_SIZE',
+        'POWERTOOLS_SERVICE_NAME',
+      ]),
+    );
     expect(env.PAYROLL_CHUNK_SIZE).toBe('1000');
     expect(JSON.stringify(env.PAYROLL_QUEUE_URL)).toContain(payrollQueueId);
     expect(JSON.stringify(env.WEBHOOK_QUEUE_URL)).toContain(webhookQueueId);
     expect(JSON.stringify(env.PAYROLL_KMS_KEY_ID)).toContain(keyId);
     const sweeperEnv = environmentOf(template, sweeper.functionId);
-    expect(Object.keys(sweeperEnv)).toEqual(expect.arrayContaining(['TABLE_NAME', 'PAYROLL_QUEUE_URL', 'WEBHOOK_QUEUE_URL']));
+    expect(Object.keys(sweeperEnv)).toEqual(
+      expect.arrayContaining(['TABLE_NAME', 'PAYROLL_QUEUE_URL', 'WEBHOOK_QUEUE_URL']),
+    );
     expect(JSON.stringify(sweeperEnv.WEBHOOK_QUEUE_URL)).toContain(webhookQueueId);
     // It touches no object and no bank account.
     expect(sweeperEnv.DISBURSEMENT_BUCKET).toBeUndefined();
@@ -811,7 +1049,13 @@ describe('workers stack', () => {
     expect(sweeperEnv.PAYROLL_WEBHOOK_RETRY_DELAYS_S).toBe('30,300');
     expect(sweeperEnv.PAYROLL_WEBHOOK_RETRY_DELAYS_S).toBe(delivererEnv.PAYROLL_WEBHOOK_RETRY_DELAYS_S);
     expect(Object.keys(delivererEnv).sort()).toEqual([
-      'NODE_OPTIONS', 'PAYROLL_ENVIRONMENT', 'PAYROLL_KMS_KEY_ID', 'PAYROLL_WEBHOOK_RETRY_DELAYS_S', 'POWERTOOLS_SERVICE_NAME', 'TABLE_NAME', 'WEBHOOK_QUEUE_URL',
+      'NODE_OPTIONS',
+      'PAYROLL_ENVIRONMENT',
+      'PAYROLL_KMS_KEY_ID',
+      'PAYROLL_WEBHOOK_RETRY_DELAYS_S',
+      'POWERTOOLS_SERVICE_NAME',
+      'TABLE_NAME',
+      'WEBHOOK_QUEUE_URL',
     ]);
     expect(JSON.stringify(delivererEnv.WEBHOOK_QUEUE_URL)).toContain(webhookQueueId);
     expect(JSON.stringify(delivererEnv.PAYROLL_KMS_KEY_ID)).toContain(keyId);
@@ -822,7 +1066,16 @@ describe('workers stack', () => {
     const actions = actionsOf(statements);
     const dynamo = statementsFor(processor.roleId, 'dynamodb:');
     // PutItem: events written in the status change's transaction; Query: the organization's webhooks (base table).
-    expect(new Set(actionsOf(dynamo))).toEqual(new Set(['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem']));
+    expect(new Set(actionsOf(dynamo))).toEqual(
+      new Set([
+        'dynamodb:GetItem',
+        'dynamodb:BatchGetItem',
+        'dynamodb:Query',
+        'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
+        'dynamodb:BatchWriteItem',
+      ]),
+    );
     for (const st of dynamo) expect(JSON.stringify(st.Resource)).toContain(tableId);
     expect(JSON.stringify(dynamo)).not.toContain('/index/');
     // Bank account numbers: decrypt only, the key named, bank-account data keys alone (never a webhook secret).
@@ -832,7 +1085,16 @@ describe('workers stack', () => {
     expect(directKms[0]!.Condition).toEqual({ StringEquals: { 'kms:EncryptionContext:purpose': 'bank-account' } });
     // Its own queue: send (chunk and finalize messages) and consume. The webhook queue: send only.
     const sqs = statementsFor(processor.roleId, 'sqs:');
-    expect(new Set(actionsOf(sqs))).toEqual(new Set(['sqs:SendMessage', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl']));
+    expect(new Set(actionsOf(sqs))).toEqual(
+      new Set([
+        'sqs:SendMessage',
+        'sqs:ReceiveMessage',
+        'sqs:DeleteMessage',
+        'sqs:ChangeMessageVisibility',
+        'sqs:GetQueueAttributes',
+        'sqs:GetQueueUrl',
+      ]),
+    );
     for (const st of sqs) expect(onQueue(st, payrollQueueId) !== onQueue(st, webhookQueueId)).toBe(true);
     expect(actionsOf(sqs.filter((st) => onQueue(st, webhookQueueId)))).toEqual(['sqs:SendMessage']);
     expect(actions.filter((a) => a.startsWith('secretsmanager:'))).toEqual([]);
@@ -841,18 +1103,37 @@ describe('workers stack', () => {
 
   it('lets the sweeper resume runs and fan out undispatched events, nothing more', () => {
     const statements = statementsOfRole(template, sweeper.roleId);
-    expect(new Set(actionsOf(statements))).toEqual(new Set([
-      'logs:CreateLogStream', 'logs:PutLogEvents', 'xray:PutTraceSegments', 'xray:PutTelemetryRecords',
-      'dynamodb:Query', 'dynamodb:UpdateItem', 'kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey', 'kms:DescribeKey', 'sqs:SendMessage',
-    ]));
+    expect(new Set(actionsOf(statements))).toEqual(
+      new Set([
+        'logs:CreateLogStream',
+        'logs:PutLogEvents',
+        'xray:PutTraceSegments',
+        'xray:PutTelemetryRecords',
+        'dynamodb:Query',
+        'dynamodb:UpdateItem',
+        'kms:Decrypt',
+        'kms:Encrypt',
+        'kms:GenerateDataKey',
+        'kms:DescribeKey',
+        'sqs:SendMessage',
+      ]),
+    );
     const dynamo = statementsFor(sweeper.roleId, 'dynamodb:');
     // GSI2 (ACTIVE_PAYROLLS, UNDISPATCHED_EVENTS) by its own ARN; the base table for webhooks and the fan-out's writes.
     const index = dynamo.find((st) => JSON.stringify(st.Resource).includes('/index/'))!;
     expect(actionsOf([index])).toEqual(['dynamodb:Query']);
-    expect(asArray(index.Resource)).toEqual([{ 'Fn::Join': ['', [expect.objectContaining({ 'Fn::ImportValue': expect.stringContaining(tableId) }), `/index/${GSI2.name}`]] }]);
+    expect(asArray(index.Resource)).toEqual([
+      {
+        'Fn::Join': [
+          '',
+          [expect.objectContaining({ 'Fn::ImportValue': expect.stringContaining(tableId) }), `/index/${GSI2.name}`],
+        ],
+      },
+    ]);
     const table = dynamo.filter((st) => st !== index);
     expect(new Set(actionsOf(table))).toEqual(new Set(['dynamodb:Query', 'dynamodb:UpdateItem']));
-    for (const st of table) expect(asArray(st.Resource)).toEqual([{ 'Fn::ImportValue': expect.stringContaining(tableId) }]);
+    for (const st of table)
+      expect(asArray(st.Resource)).toEqual([{ 'Fn::ImportValue': expect.stringContaining(tableId) }]);
     // The key only through DynamoDB: the sweeper never sees a bank account or a webhook secret.
     expect(actionsOf(direct(statements)).filter((a) => a.startsWith('kms:'))).toEqual([]);
     const sqs = statementsFor(sweeper.roleId, 'sqs:');
@@ -862,15 +1143,29 @@ describe('workers stack', () => {
 
   it('lets the deliverer do exactly what delivery takes: no sending, no queries, the key to unwrap secrets', () => {
     const statements = statementsOfRole(template, deliverer.roleId);
-    expect(new Set(actionsOf(statements))).toEqual(new Set([
-      'logs:CreateLogStream', 'logs:PutLogEvents', 'xray:PutTraceSegments', 'xray:PutTelemetryRecords',
-      // Endpoint, delivery and event by key; recordAttempt's transaction of two Updates is authorized as UpdateItem.
-      'dynamodb:GetItem', 'dynamodb:UpdateItem',
-      'kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey', 'kms:DescribeKey',
-      'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl',
-    ]));
+    expect(new Set(actionsOf(statements))).toEqual(
+      new Set([
+        'logs:CreateLogStream',
+        'logs:PutLogEvents',
+        'xray:PutTraceSegments',
+        'xray:PutTelemetryRecords',
+        // Endpoint, delivery and event by key; recordAttempt's transaction of two Updates is authorized as UpdateItem.
+        'dynamodb:GetItem',
+        'dynamodb:UpdateItem',
+        'kms:Decrypt',
+        'kms:Encrypt',
+        'kms:GenerateDataKey',
+        'kms:DescribeKey',
+        'sqs:ReceiveMessage',
+        'sqs:DeleteMessage',
+        'sqs:ChangeMessageVisibility',
+        'sqs:GetQueueAttributes',
+        'sqs:GetQueueUrl',
+      ]),
+    );
     const dynamo = statementsFor(deliverer.roleId, 'dynamodb:');
-    for (const st of dynamo) expect(asArray(st.Resource)).toEqual([{ 'Fn::ImportValue': expect.stringContaining(tableId) }]);
+    for (const st of dynamo)
+      expect(asArray(st.Resource)).toEqual([{ 'Fn::ImportValue': expect.stringContaining(tableId) }]);
     // Webhook secrets are envelope-encrypted under the key: kms:Decrypt directly, on that key alone, and only for
     // data keys made for webhook secrets: the deliverer cannot unwrap a bank account number.
     const directKms = direct(statements).filter((st) => actionsOf([st]).some((a) => a.startsWith('kms:')));
@@ -879,7 +1174,8 @@ describe('workers stack', () => {
     expect(directKms[0]!.Condition).toEqual({ StringEquals: { 'kms:EncryptionContext:purpose': 'webhook-secret' } });
     // The webhook queue alone, and never sendMessage: the deliverer retries by visibility, it does not enqueue.
     const sqs = statementsFor(deliverer.roleId, 'sqs:');
-    for (const st of sqs) expect(asArray(st.Resource)).toEqual([{ 'Fn::ImportValue': expect.stringContaining(webhookQueueId) }]);
+    for (const st of sqs)
+      expect(asArray(st.Resource)).toEqual([{ 'Fn::ImportValue': expect.stringContaining(webhookQueueId) }]);
     expect(actionsOf(sqs)).not.toContain('sqs:SendMessage');
     // Its own statement for the retry delays, apart from the event source's consume grant.
     const own = sqs.filter((st) => actionsOf([st]).length === 1);
@@ -898,12 +1194,29 @@ describe('workers stack', () => {
     const { stateful } = addPayrollStacks(app);
     const stack = new Stack(app, 'ShortVisibility');
     const resourcesForDeliverer = {
-      table: stateful.table, key: stateful.key, disbursementBucket: stateful.disbursementBucket, signingSecret: stateful.signingSecret,
+      table: stateful.table,
+      key: stateful.key,
+      disbursementBucket: stateful.disbursementBucket,
+      signingSecret: stateful.signingSecret,
       queues: { payroll: stateful.queues.payroll.queue, webhooks: stateful.queues.webhooks.queue },
     };
     const props = { resources: resourcesForDeliverer, environment: {}, removalPolicy: RemovalPolicy.DESTROY };
-    expect(() => new WebhookDeliverer(stack, 'Short', { ...props, queueVisibilityTimeout: Duration.seconds(20), maxReceiveCount: 3 })).toThrow(/visibility timeout/);
-    expect(() => new WebhookDeliverer(stack, 'Five', { ...props, queueVisibilityTimeout: Duration.seconds(60), maxReceiveCount: 5 })).toThrow(/maxReceiveCount/);
+    expect(
+      () =>
+        new WebhookDeliverer(stack, 'Short', {
+          ...props,
+          queueVisibilityTimeout: Duration.seconds(20),
+          maxReceiveCount: 3,
+        }),
+    ).toThrow(/visibility timeout/);
+    expect(
+      () =>
+        new WebhookDeliverer(stack, 'Five', {
+          ...props,
+          queueVisibilityTimeout: Duration.seconds(60),
+          maxReceiveCount: 5,
+        }),
+    ).toThrow(/maxReceiveCount/);
   });
 });
 
@@ -914,11 +1227,20 @@ describe('workers stack', () => {
  * member, the encryptor included.
  */
 describe('deployed environment', () => {
-  const handlerSource = (handler: string) => readFileSync(new URL(`../../functions/${handler}.ts`, import.meta.url), 'utf8');
+  const handlerSource = (handler: string) =>
+    readFileSync(new URL(`../../functions/${handler}.ts`, import.meta.url), 'utf8');
   const spreads = (source: string) => /\.\.\.(s|processorServices\(\))\b/.test(source);
   const workerId = (name: keyof typeof sandbox.workers.functions) => idsOf(sandbox.workers.functions[name]).functionId;
   const cases: [string, Template, string, boolean][] = [
-    ...ROUTES.filter((r) => handlerSource(r.handler).includes('processorServices(')).map((r) => [r.id, sandbox.apiTemplate, functionOf(sandbox, r.id).functionId, spreads(handlerSource(r.handler))] as [string, Template, string, boolean]),
+    ...ROUTES.filter((r) => handlerSource(r.handler).includes('processorServices(')).map(
+      (r) =>
+        [r.id, sandbox.apiTemplate, functionOf(sandbox, r.id).functionId, spreads(handlerSource(r.handler))] as [
+          string,
+          Template,
+          string,
+          boolean,
+        ],
+    ),
     // The processor uses every member: the queue, the bucket and the key for the run, the webhook queue for its events.
     ['processor', sandbox.workersTemplate, workerId('processor'), true],
     ['sweeper', sandbox.workersTemplate, workerId('sweeper'), false],
@@ -933,7 +1255,8 @@ describe('deployed environment', () => {
     const saved = { ...process.env };
     try {
       for (const name of Object.keys(process.env)) if (configVariable.test(name)) delete process.env[name];
-      for (const [name, value] of Object.entries(environmentOf(template, functionId))) process.env[name] = typeof value === 'string' ? value : deployed(name);
+      for (const [name, value] of Object.entries(environmentOf(template, functionId)))
+        process.env[name] = typeof value === 'string' ? value : deployed(name);
       process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
       vi.resetModules();
       return await body();
@@ -943,12 +1266,15 @@ describe('deployed environment', () => {
     }
   }
 
-  it.each(cases)('%s can build the processor services from its deployed variables', async (_, template, functionId, spread) => {
-    await withDeployedVariables(template, functionId, async () => {
-      const { processorServices } = await import('../../shared/http/processor-services.js');
-      expect(() => (spread ? { ...processorServices() } : processorServices())).not.toThrow();
-    });
-  });
+  it.each(cases)(
+    '%s can build the processor services from its deployed variables',
+    async (_, template, functionId, spread) => {
+      await withDeployedVariables(template, functionId, async () => {
+        const { processorServices } = await import('../../shared/http/processor-services.js');
+        expect(() => (spread ? { ...processorServices() } : processorServices())).not.toThrow();
+      });
+    },
+  );
 
   /**
    * The workers build their services lazily and the fan-out swallows its errors (the sweeper retries it), so a
@@ -959,11 +1285,30 @@ describe('deployed environment', () => {
     const ORG = 'org_01jaaaaaaaaaaaaaaaaaaaaaaa';
     const AT = '2026-01-01T00:00:00.000Z';
     const webhookItem = (secrets: { ciphertext: string; created_at: string; expires_at: null }[]) => ({
-      ...keys.webhook(ORG, 'whk_1'), entity: 'webhook', webhook_id: 'whk_1', organization_id: ORG, url: 'https://127.0.0.1/hook', events: null, description: null,
-      status: 'active', secrets, consecutive_failures: 0, version: 1, created_at: AT, updated_at: AT,
+      ...keys.webhook(ORG, 'whk_1'),
+      entity: 'webhook',
+      webhook_id: 'whk_1',
+      organization_id: ORG,
+      url: 'https://127.0.0.1/hook',
+      events: null,
+      description: null,
+      status: 'active',
+      secrets,
+      consecutive_failures: 0,
+      version: 1,
+      created_at: AT,
+      updated_at: AT,
     });
     const eventItem = {
-      ...keys.event(ORG, 'evt_1'), entity: 'event', event_id: 'evt_1', organization_id: ORG, type: 'payroll.completed', payroll_id: null, data: {}, created_at: AT, deliveries: {},
+      ...keys.event(ORG, 'evt_1'),
+      entity: 'event',
+      event_id: 'evt_1',
+      organization_id: ORG,
+      type: 'payroll.completed',
+      payroll_id: null,
+      data: {},
+      created_at: AT,
+      deliveries: {},
     };
     let mocks: { restore(): void }[] = [];
     afterEach(() => {
@@ -975,11 +1320,19 @@ describe('deployed environment', () => {
       const ddb = mockClient(DynamoDBDocumentClient);
       const sqs = mockClient(SQSClient);
       mocks = [ddb, sqs];
-      ddb.on(QueryCommand).callsFake((input: { IndexName?: string; ExpressionAttributeValues: Record<string, string> }) => {
-        const values = input.ExpressionAttributeValues;
-        if (input.IndexName === GSI2.name) return { Items: values[':pk'] === keys.undispatchedEventsIndex ? [{ ...eventItem, GSI2PK: values[':pk'], GSI2SK: `${AT}#evt_1` }] : [] };
-        return { Items: values[':prefix'] === keys.webhookPrefix ? [webhookItem([])] : [] };
-      });
+      ddb
+        .on(QueryCommand)
+        .callsFake((input: { IndexName?: string; ExpressionAttributeValues: Record<string, string> }) => {
+          const values = input.ExpressionAttributeValues;
+          if (input.IndexName === GSI2.name)
+            return {
+              Items:
+                values[':pk'] === keys.undispatchedEventsIndex
+                  ? [{ ...eventItem, GSI2PK: values[':pk'], GSI2SK: `${AT}#evt_1` }]
+                  : [],
+            };
+          return { Items: values[':prefix'] === keys.webhookPrefix ? [webhookItem([])] : [] };
+        });
       ddb.on(TransactWriteCommand).resolves({});
       ddb.on(UpdateCommand).resolves({});
       sqs.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [] });
@@ -998,7 +1351,10 @@ describe('deployed environment', () => {
       // A real envelope: the data key "unwrapped" by the mocked KMS below decrypts it.
       const dataKey = randomBytes(32);
       const wrapped = Buffer.from('wrapped-data-key');
-      const sealer = new FieldEncryptor({ generate: async () => ({ plaintext: dataKey, wrapped }), unwrap: async () => dataKey });
+      const sealer = new FieldEncryptor({
+        generate: async () => ({ plaintext: dataKey, wrapped }),
+        unwrap: async () => dataKey,
+      });
       const ciphertext = await sealer.encrypt(`whsec_${randomBytes(24).toString('base64')}`, ORG);
 
       const ddb = mockClient(DynamoDBDocumentClient);
@@ -1007,9 +1363,23 @@ describe('deployed environment', () => {
       mocks = [ddb, sqs, kms];
       ddb.on(GetCommand).callsFake((input: { Key: { SK: string } }) => {
         const sk = input.Key.SK;
-        if (sk.startsWith(keys.webhookPrefix)) return { Item: webhookItem([{ ciphertext, created_at: AT, expires_at: null }]) };
+        if (sk.startsWith(keys.webhookPrefix))
+          return { Item: webhookItem([{ ciphertext, created_at: AT, expires_at: null }]) };
         if (sk.includes('#DELIVERY#')) {
-          return { Item: { ...keys.delivery(ORG, 'evt_1', 'whk_1'), entity: 'delivery', event_id: 'evt_1', webhook_id: 'whk_1', organization_id: ORG, url: 'https://127.0.0.1/hook', status: 'pending', attempts: [], created_at: AT, updated_at: AT } };
+          return {
+            Item: {
+              ...keys.delivery(ORG, 'evt_1', 'whk_1'),
+              entity: 'delivery',
+              event_id: 'evt_1',
+              webhook_id: 'whk_1',
+              organization_id: ORG,
+              url: 'https://127.0.0.1/hook',
+              status: 'pending',
+              attempts: [],
+              created_at: AT,
+              updated_at: AT,
+            },
+          };
         }
         return { Item: { ...eventItem, deliveries: { whk_1: 'pending' } } };
       });
@@ -1018,19 +1388,37 @@ describe('deployed environment', () => {
       sqs.on(ChangeMessageVisibilityCommand).resolves({});
 
       const record = {
-        messageId: 'm1', receiptHandle: 'r1', body: JSON.stringify({ organization_id: ORG, event_id: 'evt_1', webhook_id: 'whk_1' }),
-        attributes: { ApproximateReceiveCount: '1' }, messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:r:1:webhook-delivery', awsRegion: 'r',
+        messageId: 'm1',
+        receiptHandle: 'r1',
+        body: JSON.stringify({ organization_id: ORG, event_id: 'evt_1', webhook_id: 'whk_1' }),
+        attributes: { ApproximateReceiveCount: '1' },
+        messageAttributes: {},
+        md5OfBody: '',
+        eventSource: 'aws:sqs',
+        eventSourceARN: 'arn:aws:sqs:r:1:webhook-delivery',
+        awsRegion: 'r',
       };
       const response = await withDeployedVariables(sandbox.workersTemplate, workerId('deliverer'), async () => {
         const { handler } = await import('../../functions/webhooks/deliver-event.js');
-        return handler({ Records: [record] } as unknown as SQSEvent, { awsRequestId: 'test', getRemainingTimeInMillis: () => 30_000 } as unknown as Context);
+        return handler(
+          { Records: [record] } as unknown as SQSEvent,
+          { awsRequestId: 'test', getRemainingTimeInMillis: () => 30_000 } as unknown as Context,
+        );
       });
 
       expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'm1' }] });
       expect(kms.commandCalls(DecryptCommand).map((c) => c.args[0].input)).toEqual([
-        expect.objectContaining({ KeyId: deployed('PAYROLL_KMS_KEY_ID'), EncryptionContext: { purpose: 'webhook-secret' } })]);
+        expect.objectContaining({
+          KeyId: deployed('PAYROLL_KMS_KEY_ID'),
+          EncryptionContext: { purpose: 'webhook-secret' },
+        }),
+      ]);
       // The attempt is recorded, refused before any connection: deployed, loopback is not a public address.
-      const attempt = (ddb.commandCalls(TransactWriteCommand)[0]!.args[0].input.TransactItems![0]!.Update!.ExpressionAttributeValues![':a'] as { status_code: number | null; error: string }[])[0]!;
+      const attempt = (
+        ddb.commandCalls(TransactWriteCommand)[0]!.args[0].input.TransactItems![0]!.Update!.ExpressionAttributeValues![
+          ':a'
+        ] as { status_code: number | null; error: string }[]
+      )[0]!;
       expect(attempt.status_code).toBeNull();
       expect(attempt.error).toMatch(/public|loopback|not allowed|refused/i);
       // The first retry's delay (PAYROLL_WEBHOOK_RETRY_DELAYS_S) set on the message, on the deployed queue URL; nothing sent.
@@ -1043,7 +1431,10 @@ describe('deployed environment', () => {
 });
 
 describe('cdk-nag AwsSolutions', () => {
-  it.each([['sandbox', sandbox], ['production', production]] as const)('reports no unacknowledged error in %s', (_, synthesized) => {
+  it.each([
+    ['sandbox', sandbox],
+    ['production', production],
+  ] as const)('reports no unacknowledged error in %s', (_, synthesized) => {
     // cdk-nag 3 reports through CDK's policy-validation framework, not annotations; validateScope gives the same report.
     const report = new AwsSolutionsChecks().validateScope(synthesized.app);
     const errors = report.violations
@@ -1064,7 +1455,8 @@ describe('cdk-nag AwsSolutions', () => {
     const visit = (construct: IConstruct) => {
       for (const entry of construct.node.metadata) {
         if (entry.type !== Validations.ACKNOWLEDGED_RULES_METADATA_KEY) continue;
-        for (const [id, reason] of Object.entries(entry.data as Record<string, string>)) acknowledgments.push({ path: construct.node.path, id, reason });
+        for (const [id, reason] of Object.entries(entry.data as Record<string, string>))
+          acknowledgments.push({ path: construct.node.path, id, reason });
       }
       construct.node.children.forEach(visit);
     };

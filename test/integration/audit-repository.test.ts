@@ -14,16 +14,35 @@ let seq = 0;
 function line(at: string, extra: Partial<AuditRecord> = {}): AuditRecord {
   seq++;
   return {
-    request_id: `req-${String(seq).padStart(5, '0')}`, api_key_id: 'key_admin', organization_id: ORG, method: 'GET', path: '/v1/employees',
-    route: '/v1/employees', status: 200, source_ip: '127.0.0.1', user_agent: 'test', at, latency_ms: 3, auth_failure: null, ...extra,
+    request_id: `req-${String(seq).padStart(5, '0')}`,
+    api_key_id: 'key_admin',
+    organization_id: ORG,
+    method: 'GET',
+    path: '/v1/employees',
+    route: '/v1/employees',
+    status: 200,
+    source_ip: '127.0.0.1',
+    user_agent: 'test',
+    at,
+    latency_ms: 3,
+    auth_failure: null,
+    ...extra,
   };
 }
 
 /** One line every `stepMs` going back from `newest`. */
-const series = (count: number, newest: number, stepMs: number, extra: (i: number) => Partial<AuditRecord> = () => ({})) =>
-  Array.from({ length: count }, (_, i) => line(new Date(newest - i * stepMs).toISOString(), extra(i)));
+const series = (
+  count: number,
+  newest: number,
+  stepMs: number,
+  extra: (i: number) => Partial<AuditRecord> = () => ({}),
+) => Array.from({ length: count }, (_, i) => line(new Date(newest - i * stepMs).toISOString(), extra(i)));
 
-async function all(repo: AuditRepository, filters: AuditFilters, limit: number): Promise<{ ids: string[]; pages: number }> {
+async function all(
+  repo: AuditRepository,
+  filters: AuditFilters,
+  limit: number,
+): Promise<{ ids: string[]; pages: number }> {
   const ids: string[] = [];
   let start: Record<string, unknown> | undefined;
   let pages = 0;
@@ -37,7 +56,7 @@ async function all(repo: AuditRepository, filters: AuditFilters, limit: number):
 }
 
 describe('the audit repository', () => {
-  it('lists an organization\'s lines newest first across days, in pages that add up to the whole', async () => {
+  it("lists an organization's lines newest first across days, in pages that add up to the whole", async () => {
     const table = await createTestTable('audit');
     const repo = new AuditRepository(table);
     // Three days of lines, 7 hours apart, written out of order.
@@ -60,18 +79,38 @@ describe('the audit repository', () => {
     const l = line('2026-11-21T10:00:00.000Z');
     await repo.putAll([l, l]);
     await repo.putAll([l]);
-    const out = await table.doc.send(new QueryCommand({ TableName: table.tableName, KeyConditionExpression: 'PK = :pk', ExpressionAttributeValues: { ':pk': keys.auditLogPartition(ORG) } }));
+    const out = await table.doc.send(
+      new QueryCommand({
+        TableName: table.tableName,
+        KeyConditionExpression: 'PK = :pk',
+        ExpressionAttributeValues: { ':pk': keys.auditLogPartition(ORG) },
+      }),
+    );
     expect(out.Items!.length).toBe(1);
     expect(out.Items![0]).toMatchObject({ SK: `${l.at}#${l.request_id}`, ttl: Date.parse(l.at) / 1000 + 400 * 86_400 });
   });
 
-  it('puts failures with no organization in the day\'s platform partition, out of every organization\'s log', async () => {
+  it("puts failures with no organization in the day's platform partition, out of every organization's log", async () => {
     const table = await createTestTable('audit');
     const repo = new AuditRepository(table);
-    const anonymous = line('2026-11-21T23:59:59.999Z', { organization_id: null, api_key_id: null, status: 401, auth_failure: 'Unknown token' });
+    const anonymous = line('2026-11-21T23:59:59.999Z', {
+      organization_id: null,
+      api_key_id: null,
+      status: 401,
+      auth_failure: 'Unknown token',
+    });
     await repo.putAll([anonymous, line('2026-11-21T12:00:00.000Z')]);
-    const got = await table.doc.send(new GetCommand({ TableName: table.tableName, Key: keys.unauthenticatedAuditLog(anonymous.at, anonymous.request_id) }));
-    expect(got.Item).toMatchObject({ PK: 'AUDIT#UNAUTHENTICATED#2026-11-21', status: 401, auth_failure: 'Unknown token' });
+    const got = await table.doc.send(
+      new GetCommand({
+        TableName: table.tableName,
+        Key: keys.unauthenticatedAuditLog(anonymous.at, anonymous.request_id),
+      }),
+    );
+    expect(got.Item).toMatchObject({
+      PK: 'AUDIT#UNAUTHENTICATED#2026-11-21',
+      status: 401,
+      auth_failure: 'Unknown token',
+    });
     expect((await repo.list(ORG, {}, 100)).items.map((r) => r.status)).toEqual([200]);
   });
 
@@ -88,16 +127,24 @@ describe('the audit repository', () => {
 
     expect((await all(repo, { status: 403 }, 4)).ids).toEqual(expectIds((l) => l.status === 403));
     expect((await all(repo, { api_key_id: 'key_ro' }, 7)).ids).toEqual(expectIds((l) => l.api_key_id === 'key_ro'));
-    expect((await all(repo, { path_prefix: '/v1/employees' }, 10)).ids).toEqual(expectIds((l) => l.path.startsWith('/v1/employees')));
-    expect((await all(repo, { api_key_id: 'key_ro', status: 403, path_prefix: '/v1/employees/' }, 2)).ids)
-      .toEqual(expectIds((l) => l.api_key_id === 'key_ro' && l.status === 403 && l.path.startsWith('/v1/employees/')));
+    expect((await all(repo, { path_prefix: '/v1/employees' }, 10)).ids).toEqual(
+      expectIds((l) => l.path.startsWith('/v1/employees')),
+    );
+    expect((await all(repo, { api_key_id: 'key_ro', status: 403, path_prefix: '/v1/employees/' }, 2)).ids).toEqual(
+      expectIds((l) => l.api_key_id === 'key_ro' && l.status === 403 && l.path.startsWith('/v1/employees/')),
+    );
 
     const from = lines[40]!.at;
     const to = lines[10]!.at;
     expect((await all(repo, { from, to }, 8)).ids).toEqual(lines.slice(10, 41).map((l) => l.request_id));
     expect((await all(repo, { from }, 100)).ids).toEqual(lines.slice(0, 41).map((l) => l.request_id));
     expect((await all(repo, { to }, 100)).ids).toEqual(lines.slice(10).map((l) => l.request_id));
-    expect((await all(repo, { from, to, status: 403 }, 3)).ids).toEqual(lines.slice(10, 41).filter((l) => l.status === 403).map((l) => l.request_id));
+    expect((await all(repo, { from, to, status: 403 }, 3)).ids).toEqual(
+      lines
+        .slice(10, 41)
+        .filter((l) => l.status === 403)
+        .map((l) => l.request_id),
+    );
   });
 
   it('reads a whole UTC day for date-only from/to, as the API parses them', async () => {
@@ -106,7 +153,9 @@ describe('the audit repository', () => {
     const inDay = [line('2026-11-20T00:00:00.000Z'), line('2026-11-20T23:59:59.999Z')];
     await repo.putAll([line('2026-11-19T23:59:59.999Z'), ...inDay, line('2026-11-21T00:00:00.000Z')]);
     const q = listLogsQuery.parse({ from: '2026-11-20', to: '2026-11-20' });
-    expect((await repo.list(ORG, { from: q.from, to: q.to }, 10)).items.map((r) => r.request_id)).toEqual(inDay.reverse().map((l) => l.request_id));
+    expect((await repo.list(ORG, { from: q.from, to: q.to }, 10)).items.map((r) => r.request_id)).toEqual(
+      inDay.reverse().map((l) => l.request_id),
+    );
     // An offset is converted: 2026-11-20T01:00+02:00 is 2026-11-19T23:00Z.
     expect(listLogsQuery.parse({ from: '2026-11-20T01:00:00+02:00' }).from).toBe('2026-11-19T23:00:00.000Z');
   });
@@ -136,7 +185,9 @@ describe('the audit repository', () => {
     const expired = line('2025-10-16T12:00:00.000Z');
     await ingestAuditRecords(repo, [kept, expired]);
     expect((await listAuditLog(repo, now, ORG, {}, 10)).items.map((r) => r.request_id)).toEqual([kept.request_id]);
-    expect((await listAuditLog(repo, now, ORG, { from: '2020-01-01T00:00:00.000Z' }, 10)).items.map((r) => r.request_id)).toEqual([kept.request_id]);
+    expect(
+      (await listAuditLog(repo, now, ORG, { from: '2020-01-01T00:00:00.000Z' }, 10)).items.map((r) => r.request_id),
+    ).toEqual([kept.request_id]);
     expect((await listAuditLog(repo, now, ORG, { to: '2025-01-01T00:00:00.000Z' }, 10)).items).toEqual([]);
   });
 });

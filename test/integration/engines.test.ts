@@ -1,11 +1,6 @@
 import { DescribeTableCommand, DescribeTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import {
-  GetQueueAttributesCommand,
-  ReceiveMessageCommand,
-  SendMessageCommand,
-  SQSClient,
-} from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ensureBucket, ensureTable } from '../../local/engines/provision.js';
@@ -44,7 +39,9 @@ describe.concurrent('local engines', () => {
 
   it('cancels a transaction whose condition fails, with a reason per item', async ({ expect }) => {
     const { tableName, doc } = await createTestTable();
-    await doc.send(new PutCommand({ TableName: tableName, Item: { PK: 'ORG#1', SK: 'EMAIL#a@example.com', owner: 'e1' } }));
+    await doc.send(
+      new PutCommand({ TableName: tableName, Item: { PK: 'ORG#1', SK: 'EMAIL#a@example.com', owner: 'e1' } }),
+    );
 
     const attempt = doc.send(
       new TransactWriteCommand({
@@ -79,7 +76,10 @@ describe.concurrent('local engines', () => {
     const { maxReceiveCount, visibilityTimeoutSeconds } = QUEUE_DEFINITIONS.webhooks;
 
     const { Attributes } = await sqs.send(
-      new GetQueueAttributesCommand({ QueueUrl: queues.webhooks, AttributeNames: ['VisibilityTimeout', 'RedrivePolicy'] }),
+      new GetQueueAttributesCommand({
+        QueueUrl: queues.webhooks,
+        AttributeNames: ['VisibilityTimeout', 'RedrivePolicy'],
+      }),
     );
     expect(Attributes?.VisibilityTimeout).toBe(String(visibilityTimeoutSeconds));
     expect(Number(JSON.parse(Attributes?.RedrivePolicy ?? '{}').maxReceiveCount)).toBe(maxReceiveCount);
@@ -95,7 +95,9 @@ describe.concurrent('local engines', () => {
     }
     expect(received).toBe(maxReceiveCount);
 
-    const { Messages } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queues.webhooks_dlq, WaitTimeSeconds: 5 }));
+    const { Messages } = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queues.webhooks_dlq, WaitTimeSeconds: 5 }),
+    );
     expect(Messages?.map((m) => m.Body)).toEqual(['evt_1']);
   });
 
@@ -105,7 +107,9 @@ describe.concurrent('local engines', () => {
     await ensureBucket(s3, bucket);
 
     const body = 'batch header\nentry detail\n';
-    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'nacha/run-1.ach', Body: body, ContentType: 'text/plain' }));
+    await s3.send(
+      new PutObjectCommand({ Bucket: bucket, Key: 'nacha/run-1.ach', Body: body, ContentType: 'text/plain' }),
+    );
     const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: 'nacha/run-1.ach' }));
     expect(await object.Body?.transformToString()).toBe(body);
     expect(object.ContentType).toBe('text/plain');

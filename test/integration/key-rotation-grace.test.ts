@@ -48,7 +48,9 @@ function expectRefusedAsExpired(result: string | UnauthorizedError) {
   expect(http.status).toBe(401);
   expect(err.code).toBe('unauthorized');
   expect(err.reason).toBe('The token has expired');
-  expect(http.headers['WWW-Authenticate']).toBe('Bearer realm="payroll", error="invalid_token", error_description="The token has expired"');
+  expect(http.headers['WWW-Authenticate']).toBe(
+    'Bearer realm="payroll", error="invalid_token", error_description="The token has expired"',
+  );
 }
 
 describe('rotation grace below HTTP, on injected clocks', () => {
@@ -74,7 +76,11 @@ describe('rotation grace below HTTP, on injected clocks', () => {
     expect(rotated.record.token_issued_at).toBe(iso(rotatedAt));
     expect(rotated.record.previous_token_expires_at).toBe(iso(rotatedAt + GRACE_MS));
     const stored = await repo.get(org, key.record.api_key_id);
-    expect(stored).toMatchObject({ token_issued_at: iso(rotatedAt), previous_token_expires_at: iso(rotatedAt + GRACE_MS), revoked_at: null });
+    expect(stored).toMatchObject({
+      token_issued_at: iso(rotatedAt),
+      previous_token_expires_at: iso(rotatedAt + GRACE_MS),
+      revoked_at: null,
+    });
 
     // No cache: every call reads the token item, so only the clock decides.
     const auth = new Authenticator(repo, 'sandbox', 0, () => clock.now);
@@ -121,7 +127,12 @@ describe('rotation grace through the handlers, with the system clock moved', () 
 
   const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
   const listWith = async (token: string) =>
-    parse(await handlers.listEmployees(apiEvent({ method: 'GET', path: '/v1/employees', headers: auth(token) }), lambdaContext));
+    parse(
+      await handlers.listEmployees(
+        apiEvent({ method: 'GET', path: '/v1/employees', headers: auth(token) }),
+        lambdaContext,
+      ),
+    );
 
   beforeAll(async () => {
     const table = await createTestTable('rotation-http');
@@ -141,7 +152,10 @@ describe('rotation grace through the handlers, with the system clock moved', () 
       createApiKey: (await import('../../functions/api/create-api-key.js')).handler as Handler,
       rotateApiKey: (await import('../../functions/api/rotate-api-key.js')).handler as Handler,
     };
-    const org = await createOrganization(new OrganizationRepository(table), pinnedDeps({ now: Date.now() }), { name: 'Grace Co', environment: 'sandbox' });
+    const org = await createOrganization(new OrganizationRepository(table), pinnedDeps({ now: Date.now() }), {
+      name: 'Grace Co',
+      environment: 'sandbox',
+    });
     adminToken = org.token;
   });
 
@@ -150,9 +164,17 @@ describe('rotation grace through the handlers, with the system clock moved', () 
   });
 
   it('answers 200 to the old token until 24 h after the rotation, then 401 unauthorized; the new token at once', async () => {
-    const made = parse(await handlers.createApiKey(apiEvent({
-      method: 'POST', path: '/v1/api-keys', headers: auth(adminToken), body: { name: 'integration', type: 'read-only' },
-    }), lambdaContext));
+    const made = parse(
+      await handlers.createApiKey(
+        apiEvent({
+          method: 'POST',
+          path: '/v1/api-keys',
+          headers: auth(adminToken),
+          body: { name: 'integration', type: 'read-only' },
+        }),
+        lambdaContext,
+      ),
+    );
     expect(made.statusCode).toBe(201);
     const oldToken: string = made.body.data.token;
     const keyId: string = made.body.data.api_key_id;
@@ -161,12 +183,24 @@ describe('rotation grace through the handlers, with the system clock moved', () 
     vi.setSystemTime(Date.now() + 3 * HOUR);
     const rotatedAt = Date.now();
     // An empty POST: the default grace period.
-    const rotated = parse(await handlers.rotateApiKey(apiEvent({
-      method: 'POST', path: `/v1/api-keys/${keyId}/rotate`, resource: '/v1/api-keys/{id}/rotate', params: { id: keyId }, headers: auth(adminToken),
-    }), lambdaContext));
+    const rotated = parse(
+      await handlers.rotateApiKey(
+        apiEvent({
+          method: 'POST',
+          path: `/v1/api-keys/${keyId}/rotate`,
+          resource: '/v1/api-keys/{id}/rotate',
+          params: { id: keyId },
+          headers: auth(adminToken),
+        }),
+        lambdaContext,
+      ),
+    );
     expect(rotated.statusCode).toBe(200);
     expect(rotated.body.data).toMatchObject({
-      api_key_id: keyId, token_issued_at: iso(rotatedAt), previous_token_expires_at: iso(rotatedAt + GRACE_MS), revoked_at: null,
+      api_key_id: keyId,
+      token_issued_at: iso(rotatedAt),
+      previous_token_expires_at: iso(rotatedAt + GRACE_MS),
+      revoked_at: null,
     });
     const newToken: string = rotated.body.data.token;
     expect(newToken).not.toBe(oldToken);
@@ -181,8 +215,13 @@ describe('rotation grace through the handlers, with the system clock moved', () 
     vi.setSystemTime(rotatedAt + GRACE_MS);
     const refused = await listWith(oldToken);
     expect(refused.statusCode).toBe(401);
-    expect(refused.body).toMatchObject({ status: 401, error: { code: 'unauthorized', message: 'Unauthorized', details: [] } });
-    expect(refused.headers['WWW-Authenticate']).toBe('Bearer realm="payroll", error="invalid_token", error_description="The token has expired"');
+    expect(refused.body).toMatchObject({
+      status: 401,
+      error: { code: 'unauthorized', message: 'Unauthorized', details: [] },
+    });
+    expect(refused.headers['WWW-Authenticate']).toBe(
+      'Bearer realm="payroll", error="invalid_token", error_description="The token has expired"',
+    );
     expect((await listWith(newToken)).statusCode).toBe(200);
 
     vi.setSystemTime(rotatedAt + 7 * 24 * HOUR);

@@ -130,12 +130,18 @@ describe('local S3 persistence', () => {
       // The other ways an object comes to be: CopyObject and a (one-part) multipart upload, whose ETag differs.
       const source = objects[0]!;
       const copy = await s3.send(
-        new CopyObjectCommand({ Bucket: bucket, Key: 'copies/disbursement.ach', CopySource: `${bucket}/${source.key}` }),
+        new CopyObjectCommand({
+          Bucket: bucket,
+          Key: 'copies/disbursement.ach',
+          CopySource: `${bucket}/${source.key}`,
+        }),
       );
       objects.push({ ...source, key: 'copies/disbursement.ach', etag: copy.CopyObjectResult?.ETag });
       const multipart = { key: 'multipart/part.bin', body: randomBytes(4096), contentType: 'application/x-ach' };
       const target = { Bucket: bucket, Key: multipart.key };
-      const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ ...target, ContentType: multipart.contentType }));
+      const { UploadId } = await s3.send(
+        new CreateMultipartUploadCommand({ ...target, ContentType: multipart.contentType }),
+      );
       const part = await s3.send(new UploadPartCommand({ ...target, UploadId, PartNumber: 1, Body: multipart.body }));
       const completed = await s3.send(
         new CompleteMultipartUploadCommand({
@@ -153,7 +159,8 @@ describe('local S3 persistence', () => {
       }
 
       const doomed = ['payrolls/org_1/pr_1/chunks/00000.json', 'payrolls/org_1/pr_1/chunks/00001.json'];
-      for (const key of doomed) await put(s3, bucket, { key, body: Buffer.from('[]'), contentType: 'application/json' });
+      for (const key of doomed)
+        await put(s3, bucket, { key, body: Buffer.from('[]'), contentType: 'application/json' });
       expect(doomed.every((key) => existsSync(s3ObjectPath(s3Dir, bucket, key)))).toBe(true);
       await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: doomed[0] }));
       await s3.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: [{ Key: doomed[1] }] } }));
@@ -257,7 +264,9 @@ describe('local S3 persistence', () => {
 
   it('refuses, loudly, a fauxqs version whose internals it was not written against', () => {
     expect(() => assertSupportedFauxqs()).not.toThrow(); // the pinned one
-    expect(() => assertSupportedFauxqs('1.10.0')).toThrow(/fauxqs 1\.10\.0: the local S3 persistence wraps fauxqs 1\.9/);
+    expect(() => assertSupportedFauxqs('1.10.0')).toThrow(
+      /fauxqs 1\.10\.0: the local S3 persistence wraps fauxqs 1\.9/,
+    );
     expect(() => assertSupportedFauxqs('2.0.0')).toThrow(/check local\/engines\/s3-persistence\.ts/);
   });
 

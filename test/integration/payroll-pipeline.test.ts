@@ -7,7 +7,13 @@ import { centsToNumber } from '../../shared/domain/money.js';
 import { SIMULATED_RETURN_ACCOUNT, type ProcessorServices } from '../../shared/use-cases/process-payroll.js';
 import { submitPayroll, type SubmitOutcome } from '../../shared/use-cases/submit-payroll.js';
 import { updateSettings } from '../../shared/use-cases/settings.js';
-import { assertBankRules, assertDistinctModifiers, assertTracesAcrossFiles, readNacha, type ReadFile } from '../support/nacha-check.js';
+import {
+  assertBankRules,
+  assertDistinctModifiers,
+  assertTracesAcrossFiles,
+  readNacha,
+  type ReadFile,
+} from '../support/nacha-check.js';
 import { drain, payrollBody, payrollWorld } from '../support/payroll-fixture.js';
 
 const EMPLOYEES = 25;
@@ -18,7 +24,11 @@ type World = Awaited<ReturnType<typeof payrollWorld>>;
 const FUNDING = { routing_number: '011000015', account_number: '99887766554433', account_type: 'checking' } as const;
 
 async function withFundingAccount(world: World) {
-  await updateSettings(world.services, { organizationId: world.org.organization_id, environment: 'sandbox' }, { funding_account: FUNDING });
+  await updateSettings(
+    world.services,
+    { organizationId: world.org.organization_id, environment: 'sandbox' },
+    { funding_account: FUNDING },
+  );
 }
 
 /** The run's file, read back by two independent parsers and held to the bank's rules. */
@@ -27,22 +37,39 @@ async function fileOf(world: World, payrollId: string, balanced: boolean): Promi
   const record = (await world.services.payrolls.get(orgId, payrollId))!;
   const file = readNacha((await world.services.objects.getText(objectKeys.disbursement(orgId, payrollId)))!);
   assertBankRules(file, {
-    payDate: record.pay_date, balanced,
-    ...(balanced && { fundingAccount: { routing: FUNDING.routing_number, account: FUNDING.account_number, accountType: FUNDING.account_type } }),
+    payDate: record.pay_date,
+    balanced,
+    ...(balanced && {
+      fundingAccount: {
+        routing: FUNDING.routing_number,
+        account: FUNDING.account_number,
+        accountType: FUNDING.account_type,
+      },
+    }),
   });
   return file;
 }
 
 async function submit(world: Awaited<ReturnType<typeof payrollWorld>>, body = payrollBody(world.employeeIds)) {
-  const outcome = await submitPayroll({ ...world.services, chunkSize: CHUNK }, { organizationId: world.org.organization_id, environment: 'sandbox' }, body, { dryRun: false });
+  const outcome = await submitPayroll(
+    { ...world.services, chunkSize: CHUNK },
+    { organizationId: world.org.organization_id, environment: 'sandbox' },
+    body,
+    { dryRun: false },
+  );
   if (outcome.kind !== 'accepted') throw new Error('expected acceptance');
   return outcome as Extract<SubmitOutcome, { kind: 'accepted' }>;
 }
 
 async function paystubsOf(world: Awaited<ReturnType<typeof payrollWorld>>, payrollId: string) {
-  const out = await world.table.doc.send(new QueryCommand({
-    TableName: world.table.tableName, IndexName: GSI1.name, KeyConditionExpression: 'GSI1PK = :pk', ExpressionAttributeValues: { ':pk': `PAYROLL#${payrollId}` },
-  }));
+  const out = await world.table.doc.send(
+    new QueryCommand({
+      TableName: world.table.tableName,
+      IndexName: GSI1.name,
+      KeyConditionExpression: 'GSI1PK = :pk',
+      ExpressionAttributeValues: { ':pk': `PAYROLL#${payrollId}` },
+    }),
+  );
   return out.Items ?? [];
 }
 
@@ -61,17 +88,29 @@ async function expectExactlyOnce(world: Awaited<ReturnType<typeof payrollWorld>>
   expect(control.entryAddendaCount).toBe(EMPLOYEES);
   expect(control.totalCreditCents).toBe(record.totals.net_pay);
   expect(stubs.reduce((sum, s) => sum + (s.net_pay as number), 0)).toBe(record.totals.net_pay);
-  const fileTraces = file.split('\n').filter((l) => l.startsWith('6')).map((l) => l.slice(79, 94));
+  const fileTraces = file
+    .split('\n')
+    .filter((l) => l.startsWith('6'))
+    .map((l) => l.slice(79, 94));
   expect(new Set(fileTraces).size).toBe(EMPLOYEES);
   expect(new Set(stubs.map((s) => (s.payment as { trace_number: string }).trace_number))).toEqual(new Set(fileTraces));
-  expect(record.disbursement).toMatchObject({ entry_count: EMPLOYEES, total_credit: record.totals.net_pay, entry_hash: control.entryHash });
+  expect(record.disbursement).toMatchObject({
+    entry_count: EMPLOYEES,
+    total_credit: record.totals.net_pay,
+    entry_hash: control.entryHash,
+  });
   return record;
 }
 
 type Wrap = (s: ProcessorServices) => void;
 
 /** Makes `method` crash once, right after (or before) its real effect: the worst moment for a worker to die. */
-function crash<T extends object>(target: T, method: keyof T, moment: 'after' | 'before', when: (...args: any[]) => boolean = () => true) {
+function crash<T extends object>(
+  target: T,
+  method: keyof T,
+  moment: 'after' | 'before',
+  when: (...args: any[]) => boolean = () => true,
+) {
   const original = (target[method] as (...a: unknown[]) => Promise<unknown>).bind(target);
   let fired = false;
   (target as Record<keyof T, unknown>)[method] = async (...args: unknown[]) => {
@@ -91,15 +130,24 @@ function crash<T extends object>(target: T, method: keyof T, moment: 'after' | '
 
 const faults: [string, Wrap][] = [
   ['after pending → processing', (s) => crash(s.payrolls, 'transition', 'after', (_r, to) => to === 'processing')],
-  ['after writing a chunk file', (s) => crash(s.objects, 'putJson', 'after', (key: string) => key.includes('/chunks/'))],
+  [
+    'after writing a chunk file',
+    (s) => crash(s.objects, 'putJson', 'after', (key: string) => key.includes('/chunks/')),
+  ],
   ['after recording the chunk plan', (s) => crash(s.payrolls, 'planChunks', 'after')],
   ['after enqueueing the chunks', (s) => crash(s.queue, 'sendAll', 'after')],
-  ['after writing a chunk\'s paystubs', (s) => crash(s.paystubs, 'putAll', 'after')],
-  ['before writing a chunk\'s paystubs', (s) => crash(s.paystubs, 'putAll', 'before')],
-  ['after writing a chunk\'s NACHA entries', (s) => crash(s.objects, 'putText', 'after', (key: string) => key.includes('/entries/'))],
+  ["after writing a chunk's paystubs", (s) => crash(s.paystubs, 'putAll', 'after')],
+  ["before writing a chunk's paystubs", (s) => crash(s.paystubs, 'putAll', 'before')],
+  [
+    "after writing a chunk's NACHA entries",
+    (s) => crash(s.objects, 'putText', 'after', (key: string) => key.includes('/entries/')),
+  ],
   ['after marking a chunk done', (s) => crash(s.payrolls, 'markChunkDone', 'after')],
   ['after enqueueing finalize', (s) => crash(s.queue, 'send', 'after')],
-  ['after writing the NACHA file', (s) => crash(s.objects, 'putText', 'after', (key: string) => key.endsWith('disbursement.ach'))],
+  [
+    'after writing the NACHA file',
+    (s) => crash(s.objects, 'putText', 'after', (key: string) => key.endsWith('disbursement.ach')),
+  ],
   ['after processing → completed', (s) => crash(s.payrolls, 'transition', 'after', (_r, to) => to === 'completed')],
 ];
 
@@ -108,7 +156,12 @@ describe('the payroll pipeline on the real engines', () => {
     const world = await payrollWorld(EMPLOYEES);
     const accepted = await submit(world);
     expect(accepted.data).toMatchObject({ status: 'pending', employee_count: EMPLOYEES });
-    const failures = await drain(world.services, world.queues.payroll, world.org.organization_id, accepted.data.payroll_id);
+    const failures = await drain(
+      world.services,
+      world.queues.payroll,
+      world.org.organization_id,
+      accepted.data.payroll_id,
+    );
     expect(failures).toBe(0);
     const record = await expectExactlyOnce(world, accepted.data.payroll_id);
     expect(centsToNumber(record.totals.net_pay)).toBe(accepted.data.totals.net_pay);
@@ -116,26 +169,34 @@ describe('the payroll pipeline on the real engines', () => {
     expect([...record.chunks_done].sort()).toEqual([0, 1, 2]);
   });
 
-  it.each(faults)('stays exactly-once with a crash %s and a re-delivery, over two consecutive runs', async (_, inject) => {
-    const world = await payrollWorld(EMPLOYEES);
-    const files: ReadFile[] = [];
-    const bodies = [payrollBody(world.employeeIds), payrollBody(world.employeeIds, { type: 'off_cycle' })];
-    for (const body of bodies) {
-      const accepted = await submit(world, body);
-      inject(world.services);
-      const failures = await drain(world.services, world.queues.payroll, world.org.organization_id, accepted.data.payroll_id);
-      expect(failures).toBeGreaterThanOrEqual(1);
-      await expectExactlyOnce(world, accepted.data.payroll_id);
-      files.push(await fileOf(world, accepted.data.payroll_id, false));
-    }
-    // Two files of one organization on one day: their own modifiers, and trace numbers that never meet.
-    assertTracesAcrossFiles(files);
-    assertDistinctModifiers(files);
-    expect(files.map((f) => f.header.fileIdModifier)).toEqual(['A', 'B']);
-    const traces = files.map((f) => f.batches[0]!.entries.map((e) => Number(e.traceNumber.slice(8))));
-    expect(traces[0]).toEqual(Array.from({ length: EMPLOYEES }, (_, i) => i + 1));
-    expect(traces[1]).toEqual(Array.from({ length: EMPLOYEES }, (_, i) => EMPLOYEES + i + 1));
-  });
+  it.each(faults)(
+    'stays exactly-once with a crash %s and a re-delivery, over two consecutive runs',
+    async (_, inject) => {
+      const world = await payrollWorld(EMPLOYEES);
+      const files: ReadFile[] = [];
+      const bodies = [payrollBody(world.employeeIds), payrollBody(world.employeeIds, { type: 'off_cycle' })];
+      for (const body of bodies) {
+        const accepted = await submit(world, body);
+        inject(world.services);
+        const failures = await drain(
+          world.services,
+          world.queues.payroll,
+          world.org.organization_id,
+          accepted.data.payroll_id,
+        );
+        expect(failures).toBeGreaterThanOrEqual(1);
+        await expectExactlyOnce(world, accepted.data.payroll_id);
+        files.push(await fileOf(world, accepted.data.payroll_id, false));
+      }
+      // Two files of one organization on one day: their own modifiers, and trace numbers that never meet.
+      assertTracesAcrossFiles(files);
+      assertDistinctModifiers(files);
+      expect(files.map((f) => f.header.fileIdModifier)).toEqual(['A', 'B']);
+      const traces = files.map((f) => f.batches[0]!.entries.map((e) => Number(e.traceNumber.slice(8))));
+      expect(traces[0]).toEqual(Array.from({ length: EMPLOYEES }, (_, i) => i + 1));
+      expect(traces[1]).toEqual(Array.from({ length: EMPLOYEES }, (_, i) => EMPLOYEES + i + 1));
+    },
+  );
 
   it('balances each file with one offset debit to the funding account, and settles a Saturday pay date on Friday', async () => {
     const world = await payrollWorld(EMPLOYEES);
@@ -150,19 +211,34 @@ describe('the payroll pipeline on the real engines', () => {
     expect(batch.effectiveEntryDate).toBe('2026-11-27');
     expect(batch.entries).toHaveLength(EMPLOYEES + 1);
     expect(batch.entries.at(-1)).toMatchObject({
-      transactionCode: 27, routing: FUNDING.routing_number, account: FUNDING.account_number, amountCents: record.totals.net_pay,
+      transactionCode: 27,
+      routing: FUNDING.routing_number,
+      account: FUNDING.account_number,
+      amountCents: record.totals.net_pay,
       traceNumber: expect.stringMatching(new RegExp(`${String(EMPLOYEES + 1).padStart(7, '0')}$`)),
     });
-    expect(file.control).toMatchObject({ totalDebitCents: record.totals.net_pay, totalCreditCents: record.totals.net_pay });
-    expect(record.disbursement).toMatchObject({ total_debit: record.totals.net_pay, total_credit: record.totals.net_pay, entry_count: EMPLOYEES + 1 });
+    expect(file.control).toMatchObject({
+      totalDebitCents: record.totals.net_pay,
+      totalCreditCents: record.totals.net_pay,
+    });
+    expect(record.disbursement).toMatchObject({
+      total_debit: record.totals.net_pay,
+      total_credit: record.totals.net_pay,
+      entry_count: EMPLOYEES + 1,
+    });
   });
 
   it('gives runs planned at the same moment distinct modifiers and disjoint trace blocks (counters race-safe)', async () => {
     const world = await payrollWorld(12);
     await withFundingAccount(world);
-    const runs = await Promise.all(Array.from({ length: 6 }, (_, i) => submit(world, payrollBody(world.employeeIds, { type: 'off_cycle', pay_date: `2026-12-0${i + 1}` }))));
+    const runs = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        submit(world, payrollBody(world.employeeIds, { type: 'off_cycle', pay_date: `2026-12-0${i + 1}` })),
+      ),
+    );
     // Every start message planned concurrently: the counters are contended on purpose.
-    for (const run of runs) await drain(world.services, world.queues.payroll, world.org.organization_id, run.data.payroll_id);
+    for (const run of runs)
+      await drain(world.services, world.queues.payroll, world.org.organization_id, run.data.payroll_id);
     const files: ReadFile[] = [];
     for (const run of runs) files.push(await fileOf(world, run.data.payroll_id, true));
     files.sort((a, b) => a.batches[0]!.entries[0]!.traceNumber.localeCompare(b.batches[0]!.entries[0]!.traceNumber));
@@ -170,7 +246,9 @@ describe('the payroll pipeline on the real engines', () => {
     assertDistinctModifiers(files);
     expect(files.map((f) => f.header.fileIdModifier).sort()).toEqual(['A', 'B', 'C', 'D', 'E', 'F']);
     // Each block is 12 entries and the offset: together they use 1–78 with nothing skipped or shared.
-    const all = files.flatMap((f) => f.batches[0]!.entries.map((e) => Number(e.traceNumber.slice(8)))).sort((a, b) => a - b);
+    const all = files
+      .flatMap((f) => f.batches[0]!.entries.map((e) => Number(e.traceNumber.slice(8))))
+      .sort((a, b) => a - b);
     expect(all).toEqual(Array.from({ length: 78 }, (_, i) => i + 1));
   });
 
@@ -203,14 +281,21 @@ describe('the payroll pipeline on the real engines', () => {
     const orgId = world.org.organization_id;
     const current = (await world.services.organizations.getSettings(orgId))!;
     // Saved before the settings were checked as strictly as the file needs: lower case, a space inside.
-    await world.services.organizations.putSettings(orgId, {
-      ...current, originator: { ...current.originator, immediate_origin: 'acmepayrol', company_identification: '12 345 678' },
-      updated_at: new Date(Date.parse(current.updated_at) + 1).toISOString(),
-    }, current.updated_at);
+    await world.services.organizations.putSettings(
+      orgId,
+      {
+        ...current,
+        originator: { ...current.originator, immediate_origin: 'acmepayrol', company_identification: '12 345 678' },
+        updated_at: new Date(Date.parse(current.updated_at) + 1).toISOString(),
+      },
+      current.updated_at,
+    );
     const refused = await submit(world).catch((err: unknown) => err);
     expect(refused).toMatchObject({ kind: 'unprocessable', code: 'originator_not_configured' });
-    expect((refused as { details: { field: string }[] }).details.map((d) => d.field).sort())
-      .toEqual(['originator.company_identification', 'originator.immediate_origin']);
+    expect((refused as { details: { field: string }[] }).details.map((d) => d.field).sort()).toEqual([
+      'originator.company_identification',
+      'originator.immediate_origin',
+    ]);
     expect((await world.services.payrolls.list(orgId, {}, 10)).items).toHaveLength(0);
   });
 
@@ -219,7 +304,12 @@ describe('the payroll pipeline on the real engines', () => {
     const orgId = world.org.organization_id;
     // Settings as an organization created before per-organization sequences had them: no sequences_since.
     const { sequences_since: _since, ...legacy } = (await world.services.organizations.getSettings(orgId))!;
-    await world.table.doc.send(new PutCommand({ TableName: world.table.tableName, Item: { ...keys.settings(orgId), entity: 'settings', ...legacy } }));
+    await world.table.doc.send(
+      new PutCommand({
+        TableName: world.table.tableName,
+        Item: { ...keys.settings(orgId), entity: 'settings', ...legacy },
+      }),
+    );
     const files: ReadFile[] = [];
     for (const body of [payrollBody(world.employeeIds), payrollBody(world.employeeIds, { type: 'off_cycle' })]) {
       const accepted = await submit(world, body);
@@ -228,7 +318,10 @@ describe('the payroll pipeline on the real engines', () => {
     }
     // Its earlier files used sequences 1 to at most 25,000 and modifier A, possibly today.
     expect(files.map((f) => f.header.fileIdModifier)).toEqual(['B', 'C']);
-    expect(files.map((f) => f.batches[0]!.entries.map((e) => Number(e.traceNumber.slice(8))))).toEqual([[25_001, 25_002, 25_003], [25_004, 25_005, 25_006]]);
+    expect(files.map((f) => f.batches[0]!.entries.map((e) => Number(e.traceNumber.slice(8))))).toEqual([
+      [25_001, 25_002, 25_003],
+      [25_004, 25_005, 25_006],
+    ]);
   });
 
   it('survives every message being delivered twice', async () => {
@@ -236,8 +329,14 @@ describe('the payroll pipeline on the real engines', () => {
     const accepted = await submit(world);
     const sendAll = world.services.queue.sendAll.bind(world.services.queue);
     const send = world.services.queue.send.bind(world.services.queue);
-    world.services.queue.sendAll = async (m) => { await sendAll(m); await sendAll(m); };
-    world.services.queue.send = async (m) => { await send(m); await send(m); };
+    world.services.queue.sendAll = async (m) => {
+      await sendAll(m);
+      await sendAll(m);
+    };
+    world.services.queue.send = async (m) => {
+      await send(m);
+      await send(m);
+    };
     await send({ kind: 'start', organization_id: world.org.organization_id, payroll_id: accepted.data.payroll_id });
     await drain(world.services, world.queues.payroll, world.org.organization_id, accepted.data.payroll_id);
     await expectExactlyOnce(world, accepted.data.payroll_id);
@@ -251,13 +350,17 @@ describe('the payroll pipeline on the real engines', () => {
     await drain(world.services, world.queues.payroll, world.org.organization_id, accepted.data.payroll_id);
     const record = (await world.services.payrolls.get(world.org.organization_id, accepted.data.payroll_id))!;
     expect(record.status).toBe('rejected');
-    expect(record.findings).toEqual([expect.objectContaining({ code: 'simulated_rejection', employee_id: world.employeeIds[1] })]);
+    expect(record.findings).toEqual([
+      expect.objectContaining({ code: 'simulated_rejection', employee_id: world.employeeIds[1] }),
+    ]);
     expect(await paystubsOf(world, accepted.data.payroll_id)).toHaveLength(0);
     expect(record.disbursement).toBeNull();
   });
 
   it('fails a run whose deposit comes back (sandbox account 000000000) and voids its paystubs', async () => {
-    const world = await payrollWorld(3, { accountNumber: (i) => (i === 2 ? SIMULATED_RETURN_ACCOUNT : String(55_000_000 + i)) });
+    const world = await payrollWorld(3, {
+      accountNumber: (i) => (i === 2 ? SIMULATED_RETURN_ACCOUNT : String(55_000_000 + i)),
+    });
     const accepted = await submit(world);
     await drain(world.services, world.queues.payroll, world.org.organization_id, accepted.data.payroll_id);
     const record = (await world.services.payrolls.get(world.org.organization_id, accepted.data.payroll_id))!;
@@ -272,7 +375,9 @@ describe('the payroll pipeline on the real engines', () => {
   it('lets exactly one of 50 concurrent identical submissions through and names it to the others', async () => {
     const world = await payrollWorld(3);
     const results = await Promise.allSettled(Array.from({ length: 50 }, () => submit(world)));
-    const accepted = results.filter((r) => r.status === 'fulfilled') as PromiseFulfilledResult<Awaited<ReturnType<typeof submit>>>[];
+    const accepted = results.filter((r) => r.status === 'fulfilled') as PromiseFulfilledResult<
+      Awaited<ReturnType<typeof submit>>
+    >[];
     expect(accepted).toHaveLength(1);
     const rejected = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
     expect(rejected).toHaveLength(49);
@@ -285,8 +390,16 @@ describe('the payroll pipeline on the real engines', () => {
   it('answers 100 concurrent submissions with one Idempotency-Key with one payroll and 100 identical answers', async () => {
     const world = await payrollWorld(3);
     const body = payrollBody(world.employeeIds);
-    const results = await Promise.all(Array.from({ length: 100 }, () => submitPayroll(
-      { ...world.services, chunkSize: CHUNK }, { organizationId: world.org.organization_id, environment: 'sandbox' }, body, { dryRun: false, idempotencyKey: 'concurrent-key' })));
+    const results = await Promise.all(
+      Array.from({ length: 100 }, () =>
+        submitPayroll(
+          { ...world.services, chunkSize: CHUNK },
+          { organizationId: world.org.organization_id, environment: 'sandbox' },
+          body,
+          { dryRun: false, idempotencyKey: 'concurrent-key' },
+        ),
+      ),
+    );
     expect(results.every((r) => r.kind === 'accepted')).toBe(true);
     const answers = results.map((r) => JSON.stringify(r.data));
     expect(new Set(answers).size).toBe(1);

@@ -10,7 +10,9 @@ describe('rate limiting on the real engine', () => {
     let now = Date.now();
     const a = new RateLimiter(new RateLimitRepository(table), () => now);
     const b = new RateLimiter(new RateLimitRepository(table), () => now);
-    const decisions = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).take('key_1#read', { perMinute: 5 })));
+    const decisions = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).take('key_1#read', { perMinute: 5 })),
+    );
     const allowed = decisions.filter((d) => d.allowed);
     expect(allowed).toHaveLength(5);
     expect(allowed.map((d) => d.remaining).sort()).toEqual([0, 1, 2, 3, 4]);
@@ -60,7 +62,9 @@ describe('rate-limit leases', () => {
     let allowed = 0;
     // Waves of 20 concurrent requests, 10 ms apart: steady enough traffic that both containers lease.
     for (let wave = 0; wave < 35; wave++) {
-      const decisions = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).take('key_l#read', { perMinute: 600 })));
+      const decisions = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).take('key_l#read', { perMinute: 600 })),
+      );
       allowed += decisions.filter((d) => d.allowed).length;
       now += 10;
     }

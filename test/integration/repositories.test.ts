@@ -10,7 +10,12 @@ import { OrganizationRepository } from '../../shared/data/organization-repositor
 import { queryPage } from '../../shared/data/paginate.js';
 import { ConcurrentModificationError, EmployeeAlreadyExistsError } from '../../shared/domain/errors.js';
 import { createApiKey, createOrganization, revokeApiKey } from '../../shared/use-cases/api-keys.js';
-import { createEmployee, deleteEmployee, updateEmployee, type EmployeeServices } from '../../shared/use-cases/employees.js';
+import {
+  createEmployee,
+  deleteEmployee,
+  updateEmployee,
+  type EmployeeServices,
+} from '../../shared/use-cases/employees.js';
 import { createTestTable } from '../support/engines.js';
 
 /** Repositories and use cases against DynamoDB Local through the real SDK, each test in its own table. */
@@ -28,8 +33,15 @@ async function setup() {
 }
 
 const body = (email: string, extra: Record<string, unknown> = {}) => ({
-  first_name: 'Mary', last_name: 'Jackson', email, employment_type: 'full_time', pay_group: 'default', pay_schedule: 'weekly',
-  start_date: '2026-03-02', bank_account: { account_number: '4444333322', routing_number: '122105155', account_type: 'checking' }, ...extra,
+  first_name: 'Mary',
+  last_name: 'Jackson',
+  email,
+  employment_type: 'full_time',
+  pay_group: 'default',
+  pay_schedule: 'weekly',
+  start_date: '2026-03-02',
+  bank_account: { account_number: '4444333322', routing_number: '122105155', account_type: 'checking' },
+  ...extra,
 });
 
 describe('organizations and tokens', () => {
@@ -44,7 +56,10 @@ describe('organizations and tokens', () => {
 
   it('revokes a key by deleting its token item in the same transaction, once', async () => {
     const { org, apiKeys } = await setup();
-    const issued = await createApiKey(apiKeys, systemDeps, org.organization_id, 'sandbox', { name: 'temp', type: 'read-only' });
+    const issued = await createApiKey(apiKeys, systemDeps, org.organization_id, 'sandbox', {
+      name: 'temp',
+      type: 'read-only',
+    });
     expect(await apiKeys.findByTokenHash(hashToken(issued.token))).toBeDefined();
     const revoked = await revokeApiKey(apiKeys, systemDeps, org.organization_id, issued.record.api_key_id);
     expect(revoked.revoked_at).not.toBeNull();
@@ -56,8 +71,11 @@ describe('organizations and tokens', () => {
 describe('employees', () => {
   it('enforces email uniqueness in the database, case-insensitively, even under concurrency', async () => {
     const { org, services } = await setup();
-    const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) =>
-      createEmployee(services, org.organization_id, body(i % 2 ? 'Same@Example.com' : 'same@example.com'))));
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, i) =>
+        createEmployee(services, org.organization_id, body(i % 2 ? 'Same@Example.com' : 'same@example.com')),
+      ),
+    );
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     const rejected = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
     expect(rejected).toHaveLength(19);
@@ -67,7 +85,12 @@ describe('employees', () => {
   it('stores the account number encrypted, decryptable only for its organization', async () => {
     const { table, org, services } = await setup();
     const e = await createEmployee(services, org.organization_id, body('enc@example.com'));
-    const raw = await table.doc.send(new GetCommand({ TableName: table.tableName, Key: { PK: `ORG#${org.organization_id}`, SK: `EMP#${e.employee_id}` } }));
+    const raw = await table.doc.send(
+      new GetCommand({
+        TableName: table.tableName,
+        Key: { PK: `ORG#${org.organization_id}`, SK: `EMP#${e.employee_id}` },
+      }),
+    );
     expect(JSON.stringify(raw.Item)).not.toContain('4444333322');
     const ciphertext = raw.Item!.bank_account.account_number_ciphertext as string;
     expect(await services.encryptor.decrypt(ciphertext, org.organization_id)).toBe('4444333322');
@@ -79,7 +102,9 @@ describe('employees', () => {
     const e = await createEmployee(services, org.organization_id, body('occ@example.com'));
     const stale = { ...e };
     await services.employees.replace(e, { ...e, first_name: 'Dorothy', version: e.version + 1 });
-    await expect(services.employees.replace(stale, { ...stale, last_name: 'Vaughan', version: stale.version + 1 })).rejects.toBeInstanceOf(ConcurrentModificationError);
+    await expect(
+      services.employees.replace(stale, { ...stale, last_name: 'Vaughan', version: stale.version + 1 }),
+    ).rejects.toBeInstanceOf(ConcurrentModificationError);
     const patched = await updateEmployee(services, org.organization_id, e.employee_id, { last_name: 'Vaughan' });
     expect(patched).toMatchObject({ first_name: 'Dorothy', last_name: 'Vaughan', version: e.version + 2 });
   });
@@ -101,12 +126,26 @@ describe('queryPage', () => {
   it('fills a page past filtered-out items and gives no token when the page ends the results', async () => {
     const table = await createTestTable();
     for (let i = 0; i < 30; i++) {
-      await table.doc.send(new PutCommand({ TableName: table.tableName, Item: { PK: 'P', SK: `S#${String(i).padStart(2, '0')}`, keep: i % 3 === 0 } }));
+      await table.doc.send(
+        new PutCommand({
+          TableName: table.tableName,
+          Item: { PK: 'P', SK: `S#${String(i).padStart(2, '0')}`, keep: i % 3 === 0 },
+        }),
+      );
     }
-    const read = (limit: number, start?: Record<string, unknown>) => queryPage(table, {
-      KeyConditionExpression: 'PK = :pk', FilterExpression: '#keep = :t',
-      ExpressionAttributeNames: { '#keep': 'keep' }, ExpressionAttributeValues: { ':pk': 'P', ':t': true },
-    }, limit, start, (item) => item.SK as string);
+    const read = (limit: number, start?: Record<string, unknown>) =>
+      queryPage(
+        table,
+        {
+          KeyConditionExpression: 'PK = :pk',
+          FilterExpression: '#keep = :t',
+          ExpressionAttributeNames: { '#keep': 'keep' },
+          ExpressionAttributeValues: { ':pk': 'P', ':t': true },
+        },
+        limit,
+        start,
+        (item) => item.SK as string,
+      );
     const first = await read(4);
     expect(first.items).toEqual(['S#00', 'S#03', 'S#06', 'S#09']);
     expect(first.lastKey).toEqual({ PK: 'P', SK: 'S#09' });

@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { ChangeMessageVisibilityCommand, DeleteMessageCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
+import {
+  ChangeMessageVisibilityCommand,
+  DeleteMessageCommand,
+  ReceiveMessageCommand,
+  type Message,
+} from '@aws-sdk/client-sqs';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -19,7 +24,13 @@ import { createEmployee } from '../../shared/use-cases/employees.js';
 import type { ProcessorServices } from '../../shared/use-cases/process-payroll.js';
 import { submitPayroll } from '../../shared/use-cases/submit-payroll.js';
 import { lambdaContext } from '../support/api-event.js';
-import { createTestBucket, createTestQueues, createTestTable, engineEnvironment, testSqsClient } from '../support/engines.js';
+import {
+  createTestBucket,
+  createTestQueues,
+  createTestTable,
+  engineEnvironment,
+  testSqsClient,
+} from '../support/engines.js';
 import { payrollBody } from '../support/payroll-fixture.js';
 
 /**
@@ -52,27 +63,63 @@ const THROTTLING_BASE = 1000;
 const DYNAMODB_BASE = 25;
 const S3_BASE = 50;
 
-interface WireAttempt { invocation: string; op: string; attempt: number; max: number; at: number; fault: string | null }
-interface Fault { status: number; body: string; headers: Record<string, string> }
+interface WireAttempt {
+  invocation: string;
+  op: string;
+  attempt: number;
+  max: number;
+  at: number;
+  fault: string | null;
+}
+interface Fault {
+  status: number;
+  body: string;
+  headers: Record<string, string>;
+}
 type Rule = (op: string, attempt: number, invocation: string) => Fault | undefined;
 
 /** A service's error the way it comes over the wire. */
 const dynamoError = (code: string, message: string, extra: Record<string, unknown> = {}): Fault => ({
-  status: 400, headers: { 'content-type': 'application/x-amz-json-1.0' },
+  status: 400,
+  headers: { 'content-type': 'application/x-amz-json-1.0' },
   body: JSON.stringify({ __type: `com.amazonaws.dynamodb.v20120810#${code}`, message, ...extra }),
 });
 const s3Error = (status: number, code: string, message: string): Fault => ({
-  status, headers: { 'content-type': 'application/xml' },
+  status,
+  headers: { 'content-type': 'application/xml' },
   body: `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message><RequestId>FAULT</RequestId></Error>`,
 });
-const THROUGHPUT = dynamoError('ProvisionedThroughputExceededException', 'The level of configured provisioned throughput for the table was exceeded.');
-const THROTTLING: Fault = { ...dynamoError('ThrottlingException', 'Rate of requests exceeds the allowed throughput.'), body: JSON.stringify({ __type: 'com.amazon.coral.availability#ThrottlingException', message: 'Rate of requests exceeds the allowed throughput.' }) };
-const TRANSACTION_THROTTLED = dynamoError('TransactionCanceledException', 'Transaction cancelled, please refer cancellation reasons for specific reasons [None, ThrottlingError]', {
-  CancellationReasons: [{ Code: 'None' }, { Code: 'ThrottlingError', Message: 'Throughput exceeds the current capacity of your table or index.' }],
-});
-const TRANSACTION_CONFLICT = dynamoError('TransactionCanceledException', 'Transaction cancelled, please refer cancellation reasons for specific reasons [TransactionConflict, None]', {
-  CancellationReasons: [{ Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' }, { Code: 'None' }],
-});
+const THROUGHPUT = dynamoError(
+  'ProvisionedThroughputExceededException',
+  'The level of configured provisioned throughput for the table was exceeded.',
+);
+const THROTTLING: Fault = {
+  ...dynamoError('ThrottlingException', 'Rate of requests exceeds the allowed throughput.'),
+  body: JSON.stringify({
+    __type: 'com.amazon.coral.availability#ThrottlingException',
+    message: 'Rate of requests exceeds the allowed throughput.',
+  }),
+};
+const TRANSACTION_THROTTLED = dynamoError(
+  'TransactionCanceledException',
+  'Transaction cancelled, please refer cancellation reasons for specific reasons [None, ThrottlingError]',
+  {
+    CancellationReasons: [
+      { Code: 'None' },
+      { Code: 'ThrottlingError', Message: 'Throughput exceeds the current capacity of your table or index.' },
+    ],
+  },
+);
+const TRANSACTION_CONFLICT = dynamoError(
+  'TransactionCanceledException',
+  'Transaction cancelled, please refer cancellation reasons for specific reasons [TransactionConflict, None]',
+  {
+    CancellationReasons: [
+      { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' },
+      { Code: 'None' },
+    ],
+  },
+);
 const WRITE_CONFLICT = dynamoError('TransactionConflictException', 'Transaction is ongoing for the item');
 const SLOW_DOWN = s3Error(503, 'SlowDown', 'Please reduce your request rate.');
 const INTERNAL = s3Error(500, 'InternalError', 'We encountered an internal error. Please try again.');
@@ -90,9 +137,20 @@ interface Instrumented {
  * Answers from `rule` instead of the network, and records every attempt; pins the jitter of the client's retry
  * strategy. `op` is the DynamoDB operation (GetItem…) or `METHOD key` for S3.
  */
-async function instrument(client: { config: unknown }, opOf: (request: { method: string; path: string; headers: Record<string, string> }) => string): Promise<Instrumented> {
-  const config = client.config as { requestHandler: { handle: (request: never, options: unknown) => Promise<unknown> }; retryStrategy: () => Promise<unknown>; maxAttempts: () => Promise<number> };
-  const strategy = (await config.retryStrategy()) as { mode: string; capacity: number; retryBackoffStrategy: { computeNextBackoffDelay: (i: number) => number } };
+async function instrument(
+  client: { config: unknown },
+  opOf: (request: { method: string; path: string; headers: Record<string, string> }) => string,
+): Promise<Instrumented> {
+  const config = client.config as {
+    requestHandler: { handle: (request: never, options: unknown) => Promise<unknown> };
+    retryStrategy: () => Promise<unknown>;
+    maxAttempts: () => Promise<number>;
+  };
+  const strategy = (await config.retryStrategy()) as {
+    mode: string;
+    capacity: number;
+    retryBackoffStrategy: { computeNextBackoffDelay: (i: number) => number };
+  };
   // The production configuration is what is under test; if the SDK's internals move, this says so loudly.
   expect(await config.maxAttempts()).toBe(5);
   expect(strategy.mode).toBe('standard');
@@ -119,8 +177,23 @@ async function instrument(client: { config: unknown }, opOf: (request: { method:
     const [, attempt, max] = /attempt=(\d+); max=(\d+)/.exec(r.headers['amz-sdk-request'] ?? '') ?? [];
     const invocation = r.headers['amz-sdk-invocation-id'] ?? '';
     const fault = self.rule?.(op, Number(attempt), invocation);
-    self.wire.push({ invocation, op, attempt: Number(attempt), max: Number(max), at: performance.now(), fault: fault ? /<Code>(\w+)|#(\w+)"/.exec(fault.body)!.slice(1).find(Boolean)! : null });
-    if (fault) return { response: { statusCode: fault.status, reason: 'fault', headers: { ...fault.headers, 'x-amzn-requestid': 'FAULT' }, body: Readable.from([Buffer.from(fault.body)]) } };
+    self.wire.push({
+      invocation,
+      op,
+      attempt: Number(attempt),
+      max: Number(max),
+      at: performance.now(),
+      fault: fault ? /<Code>(\w+)|#(\w+)"/.exec(fault.body)!.slice(1).find(Boolean)! : null,
+    });
+    if (fault)
+      return {
+        response: {
+          statusCode: fault.status,
+          reason: 'fault',
+          headers: { ...fault.headers, 'x-amzn-requestid': 'FAULT' },
+          body: Readable.from([Buffer.from(fault.body)]),
+        },
+      };
     return send(request, options);
   };
   return self;
@@ -159,14 +232,17 @@ function expectBackoff(attempts: WireAttempt[], base: (fault: string) => number)
   const expected = unrounded.map(Math.floor);
   for (let k = 0; k < retried.length; k++) {
     // A timer fires no earlier than asked, measured from the event loop's clock, which can lag a few ms behind.
-    expect(attempts[k + 1]!.at - attempts[k]!.at, `gap before attempt ${k + 2} of ${attempts[0]!.op}`).toBeGreaterThanOrEqual(expected[k]! - 3);
-    if (k > 0 && base(retried[k]!.fault!) === base(retried[k - 1]!.fault!)) expect(unrounded[k]).toBe(2 * unrounded[k - 1]!);
+    expect(
+      attempts[k + 1]!.at - attempts[k]!.at,
+      `gap before attempt ${k + 2} of ${attempts[0]!.op}`,
+    ).toBeGreaterThanOrEqual(expected[k]! - 3);
+    if (k > 0 && base(retried[k]!.fault!) === base(retried[k - 1]!.fault!))
+      expect(unrounded[k]).toBe(2 * unrounded[k - 1]!);
   }
   figures.retries += retried.length;
   figures.attempts += attempts.length;
   return expected;
 }
-
 
 let s: ProcessorServices;
 let queues: Awaited<ReturnType<typeof createTestQueues>>;
@@ -179,7 +255,10 @@ beforeAll(async () => {
   const [table, q, bucket] = await Promise.all([createTestTable('sdk-faults'), createTestQueues(), createTestBucket()]);
   queues = q;
   Object.assign(process.env, engineEnvironment(), {
-    TABLE_NAME: table.tableName, DISBURSEMENT_BUCKET: bucket, PAYROLL_QUEUE_URL: queues.payroll, WEBHOOK_QUEUE_URL: queues.webhooks,
+    TABLE_NAME: table.tableName,
+    DISBURSEMENT_BUCKET: bucket,
+    PAYROLL_QUEUE_URL: queues.payroll,
+    WEBHOOK_QUEUE_URL: queues.webhooks,
     PAYROLL_LOCAL_MASTER_KEY: randomBytes(32).toString('base64'),
   });
   resetConfigForTests();
@@ -187,7 +266,10 @@ beforeAll(async () => {
   s = processorServices();
   dynamo = await instrument(documentClient(), (r) => r.headers['x-amz-target']?.split('.')[1] ?? r.method);
   // The very instance the processor writes with.
-  s3 = await instrument(await defaultObjectStore().client(), (r) => `${r.method} ${decodeURIComponent(r.path).split('/').slice(2).join('/')}`);
+  s3 = await instrument(
+    await defaultObjectStore().client(),
+    (r) => `${r.method} ${decodeURIComponent(r.path).split('/').slice(2).join('/')}`,
+  );
 });
 
 beforeEach(() => {
@@ -209,8 +291,14 @@ async function organizationWithEmployees() {
   const employeeIds: string[] = [];
   for (let i = 0; i < EMPLOYEES; i++) {
     const e = await createEmployee(s, org.organization_id, {
-      first_name: 'Worker', last_name: `No ${i}`, email: `worker${i}@example.com`, employment_type: 'full_time', pay_group: 'default',
-      pay_schedule: 'biweekly', start_date: '2026-01-05', bank_account: { account_number: String(30_000_000 + i), routing_number: '021000021', account_type: 'checking' },
+      first_name: 'Worker',
+      last_name: `No ${i}`,
+      email: `worker${i}@example.com`,
+      employment_type: 'full_time',
+      pay_group: 'default',
+      pay_schedule: 'biweekly',
+      start_date: '2026-01-05',
+      bank_account: { account_number: String(30_000_000 + i), routing_number: '021000021', account_type: 'checking' },
     });
     employeeIds.push(e.employee_id);
   }
@@ -218,16 +306,32 @@ async function organizationWithEmployees() {
 }
 
 async function submit(orgId: string, employeeIds: string[]) {
-  const outcome = await submitPayroll({ ...s, chunkSize: CHUNK }, { organizationId: orgId, environment: 'sandbox' }, payrollBody(employeeIds), { dryRun: false });
+  const outcome = await submitPayroll(
+    { ...s, chunkSize: CHUNK },
+    { organizationId: orgId, environment: 'sandbox' },
+    payrollBody(employeeIds),
+    { dryRun: false },
+  );
   if (outcome.kind !== 'accepted') throw new Error('expected acceptance');
   return outcome.data.payroll_id;
 }
 
 function toRecord(m: Message): SQSRecord {
   return {
-    messageId: m.MessageId!, receiptHandle: m.ReceiptHandle!, body: m.Body!,
-    attributes: { ApproximateReceiveCount: m.Attributes?.ApproximateReceiveCount ?? '1', SentTimestamp: '0', SenderId: 'test', ApproximateFirstReceiveTimestamp: '0' },
-    messageAttributes: {}, md5OfBody: m.MD5OfBody ?? '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:payroll-processing', awsRegion: 'us-east-1',
+    messageId: m.MessageId!,
+    receiptHandle: m.ReceiptHandle!,
+    body: m.Body!,
+    attributes: {
+      ApproximateReceiveCount: m.Attributes?.ApproximateReceiveCount ?? '1',
+      SentTimestamp: '0',
+      SenderId: 'test',
+      ApproximateFirstReceiveTimestamp: '0',
+    },
+    messageAttributes: {},
+    md5OfBody: m.MD5OfBody ?? '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:payroll-processing',
+    awsRegion: 'us-east-1',
   };
 }
 
@@ -241,7 +345,14 @@ async function runProcessor(orgId: string, payrollId: string) {
   let failures = 0;
   let empty = 0;
   for (let round = 0; round < 200; round++) {
-    const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queues.payroll, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, MessageSystemAttributeNames: ['All'] }));
+    const out = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queues.payroll,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 0,
+        MessageSystemAttributeNames: ['All'],
+      }),
+    );
     const messages = out.Messages ?? [];
     if (messages.length === 0) {
       const record = await s.payrolls.get(orgId, payrollId);
@@ -252,13 +363,25 @@ async function runProcessor(orgId: string, payrollId: string) {
     const response = await handler({ Records: messages.map(toRecord) }, lambdaContext);
     const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
     failures += failed.size;
-    await Promise.all(messages.map((m) => failed.has(m.MessageId!)
-      ? sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: queues.payroll, ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: 0 }))
-      : sqs.send(new DeleteMessageCommand({ QueueUrl: queues.payroll, ReceiptHandle: m.ReceiptHandle! }))));
+    await Promise.all(
+      messages.map((m) =>
+        failed.has(m.MessageId!)
+          ? sqs.send(
+              new ChangeMessageVisibilityCommand({
+                QueueUrl: queues.payroll,
+                ReceiptHandle: m.ReceiptHandle!,
+                VisibilityTimeout: 0,
+              }),
+            )
+          : sqs.send(new DeleteMessageCommand({ QueueUrl: queues.payroll, ReceiptHandle: m.ReceiptHandle! })),
+      ),
+    );
   }
   const dead: string[] = [];
   for (;;) {
-    const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queues.payroll_dlq, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
+    const out = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queues.payroll_dlq, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
+    );
     if (!out.Messages?.length) break;
     for (const m of out.Messages) {
       dead.push(m.Body!);
@@ -270,9 +393,17 @@ async function runProcessor(orgId: string, payrollId: string) {
   return { failures, dead, record: (await s.payrolls.get(orgId, payrollId))! };
 }
 
-const paystubsOf = async (payrollId: string) => (await documentClient().send(new QueryCommand({
-  TableName: process.env.TABLE_NAME, IndexName: GSI1.name, KeyConditionExpression: 'GSI1PK = :pk', ExpressionAttributeValues: { ':pk': `PAYROLL#${payrollId}` },
-}))).Items ?? [];
+const paystubsOf = async (payrollId: string) =>
+  (
+    await documentClient().send(
+      new QueryCommand({
+        TableName: process.env.TABLE_NAME,
+        IndexName: GSI1.name,
+        KeyConditionExpression: 'GSI1PK = :pk',
+        ExpressionAttributeValues: { ':pk': `PAYROLL#${payrollId}` },
+      }),
+    )
+  ).Items ?? [];
 
 async function expectCompletedOnce(orgId: string, payrollId: string, employeeIds: string[]) {
   const record = (await s.payrolls.get(orgId, payrollId))!;
@@ -299,14 +430,19 @@ async function expectFailedWithReason(orgId: string, payrollId: string, dead: st
   expect(events.items).toEqual([expect.objectContaining({ data: expect.objectContaining({ reason }) })]);
   // The message the queue gave up on is kept in the DLQ.
   expect(dead.map((b) => JSON.parse(b))).toContainEqual(expect.objectContaining({ kind: step, payroll_id: payrollId }));
-  expect(await s.payrolls.listUnfinished(new Date(Date.now() + 3_600_000).toISOString(), 1000)).not.toContainEqual(expect.objectContaining({ payroll_id: payrollId }));
+  expect(await s.payrolls.listUnfinished(new Date(Date.now() + 3_600_000).toISOString(), 1000)).not.toContainEqual(
+    expect.objectContaining({ payroll_id: payrollId }),
+  );
   figures.failedRuns++;
 }
 
 describe('the clients the handlers build', () => {
   it('retry with the standard strategy, 5 attempts, for DynamoDB, S3 and SQS', async () => {
     for (const client of [documentClient(), await defaultObjectStore().client(), sqsClient()]) {
-      const config = client.config as { maxAttempts: () => Promise<number>; retryStrategy: () => Promise<{ mode: string }> };
+      const config = client.config as {
+        maxAttempts: () => Promise<number>;
+        retryStrategy: () => Promise<{ mode: string }>;
+      };
       expect(await config.maxAttempts()).toBe(5);
       expect((await config.retryStrategy()).mode).toBe('standard');
     }
@@ -322,8 +458,23 @@ describe('S3 errors on the payroll objects', () => {
     expect(failures).toBe(0);
     await expectCompletedOnce(orgId, payrollId, employeeIds);
     const writes = byRequest(s3.wire, (a) => a.op.startsWith('PUT '));
-    const kinds = writes.map((w) => w[0]!.op.split('/').at(-2) === 'chunks' ? 'chunk' : w[0]!.op.split('/').at(-2) === 'entries' ? 'entries' : w[0]!.op.split('/').at(-1));
-    expect(kinds.sort()).toEqual(['chunk', 'chunk', 'chunk', 'disbursement.ach', 'entries', 'entries', 'entries', 'submission.json']);
+    const kinds = writes.map((w) =>
+      w[0]!.op.split('/').at(-2) === 'chunks'
+        ? 'chunk'
+        : w[0]!.op.split('/').at(-2) === 'entries'
+          ? 'entries'
+          : w[0]!.op.split('/').at(-1),
+    );
+    expect(kinds.sort()).toEqual([
+      'chunk',
+      'chunk',
+      'chunk',
+      'disbursement.ach',
+      'entries',
+      'entries',
+      'entries',
+      'submission.json',
+    ]);
     for (const attempts of writes) {
       expect(attempts.map((a) => a.fault)).toEqual(['InternalError', 'InternalError', 'InternalError', null]);
       expect(expectBackoff(attempts, () => S3_BASE)).toEqual([5, 10, 20]);
@@ -375,25 +526,31 @@ describe('S3 errors on the payroll objects', () => {
     const writes = byRequest(s3.wire, (a) => a.op.includes('/chunks/'));
     expect(writes).toHaveLength(QUEUE_DEFINITIONS.payroll.maxReceiveCount * Math.ceil(EMPLOYEES / CHUNK));
     expect(writes.slice(0, 3).map((w) => w.length)).toEqual([5, 5, 5]);
-    for (const attempts of writes) expect(expectBackoff(attempts, () => S3_BASE)).toEqual([5, 10, 20, 40].slice(0, attempts.length - 1));
+    for (const attempts of writes)
+      expect(expectBackoff(attempts, () => S3_BASE)).toEqual([5, 10, 20, 40].slice(0, attempts.length - 1));
     expect((await s.payrolls.get(orgId, payrollId))!.chunk_count).toBeNull();
   });
 
   it('refuses a submission whose body cannot be stored, leaving no payroll behind', async () => {
     const { orgId, employeeIds } = await organizationWithEmployees();
     s3.rule = (op) => (op.startsWith('PUT ') ? INTERNAL : undefined);
-    const error = await submit(orgId, employeeIds).then(() => undefined, (e: unknown) => e as { name: string; $metadata: { attempts: number } });
+    const error = await submit(orgId, employeeIds).then(
+      () => undefined,
+      (e: unknown) => e as { name: string; $metadata: { attempts: number } },
+    );
     expect(error).toMatchObject({ name: 'InternalError', $metadata: { attempts: 5 } });
     const [attempts, ...others] = byRequest(s3.wire);
     expect(others).toEqual([]);
     expect(expectBackoff(attempts!, () => S3_BASE)).toEqual([5, 10, 20, 40]);
     expect((await s.payrolls.list(orgId, {}, 10)).items).toEqual([]);
     const sqs = testSqsClient();
-    expect((await sqs.send(new ReceiveMessageCommand({ QueueUrl: queues.payroll, WaitTimeSeconds: 0 }))).Messages ?? []).toEqual([]);
+    expect(
+      (await sqs.send(new ReceiveMessageCommand({ QueueUrl: queues.payroll, WaitTimeSeconds: 0 }))).Messages ?? [],
+    ).toEqual([]);
   });
 });
 
-describe('DynamoDB throttling on the processor\'s reads and writes', () => {
+describe("DynamoDB throttling on the processor's reads and writes", () => {
   const OPS = ['GetItem', 'BatchGetItem', 'TransactWriteItems', 'UpdateItem', 'BatchWriteItem', 'Query'];
 
   it('retries ProvisionedThroughputExceededException and ThrottlingException with doubling delays; no SQS redelivery', async () => {
@@ -409,7 +566,12 @@ describe('DynamoDB throttling on the processor\'s reads and writes', () => {
     const throttled = byRequest(dynamo.wire).filter((r) => r.some((a) => a.fault));
     expect(throttled.map((r) => r[0]!.op).sort()).toEqual([...OPS].sort());
     for (const attempts of throttled) {
-      expect(attempts.map((a) => a.fault)).toEqual(['ProvisionedThroughputExceededException', 'ThrottlingException', 'ProvisionedThroughputExceededException', null]);
+      expect(attempts.map((a) => a.fault)).toEqual([
+        'ProvisionedThroughputExceededException',
+        'ThrottlingException',
+        'ProvisionedThroughputExceededException',
+        null,
+      ]);
       expect(expectBackoff(attempts, () => THROTTLING_BASE)).toEqual([100, 200, 400]);
     }
   });
@@ -417,7 +579,11 @@ describe('DynamoDB throttling on the processor\'s reads and writes', () => {
   it('fails the step when throttling outlasts the 5 attempts; SQS re-delivers it and the run completes exactly once', async () => {
     const { orgId, employeeIds } = await organizationWithEmployees();
     const payrollId = await submit(orgId, employeeIds);
-    dynamo.rule = failFirst((op) => op === 'BatchWriteItem', [THROUGHPUT, THROUGHPUT, THROUGHPUT, THROUGHPUT, THROUGHPUT], 1);
+    dynamo.rule = failFirst(
+      (op) => op === 'BatchWriteItem',
+      [THROUGHPUT, THROUGHPUT, THROUGHPUT, THROUGHPUT, THROUGHPUT],
+      1,
+    );
     const { failures } = await runProcessor(orgId, payrollId);
     expect(failures).toBe(1);
     await expectCompletedOnce(orgId, payrollId, employeeIds);
@@ -433,14 +599,26 @@ describe('DynamoDB throttling on the processor\'s reads and writes', () => {
     const { failures } = await runProcessor(orgId, payrollId);
     await expectCompletedOnce(orgId, payrollId, employeeIds);
     const [attempts] = byRequest(dynamo.wire).filter((r) => r.some((a) => a.fault));
-    expect(attempts!.map((a) => a.fault)).toEqual(['TransactionCanceledException', 'TransactionCanceledException', null]);
+    expect(attempts!.map((a) => a.fault)).toEqual([
+      'TransactionCanceledException',
+      'TransactionCanceledException',
+      null,
+    ]);
     expect(expectBackoff(attempts!, () => THROTTLING_BASE)).toEqual([100, 200]);
     expect(failures).toBe(0);
     // A transaction cancelled by a condition is not retried: it would fail the same way.
     dynamo.wire.length = 0;
     const record = (await s.payrolls.get(orgId, payrollId))!;
-    const check = { ConditionCheck: { TableName: process.env.TABLE_NAME, Key: { PK: 'NONE', SK: 'NONE' }, ConditionExpression: 'attribute_not_exists(PK)' } };
-    expect(await s.payrolls.transition(record, 'completed', new Date().toISOString(), { alsoWrite: [check] })).toBe(false);
+    const check = {
+      ConditionCheck: {
+        TableName: process.env.TABLE_NAME,
+        Key: { PK: 'NONE', SK: 'NONE' },
+        ConditionExpression: 'attribute_not_exists(PK)',
+      },
+    };
+    expect(await s.payrolls.transition(record, 'completed', new Date().toISOString(), { alsoWrite: [check] })).toBe(
+      false,
+    );
     expect(dynamo.wire.filter((a) => a.op === 'TransactWriteItems').map((a) => a.attempt)).toEqual([1]);
   });
 
@@ -451,7 +629,8 @@ describe('DynamoDB throttling on the processor\'s reads and writes', () => {
     // update (the chunk completions among them) is refused once because a transaction held the item.
     const transactions = failFirst((op) => op === 'TransactWriteItems', [TRANSACTION_CONFLICT, TRANSACTION_CONFLICT]);
     const updates = failFirst((op) => op === 'UpdateItem', [WRITE_CONFLICT]);
-    dynamo.rule = (op, attempt, invocation) => transactions(op, attempt, invocation) ?? updates(op, attempt, invocation);
+    dynamo.rule = (op, attempt, invocation) =>
+      transactions(op, attempt, invocation) ?? updates(op, attempt, invocation);
     const { failures } = await runProcessor(orgId, payrollId);
     dynamo.rule = undefined;
     expect(failures).toBe(0);
@@ -462,7 +641,11 @@ describe('DynamoDB throttling on the processor\'s reads and writes', () => {
     expect(cancelled.length).toBeGreaterThanOrEqual(2);
     expect(refused.length).toBeGreaterThanOrEqual(1);
     for (const attempts of cancelled) {
-      expect(attempts.map((a) => a.fault)).toEqual(['TransactionCanceledException', 'TransactionCanceledException', null]);
+      expect(attempts.map((a) => a.fault)).toEqual([
+        'TransactionCanceledException',
+        'TransactionCanceledException',
+        null,
+      ]);
       expect(expectBackoff(attempts, () => DYNAMODB_BASE)).toEqual([2, 5]);
     }
     for (const attempts of refused) {
@@ -476,13 +659,25 @@ describe('DynamoDB throttling on the processor\'s reads and writes', () => {
     const payrollId = await submit(orgId, employeeIds);
     const record = (await s.payrolls.get(orgId, payrollId))!;
     // The run's own condition failed (it had already moved), and another item met a conflict.
-    const mixed = dynamoError('TransactionCanceledException', 'Transaction cancelled, please refer cancellation reasons for specific reasons [ConditionalCheckFailed, TransactionConflict]', {
-      CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'TransactionConflict' }],
-    });
-    const check = { ConditionCheck: { TableName: process.env.TABLE_NAME, Key: { PK: 'NONE', SK: 'NONE' }, ConditionExpression: 'attribute_not_exists(PK)' } };
+    const mixed = dynamoError(
+      'TransactionCanceledException',
+      'Transaction cancelled, please refer cancellation reasons for specific reasons [ConditionalCheckFailed, TransactionConflict]',
+      {
+        CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'TransactionConflict' }],
+      },
+    );
+    const check = {
+      ConditionCheck: {
+        TableName: process.env.TABLE_NAME,
+        Key: { PK: 'NONE', SK: 'NONE' },
+        ConditionExpression: 'attribute_not_exists(PK)',
+      },
+    };
     dynamo.wire.length = 0;
     dynamo.rule = failFirst((op) => op === 'TransactWriteItems', [mixed], 1);
-    expect(await s.payrolls.transition(record, 'processing', new Date().toISOString(), { alsoWrite: [check] })).toBe(false);
+    expect(await s.payrolls.transition(record, 'processing', new Date().toISOString(), { alsoWrite: [check] })).toBe(
+      false,
+    );
     dynamo.rule = undefined;
     expect(dynamo.wire.filter((a) => a.op === 'TransactWriteItems').map((a) => a.attempt)).toEqual([1]);
   });

@@ -1,5 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { ChangeMessageVisibilityCommand, DeleteMessageCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
+import {
+  ChangeMessageVisibilityCommand,
+  DeleteMessageCommand,
+  ReceiveMessageCommand,
+  type Message,
+} from '@aws-sdk/client-sqs';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { Webhook } from 'standardwebhooks';
@@ -11,7 +16,13 @@ import { resetConfigForTests } from '../../shared/config/env.js';
 import type { NewEvent } from '../../shared/data/event-repository.js';
 import { appServices } from '../../shared/http/context.js';
 import { processorServices } from '../../shared/http/processor-services.js';
-import { dispatchQuietly, MAX_DELIVERY_SWEEPS, pendingDeliveryStaleMs, resumePendingDeliveries, resumeUndispatchedEvents } from '../../shared/use-cases/events.js';
+import {
+  dispatchQuietly,
+  MAX_DELIVERY_SWEEPS,
+  pendingDeliveryStaleMs,
+  resumePendingDeliveries,
+  resumeUndispatchedEvents,
+} from '../../shared/use-cases/events.js';
 import { createWebhook } from '../../shared/use-cases/webhooks.js';
 import type { ProcessorServices } from '../../shared/use-cases/process-payroll.js';
 import { lambdaContext } from '../support/api-event.js';
@@ -53,16 +64,28 @@ let queues: Awaited<ReturnType<typeof createTestQueues>>;
 let s: ProcessorServices;
 let handler: (event: SQSEvent, context: typeof lambdaContext) => Promise<SQSBatchResponse>;
 const restores: (() => void)[] = [];
-const figures = { cases: 0, deliveries: 0, posts: 0, acceptedAgain: 0, unrecorded: 0, receives: 0, redeliveries: 0, deadLettered: 0 };
+const figures = {
+  cases: 0,
+  deliveries: 0,
+  posts: 0,
+  acceptedAgain: 0,
+  unrecorded: 0,
+  receives: 0,
+  redeliveries: 0,
+  deadLettered: 0,
+};
 
 beforeAll(async () => {
   const [table, q] = await Promise.all([createTestTable('webhook-faults'), createTestQueues()]);
   queues = q;
   Object.assign(process.env, engineEnvironment(), {
-    TABLE_NAME: table.tableName, WEBHOOK_QUEUE_URL: queues.webhooks, PAYROLL_QUEUE_URL: queues.payroll,
+    TABLE_NAME: table.tableName,
+    WEBHOOK_QUEUE_URL: queues.webhooks,
+    PAYROLL_QUEUE_URL: queues.payroll,
     PAYROLL_LOCAL_MASTER_KEY: randomBytes(32).toString('base64'),
     // Loopback receivers are allowed only to a sandbox local stack (webhookUrlPolicy), as `npm start` runs it.
-    PAYROLL_ENVIRONMENT: 'sandbox', PAYROLL_LOCAL_STACK: 'true',
+    PAYROLL_ENVIRONMENT: 'sandbox',
+    PAYROLL_LOCAL_STACK: 'true',
     PAYROLL_WEBHOOK_RETRY_DELAYS_S: `${FIRST_RETRY_S},${SECOND_RETRY_S}`,
     POWERTOOLS_LOG_LEVEL: 'SILENT',
   });
@@ -81,7 +104,12 @@ afterAll(() => {
 });
 
 /** Makes `method` crash once, right before or right after its real effect, on the first call `when` accepts. */
-function crash<T extends object>(target: T, method: keyof T, moment: 'before' | 'after', when: (...args: any[]) => boolean = () => true) {
+function crash<T extends object>(
+  target: T,
+  method: keyof T,
+  moment: 'before' | 'after',
+  when: (...args: any[]) => boolean = () => true,
+) {
   const previous = target[method];
   const original = (previous as (...a: unknown[]) => Promise<unknown>).bind(target);
   let fired = false;
@@ -141,7 +169,11 @@ async function world(second: Behaviour) {
       }
       return 200;
     });
-    const { record, secret } = await createWebhook({ webhooks: s.webhooks, encryptor: fieldEncryptor('webhook-secret'), deps: systemDeps, environment: 'sandbox' }, orgId, { url: receiver.url });
+    const { record, secret } = await createWebhook(
+      { webhooks: s.webhooks, encryptor: fieldEncryptor('webhook-secret'), deps: systemDeps, environment: 'sandbox' },
+      orgId,
+      { url: receiver.url },
+    );
     const startFailures = behaviour === 'always-fails' ? 3 : 2;
     await s.webhooks.replace(record, { ...record, consecutive_failures: startFailures, version: record.version + 1 });
     endpoints.push({ id: record.webhook_id, secret, behaviour, startFailures, receiver });
@@ -149,8 +181,12 @@ async function world(second: Behaviour) {
   restores.push(() => endpoints.forEach((e) => void e.receiver.close()));
   const payrollId = systemDeps.newId('pay');
   const events: NewEvent[] = EVENT_TYPES.map((type) => ({
-    event_id: systemDeps.newId('evt'), organization_id: orgId, type, payroll_id: payrollId,
-    data: { payroll_id: payrollId, status: type.split('.')[1] }, created_at: systemDeps.now().toISOString(),
+    event_id: systemDeps.newId('evt'),
+    organization_id: orgId,
+    type,
+    payroll_id: payrollId,
+    data: { payroll_id: payrollId, status: type.split('.')[1] },
+    created_at: systemDeps.now().toISOString(),
   }));
   await appServices().table.doc.send(new TransactWriteCommand({ TransactItems: s.events.items(events) }));
   return { orgId, endpoints, events };
@@ -159,12 +195,20 @@ type World = Awaited<ReturnType<typeof world>>;
 
 function toRecord(m: Message): SQSRecord {
   return {
-    messageId: m.MessageId!, receiptHandle: m.ReceiptHandle!, body: m.Body!,
+    messageId: m.MessageId!,
+    receiptHandle: m.ReceiptHandle!,
+    body: m.Body!,
     attributes: {
-      ApproximateReceiveCount: m.Attributes?.ApproximateReceiveCount ?? '1', SentTimestamp: m.Attributes?.SentTimestamp ?? '0',
-      SenderId: 'test', ApproximateFirstReceiveTimestamp: m.Attributes?.ApproximateFirstReceiveTimestamp ?? '0',
+      ApproximateReceiveCount: m.Attributes?.ApproximateReceiveCount ?? '1',
+      SentTimestamp: m.Attributes?.SentTimestamp ?? '0',
+      SenderId: 'test',
+      ApproximateFirstReceiveTimestamp: m.Attributes?.ApproximateFirstReceiveTimestamp ?? '0',
     },
-    messageAttributes: {}, md5OfBody: m.MD5OfBody ?? '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:webhook-delivery', awsRegion: 'us-east-1',
+    messageAttributes: {},
+    md5OfBody: m.MD5OfBody ?? '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:webhook-delivery',
+    awsRegion: 'us-east-1',
   };
 }
 
@@ -178,7 +222,14 @@ async function deliverAll(): Promise<string[]> {
   const sqs = testSqsClient();
   let empty = 0;
   for (let round = 0; round < 100; round++) {
-    const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queues.webhooks, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, MessageSystemAttributeNames: ['All'] }));
+    const out = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queues.webhooks,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 0,
+        MessageSystemAttributeNames: ['All'],
+      }),
+    );
     const messages = out.Messages ?? [];
     if (messages.length === 0) {
       if (++empty >= 2) return drainDlq();
@@ -188,15 +239,25 @@ async function deliverAll(): Promise<string[]> {
     figures.receives += messages.length;
     const response = await handler({ Records: messages.map(toRecord) }, lambdaContext);
     const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
-    await Promise.all(messages.map((m) => {
-      if (!failed.has(m.MessageId!)) return sqs.send(new DeleteMessageCommand({ QueueUrl: queues.webhooks, ReceiptHandle: m.ReceiptHandle! }));
-      figures.redeliveries++;
-      // Already visible again if the handler closed the delivery failed (it sets 0 itself, for the DLQ).
-      return sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: queues.webhooks, ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: 0 }))
-        .catch((err: Error) => {
-          if (err.name !== 'MessageNotInflight') throw err;
-        });
-    }));
+    await Promise.all(
+      messages.map((m) => {
+        if (!failed.has(m.MessageId!))
+          return sqs.send(new DeleteMessageCommand({ QueueUrl: queues.webhooks, ReceiptHandle: m.ReceiptHandle! }));
+        figures.redeliveries++;
+        // Already visible again if the handler closed the delivery failed (it sets 0 itself, for the DLQ).
+        return sqs
+          .send(
+            new ChangeMessageVisibilityCommand({
+              QueueUrl: queues.webhooks,
+              ReceiptHandle: m.ReceiptHandle!,
+              VisibilityTimeout: 0,
+            }),
+          )
+          .catch((err: Error) => {
+            if (err.name !== 'MessageNotInflight') throw err;
+          });
+      }),
+    );
   }
   throw new Error('the webhook queue did not drain in 100 rounds');
 }
@@ -205,7 +266,9 @@ async function drainDlq(): Promise<string[]> {
   const sqs = testSqsClient();
   const bodies: string[] = [];
   for (;;) {
-    const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queues.webhooks_dlq, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
+    const out = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queues.webhooks_dlq, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
+    );
     if (!out.Messages?.length) return bodies;
     for (const m of out.Messages) {
       bodies.push(m.Body!);
@@ -216,7 +279,9 @@ async function drainDlq(): Promise<string[]> {
 
 /** The deliveries of this world the sweeper would see as pending, whatever their age. */
 const pendingOf = async (w: { orgId: string }) =>
-  (await s.events.listStalePendingDeliveries(new Date(Date.now() + 3_600_000).toISOString(), 1000)).filter((d) => d.organization_id === w.orgId);
+  (await s.events.listStalePendingDeliveries(new Date(Date.now() + 3_600_000).toISOString(), 1000)).filter(
+    (d) => d.organization_id === w.orgId,
+  );
 
 /** The sweeper's fan-out of events left in the outbox, as it runs once they are a minute old. */
 async function sweep(): Promise<number> {
@@ -240,7 +305,9 @@ async function expectDelivered(w: World, dead: string[], expectation: Expectatio
     const record = (await s.events.get(w.orgId, e.event_id))!;
     expect(record.pending_endpoints, 'nothing left pending').toBeUndefined();
     const deliveries = await s.events.deliveries(w.orgId, e.event_id);
-    expect(deliveries.map((d) => d.webhook_id).sort(), 'one delivery record per endpoint').toEqual(w.endpoints.map((p) => p.id).sort());
+    expect(deliveries.map((d) => d.webhook_id).sort(), 'one delivery record per endpoint').toEqual(
+      w.endpoints.map((p) => p.id).sort(),
+    );
     for (const p of w.endpoints) {
       const copies = p.receiver.received.filter((r) => r.headers['webhook-id'] === e.event_id);
       expect(copies.length, `${e.type} reached ${p.behaviour} endpoint`).toBeGreaterThanOrEqual(1);
@@ -270,15 +337,21 @@ async function expectDelivered(w: World, dead: string[], expectation: Expectatio
       figures.deliveries++;
       figures.posts += copies.length;
       // Copies the endpoint accepted after the first it accepted (the fails-first endpoint refuses one per event).
-      if (p.behaviour !== 'always-fails') figures.acceptedAgain += copies.length - (p.behaviour === 'fails-first' ? 2 : 1);
+      if (p.behaviour !== 'always-fails')
+        figures.acceptedAgain += copies.length - (p.behaviour === 'fails-first' ? 2 : 1);
     }
   }
-  if (expectation.unrecorded !== 'any') expect(unrecorded, 'POSTs without their attempt record').toBe(expectation.unrecorded ?? 0);
+  if (expectation.unrecorded !== 'any')
+    expect(unrecorded, 'POSTs without their attempt record').toBe(expectation.unrecorded ?? 0);
   figures.unrecorded += unrecorded;
   // The undelivered messages, and only those, end in the DLQ: one per event to the failing endpoint.
   const failing = w.endpoints.filter((p) => p.behaviour === 'always-fails').map((p) => p.id);
-  const ours = dead.map((b) => JSON.parse(b) as { organization_id: string; event_id: string; webhook_id: string }).filter((m) => m.organization_id === w.orgId);
-  expect(ours.map((m) => `${m.event_id} ${m.webhook_id}`).sort()).toEqual(w.events.flatMap((e) => failing.map((id) => `${e.event_id} ${id}`)).sort());
+  const ours = dead
+    .map((b) => JSON.parse(b) as { organization_id: string; event_id: string; webhook_id: string })
+    .filter((m) => m.organization_id === w.orgId);
+  expect(ours.map((m) => `${m.event_id} ${m.webhook_id}`).sort()).toEqual(
+    w.events.flatMap((e) => failing.map((id) => `${e.event_id} ${id}`)).sort(),
+  );
   figures.deadLettered += ours.length;
   // The endpoint's bookkeeping moved exactly once per event: reset by a success, +1 per failed event.
   for (const p of w.endpoints) {
@@ -306,24 +379,78 @@ const deliveryFaults: Fault[] = [
   // Healthy endpoints: the crash is on a first receive, the re-delivered message completes the delivery.
   ['before loading the delivery', 'healthy', () => crash(s.events, 'getDelivery', 'before')],
   ['after loading endpoint, delivery and event', 'healthy', () => crash(s.events, 'get', 'after')],
-  ['before signing (unwrapping the secret)', 'healthy', () => crash(fieldEncryptor('webhook-secret'), 'decrypt', 'before')],
+  [
+    'before signing (unwrapping the secret)',
+    'healthy',
+    () => crash(fieldEncryptor('webhook-secret'), 'decrypt', 'before'),
+  ],
   ['after signing', 'healthy', () => crash(fieldEncryptor('webhook-secret'), 'decrypt', 'after')],
   ['before the HTTP POST', 'healthy', () => crash(http, 'postWebhook', 'before')],
   ['after the HTTP POST, before its record', 'healthy', () => crash(http, 'postWebhook', 'after'), { unrecorded: 1 }],
-  ['before closing the delivery succeeded', 'healthy', () => crash(s.events, 'recordAttempt', 'before', (...a) => a[4] === 'succeeded'), { unrecorded: 1 }],
-  ['after closing the delivery succeeded', 'healthy', () => crash(s.events, 'recordAttempt', 'after', (...a) => a[4] === 'succeeded')],
+  [
+    'before closing the delivery succeeded',
+    'healthy',
+    () => crash(s.events, 'recordAttempt', 'before', (...a) => a[4] === 'succeeded'),
+    { unrecorded: 1 },
+  ],
+  [
+    'after closing the delivery succeeded',
+    'healthy',
+    () => crash(s.events, 'recordAttempt', 'after', (...a) => a[4] === 'succeeded'),
+  ],
   // An endpoint failing each event's first attempt: the retry path.
-  ['before recording a failed attempt', 'fails-first', () => crash(s.events, 'recordAttempt', 'before', (...a) => a[4] === null), { unrecorded: 1 }],
-  ['after recording a failed attempt', 'fails-first', () => crash(s.events, 'recordAttempt', 'after', (...a) => a[4] === null)],
-  ['before setting the retry delay', 'fails-first', () => crash(sqsClient(), 'send', 'before', isRetryDelay(FIRST_RETRY_S))],
-  ['after setting the retry delay', 'fails-first', () => crash(sqsClient(), 'send', 'after', isRetryDelay(FIRST_RETRY_S))],
+  [
+    'before recording a failed attempt',
+    'fails-first',
+    () => crash(s.events, 'recordAttempt', 'before', (...a) => a[4] === null),
+    { unrecorded: 1 },
+  ],
+  [
+    'after recording a failed attempt',
+    'fails-first',
+    () => crash(s.events, 'recordAttempt', 'after', (...a) => a[4] === null),
+  ],
+  [
+    'before setting the retry delay',
+    'fails-first',
+    () => crash(sqsClient(), 'send', 'before', isRetryDelay(FIRST_RETRY_S)),
+  ],
+  [
+    'after setting the retry delay',
+    'fails-first',
+    () => crash(sqsClient(), 'send', 'after', isRetryDelay(FIRST_RETRY_S)),
+  ],
   // An endpoint that always fails: the third receive closes the delivery failed, the queue dead-letters the message.
-  ['before closing the delivery failed (last receive)', 'always-fails', () => crash(s.events, 'recordAttempt', 'before', (...a) => a[4] === 'failed')],
-  ['after closing the delivery failed (last receive)', 'always-fails', () => crash(s.events, 'recordAttempt', 'after', (...a) => a[4] === 'failed')],
-  ['before pausing the endpoint (unreliable)', 'always-fails', () => crash(s.webhooks, 'pauseIfUnreliable', 'before', () => true)],
-  ['after pausing the endpoint (unreliable)', 'always-fails', () => crash(s.webhooks, 'pauseIfUnreliable', 'after', () => true)],
-  ['before dead-lettering (last visibility change)', 'always-fails', () => crash(sqsClient(), 'send', 'before', isRetryDelay(0))],
-  ['after dead-lettering (last visibility change)', 'always-fails', () => crash(sqsClient(), 'send', 'after', isRetryDelay(0))],
+  [
+    'before closing the delivery failed (last receive)',
+    'always-fails',
+    () => crash(s.events, 'recordAttempt', 'before', (...a) => a[4] === 'failed'),
+  ],
+  [
+    'after closing the delivery failed (last receive)',
+    'always-fails',
+    () => crash(s.events, 'recordAttempt', 'after', (...a) => a[4] === 'failed'),
+  ],
+  [
+    'before pausing the endpoint (unreliable)',
+    'always-fails',
+    () => crash(s.webhooks, 'pauseIfUnreliable', 'before', () => true),
+  ],
+  [
+    'after pausing the endpoint (unreliable)',
+    'always-fails',
+    () => crash(s.webhooks, 'pauseIfUnreliable', 'after', () => true),
+  ],
+  [
+    'before dead-lettering (last visibility change)',
+    'always-fails',
+    () => crash(sqsClient(), 'send', 'before', isRetryDelay(0)),
+  ],
+  [
+    'after dead-lettering (last visibility change)',
+    'always-fails',
+    () => crash(sqsClient(), 'send', 'after', isRetryDelay(0)),
+  ],
 ];
 
 describe('the webhook worker, crashed at every step and re-delivered', () => {
@@ -344,8 +471,21 @@ describe('the webhook worker, crashed at every step and re-delivered', () => {
       expect(d.attempts.map((a) => a.status_code)).toEqual([500, 500, 500]);
     }
     // Per event: the configured delay before the 2nd and the 3rd attempt, then 0 to hand the message to the DLQ.
-    const delays = sent.map(([c]) => c).filter((c) => c instanceof ChangeMessageVisibilityCommand).map((c) => c.input.VisibilityTimeout);
-    expect(delays.sort((a, b) => a! - b!)).toEqual([0, 0, 0, FIRST_RETRY_S, FIRST_RETRY_S, FIRST_RETRY_S, SECOND_RETRY_S, SECOND_RETRY_S, SECOND_RETRY_S]);
+    const delays = sent
+      .map(([c]) => c)
+      .filter((c) => c instanceof ChangeMessageVisibilityCommand)
+      .map((c) => c.input.VisibilityTimeout);
+    expect(delays.sort((a, b) => a! - b!)).toEqual([
+      0,
+      0,
+      0,
+      FIRST_RETRY_S,
+      FIRST_RETRY_S,
+      FIRST_RETRY_S,
+      SECOND_RETRY_S,
+      SECOND_RETRY_S,
+      SECOND_RETRY_S,
+    ]);
   });
 
   it.each(deliveryFaults)('stays exactly-once with a crash %s', async (_name, second, inject, expectation) => {
@@ -361,8 +501,14 @@ const dispatchFaults: [name: string, inject: (w: World) => void][] = [
   ['before reading the endpoints', () => crash(s.webhooks, 'all', 'before')],
   ['before opening the first delivery', () => crash(s.events, 'openDelivery', 'before')],
   ['after opening the first delivery (mid fan-out)', () => crash(s.events, 'openDelivery', 'after')],
-  ['before opening the second delivery (mid fan-out)', (w) => crash(s.events, 'openDelivery', 'before', (_e, hook) => hook.webhook_id === w.endpoints[1]!.id)],
-  ['after opening every delivery', (w) => crash(s.events, 'openDelivery', 'after', (_e, hook) => hook.webhook_id === w.endpoints[1]!.id)],
+  [
+    'before opening the second delivery (mid fan-out)',
+    (w) => crash(s.events, 'openDelivery', 'before', (_e, hook) => hook.webhook_id === w.endpoints[1]!.id),
+  ],
+  [
+    'after opening every delivery',
+    (w) => crash(s.events, 'openDelivery', 'after', (_e, hook) => hook.webhook_id === w.endpoints[1]!.id),
+  ],
   ['before sending the delivery messages', () => crash(s.webhookQueue, 'sendAll', 'before')],
   ['after sending the delivery messages', () => crash(s.webhookQueue, 'sendAll', 'after')],
   ['before clearing the outbox marker', () => crash(s.events, 'markDispatched', 'before')],
@@ -385,22 +531,28 @@ function messagesPer(w: World, sent: unknown[][]): Map<string, number> {
 const everyPair = (w: World) => w.events.flatMap((e) => w.endpoints.map((p) => `${e.event_id} ${p.id}`)).sort();
 
 describe('the fan-out, crashed at every step and resumed by the sweeper', () => {
-  it.each(dispatchFaults)('sends one message and opens one delivery per endpoint with a crash %s', async (_name, inject) => {
-    const w = await world('healthy');
-    const sent: unknown[][] = [];
-    count(s.webhookQueue, 'sendAll', sent);
-    inject(w);
-    // As the processor calls it after its transaction: a failure is logged and left to the sweeper.
-    await dispatchQuietly(s, w.events);
-    const dead = await deliverAll();
-    // The sweeper runs a minute later, by which time the messages sent before the crash have been delivered.
-    await sweep();
-    dead.push(...await deliverAll());
-    await expectDelivered(w, dead, { exactlyOnce: true });
-    const per = messagesPer(w, sent);
-    expect([...per.keys()].sort()).toEqual(everyPair(w));
-    expect([...per.values()].every((n) => n === 1), JSON.stringify([...per])).toBe(true);
-  });
+  it.each(dispatchFaults)(
+    'sends one message and opens one delivery per endpoint with a crash %s',
+    async (_name, inject) => {
+      const w = await world('healthy');
+      const sent: unknown[][] = [];
+      count(s.webhookQueue, 'sendAll', sent);
+      inject(w);
+      // As the processor calls it after its transaction: a failure is logged and left to the sweeper.
+      await dispatchQuietly(s, w.events);
+      const dead = await deliverAll();
+      // The sweeper runs a minute later, by which time the messages sent before the crash have been delivered.
+      await sweep();
+      dead.push(...(await deliverAll()));
+      await expectDelivered(w, dead, { exactlyOnce: true });
+      const per = messagesPer(w, sent);
+      expect([...per.keys()].sort()).toEqual(everyPair(w));
+      expect(
+        [...per.values()].every((n) => n === 1),
+        JSON.stringify([...per]),
+      ).toBe(true);
+    },
+  );
 
   it('stays at-least-once, closing each delivery once, when the sweeper fans out again before the first messages are consumed', async () => {
     const w = await world('healthy');
@@ -441,9 +593,12 @@ describe('deliveries whose message was lost, resumed by the sweeper', () => {
     const sqs = testSqsClient();
     let lost = 0;
     for (;;) {
-      const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queues.webhooks, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
+      const out = await sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: queues.webhooks, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
+      );
       if (!out.Messages?.length) return lost;
-      for (const m of out.Messages) await sqs.send(new DeleteMessageCommand({ QueueUrl: queues.webhooks, ReceiptHandle: m.ReceiptHandle! }));
+      for (const m of out.Messages)
+        await sqs.send(new DeleteMessageCommand({ QueueUrl: queues.webhooks, ReceiptHandle: m.ReceiptHandle! }));
       lost += out.Messages.length;
     }
   }
@@ -455,7 +610,10 @@ describe('deliveries whose message was lost, resumed by the sweeper', () => {
     await dispatchQuietly(s, w.events);
     expect(await pendingOf(w)).toHaveLength(w.events.length * w.endpoints.length);
     // Idle for less than the longest retry delay plus the margin: not stale.
-    expect(await resumePendingDeliveries(s, new Date(Date.now() - STALE_MS), new Date())).toEqual({ resent: 0, abandoned: 0 });
+    expect(await resumePendingDeliveries(s, new Date(Date.now() - STALE_MS), new Date())).toEqual({
+      resent: 0,
+      abandoned: 0,
+    });
     await expectDelivered(w, await deliverAll());
   });
 
@@ -467,7 +625,10 @@ describe('deliveries whose message was lost, resumed by the sweeper', () => {
     expect(resent).toBeGreaterThanOrEqual(w.events.length * w.endpoints.length);
     expect(abandoned).toBe(0);
     await expectDelivered(w, await deliverAll());
-    for (const p of w.endpoints) expect(p.receiver.received.filter((r) => w.events.some((e) => e.event_id === r.headers['webhook-id'])).length).toBe(p.behaviour === 'fails-first' ? 2 * w.events.length : w.events.length);
+    for (const p of w.endpoints)
+      expect(
+        p.receiver.received.filter((r) => w.events.some((e) => e.event_id === r.headers['webhook-id'])).length,
+      ).toBe(p.behaviour === 'fails-first' ? 2 * w.events.length : w.events.length);
   });
 
   it(`closes a delivery no worker finishes after ${MAX_DELIVERY_SWEEPS} re-sends as failed, with the reason, instead of re-sending it forever`, async () => {

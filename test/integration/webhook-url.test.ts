@@ -23,7 +23,8 @@ function zoneResolver(zone: Readonly<Record<string, string[]>> = ZONE): Resolver
   const resolve = async (hostname: string): Promise<string[]> => {
     calls.push(hostname);
     const answer = zone[hostname];
-    if (answer === undefined) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+    if (answer === undefined)
+      throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
     return [...answer];
   };
   return Object.assign(resolve, { calls });
@@ -170,16 +171,23 @@ describe('checkWebhookUrl in production', () => {
 });
 
 describe('checkWebhookUrl in sandbox', () => {
-  it.each(['http://127.0.0.1:8080/hook', 'http://localhost:8080/hook', 'http://[::1]:8080/hook', 'https://localhost/hook', 'http://127.1.2.3/'])(
-    'accepts loopback %s without asking DNS',
-    async (raw) => {
-      const check = await checkWebhookUrl(raw, 'sandbox', noDns);
-      expect(check.ok).toBe(true);
-    },
-  );
+  it.each([
+    'http://127.0.0.1:8080/hook',
+    'http://localhost:8080/hook',
+    'http://[::1]:8080/hook',
+    'https://localhost/hook',
+    'http://127.1.2.3/',
+  ])('accepts loopback %s without asking DNS', async (raw) => {
+    const check = await checkWebhookUrl(raw, 'sandbox', noDns);
+    expect(check.ok).toBe(true);
+  });
 
   it('pins localhost to loopback instead of trusting the resolver', async () => {
-    const check = await checkWebhookUrl('http://localhost:8080/hook', 'sandbox', zoneResolver({ localhost: ['10.0.0.1'] }));
+    const check = await checkWebhookUrl(
+      'http://localhost:8080/hook',
+      'sandbox',
+      zoneResolver({ localhost: ['10.0.0.1'] }),
+    );
     expect(check.ok && check.addresses).toEqual(['127.0.0.1', '::1']);
   });
 
@@ -230,13 +238,23 @@ describe('postWebhook against local receivers (sandbox)', () => {
 
   it('reports a 500 with its status and a short excerpt of the body', async () => {
     const receiver = await startReceiver((_req, res) => res.writeHead(500).end('boom\r\nInjected: header'));
-    const outcome = await postWebhook(`http://127.0.0.1:${receiver.port}/hook`, payload, {}, { environment: 'sandbox' });
+    const outcome = await postWebhook(
+      `http://127.0.0.1:${receiver.port}/hook`,
+      payload,
+      {},
+      { environment: 'sandbox' },
+    );
     expect(outcome).toMatchObject({ ok: false, status: 500, error: 'HTTP 500: boom Injected: header' });
   });
 
   it('never echoes more than about 200 characters of an error body', async () => {
     const receiver = await startReceiver((_req, res) => res.writeHead(503).end('x'.repeat(100_000)));
-    const outcome = await postWebhook(`http://127.0.0.1:${receiver.port}/hook`, payload, {}, { environment: 'sandbox' });
+    const outcome = await postWebhook(
+      `http://127.0.0.1:${receiver.port}/hook`,
+      payload,
+      {},
+      { environment: 'sandbox' },
+    );
     expect(outcome.status).toBe(503);
     expect(outcome.error?.startsWith('HTTP 503: xxx')).toBe(true);
     expect(outcome.error?.length).toBeLessThanOrEqual(220);
@@ -247,7 +265,12 @@ describe('postWebhook against local receivers (sandbox)', () => {
     const redirector = await startReceiver((_req, res) =>
       res.writeHead(302, { location: `http://127.0.0.1:${target.port}/stolen` }).end(),
     );
-    const outcome = await postWebhook(`http://127.0.0.1:${redirector.port}/hook`, payload, {}, { environment: 'sandbox' });
+    const outcome = await postWebhook(
+      `http://127.0.0.1:${redirector.port}/hook`,
+      payload,
+      {},
+      { environment: 'sandbox' },
+    );
     expect(outcome).toMatchObject({ ok: false, status: 302, error: 'redirect 302 not followed' });
     expect(redirector.requests).toHaveLength(1);
     expect(target.connections).toBe(0);
@@ -255,7 +278,12 @@ describe('postWebhook against local receivers (sandbox)', () => {
 
   it('gives up on a receiver that never answers', async () => {
     const receiver = await startReceiver(() => undefined);
-    const outcome = await postWebhook(`http://127.0.0.1:${receiver.port}/hook`, payload, {}, { environment: 'sandbox', timeoutMs: 300 });
+    const outcome = await postWebhook(
+      `http://127.0.0.1:${receiver.port}/hook`,
+      payload,
+      {},
+      { environment: 'sandbox', timeoutMs: 300 },
+    );
     expect(outcome).toMatchObject({ ok: false, status: null, error: 'timeout after 300 ms' });
     expect(outcome.latencyMs).toBeGreaterThanOrEqual(290);
     expect(outcome.latencyMs).toBeLessThan(5_000);
@@ -263,13 +291,25 @@ describe('postWebhook against local receivers (sandbox)', () => {
 
   it('counts the time spent resolving against the same deadline', async () => {
     const hangingResolver: Resolver = () => new Promise<string[]>(() => undefined);
-    const outcome = await postWebhook('https://slow-dns.test/hook', payload, {}, { environment: 'production', timeoutMs: 300, resolve: hangingResolver });
+    const outcome = await postWebhook(
+      'https://slow-dns.test/hook',
+      payload,
+      {},
+      { environment: 'production', timeoutMs: 300, resolve: hangingResolver },
+    );
     expect(outcome).toMatchObject({ ok: false, status: null, error: 'timeout after 300 ms' });
   });
 
   it('completes against a 10 MB response body', async () => {
-    const receiver = await startReceiver((_req, res) => res.writeHead(200, { 'content-length': 10 * 1024 * 1024 }).end(Buffer.alloc(10 * 1024 * 1024, 0x61)));
-    const outcome = await postWebhook(`http://127.0.0.1:${receiver.port}/hook`, payload, {}, { environment: 'sandbox' });
+    const receiver = await startReceiver((_req, res) =>
+      res.writeHead(200, { 'content-length': 10 * 1024 * 1024 }).end(Buffer.alloc(10 * 1024 * 1024, 0x61)),
+    );
+    const outcome = await postWebhook(
+      `http://127.0.0.1:${receiver.port}/hook`,
+      payload,
+      {},
+      { environment: 'sandbox' },
+    );
     expect(outcome).toMatchObject({ ok: true, status: 200, error: null });
   });
 
@@ -283,7 +323,12 @@ describe('postWebhook against local receivers (sandbox)', () => {
       };
       pump();
     });
-    const outcome = await postWebhook(`http://127.0.0.1:${receiver.port}/hook`, payload, {}, { environment: 'sandbox', timeoutMs: 10_000 });
+    const outcome = await postWebhook(
+      `http://127.0.0.1:${receiver.port}/hook`,
+      payload,
+      {},
+      { environment: 'sandbox', timeoutMs: 10_000 },
+    );
     expect(outcome).toMatchObject({ ok: true, status: 200, error: null });
     expect(outcome.latencyMs).toBeLessThan(5_000);
   });
@@ -296,7 +341,12 @@ describe('postWebhook against local receivers (sandbox)', () => {
 
   it('reports a header it cannot send instead of throwing', async () => {
     const receiver = await startReceiver((_req, res) => res.writeHead(200).end());
-    const outcome = await postWebhook(`http://127.0.0.1:${receiver.port}/hook`, payload, { 'x-bad': 'a\r\nInjected: 1' }, { environment: 'sandbox' });
+    const outcome = await postWebhook(
+      `http://127.0.0.1:${receiver.port}/hook`,
+      payload,
+      { 'x-bad': 'a\r\nInjected: 1' },
+      { environment: 'sandbox' },
+    );
     expect(outcome).toMatchObject({ ok: false, status: null, error: 'invalid request header' });
     expect(receiver.connections).toBe(0);
   });
@@ -311,7 +361,12 @@ describe('postWebhook over TLS to a pinned address', () => {
   it('connects to 127.0.0.1 but verifies the certificate for the hostname', async () => {
     const tls = await certificateFor('localhost');
     const receiver = await startReceiver((_req, res) => res.writeHead(204).end(), tls);
-    const outcome = await postWebhook(`https://localhost:${receiver.port}/hook`, payload, {}, { environment: 'sandbox', ca: tls.cert });
+    const outcome = await postWebhook(
+      `https://localhost:${receiver.port}/hook`,
+      payload,
+      {},
+      { environment: 'sandbox', ca: tls.cert },
+    );
     expect(outcome).toMatchObject({ ok: true, status: 204, error: null });
     expect(receiver.requests[0]?.servername).toBe('localhost');
     expect(receiver.requests[0]?.headers.host).toBe(`localhost:${receiver.port}`);
@@ -320,7 +375,12 @@ describe('postWebhook over TLS to a pinned address', () => {
   it('fails when the certificate is for another name', async () => {
     const tls = await certificateFor('other.test');
     const receiver = await startReceiver((_req, res) => res.writeHead(200).end(), tls);
-    const outcome = await postWebhook(`https://localhost:${receiver.port}/hook`, payload, {}, { environment: 'sandbox', ca: tls.cert });
+    const outcome = await postWebhook(
+      `https://localhost:${receiver.port}/hook`,
+      payload,
+      {},
+      { environment: 'sandbox', ca: tls.cert },
+    );
     expect(outcome.ok).toBe(false);
     expect(outcome.status).toBeNull();
     expect(outcome.error).toMatch(/^TLS error \(/);
@@ -330,7 +390,12 @@ describe('postWebhook over TLS to a pinned address', () => {
   it('fails when the certificate is not trusted', async () => {
     const tls = await certificateFor('localhost');
     const receiver = await startReceiver((_req, res) => res.writeHead(200).end(), tls);
-    const outcome = await postWebhook(`https://localhost:${receiver.port}/hook`, payload, {}, { environment: 'sandbox' });
+    const outcome = await postWebhook(
+      `https://localhost:${receiver.port}/hook`,
+      payload,
+      {},
+      { environment: 'sandbox' },
+    );
     expect(outcome.ok).toBe(false);
     expect(outcome.error).toMatch(/^TLS error \(/);
     expect(receiver.requests).toHaveLength(0);
@@ -340,14 +405,24 @@ describe('postWebhook over TLS to a pinned address', () => {
 describe('postWebhook in production', () => {
   it('refuses 127.0.0.1 without connecting', async () => {
     const receiver = await startReceiver((_req, res) => res.writeHead(200).end());
-    const outcome = await postWebhook(`https://127.0.0.1:${receiver.port}/hook`, payload, {}, { environment: 'production', resolve: noDns });
+    const outcome = await postWebhook(
+      `https://127.0.0.1:${receiver.port}/hook`,
+      payload,
+      {},
+      { environment: 'production', resolve: noDns },
+    );
     expect(outcome).toMatchObject({ ok: false, status: null, error: 'address 127.0.0.1 is not public' });
     expect(receiver.connections).toBe(0);
   });
 
   it('refuses plain http to a local receiver without connecting', async () => {
     const receiver = await startReceiver((_req, res) => res.writeHead(200).end());
-    const outcome = await postWebhook(`http://127.0.0.1:${receiver.port}/hook`, payload, {}, { environment: 'production', resolve: noDns });
+    const outcome = await postWebhook(
+      `http://127.0.0.1:${receiver.port}/hook`,
+      payload,
+      {},
+      { environment: 'production', resolve: noDns },
+    );
     expect(outcome).toMatchObject({ ok: false, status: null, error: 'production webhooks must use https' });
     expect(receiver.connections).toBe(0);
   });
@@ -355,8 +430,17 @@ describe('postWebhook in production', () => {
   it('refuses a name that DNS rebinds to 127.0.0.1, before connecting, asking DNS once', async () => {
     const receiver = await startReceiver((_req, res) => res.writeHead(200).end());
     const resolve = zoneResolver({ 'rebind.test': ['127.0.0.1'] });
-    const outcome = await postWebhook(`https://rebind.test:${receiver.port}/hook`, payload, {}, { environment: 'production', resolve });
-    expect(outcome).toMatchObject({ ok: false, status: null, error: 'hostname resolves to an address that is not public' });
+    const outcome = await postWebhook(
+      `https://rebind.test:${receiver.port}/hook`,
+      payload,
+      {},
+      { environment: 'production', resolve },
+    );
+    expect(outcome).toMatchObject({
+      ok: false,
+      status: null,
+      error: 'hostname resolves to an address that is not public',
+    });
     expect(resolve.calls).toEqual(['rebind.test']);
     expect(receiver.connections).toBe(0);
   });
@@ -364,7 +448,12 @@ describe('postWebhook in production', () => {
   it('refuses a name with one public and one loopback address, connecting to neither', async () => {
     const receiver = await startReceiver((_req, res) => res.writeHead(200).end());
     const resolve = zoneResolver({ 'split.test': ['93.184.216.34', '127.0.0.1'] });
-    const outcome = await postWebhook(`https://split.test:${receiver.port}/hook`, payload, {}, { environment: 'production', resolve });
+    const outcome = await postWebhook(
+      `https://split.test:${receiver.port}/hook`,
+      payload,
+      {},
+      { environment: 'production', resolve },
+    );
     expect(outcome.ok).toBe(false);
     expect(outcome.error).toBe('hostname resolves to an address that is not public');
     expect(receiver.connections).toBe(0);
@@ -372,10 +461,15 @@ describe('postWebhook in production', () => {
 
   it('refuses localhost even when the resolver would say it is public', async () => {
     const receiver = await startReceiver((_req, res) => res.writeHead(200).end());
-    const outcome = await postWebhook(`https://localhost:${receiver.port}/hook`, payload, {}, {
-      environment: 'production',
-      resolve: zoneResolver({ localhost: ['93.184.216.34'] }),
-    });
+    const outcome = await postWebhook(
+      `https://localhost:${receiver.port}/hook`,
+      payload,
+      {},
+      {
+        environment: 'production',
+        resolve: zoneResolver({ localhost: ['93.184.216.34'] }),
+      },
+    );
     expect(outcome.ok).toBe(false);
     expect(receiver.connections).toBe(0);
   });

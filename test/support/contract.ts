@@ -10,9 +10,19 @@ import { matchPath } from '../../shared/http/routes.js';
  * the document marks `required` must be present. A mismatch throws, so the test that made the request fails.
  */
 
-interface HeaderObject { required?: boolean; schema?: { type?: string }; $ref?: string }
-interface MediaObject { schema?: unknown }
-interface ResponseObject { $ref?: string; headers?: Record<string, HeaderObject>; content?: Record<string, MediaObject> }
+interface HeaderObject {
+  required?: boolean;
+  schema?: { type?: string };
+  $ref?: string;
+}
+interface MediaObject {
+  schema?: unknown;
+}
+interface ResponseObject {
+  $ref?: string;
+  headers?: Record<string, HeaderObject>;
+  content?: Record<string, MediaObject>;
+}
 interface Document {
   paths: Record<string, Record<string, { responses: Record<string, ResponseObject> }>>;
   components: { responses?: Record<string, ResponseObject>; headers?: Record<string, HeaderObject> };
@@ -35,7 +45,8 @@ function load() {
 }
 
 /** A URI fragment's JSON pointer: each part escaped (RFC 6901), then percent-encoded (`{id}` in paths). */
-const pointer = (parts: string[]) => parts.map((p) => encodeURIComponent(p.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/');
+const pointer = (parts: string[]) =>
+  parts.map((p) => encodeURIComponent(p.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/');
 const validators = new Map<string, ValidateFunction>();
 function validatorAt(ajv: Ajv2020, parts: string[]): ValidateFunction {
   const ref = `${DOCUMENT_ID}#/${pointer(parts)}`;
@@ -59,7 +70,10 @@ export interface ObservedResponse {
 }
 
 const describeErrors = (errors: ErrorObject[] | null | undefined) =>
-  (errors ?? []).slice(0, 10).map((e) => `  ${e.instancePath || '(body)'} ${e.message ?? ''} ${JSON.stringify(e.params)}`).join('\n');
+  (errors ?? [])
+    .slice(0, 10)
+    .map((e) => `  ${e.instancePath || '(body)'} ${e.message ?? ''} ${JSON.stringify(e.params)}`)
+    .join('\n');
 
 /** Throws a ContractViolation when the answer to `method path` is not what docs/openapi.json documents. */
 export function checkContract(method: string, requestPath: string, res: ObservedResponse): void {
@@ -86,7 +100,8 @@ export function checkContract(method: string, requestPath: string, res: Observed
     const name = matches.length === 0 ? 'NotFound' : 'MethodNotAllowed';
     const expected = matches.length === 0 ? 404 : 405;
     // The plain-HTTP refusal and body-size limits answer before routing; anything else must be the generic answer.
-    if (res.status !== expected && ![403, 413].includes(res.status)) fail(`expected ${expected} for an unrouted request`);
+    if (res.status !== expected && ![403, 413].includes(res.status))
+      fail(`expected ${expected} for an unrouted request`);
     if (res.status !== expected) return;
     responsePath = ['components', 'responses', name];
     response = doc.components.responses?.[name];
@@ -94,7 +109,10 @@ export function checkContract(method: string, requestPath: string, res: Observed
     const operation = doc.paths[route.path]?.[method.toLowerCase()];
     if (!operation) fail(`route ${route.id} (${route.method} ${route.path}) is not in the document`);
     response = operation!.responses[String(res.status)];
-    if (!response) fail(`status ${res.status} is not documented for ${route.id} (documented: ${Object.keys(operation!.responses).join(', ')})`);
+    if (!response)
+      fail(
+        `status ${res.status} is not documented for ${route.id} (documented: ${Object.keys(operation!.responses).join(', ')})`,
+      );
     responsePath = ['paths', route.path, method.toLowerCase(), 'responses', String(res.status)];
     // A shared answer (components/responses/Unauthorized …).
     if (response!.$ref) {
@@ -107,8 +125,10 @@ export function checkContract(method: string, requestPath: string, res: Observed
   for (const [name, header] of Object.entries(response!.headers ?? {})) {
     const h = header.$ref ? (doc.components.headers?.[header.$ref.split('/').pop()!] ?? header) : header;
     const value = res.headers[name.toLowerCase()];
-    if (h.required && value === undefined) fail(`required header ${name} is missing (headers: ${Object.keys(res.headers).join(', ')})`);
-    if (value !== undefined && h.schema?.type === 'integer' && !/^-?\d+$/.test(value)) fail(`header ${name}: "${value}" is not an integer`);
+    if (h.required && value === undefined)
+      fail(`required header ${name} is missing (headers: ${Object.keys(res.headers).join(', ')})`);
+    if (value !== undefined && h.schema?.type === 'integer' && !/^-?\d+$/.test(value))
+      fail(`header ${name}: "${value}" is not an integer`);
   }
 
   const contentType = (res.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
@@ -117,7 +137,8 @@ export function checkContract(method: string, requestPath: string, res: Observed
     if (res.text !== '') fail('a body where the document has none');
     return;
   }
-  if (!(contentType in content)) fail(`Content-Type "${contentType}" is not documented (documented: ${Object.keys(content).join(', ')})`);
+  if (!(contentType in content))
+    fail(`Content-Type "${contentType}" is not documented (documented: ${Object.keys(content).join(', ')})`);
   // Only JSON bodies are checked against a schema; a PDF, a NACHA file, HTML or a script only by media type.
   if (contentType !== 'application/json' || content[contentType]!.schema === undefined) return;
   const validate = validatorAt(ajv, [...responsePath, 'content', contentType, 'schema']);

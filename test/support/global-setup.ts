@@ -11,7 +11,10 @@ import type { TestEngines } from './engines.js';
  * (test/support/engines.ts), which is what lets files and tests run in parallel.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const [dynamo, fauxqs] = await Promise.allSettled([startDynamoDbLocal(), startFauxqsEngine({ region: DEFAULT_REGION })]);
+  const [dynamo, fauxqs] = await Promise.allSettled([
+    startDynamoDbLocal(),
+    startFauxqsEngine({ region: DEFAULT_REGION }),
+  ]);
   if (dynamo.status === 'rejected' || fauxqs.status === 'rejected') {
     if (dynamo.status === 'fulfilled') await dynamo.value.stop();
     if (fauxqs.status === 'fulfilled') await fauxqs.value.stop();

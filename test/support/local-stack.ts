@@ -33,7 +33,11 @@ export interface RunningStack {
    * Over HTTPS. The answer is checked against the OpenAPI document (test/support/contract.ts) and a mismatch
    * throws, unless `validate: false` (hostile input the document does not describe, such as the fuzz tests').
    */
-  request(method: string, path: string, options?: { token?: string; body?: unknown; headers?: RequestHeaders; validate?: boolean }): Promise<HttpResponse>;
+  request(
+    method: string,
+    path: string,
+    options?: { token?: string; body?: unknown; headers?: RequestHeaders; validate?: boolean },
+  ): Promise<HttpResponse>;
   /** The plain-HTTP listener, which refuses everything: not checked against the document. */
   plainHttp(method: string, path: string): Promise<HttpResponse>;
   admin(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
@@ -46,7 +50,10 @@ function run(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
   return spawn(process.execPath, ['--import', TSX, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-export function runToEnd(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
+export function runToEnd(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolvePromise, reject) => {
     const child = run(args, env);
     let stdout = '';
@@ -70,7 +77,9 @@ function parseBody(text: string): unknown {
  * Starts `local/start.ts` (what `npm start` runs) in its own process with a fresh data folder (or a given one, to
  * test restarts) and ports chosen by the OS, and waits for its ready line: no sleeps.
  */
-export async function startLocalStack(options: { dir?: string; env?: Record<string, string> } = {}): Promise<RunningStack> {
+export async function startLocalStack(
+  options: { dir?: string; env?: Record<string, string> } = {},
+): Promise<RunningStack> {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'payroll-e2e-'));
   const env = {
     ...process.env,
@@ -105,14 +114,23 @@ export async function startLocalStack(options: { dir?: string; env?: Record<stri
   const ca = readFileSync(join(dir, 'tls', 'cert.pem'));
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
 
-  const send = (transport: typeof httpsRequest, port: number, method: string, path: string, body: string | undefined, headers: RequestHeaders) =>
+  const send = (
+    transport: typeof httpsRequest,
+    port: number,
+    method: string,
+    path: string,
+    body: string | undefined,
+    headers: RequestHeaders,
+  ) =>
     new Promise<HttpResponse>((resolvePromise, reject) => {
       // Keep-alive, as curl, browsers and fetch send it: a server may answer before it has read the body (a 413 is
       // decided from Content-Length alone), and on a kept-alive connection it then reads and discards the rest. With
       // `Connection: close` (what Node sends for `agent: false`) it closes with the body unread, the kernel resets
       // the connection, and the reset can reach this client before it has read the answer: EPIPE, and the answer
       // is lost with the socket. Each connection still serves one request: it is closed once the answer is read.
-      const connection = Object.keys(headers).some((k) => k.toLowerCase() === 'connection') ? {} : { Connection: 'keep-alive' };
+      const connection = Object.keys(headers).some((k) => k.toLowerCase() === 'connection')
+        ? {}
+        : { Connection: 'keep-alive' };
       let response: IncomingMessage | undefined;
       let settled = false;
       const settle = (outcome: () => void) => {
@@ -120,25 +138,47 @@ export async function startLocalStack(options: { dir?: string; env?: Record<stri
         settled = true;
         outcome();
       };
-      const req = transport({ host: '127.0.0.1', servername: 'localhost', port, method, path, headers: { ...connection, ...headers }, ca, agent: false }, (res) => {
-        response = res;
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const raw = Buffer.concat(chunks);
-          const text = raw.toString('utf8');
-          settle(() => resolvePromise({
-            status: res.statusCode ?? 0,
-            headers: Object.fromEntries(Object.entries(res.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v)])),
-            raw,
-            text,
-            body: parseBody(text),
-          }));
-          req.destroy();
-        });
-        res.on('error', (err) => settle(() => reject(err)));
-        res.on('close', () => settle(() => reject(new Error(`${method} ${path.slice(0, 200)}: the connection closed before the answer was complete`))));
-      });
+      const req = transport(
+        {
+          host: '127.0.0.1',
+          servername: 'localhost',
+          port,
+          method,
+          path,
+          headers: { ...connection, ...headers },
+          ca,
+          agent: false,
+        },
+        (res) => {
+          response = res;
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const raw = Buffer.concat(chunks);
+            const text = raw.toString('utf8');
+            settle(() =>
+              resolvePromise({
+                status: res.statusCode ?? 0,
+                headers: Object.fromEntries(
+                  Object.entries(res.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v)]),
+                ),
+                raw,
+                text,
+                body: parseBody(text),
+              }),
+            );
+            req.destroy();
+          });
+          res.on('error', (err) => settle(() => reject(err)));
+          res.on('close', () =>
+            settle(() =>
+              reject(
+                new Error(`${method} ${path.slice(0, 200)}: the connection closed before the answer was complete`),
+              ),
+            ),
+          );
+        },
+      );
       req.on('error', (err: NodeJS.ErrnoException) => {
         // The server answered and closed before taking the whole body: the rest of the write fails, and the answer
         // it sent is still the outcome. The response's own end (or its error, if it was cut short) settles.

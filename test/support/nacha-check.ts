@@ -323,8 +323,9 @@ export function parserDisagreements(left: ReadFile, right: ReadFile): string[] {
 export function assertParsersAgree(viaAchkit: ReadFile, viaNodeNacha: ReadFile): void {
   const differences = parserDisagreements(viaAchkit, viaNodeNacha);
   if (differences.length > 0) {
-    throw new Error(`NACHA parsers disagree (achkit vs node-nacha) on ${differences.length} field(s):\n  `
-      + differences.join('\n  '));
+    throw new Error(
+      `NACHA parsers disagree (achkit vs node-nacha) on ${differences.length} field(s):\n  ${differences.join('\n  ')}`,
+    );
   }
 }
 
@@ -359,8 +360,10 @@ function batchControlMismatches(data: NodeNachaFile): string[] {
 export function readNacha(content: string): ReadFile {
   const validation = validate(content);
   if (validation.ok !== true || validation.errors.length > 0) {
-    throw new Error(`achkit's validator rejects the NACHA file:\n  `
-      + validation.errors.map((e) => `${e.code} (${e.field}): ${e.message}`).join('\n  '));
+    throw new Error(
+      `achkit's validator rejects the NACHA file:\n  ` +
+        validation.errors.map((e) => `${e.code} (${e.field}): ${e.message}`).join('\n  '),
+    );
   }
   const viaAchkit = readWithAchkit(content);
   const data = nodeNachaData(content);
@@ -398,9 +401,10 @@ export function assertBankRules(file: ReadFile, expected: BankRulesExpectation):
   const funding = expected.fundingAccount;
   if (expected.balanced && !funding) throw new Error('assertBankRules: a balanced file needs expected.fundingAccount');
   // What the offset debit must look like, when there is one.
-  const offset = expected.balanced && funding
-    ? { transactionCode: DEBIT_CODE[funding.accountType], routing: funding.routing, account: funding.account }
-    : undefined;
+  const offset =
+    expected.balanced && funding
+      ? { transactionCode: DEBIT_CODE[funding.accountType], routing: funding.routing, account: funding.account }
+      : undefined;
   expect(file.batches.length, 'the file has at least one batch').toBeGreaterThan(0);
   let fileCredits = 0;
   let fileDebits = 0;
@@ -413,8 +417,9 @@ export function assertBankRules(file: ReadFile, expected: BankRulesExpectation):
     expect(isBankingDay(date), `${where}: effective entry date ${date} is a banking day`).toBe(true);
     const onOrBefore = `${where}: effective entry date ${date} is on or before pay date ${expected.payDate}`;
     expect(date <= expected.payDate, onOrBefore).toBe(true);
-    expect(date, `${where}: effective entry date is the last banking day on or before ${expected.payDate}`)
-      .toBe(settlement);
+    expect(date, `${where}: effective entry date is the last banking day on or before ${expected.payDate}`).toBe(
+      settlement,
+    );
 
     batch.entries.forEach((e, ei) => {
       const who = `${where} entry ${ei + 1} (trace ${e.traceNumber})`;
@@ -431,25 +436,32 @@ export function assertBankRules(file: ReadFile, expected: BankRulesExpectation):
     let credits = batch.entries;
     let debits: ReadEntry[] = [];
     if (offset) {
-      expect(batch.serviceClass, `${where}: a balanced batch is mixed debits and credits (service class 200)`)
-        .toBe(MIXED);
-      expect(batch.entries.at(-1), `${where}: a balanced batch ends with its offset debit from the funding account`)
-        .toMatchObject(offset);
+      expect(batch.serviceClass, `${where}: a balanced batch is mixed debits and credits (service class 200)`).toBe(
+        MIXED,
+      );
+      expect(
+        batch.entries.at(-1),
+        `${where}: a balanced batch ends with its offset debit from the funding account`,
+      ).toMatchObject(offset);
       // One offset, or several when the credits exceed what one entry's 10-digit amount carries.
       const firstDebit = batch.entries.findIndex((e) => e.transactionCode === offset.transactionCode);
       credits = batch.entries.slice(0, firstDebit);
       debits = batch.entries.slice(firstDebit);
       for (const d of debits) expect(d, `${where}: every offset debit is to the funding account`).toMatchObject(offset);
-      expect(debits.slice(0, -1).every((d) => d.amountCents === MAX_ENTRY_CENTS),
-        `${where}: only the last of several offsets is less than a full entry`).toBe(true);
+      expect(
+        debits.slice(0, -1).every((d) => d.amountCents === MAX_ENTRY_CENTS),
+        `${where}: only the last of several offsets is less than a full entry`,
+      ).toBe(true);
       expect(credits.length, `${where}: a balanced batch has credits before its offset debit`).toBeGreaterThan(0);
     } else {
       expect(batch.serviceClass, `${where}: a credits-only batch (service class 220)`).toBe(CREDITS_ONLY);
     }
     for (const e of credits) {
       // In a credits-only batch this is also the "no debit" rule; in a balanced one, "the offset is the only debit".
-      expect([CHECKING_CREDIT, SAVINGS_CREDIT], `${where} trace ${e.traceNumber}: a checking or savings credit`)
-        .toContain(e.transactionCode);
+      expect(
+        [CHECKING_CREDIT, SAVINGS_CREDIT],
+        `${where} trace ${e.traceNumber}: a checking or savings credit`,
+      ).toContain(e.transactionCode);
     }
 
     const creditCents = sum(credits.map((e) => e.amountCents));
@@ -458,8 +470,9 @@ export function assertBankRules(file: ReadFile, expected: BankRulesExpectation):
       const debitCents = sum(debits.map((e) => e.amountCents));
       expect(debitCents, `${where}: the offset debits are exactly the batch's credits`).toBe(creditCents);
       expect(batch.control.totalDebitCents, `${where}: control total debit is the offset debit`).toBe(debitCents);
-      expect(batch.control.totalDebitCents, `${where}: total debit equals total credit`)
-        .toBe(batch.control.totalCreditCents);
+      expect(batch.control.totalDebitCents, `${where}: total debit equals total credit`).toBe(
+        batch.control.totalCreditCents,
+      );
     } else {
       expect(batch.control.totalDebitCents, `${where}: a credits-only batch debits nothing`).toBe(0);
     }
@@ -467,8 +480,8 @@ export function assertBankRules(file: ReadFile, expected: BankRulesExpectation):
     fileDebits += batch.control.totalDebitCents;
   });
 
-  expect(file.control.totalCreditCents, 'file control total credit is the batches\' sum').toBe(fileCredits);
-  expect(file.control.totalDebitCents, 'file control total debit is the batches\' sum').toBe(fileDebits);
+  expect(file.control.totalCreditCents, "file control total credit is the batches' sum").toBe(fileCredits);
+  expect(file.control.totalDebitCents, "file control total debit is the batches' sum").toBe(fileDebits);
   if (expected.balanced) {
     expect(file.control.totalDebitCents, 'file total debit equals total credit').toBe(file.control.totalCreditCents);
   } else {
@@ -506,8 +519,10 @@ export function assertTracesAcrossFiles(files: readonly ReadFile[]): void {
     });
     const lowest = traces[0];
     if (previousHighest !== undefined && lowest !== undefined) {
-      expect(lowest > previousHighest, `file ${fi + 1}'s lowest trace ${lowest} is after file ${fi}'s highest `
-        + `${previousHighest}`).toBe(true);
+      expect(
+        lowest > previousHighest,
+        `file ${fi + 1}'s lowest trace ${lowest} is after file ${fi}'s highest ` + `${previousHighest}`,
+      ).toBe(true);
     }
     previousHighest = traces.at(-1) ?? previousHighest;
   });
@@ -523,8 +538,11 @@ export function assertDistinctModifiers(files: readonly ReadFile[]): void {
     const h = file.header;
     const key = [h.immediateDestination, h.immediateOrigin, h.creationDate, h.fileIdModifier].join('|');
     const earlier = seen.get(key);
-    expect(earlier, `file ${fi + 1} (destination ${h.immediateDestination}, origin ${h.immediateOrigin}, `
-      + `created ${h.creationDate}, modifier ${h.fileIdModifier}) duplicates file ${String(earlier)}`).toBeUndefined();
+    expect(
+      earlier,
+      `file ${fi + 1} (destination ${h.immediateDestination}, origin ${h.immediateOrigin}, ` +
+        `created ${h.creationDate}, modifier ${h.fileIdModifier}) duplicates file ${String(earlier)}`,
+    ).toBeUndefined();
     seen.set(key, fi + 1);
   });
 }

@@ -13,7 +13,11 @@ import { PayrollRepository } from '../../shared/data/payroll-repository.js';
 import { isTerminal } from '../../shared/domain/payroll-status.js';
 import { createOrganization } from '../../shared/use-cases/api-keys.js';
 import { createEmployee } from '../../shared/use-cases/employees.js';
-import { processMessage, type ProcessorMessage, type ProcessorServices } from '../../shared/use-cases/process-payroll.js';
+import {
+  processMessage,
+  type ProcessorMessage,
+  type ProcessorServices,
+} from '../../shared/use-cases/process-payroll.js';
 import { DisbursementSequenceRepository } from '../../shared/data/disbursement-sequence-repository.js';
 import { createTestBucket, createTestQueues, createTestTable, testS3Client, testSqsClient } from './engines.js';
 
@@ -38,11 +42,24 @@ export async function payrollWorld(employeeCount: number, options: { accountNumb
   };
   const employeeIds: string[] = [];
   for (let i = 0; i < employeeCount; i += 10) {
-    const batch = await Promise.all(Array.from({ length: Math.min(10, employeeCount - i) }, (_, j) => createEmployee(services, org.organization_id, {
-      first_name: 'Worker', last_name: `No ${i + j}`, email: `worker${i + j}@example.com`, employment_type: 'full_time',
-      pay_group: 'default', pay_schedule: 'biweekly', start_date: '2026-01-05',
-      bank_account: { account_number: options.accountNumber?.(i + j) ?? String(10_000_000 + i + j), routing_number: '021000021', account_type: (i + j) % 2 ? 'savings' : 'checking' },
-    })));
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(10, employeeCount - i) }, (_, j) =>
+        createEmployee(services, org.organization_id, {
+          first_name: 'Worker',
+          last_name: `No ${i + j}`,
+          email: `worker${i + j}@example.com`,
+          employment_type: 'full_time',
+          pay_group: 'default',
+          pay_schedule: 'biweekly',
+          start_date: '2026-01-05',
+          bank_account: {
+            account_number: options.accountNumber?.(i + j) ?? String(10_000_000 + i + j),
+            routing_number: '021000021',
+            account_type: (i + j) % 2 ? 'savings' : 'checking',
+          },
+        }),
+      ),
+    );
     employeeIds.push(...batch.map((e) => e.employee_id));
   }
   return { table, queues, bucket, org, services, employeeIds };
@@ -50,9 +67,14 @@ export async function payrollWorld(employeeCount: number, options: { accountNumb
 
 export function payrollBody(employeeIds: string[], extra: Record<string, unknown> = {}) {
   return {
-    pay_period_start: '2026-11-01', pay_period_end: '2026-11-14', pay_date: '2026-11-20',
+    pay_period_start: '2026-11-01',
+    pay_period_end: '2026-11-14',
+    pay_date: '2026-11-20',
     employees: employeeIds.map((id, i) => ({
-      employee_id: id, gross_pay: (2000 + i).toFixed(2), hours_worked: 80, bonuses: i % 3 === 0 ? '50.25' : 0,
+      employee_id: id,
+      gross_pay: (2000 + i).toFixed(2),
+      hours_worked: 80,
+      bonuses: i % 3 === 0 ? '50.25' : 0,
       deductions: { taxes: (400 + (i % 7)).toFixed(2), benefits: 85.5 },
     })),
     ...extra,
@@ -64,12 +86,25 @@ export function payrollBody(employeeIds: string[], extra: Record<string, unknown
  * deletes what succeeded and makes what failed visible again at once (a re-delivery), until the run is finished
  * and the queue is empty. Returns the number of failed deliveries.
  */
-export async function drain(services: ProcessorServices, queueUrl: string, orgId: string, payrollId: string, run = processMessage): Promise<number> {
+export async function drain(
+  services: ProcessorServices,
+  queueUrl: string,
+  orgId: string,
+  payrollId: string,
+  run = processMessage,
+): Promise<number> {
   const sqs = testSqsClient();
   let failures = 0;
   let emptyPolls = 0;
   for (let round = 0; round < 500; round++) {
-    const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, VisibilityTimeout: 30 }));
+    const out = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 0,
+        VisibilityTimeout: 30,
+      }),
+    );
     const messages = out.Messages ?? [];
     if (messages.length === 0) {
       const record = await services.payrolls.get(orgId, payrollId);
@@ -77,17 +112,25 @@ export async function drain(services: ProcessorServices, queueUrl: string, orgId
       continue;
     }
     emptyPolls = 0;
-    await Promise.all(messages.map(async (m) => {
-      try {
-        await run(services, JSON.parse(m.Body!) as ProcessorMessage);
-        await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle! }));
-      } catch (err) {
-        // A failure is a re-delivery here, counted but silent: DRAIN_DEBUG=1 shows why a step failed.
-        if (process.env.DRAIN_DEBUG) console.error(err);
-        failures++;
-        await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: 0 }));
-      }
-    }));
+    await Promise.all(
+      messages.map(async (m) => {
+        try {
+          await run(services, JSON.parse(m.Body!) as ProcessorMessage);
+          await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle! }));
+        } catch (err) {
+          // A failure is a re-delivery here, counted but silent: DRAIN_DEBUG=1 shows why a step failed.
+          if (process.env.DRAIN_DEBUG) console.error(err);
+          failures++;
+          await sqs.send(
+            new ChangeMessageVisibilityCommand({
+              QueueUrl: queueUrl,
+              ReceiptHandle: m.ReceiptHandle!,
+              VisibilityTimeout: 0,
+            }),
+          );
+        }
+      }),
+    );
   }
   throw new Error('the run did not finish within 500 rounds');
 }

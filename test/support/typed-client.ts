@@ -28,8 +28,14 @@ export function typedClient(stack: RunningStack, token?: string) {
     fetch: async (request: Request) => {
       const url = new URL(request.url);
       const body = request.body ? await request.text() : undefined;
-      const res = await stack.request(request.method, `${url.pathname}${url.search}`, { body, headers: Object.fromEntries(request.headers) });
-      const response = new Response(res.status === 204 ? null : new Uint8Array(res.raw), { status: res.status, headers: res.headers });
+      const res = await stack.request(request.method, `${url.pathname}${url.search}`, {
+        body,
+        headers: Object.fromEntries(request.headers),
+      });
+      const response = new Response(res.status === 204 ? null : new Uint8Array(res.raw), {
+        status: res.status,
+        headers: res.headers,
+      });
       received.set(response, res);
       return response;
     },

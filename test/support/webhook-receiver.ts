@@ -30,10 +30,14 @@ export async function startReceiver(respond: (r: Received, index: number) => num
     url: `http://127.0.0.1:${port}/hooks`,
     received,
     waitFor(condition: (all: Received[]) => boolean, timeoutMs = 20_000): Promise<Received[]> {
-      return vi.waitFor(() => {
-        if (!condition(received)) throw new Error(`receiver: condition not met in ${timeoutMs} ms; got ${received.length} deliveries`);
-        return received;
-      }, { timeout: timeoutMs, interval: 20 });
+      return vi.waitFor(
+        () => {
+          if (!condition(received))
+            throw new Error(`receiver: condition not met in ${timeoutMs} ms; got ${received.length} deliveries`);
+          return received;
+        },
+        { timeout: timeoutMs, interval: 20 },
+      );
     },
     close: () => new Promise<void>((r) => server.close(() => r())),
   };

@@ -11,7 +11,7 @@ describe('ACH text', () => {
     ['Đorđe Þórsson', 'DORDE THORSSON'],
     ['Zoë   Müller', 'ZOE MULLER'], // marks stripped, never the German ue
     ['Ångström-Ñúñez', 'ANGSTROM-NUNEZ'],
-    ['José O\'Brien-Smith', 'JOSE O\'BRIEN-SMITH'],
+    ["José O'Brien-Smith", "JOSE O'BRIEN-SMITH"],
     ['Wu, Mei & Chen/Li.', 'WU, MEI & CHEN/LI.'],
     ['Ｔｏｍ 李 Smith', 'TOM SMITH'], // full-width letters fold; an ideograph has no Latin spelling and is dropped
     ['anne_marie (annie) 😀 smith', 'ANNE MARIE ANNIE SMITH'],
@@ -29,20 +29,28 @@ describe('ACH text', () => {
   });
 
   it('always yields ACH characters of exactly the field width, for any text at all', () => {
-    fc.assert(fc.property(fc.string({ unit: 'grapheme', maxLength: 60 }), fc.integer({ min: 1, max: 40 }), (value, width) => {
-      const field = achField(value, width);
-      expect(field).toHaveLength(width);
-      expect(field).toMatch(ACH_TEXT);
-      expect(field.startsWith(' ') && field.trim() !== '').toBe(false);
-    }), { numRuns: 2000 });
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme', maxLength: 60 }), fc.integer({ min: 1, max: 40 }), (value, width) => {
+        const field = achField(value, width);
+        expect(field).toHaveLength(width);
+        expect(field).toMatch(ACH_TEXT);
+        expect(field.startsWith(' ') && field.trim() !== '').toBe(false);
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('keeps every Latin letter a letter: text of Latin letters with marks never loses a character', () => {
-    const latin = fc.constantFrom(...'aáàâäãåāăąæçćčďđéèêëēėęěğģíìîïīįıķĺļľłñńņňóòôöõøōőœŕřśşšßţťþúùûüūůűųýÿźżž'.split(''));
-    fc.assert(fc.property(fc.array(latin, { minLength: 1, maxLength: 30 }), (letters) => {
-      const text = achText(letters.join(''));
-      expect(text).toMatch(/^[A-Z]+$/);
-      expect(text.length).toBeGreaterThanOrEqual(letters.length);
-    }), { numRuns: 500 });
+    const latin = fc.constantFrom(
+      ...'aáàâäãåāăąæçćčďđéèêëēėęěğģíìîïīįıķĺļľłñńņňóòôöõøōőœŕřśşšßţťþúùûüūůűųýÿźżž'.split(''),
+    );
+    fc.assert(
+      fc.property(fc.array(latin, { minLength: 1, maxLength: 30 }), (letters) => {
+        const text = achText(letters.join(''));
+        expect(text).toMatch(/^[A-Z]+$/);
+        expect(text.length).toBeGreaterThanOrEqual(letters.length);
+      }),
+      { numRuns: 500 },
+    );
   });
 });

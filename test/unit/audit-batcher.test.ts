@@ -11,15 +11,31 @@ const table = { doc: DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'u
 afterEach(() => ddb.reset());
 
 const record = (i: number): AuditRecord => ({
-  request_id: `req-${i}`, api_key_id: 'key_1', organization_id: 'org_1', method: 'GET', path: '/v1/employees', route: '/v1/employees',
-  status: 200, source_ip: '127.0.0.1', user_agent: null, at: new Date(Date.UTC(2026, 10, 21, 0, 0, 0, i)).toISOString(), latency_ms: 1, auth_failure: null,
+  request_id: `req-${i}`,
+  api_key_id: 'key_1',
+  organization_id: 'org_1',
+  method: 'GET',
+  path: '/v1/employees',
+  route: '/v1/employees',
+  status: 200,
+  source_ip: '127.0.0.1',
+  user_agent: null,
+  at: new Date(Date.UTC(2026, 10, 21, 0, 0, 0, i)).toISOString(),
+  latency_ms: 1,
+  auth_failure: null,
 });
-const writtenIds = () => ddb.commandCalls(BatchWriteCommand).flatMap((c) => c.args[0].input.RequestItems!.t!.map((r) => (r.PutRequest!.Item as AuditRecord).request_id));
+const writtenIds = () =>
+  ddb
+    .commandCalls(BatchWriteCommand)
+    .flatMap((c) => c.args[0].input.RequestItems!.t!.map((r) => (r.PutRequest!.Item as AuditRecord).request_id));
 
 async function until(condition: () => boolean, ms = 5_000): Promise<void> {
-  await vi.waitFor(() => {
-    if (!condition()) throw new Error(`condition not met in ${ms} ms`);
-  }, { timeout: ms, interval: 5 });
+  await vi.waitFor(
+    () => {
+      if (!condition()) throw new Error(`condition not met in ${ms} ms`);
+    },
+    { timeout: ms, interval: 5 },
+  );
 }
 
 describe('the local audit batcher', () => {

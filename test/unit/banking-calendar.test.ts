@@ -19,32 +19,81 @@ import {
  */
 const FED_CLOSURES: Record<number, string[]> = {
   2025: [
-    '2025-01-01', '2025-01-20', '2025-02-17', '2025-05-26', '2025-06-19', '2025-07-04',
-    '2025-09-01', '2025-10-13', '2025-11-11', '2025-11-27', '2025-12-25',
+    '2025-01-01',
+    '2025-01-20',
+    '2025-02-17',
+    '2025-05-26',
+    '2025-06-19',
+    '2025-07-04',
+    '2025-09-01',
+    '2025-10-13',
+    '2025-11-11',
+    '2025-11-27',
+    '2025-12-25',
   ],
   // Saturday July 4 is not moved.
   2026: [
-    '2026-01-01', '2026-01-19', '2026-02-16', '2026-05-25', '2026-06-19',
-    '2026-09-07', '2026-10-12', '2026-11-11', '2026-11-26', '2026-12-25',
+    '2026-01-01',
+    '2026-01-19',
+    '2026-02-16',
+    '2026-05-25',
+    '2026-06-19',
+    '2026-09-07',
+    '2026-10-12',
+    '2026-11-11',
+    '2026-11-26',
+    '2026-12-25',
   ],
   // Saturday June 19 and Saturday December 25 are not moved; Sunday July 4 is closed Monday July 5.
   2027: [
-    '2027-01-01', '2027-01-18', '2027-02-15', '2027-05-31', '2027-07-05',
-    '2027-09-06', '2027-10-11', '2027-11-11', '2027-11-25',
+    '2027-01-01',
+    '2027-01-18',
+    '2027-02-15',
+    '2027-05-31',
+    '2027-07-05',
+    '2027-09-06',
+    '2027-10-11',
+    '2027-11-11',
+    '2027-11-25',
   ],
   // Saturday January 1 and Saturday November 11 are not moved.
   2028: [
-    '2028-01-17', '2028-02-21', '2028-05-29', '2028-06-19', '2028-07-04',
-    '2028-09-04', '2028-10-09', '2028-11-23', '2028-12-25',
+    '2028-01-17',
+    '2028-02-21',
+    '2028-05-29',
+    '2028-06-19',
+    '2028-07-04',
+    '2028-09-04',
+    '2028-10-09',
+    '2028-11-23',
+    '2028-12-25',
   ],
   // Sunday November 11 is closed Monday November 12.
   2029: [
-    '2029-01-01', '2029-01-15', '2029-02-19', '2029-05-28', '2029-06-19', '2029-07-04',
-    '2029-09-03', '2029-10-08', '2029-11-12', '2029-11-22', '2029-12-25',
+    '2029-01-01',
+    '2029-01-15',
+    '2029-02-19',
+    '2029-05-28',
+    '2029-06-19',
+    '2029-07-04',
+    '2029-09-03',
+    '2029-10-08',
+    '2029-11-12',
+    '2029-11-22',
+    '2029-12-25',
   ],
   2030: [
-    '2030-01-01', '2030-01-21', '2030-02-18', '2030-05-27', '2030-06-19', '2030-07-04',
-    '2030-09-02', '2030-10-14', '2030-11-11', '2030-11-28', '2030-12-25',
+    '2030-01-01',
+    '2030-01-21',
+    '2030-02-18',
+    '2030-05-27',
+    '2030-06-19',
+    '2030-07-04',
+    '2030-09-02',
+    '2030-10-14',
+    '2030-11-11',
+    '2030-11-28',
+    '2030-12-25',
   ],
 };
 
@@ -69,13 +118,15 @@ describe('Federal Reserve holidays', () => {
     expect(federalReserveHolidays(Number(year))).toEqual(closures);
   });
 
-  it.each(Object.entries(FED_CLOSURES))('classifies every day of %s as the weekday calendar minus the closures',
+  it.each(Object.entries(FED_CLOSURES))(
+    'classifies every day of %s as the weekday calendar minus the closures',
     (year, closures) => {
       for (const d of daysOfYear(Number(year))) {
         const weekday = weekdayOf(d) !== 0 && weekdayOf(d) !== 6;
         expect(isBankingDay(d), d).toBe(weekday && !closures.includes(d));
       }
-    });
+    },
+  );
 
   it('double-checks the table: every closure is a weekday', () => {
     for (const d of Object.values(FED_CLOSURES).flat()) expect([1, 2, 3, 4, 5], d).toContain(weekdayOf(d));
@@ -150,69 +201,91 @@ describe('entry and release dates', () => {
 
 describe('banking-day properties (2020–2035)', () => {
   it('nextBankingDay is the first banking day strictly after', () => {
-    fc.assert(fc.property(dateArb, (d) => {
-      const next = nextBankingDay(d);
-      expect(next > d).toBe(true);
-      expect(isBankingDay(next)).toBe(true);
-      for (let x = addDays(d, 1); x < next; x = addDays(x, 1)) expect(isBankingDay(x), x).toBe(false);
-    }), { numRuns: 1000 });
+    fc.assert(
+      fc.property(dateArb, (d) => {
+        const next = nextBankingDay(d);
+        expect(next > d).toBe(true);
+        expect(isBankingDay(next)).toBe(true);
+        for (let x = addDays(d, 1); x < next; x = addDays(x, 1)) expect(isBankingDay(x), x).toBe(false);
+      }),
+      { numRuns: 1000 },
+    );
   });
 
   it('previousBankingDay is the last banking day strictly before', () => {
-    fc.assert(fc.property(dateArb, (d) => {
-      const prev = previousBankingDay(d);
-      expect(prev < d).toBe(true);
-      expect(isBankingDay(prev)).toBe(true);
-      for (let x = addDays(d, -1); x > prev; x = addDays(x, -1)) expect(isBankingDay(x), x).toBe(false);
-    }), { numRuns: 1000 });
+    fc.assert(
+      fc.property(dateArb, (d) => {
+        const prev = previousBankingDay(d);
+        expect(prev < d).toBe(true);
+        expect(isBankingDay(prev)).toBe(true);
+        for (let x = addDays(d, -1); x > prev; x = addDays(x, -1)) expect(isBankingDay(x), x).toBe(false);
+      }),
+      { numRuns: 1000 },
+    );
   });
 
   it('previousBankingDay(nextBankingDay(d)) ≤ d, with equality exactly on banking days', () => {
-    fc.assert(fc.property(dateArb, (d) => {
-      const back = previousBankingDay(nextBankingDay(d));
-      expect(back <= d).toBe(true);
-      expect(back === d).toBe(isBankingDay(d));
-    }), { numRuns: 1000 });
+    fc.assert(
+      fc.property(dateArb, (d) => {
+        const back = previousBankingDay(nextBankingDay(d));
+        expect(back <= d).toBe(true);
+        expect(back === d).toBe(isBankingDay(d));
+      }),
+      { numRuns: 1000 },
+    );
   });
 
   it('effectiveEntryDate is a banking day on or at most 4 days before the pay date', () => {
-    fc.assert(fc.property(dateArb, (d) => {
-      const effective = effectiveEntryDate(d);
-      expect(effective <= d).toBe(true);
-      expect(isBankingDay(effective)).toBe(true);
-      expect(daysBetween(effective, d)).toBeLessThanOrEqual(4);
-      expect(effective === d).toBe(isBankingDay(d));
-    }), { numRuns: 1000 });
+    fc.assert(
+      fc.property(dateArb, (d) => {
+        const effective = effectiveEntryDate(d);
+        expect(effective <= d).toBe(true);
+        expect(isBankingDay(effective)).toBe(true);
+        expect(daysBetween(effective, d)).toBeLessThanOrEqual(4);
+        expect(effective === d).toBe(isBankingDay(d));
+      }),
+      { numRuns: 1000 },
+    );
   });
 
   it('releaseBy is the banking day before the effective entry date', () => {
-    fc.assert(fc.property(dateArb, (d) => {
-      const release = releaseBy(d);
-      expect(release < effectiveEntryDate(d)).toBe(true);
-      expect(isBankingDay(release)).toBe(true);
-      expect(nextBankingDay(release)).toBe(effectiveEntryDate(d));
-    }), { numRuns: 1000 });
+    fc.assert(
+      fc.property(dateArb, (d) => {
+        const release = releaseBy(d);
+        expect(release < effectiveEntryDate(d)).toBe(true);
+        expect(isBankingDay(release)).toBe(true);
+        expect(nextBankingDay(release)).toBe(effectiveEntryDate(d));
+      }),
+      { numRuns: 1000 },
+    );
   });
 
   it('earliestPayDate is the smallest pay date whose release is on or after today (brute force)', () => {
-    fc.assert(fc.property(dateArb, (today) => {
-      let bruteForce = today;
-      while (releaseBy(bruteForce) < today) bruteForce = addDays(bruteForce, 1);
-      const earliest = earliestPayDate(today);
-      expect(earliest).toBe(bruteForce);
-      expect(releaseBy(earliest) >= today).toBe(true);
-      expect(isBankingDay(earliest)).toBe(true);
-      expect(releaseBy(addDays(earliest, -1)) < today).toBe(true);
-    }), { numRuns: 1000 });
+    fc.assert(
+      fc.property(dateArb, (today) => {
+        let bruteForce = today;
+        while (releaseBy(bruteForce) < today) bruteForce = addDays(bruteForce, 1);
+        const earliest = earliestPayDate(today);
+        expect(earliest).toBe(bruteForce);
+        expect(releaseBy(earliest) >= today).toBe(true);
+        expect(isBankingDay(earliest)).toBe(true);
+        expect(releaseBy(addDays(earliest, -1)) < today).toBe(true);
+      }),
+      { numRuns: 1000 },
+    );
   });
 
   it('is never a banking day on a Saturday or Sunday', () => {
-    const weekendArb = dateArb.map((d) => addDays(d, (6 - weekdayOf(d) + 7) % 7)).chain((saturday) =>
-      fc.constantFrom(saturday, addDays(saturday, 1)));
-    fc.assert(fc.property(weekendArb, (d) => {
-      expect([0, 6]).toContain(weekdayOf(d));
-      expect(isBankingDay(d)).toBe(false);
-    }), { numRuns: 1000 });
+    const weekendArb = dateArb
+      .map((d) => addDays(d, (6 - weekdayOf(d) + 7) % 7))
+      .chain((saturday) => fc.constantFrom(saturday, addDays(saturday, 1)));
+    fc.assert(
+      fc.property(weekendArb, (d) => {
+        expect([0, 6]).toContain(weekdayOf(d));
+        expect(isBankingDay(d)).toBe(false);
+      }),
+      { numRuns: 1000 },
+    );
   });
 
   it('does not depend on the machine time zone', () => {
@@ -223,7 +296,8 @@ describe('banking-day properties (2020–2035)', () => {
       for (const tz of ['Pacific/Kiritimati', 'Pacific/Pago_Pago', 'America/New_York']) {
         process.env.TZ = tz;
         expect(sample.map((d) => [isBankingDay(d), nextBankingDay(d), previousBankingDay(d), releaseBy(d)])).toEqual(
-          expected);
+          expected,
+        );
       }
     } finally {
       if (saved === undefined) delete process.env.TZ;
@@ -235,7 +309,12 @@ describe('banking-day properties (2020–2035)', () => {
 describe('argument validation', () => {
   it.each(['2026-02-29', '2026-13-01', '2026-1-5', '', '2026-01-05T00:00:00Z'])('rejects %j, naming it', (bad) => {
     const dateFunctions = [
-      isBankingDay, nextBankingDay, previousBankingDay, effectiveEntryDate, releaseBy, earliestPayDate,
+      isBankingDay,
+      nextBankingDay,
+      previousBankingDay,
+      effectiveEntryDate,
+      releaseBy,
+      earliestPayDate,
     ];
     for (const fn of dateFunctions) expect(() => fn(bad)).toThrow(JSON.stringify(bad));
   });
@@ -282,13 +361,20 @@ describe('dateInTimeZone', () => {
 
   it('agrees with the UTC offset arithmetic on every minute-aligned instant (property)', () => {
     // New York is UTC-5 in winter and UTC-4 in summer; a mid-January or mid-July instant is unambiguous.
-    fc.assert(fc.property(fc.integer({ min: 2020, max: 2035 }), fc.boolean(), fc.integer({ min: 0, max: 24 * 60 - 1 }),
-      (year, summer, minute) => {
-        const offsetHours = summer ? 4 : 5;
-        const local = Date.UTC(year, summer ? 6 : 0, 15, 0, minute);
-        const result = dateInTimeZone(new Date(local + offsetHours * 3_600_000), BANK_TIME_ZONE);
-        const iso = new Date(local).toISOString();
-        expect(result).toEqual({ date: iso.slice(0, 10), time: iso.slice(11, 13) + iso.slice(14, 16) });
-      }), { numRuns: 500 });
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 2020, max: 2035 }),
+        fc.boolean(),
+        fc.integer({ min: 0, max: 24 * 60 - 1 }),
+        (year, summer, minute) => {
+          const offsetHours = summer ? 4 : 5;
+          const local = Date.UTC(year, summer ? 6 : 0, 15, 0, minute);
+          const result = dateInTimeZone(new Date(local + offsetHours * 3_600_000), BANK_TIME_ZONE);
+          const iso = new Date(local).toISOString();
+          expect(result).toEqual({ date: iso.slice(0, 10), time: iso.slice(11, 13) + iso.slice(14, 16) });
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 });

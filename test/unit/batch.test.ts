@@ -12,21 +12,29 @@ describe('batched writes and reads under DynamoDB partial success', () => {
   it('writes 60 items in groups of 25 and retries the unprocessed ones until none remain', async () => {
     const items = Array.from({ length: 60 }, (_, i) => ({ PK: `P${i}`, SK: 'S' }));
     let calls = 0;
-    ddb.on(BatchWriteCommand).callsFake((input: { RequestItems: Record<string, { PutRequest: { Item: unknown } }[]> }) => {
-      calls++;
-      const requests = input.RequestItems.t!;
-      // The first answer of every group leaves its last two items unprocessed, as a throttled table does.
-      return calls <= 3 && requests.length > 2 ? { UnprocessedItems: { t: requests.slice(-2) } } : {};
-    });
+    ddb
+      .on(BatchWriteCommand)
+      .callsFake((input: { RequestItems: Record<string, { PutRequest: { Item: unknown } }[]> }) => {
+        calls++;
+        const requests = input.RequestItems.t!;
+        // The first answer of every group leaves its last two items unprocessed, as a throttled table does.
+        return calls <= 3 && requests.length > 2 ? { UnprocessedItems: { t: requests.slice(-2) } } : {};
+      });
     await batchPutAll(table, items);
-    const written = ddb.commandCalls(BatchWriteCommand).flatMap((c) => c.args[0].input.RequestItems!.t!.map((r) => (r.PutRequest!.Item as { PK: string }).PK));
+    const written = ddb
+      .commandCalls(BatchWriteCommand)
+      .flatMap((c) => c.args[0].input.RequestItems!.t!.map((r) => (r.PutRequest!.Item as { PK: string }).PK));
     expect(new Set(written)).toEqual(new Set(items.map((i) => i.PK)));
     expect(ddb.commandCalls(BatchWriteCommand).length).toBe(6);
-    expect(Math.max(...ddb.commandCalls(BatchWriteCommand).map((c) => c.args[0].input.RequestItems!.t!.length))).toBe(25);
+    expect(Math.max(...ddb.commandCalls(BatchWriteCommand).map((c) => c.args[0].input.RequestItems!.t!.length))).toBe(
+      25,
+    );
   });
 
   it('gives up with an error rather than silently dropping items that stay unprocessed', async () => {
-    ddb.on(BatchWriteCommand).callsFake((input: { RequestItems: Record<string, unknown[]> }) => ({ UnprocessedItems: input.RequestItems }));
+    ddb
+      .on(BatchWriteCommand)
+      .callsFake((input: { RequestItems: Record<string, unknown[]> }) => ({ UnprocessedItems: input.RequestItems }));
     await expect(batchPutAll(table, [{ PK: 'a', SK: 'b' }])).rejects.toThrow(/unprocessed after 8 attempts/);
   });
 
@@ -43,6 +51,8 @@ describe('batched writes and reads under DynamoDB partial success', () => {
     });
     const found = await batchGetAll(table, keys);
     expect(found.map((f) => f.PK).sort()).toEqual(keys.map((k) => k.PK).sort());
-    expect(Math.max(...ddb.commandCalls(BatchGetCommand).map((c) => c.args[0].input.RequestItems!.t!.Keys!.length))).toBe(100);
+    expect(
+      Math.max(...ddb.commandCalls(BatchGetCommand).map((c) => c.args[0].input.RequestItems!.t!.Keys!.length)),
+    ).toBe(100);
   });
 });

@@ -37,7 +37,10 @@ describe('envelope encryption of bank account numbers', () => {
     const first = await enc.encrypt('11112222', 'org');
     await enc.encrypt('33334444', 'org');
     expect(kms.commandCalls(GenerateDataKeyCommand)).toHaveLength(1);
-    expect(kms.commandCalls(GenerateDataKeyCommand)[0]!.args[0].input).toMatchObject({ KeySpec: 'AES_256', EncryptionContext: { purpose: 'bank-account' } });
+    expect(kms.commandCalls(GenerateDataKeyCommand)[0]!.args[0].input).toMatchObject({
+      KeySpec: 'AES_256',
+      EncryptionContext: { purpose: 'bank-account' },
+    });
     now = 6 * 60_000;
     await enc.encrypt('55556666', 'org');
     expect(kms.commandCalls(GenerateDataKeyCommand)).toHaveLength(2);
@@ -52,9 +55,18 @@ describe('envelope encryption of bank account numbers', () => {
     const dataKey = randomBytes(32);
     kms.on(GenerateDataKeyCommand).resolves({ Plaintext: dataKey, CiphertextBlob: Buffer.from('wrapped') });
     kms.on(DecryptCommand).resolves({ Plaintext: dataKey });
-    const sealed = await new FieldEncryptor(new KmsDataKeyProvider('alias/test', 'webhook-secret', new KMSClient({}))).encrypt('whsec_x', 'org');
-    expect(await new FieldEncryptor(new KmsDataKeyProvider('alias/test', 'webhook-secret', new KMSClient({}))).decrypt(sealed, 'org')).toBe('whsec_x');
-    expect(kms.commandCalls(GenerateDataKeyCommand)[0]!.args[0].input.EncryptionContext).toEqual({ purpose: 'webhook-secret' });
+    const sealed = await new FieldEncryptor(
+      new KmsDataKeyProvider('alias/test', 'webhook-secret', new KMSClient({})),
+    ).encrypt('whsec_x', 'org');
+    expect(
+      await new FieldEncryptor(new KmsDataKeyProvider('alias/test', 'webhook-secret', new KMSClient({}))).decrypt(
+        sealed,
+        'org',
+      ),
+    ).toBe('whsec_x');
+    expect(kms.commandCalls(GenerateDataKeyCommand)[0]!.args[0].input.EncryptionContext).toEqual({
+      purpose: 'webhook-secret',
+    });
     expect(kms.commandCalls(DecryptCommand)[0]!.args[0].input.EncryptionContext).toEqual({ purpose: 'webhook-secret' });
     kms.restore();
   });

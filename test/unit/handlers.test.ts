@@ -22,7 +22,14 @@ const tokens: Record<TokenType | 'expired', string> = {
 };
 
 function tokenItem(type: TokenType, expiresAt: string | null = null) {
-  return { api_key_id: `key_${type}`, organization_id: ORG, environment: 'sandbox', type, scopes: [...SCOPES_BY_TYPE[type]], expires_at: expiresAt };
+  return {
+    api_key_id: `key_${type}`,
+    organization_id: ORG,
+    environment: 'sandbox',
+    type,
+    scopes: [...SCOPES_BY_TYPE[type]],
+    expires_at: expiresAt,
+  };
 }
 
 const handlers = {
@@ -39,8 +46,14 @@ async function call(which: keyof typeof handlers, event: ReturnType<typeof apiEv
 
 const auth = (t: string) => ({ Authorization: `Bearer ${t}` });
 const validEmployee = {
-  first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.com', employment_type: 'full_time', pay_group: 'default',
-  pay_schedule: 'biweekly', start_date: '2026-01-05', bank_account: { account_number: '123456789', routing_number: '021000021', account_type: 'checking' },
+  first_name: 'Ada',
+  last_name: 'Lovelace',
+  email: 'ada@example.com',
+  employment_type: 'full_time',
+  pay_group: 'default',
+  pay_schedule: 'biweekly',
+  start_date: '2026-01-05',
+  bank_account: { account_number: '123456789', routing_number: '021000021', account_type: 'checking' },
 };
 
 beforeAll(() => {
@@ -59,10 +72,16 @@ beforeEach(() => {
   ddb.reset();
   ddb.on(GetCommand).resolves({});
   for (const type of ['read-only', 'payroll-submitter', 'admin'] as const) {
-    ddb.on(GetCommand, { Key: { PK: `TOKEN#${hashToken(tokens[type])}`, SK: 'TOKEN' } }).resolves({ Item: tokenItem(type) });
+    ddb
+      .on(GetCommand, { Key: { PK: `TOKEN#${hashToken(tokens[type])}`, SK: 'TOKEN' } })
+      .resolves({ Item: tokenItem(type) });
   }
-  ddb.on(GetCommand, { Key: { PK: `TOKEN#${hashToken(tokens.expired)}`, SK: 'TOKEN' } }).resolves({ Item: tokenItem('admin', new Date(Date.now() - 1000).toISOString()) });
-  ddb.on(GetCommand, { Key: { PK: `ORG#${ORG}`, SK: 'SETTINGS' } }).resolves({ Item: defaultSettings({ id: ORG, name: 'Acme' }, 'sandbox', new Date()) });
+  ddb
+    .on(GetCommand, { Key: { PK: `TOKEN#${hashToken(tokens.expired)}`, SK: 'TOKEN' } })
+    .resolves({ Item: tokenItem('admin', new Date(Date.now() - 1000).toISOString()) });
+  ddb
+    .on(GetCommand, { Key: { PK: `ORG#${ORG}`, SK: 'SETTINGS' } })
+    .resolves({ Item: defaultSettings({ id: ORG, name: 'Acme' }, 'sandbox', new Date()) });
   ddb.on(UpdateCommand).resolves({});
 });
 
@@ -76,7 +95,10 @@ describe('authentication', () => {
     const res = await call('create', post(validEmployee, {}));
     expect(res.statusCode).toBe(401);
     expect(res.headers['WWW-Authenticate']).toMatch(/^Bearer/);
-    expect(res.body).toMatchObject({ status: 401, error: { code: 'unauthorized', message: 'Unauthorized', details: [] } });
+    expect(res.body).toMatchObject({
+      status: 401,
+      error: { code: 'unauthorized', message: 'Unauthorized', details: [] },
+    });
     expect(res.body.request_id).toBe(res.headers['X-Request-Id']);
   });
 
@@ -93,14 +115,25 @@ describe('authentication', () => {
     expect(res.headers['WWW-Authenticate']).toContain('error="invalid_token"');
   });
 
-  it.each(['read-only', 'payroll-submitter'] as const)('answers 403 insufficient_scope to a %s token on POST /employees', async (type) => {
-    const res = await call('create', post(validEmployee, auth(tokens[type])));
-    expect(res.statusCode).toBe(403);
-    expect(res.body.error).toMatchObject({ code: 'insufficient_scope', message: 'Forbidden: Insufficient scope' });
-  });
+  it.each(['read-only', 'payroll-submitter'] as const)(
+    'answers 403 insufficient_scope to a %s token on POST /employees',
+    async (type) => {
+      const res = await call('create', post(validEmployee, auth(tokens[type])));
+      expect(res.statusCode).toBe(403);
+      expect(res.body.error).toMatchObject({ code: 'insufficient_scope', message: 'Forbidden: Insufficient scope' });
+    },
+  );
 
   it('refuses a request that reached it over plain HTTP', async () => {
-    const res = await call('get', apiEvent({ method: 'GET', path: '/v1/employees/x', headers: { ...auth(tokens.admin), 'X-Forwarded-Proto': 'http' }, params: { id: 'x' } }));
+    const res = await call(
+      'get',
+      apiEvent({
+        method: 'GET',
+        path: '/v1/employees/x',
+        headers: { ...auth(tokens.admin), 'X-Forwarded-Proto': 'http' },
+        params: { id: 'x' },
+      }),
+    );
     expect(res.statusCode).toBe(403);
     expect(res.body.error.code).toBe('https_required');
   });
@@ -117,8 +150,15 @@ describe('POST /v1/employees validation (spec 7.1)', () => {
 
   it('lists every missing field at once', async () => {
     const details = await invalid({});
-    expect(details.map((d) => d.field).sort()).toEqual(
-      ['email', 'employment_type', 'first_name', 'last_name', 'pay_group', 'pay_schedule', 'start_date']);
+    expect(details.map((d) => d.field).sort()).toEqual([
+      'email',
+      'employment_type',
+      'first_name',
+      'last_name',
+      'pay_group',
+      'pay_schedule',
+      'start_date',
+    ]);
     expect(new Set(details.map((d) => d.code))).toEqual(new Set(['required']));
   });
 
@@ -131,10 +171,26 @@ describe('POST /v1/employees validation (spec 7.1)', () => {
     [{ employment_type: 'Full_Time' }, 'employment_type', 'invalid_value'],
     [{ pay_group: 'executives' }, 'pay_group', 'invalid_value'],
     [{ pay_schedule: 'daily' }, 'pay_schedule', 'invalid_value'],
-    [{ bank_account: { ...validEmployee.bank_account, routing_number: '021000022' } }, 'bank_account.routing_number', 'invalid_check_digit'],
-    [{ bank_account: { ...validEmployee.bank_account, routing_number: '12345' } }, 'bank_account.routing_number', 'invalid_format'],
-    [{ bank_account: { ...validEmployee.bank_account, account_number: '123' } }, 'bank_account.account_number', 'invalid_format'],
-    [{ bank_account: { ...validEmployee.bank_account, account_type: 'money_market' } }, 'bank_account.account_type', 'invalid_value'],
+    [
+      { bank_account: { ...validEmployee.bank_account, routing_number: '021000022' } },
+      'bank_account.routing_number',
+      'invalid_check_digit',
+    ],
+    [
+      { bank_account: { ...validEmployee.bank_account, routing_number: '12345' } },
+      'bank_account.routing_number',
+      'invalid_format',
+    ],
+    [
+      { bank_account: { ...validEmployee.bank_account, account_number: '123' } },
+      'bank_account.account_number',
+      'invalid_format',
+    ],
+    [
+      { bank_account: { ...validEmployee.bank_account, account_type: 'money_market' } },
+      'bank_account.account_type',
+      'invalid_value',
+    ],
     [{ bank_account: { account_type: 'checking' } }, 'bank_account.account_number', 'required'],
     [{ nickname: 'Ada' }, 'nickname', 'unknown_field'],
     [{ bank_account: { ...validEmployee.bank_account, iban: 'x' } }, 'bank_account.iban', 'unknown_field'],
@@ -149,7 +205,12 @@ describe('POST /v1/employees validation (spec 7.1)', () => {
     expect(details.map((d) => d.field).sort()).toEqual(['email', 'pay_group']);
   });
 
-  it.each([['not json', '{"first_name":'], ['an array', '[]'], ['a string', '"x"'], ['null', 'null']])('rejects a body that is %s', async (_, raw) => {
+  it.each([
+    ['not json', '{"first_name":'],
+    ['an array', '[]'],
+    ['a string', '"x"'],
+    ['null', 'null'],
+  ])('rejects a body that is %s', async (_, raw) => {
     const res = await call('create', post(raw));
     expect(res.statusCode).toBe(400);
     expect(res.body.error.code).toBe('invalid_request_body');
@@ -162,12 +223,26 @@ describe('POST /v1/employees validation (spec 7.1)', () => {
 });
 
 describe('an optional body (POST /v1/api-keys/{id}/rotate)', () => {
-  const rotate = (body: unknown) => call('rotateKey', apiEvent({
-    method: 'POST', path: '/v1/api-keys/key_x/rotate', resource: '/v1/api-keys/{id}/rotate', headers: auth(tokens.admin), params: { id: 'key_x' }, body,
-  }));
+  const rotate = (body: unknown) =>
+    call(
+      'rotateKey',
+      apiEvent({
+        method: 'POST',
+        path: '/v1/api-keys/key_x/rotate',
+        resource: '/v1/api-keys/{id}/rotate',
+        headers: auth(tokens.admin),
+        params: { id: 'key_x' },
+        body,
+      }),
+    );
 
   // The key does not exist: a request that gets past validation reaches the use case and answers 404.
-  it.each([['no body', undefined], ['an empty body', ''], ['an empty object', {}], ['a valid body', { grace_period_seconds: 60 }]])('accepts %s', async (_, body) => {
+  it.each([
+    ['no body', undefined],
+    ['an empty body', ''],
+    ['an empty object', {}],
+    ['a valid body', { grace_period_seconds: 60 }],
+  ])('accepts %s', async (_, body) => {
     const res = await rotate(body);
     expect(res.statusCode).toBe(404);
     expect(res.body.error.code).toBe('not_found');
@@ -184,7 +259,11 @@ describe('an optional body (POST /v1/api-keys/{id}/rotate)', () => {
     expect(res.body.error.details).toEqual([expect.objectContaining({ field, code })]);
   });
 
-  it.each([['not json', '{"grace_period_seconds":'], ['an array', '[]'], ['null', 'null']])('rejects a body that is %s', async (_, raw) => {
+  it.each([
+    ['not json', '{"grace_period_seconds":'],
+    ['an array', '[]'],
+    ['null', 'null'],
+  ])('rejects a body that is %s', async (_, raw) => {
     const res = await rotate(raw);
     expect(res.statusCode).toBe(400);
     expect(res.body.error.code).toBe('invalid_request_body');
@@ -193,10 +272,12 @@ describe('an optional body (POST /v1/api-keys/{id}/rotate)', () => {
 
 describe('storage outcomes', () => {
   it('answers 409 employee_already_exists when the email item condition fails', async () => {
-    ddb.on(TransactWriteCommand).rejects(Object.assign(new Error('Transaction cancelled'), {
-      name: 'TransactionCanceledException',
-      CancellationReasons: [{ Code: 'None' }, { Code: 'ConditionalCheckFailed' }],
-    }));
+    ddb.on(TransactWriteCommand).rejects(
+      Object.assign(new Error('Transaction cancelled'), {
+        name: 'TransactionCanceledException',
+        CancellationReasons: [{ Code: 'None' }, { Code: 'ConditionalCheckFailed' }],
+      }),
+    );
     const res = await call('create', post(validEmployee));
     expect(res.statusCode).toBe(409);
     expect(res.body.error).toMatchObject({ code: 'employee_already_exists', message: 'Employee already exists' });
@@ -207,7 +288,12 @@ describe('storage outcomes', () => {
     const res = await call('create', post(validEmployee));
     expect(res.statusCode).toBe(201);
     expect(res.headers.Location).toBe(`/v1/employees/${res.body.data.employee_id}`);
-    expect(res.body.data.bank_account).toEqual({ account_type: 'checking', routing_number: '021000021', account_number_last4: '6789', status: 'active' });
+    expect(res.body.data.bank_account).toEqual({
+      account_type: 'checking',
+      routing_number: '021000021',
+      account_number_last4: '6789',
+      status: 'active',
+    });
     expect(JSON.stringify(res.body)).not.toContain('123456789"');
     const written = JSON.stringify(ddb.commandCalls(TransactWriteCommand)[0]!.args[0].input);
     expect(written).not.toContain('"123456789"');
@@ -215,9 +301,11 @@ describe('storage outcomes', () => {
   });
 
   it('answers a storage fault with 500 internal_error and nothing internal', async () => {
-    ddb.on(TransactWriteCommand).rejects(Object.assign(new Error('Rate of requests exceeds the allowed throughput at arn:aws:dynamodb:secret'), {
-      name: 'ProvisionedThroughputExceededException',
-    }));
+    ddb.on(TransactWriteCommand).rejects(
+      Object.assign(new Error('Rate of requests exceeds the allowed throughput at arn:aws:dynamodb:secret'), {
+        name: 'ProvisionedThroughputExceededException',
+      }),
+    );
     const res = await call('create', post(validEmployee));
     expect(res.statusCode).toBe(500);
     expect(res.body.error).toEqual({ code: 'internal_error', message: 'Internal server error', details: [] });
@@ -226,7 +314,10 @@ describe('storage outcomes', () => {
   });
 
   it('answers 404 for an employee of another organization', async () => {
-    const res = await call('get', apiEvent({ method: 'GET', path: '/v1/employees/emp_x', headers: auth(tokens.admin), params: { id: 'emp_x' } }));
+    const res = await call(
+      'get',
+      apiEvent({ method: 'GET', path: '/v1/employees/emp_x', headers: auth(tokens.admin), params: { id: 'emp_x' } }),
+    );
     expect(res.statusCode).toBe(404);
     expect(res.body.error).toMatchObject({ code: 'not_found', message: 'Not found' });
   });
@@ -280,7 +371,14 @@ describe('CORS for the dashboard on another origin', () => {
   it('answers a preflight on a known path with its methods and the headers the dashboard sends', async () => {
     await withOrigin('*', async () => {
       const handler = await handlers.fallback();
-      const res = (await handler(apiEvent({ method: 'OPTIONS', path: '/v1/api-keys/key_1', headers: { Origin: 'https://d1.cloudfront.net', 'Access-Control-Request-Method': 'DELETE' } }), lambdaContext))!;
+      const res = (await handler(
+        apiEvent({
+          method: 'OPTIONS',
+          path: '/v1/api-keys/key_1',
+          headers: { Origin: 'https://d1.cloudfront.net', 'Access-Control-Request-Method': 'DELETE' },
+        }),
+        lambdaContext,
+      ))!;
       expect(res.statusCode).toBe(204);
       expect(res.headers).toMatchObject({
         'Access-Control-Allow-Origin': '*',
@@ -290,7 +388,12 @@ describe('CORS for the dashboard on another origin', () => {
       });
       expect(res.headers!['Access-Control-Allow-Credentials']).toBeUndefined();
       const payroll = (await handler(apiEvent({ method: 'OPTIONS', path: '/v1/payroll/pay_1' }), lambdaContext))!;
-      expect(String(payroll.headers!['Access-Control-Allow-Methods']).split(', ').sort()).toEqual(['DELETE', 'GET', 'PATCH', 'PUT']);
+      expect(String(payroll.headers!['Access-Control-Allow-Methods']).split(', ').sort()).toEqual([
+        'DELETE',
+        'GET',
+        'PATCH',
+        'PUT',
+      ]);
       // An unknown path is still 404.
       expect((await call('fallback', apiEvent({ method: 'OPTIONS', path: '/v1/nothing' }))).statusCode).toBe(404);
     });

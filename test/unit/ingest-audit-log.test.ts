@@ -42,7 +42,16 @@ function record(i: number, extra: Partial<AuditRecord> = {}): AuditRecord {
 
 /** A Powertools line as the Logger writes it for `logger.info('audit', { audit_event: 'request', audit })`. */
 const powertoolsLine = (audit: unknown) =>
-  JSON.stringify({ level: 'INFO', message: 'audit', timestamp: '2026-11-21T10:00:00.000Z', service: 'payroll-api', cold_start: false, request_id: 'x', audit_event: 'request', audit });
+  JSON.stringify({
+    level: 'INFO',
+    message: 'audit',
+    timestamp: '2026-11-21T10:00:00.000Z',
+    service: 'payroll-api',
+    cold_start: false,
+    request_id: 'x',
+    audit_event: 'request',
+    audit,
+  });
 
 function subscriptionEvent(messages: string[], messageType = 'DATA_MESSAGE'): CloudWatchLogsEvent {
   const payload = {
@@ -58,23 +67,43 @@ function subscriptionEvent(messages: string[], messageType = 'DATA_MESSAGE'): Cl
 
 type Written = { PK: string; SK: string; ttl: number; entity: string } & AuditRecord;
 const written = (): Written[] =>
-  ddb.commandCalls(BatchWriteCommand).flatMap((c) => c.args[0].input.RequestItems![TABLE]!.map((r) => r.PutRequest!.Item as Written));
+  ddb
+    .commandCalls(BatchWriteCommand)
+    .flatMap((c) => c.args[0].input.RequestItems![TABLE]!.map((r) => r.PutRequest!.Item as Written));
 
 describe('the audit ingest function', () => {
   it('writes every audit line of a delivery, keyed by organization and time, with a 400-day TTL', async () => {
     ddb.on(BatchWriteCommand).resolves({});
     const records = Array.from({ length: 30 }, (_, i) => record(i));
-    const unauthenticated = record(99, { api_key_id: null, organization_id: null, status: 401, auth_failure: 'Unknown token' });
+    const unauthenticated = record(99, {
+      api_key_id: null,
+      organization_id: null,
+      status: 401,
+      auth_failure: 'Unknown token',
+    });
     const out = await (await handler())(subscriptionEvent([...records, unauthenticated].map(powertoolsLine)));
     expect(out).toEqual({ ingested: 31 });
     const items = written();
     expect(items.length).toBe(31);
     const first = items.find((i) => i.request_id === 'req-0')!;
-    expect(first).toMatchObject({ PK: 'ORG#org_1#AUDIT', SK: `${records[0]!.at}#req-0`, entity: 'audit', ...records[0] });
+    expect(first).toMatchObject({
+      PK: 'ORG#org_1#AUDIT',
+      SK: `${records[0]!.at}#req-0`,
+      entity: 'audit',
+      ...records[0],
+    });
     expect(first.ttl).toBe(Math.floor(Date.parse(records[0]!.at) / 1000) + 400 * 86_400);
-    expect(items.find((i) => i.request_id === 'req-99')).toMatchObject({ PK: 'AUDIT#UNAUTHENTICATED#2026-11-21', SK: `${unauthenticated.at}#req-99` });
+    expect(items.find((i) => i.request_id === 'req-99')).toMatchObject({
+      PK: 'AUDIT#UNAUTHENTICATED#2026-11-21',
+      SK: `${unauthenticated.at}#req-99`,
+    });
     // 31 items: one group of 25 and one of 6.
-    expect(ddb.commandCalls(BatchWriteCommand).map((c) => c.args[0].input.RequestItems![TABLE]!.length).sort()).toEqual([25, 6]);
+    expect(
+      ddb
+        .commandCalls(BatchWriteCommand)
+        .map((c) => c.args[0].input.RequestItems![TABLE]!.length)
+        .sort(),
+    ).toEqual([25, 6]);
   });
 
   it('retries the items DynamoDB leaves unprocessed until every one is written', async () => {
@@ -92,12 +121,18 @@ describe('the audit ingest function', () => {
   });
 
   it('throws when the write fails, so the delivery is retried and then parked rather than lost', async () => {
-    ddb.on(BatchWriteCommand).rejects(Object.assign(new Error('Throughput exceeded'), { name: 'ProvisionedThroughputExceededException' }));
-    await expect((await handler())(subscriptionEvent([powertoolsLine(record(1))]))).rejects.toThrow(/Throughput exceeded/);
+    ddb
+      .on(BatchWriteCommand)
+      .rejects(Object.assign(new Error('Throughput exceeded'), { name: 'ProvisionedThroughputExceededException' }));
+    await expect((await handler())(subscriptionEvent([powertoolsLine(record(1))]))).rejects.toThrow(
+      /Throughput exceeded/,
+    );
   });
 
   it('throws when items stay unprocessed, rather than dropping them', async () => {
-    ddb.on(BatchWriteCommand).callsFake((input: { RequestItems: Record<string, unknown[]> }) => ({ UnprocessedItems: input.RequestItems }));
+    ddb
+      .on(BatchWriteCommand)
+      .callsFake((input: { RequestItems: Record<string, unknown[]> }) => ({ UnprocessedItems: input.RequestItems }));
     await expect((await handler())(subscriptionEvent([powertoolsLine(record(1))]))).rejects.toThrow(/unprocessed/);
   }, 20_000);
 
@@ -124,20 +159,31 @@ describe('the audit ingest function', () => {
   it('scrubs a token or an account number a client put in the path before it is stored', async () => {
     ddb.on(BatchWriteCommand).resolves({});
     const token = `pk_sandbox_${'a1B2'.repeat(10)}xyz`;
-    await (await handler())(subscriptionEvent([
-      powertoolsLine(record(1, { path: `/v1/employees/${token}`, status: 404 })),
-      powertoolsLine(record(2, { path: '/v1/employees/987654321012', status: 404, user_agent: `bot ${token} 123456789012` })),
-    ]));
+    await (await handler())(
+      subscriptionEvent([
+        powertoolsLine(record(1, { path: `/v1/employees/${token}`, status: 404 })),
+        powertoolsLine(
+          record(2, { path: '/v1/employees/987654321012', status: 404, user_agent: `bot ${token} 123456789012` }),
+        ),
+      ]),
+    );
     const text = JSON.stringify(written());
     expect(text).not.toContain(token);
     expect(text).not.toContain('987654321012');
     expect(text).not.toContain('123456789012');
-    expect(written().map((i) => i.path).sort()).toEqual(['/v1/employees/[redacted]', '/v1/employees/[redacted]']);
+    expect(
+      written()
+        .map((i) => i.path)
+        .sort(),
+    ).toEqual(['/v1/employees/[redacted]', '/v1/employees/[redacted]']);
   });
 
-  it('reads exactly what the request path\'s default sink writes to the log, and the subscription filter selects it', async () => {
+  it("reads exactly what the request path's default sink writes to the log, and the subscription filter selects it", async () => {
     ddb.on(BatchWriteCommand).resolves({});
-    const [{ emitAudit }, { logger }] = await Promise.all([import('../../shared/adapters/audit-sink.js'), import('../../shared/adapters/logger.js')]);
+    const [{ emitAudit }, { logger }] = await Promise.all([
+      import('../../shared/adapters/audit-sink.js'),
+      import('../../shared/adapters/logger.js'),
+    ]);
     const lines: string[] = [];
     const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
       lines.push(String(chunk));
@@ -159,12 +205,16 @@ describe('the audit ingest function', () => {
   });
 
   it('does nothing for the control message CloudWatch Logs sends when the subscription is created', async () => {
-    const out = await (await handler())(subscriptionEvent(['CWL CONTROL MESSAGE: Checking health of destination Lambda function.'], 'CONTROL_MESSAGE'));
+    const out = await (await handler())(
+      subscriptionEvent(['CWL CONTROL MESSAGE: Checking health of destination Lambda function.'], 'CONTROL_MESSAGE'),
+    );
     expect(out).toEqual({ ingested: 0 });
     expect(ddb.commandCalls(BatchWriteCommand).length).toBe(0);
   });
 
   it('refuses a payload that is not a CloudWatch Logs delivery', async () => {
-    await expect((await handler())({ awslogs: { data: Buffer.from('not gzip').toString('base64') } })).rejects.toThrow();
+    await expect(
+      (await handler())({ awslogs: { data: Buffer.from('not gzip').toString('base64') } }),
+    ).rejects.toThrow();
   });
 });

@@ -18,15 +18,28 @@ const ABOVE_DOMAIN = ['shared/adapters', 'shared/data', 'shared/use-cases', 'sha
  * require()`, dynamic `import()`, `require()`, and `import('…')` types.
  */
 function specifiers(fileName: string, text: string): string[] {
-  const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true, fileName.endsWith('x') ? ts.ScriptKind.TSX : ts.ScriptKind.TS);
+  const source = ts.createSourceFile(
+    fileName,
+    text,
+    ts.ScriptTarget.Latest,
+    true,
+    fileName.endsWith('x') ? ts.ScriptKind.TSX : ts.ScriptKind.TS,
+  );
   const found: string[] = [];
   const literal = (node: ts.Node | undefined) => {
     if (node && ts.isStringLiteralLike(node)) found.push(node.text);
   };
   const visit = (node: ts.Node): void => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier) literal(node.moduleSpecifier);
-    else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) literal(node.moduleReference.expression);
-    else if (ts.isCallExpression(node) && (node.expression.kind === ts.SyntaxKind.ImportKeyword || (ts.isIdentifier(node.expression) && node.expression.text === 'require'))) literal(node.arguments[0]);
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier)
+      literal(node.moduleSpecifier);
+    else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference))
+      literal(node.moduleReference.expression);
+    else if (
+      ts.isCallExpression(node) &&
+      (node.expression.kind === ts.SyntaxKind.ImportKeyword ||
+        (ts.isIdentifier(node.expression) && node.expression.text === 'require'))
+    )
+      literal(node.arguments[0]);
     else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) literal(node.argument.literal);
     ts.forEachChild(node, visit);
   };
@@ -38,7 +51,9 @@ function specifiers(fileName: string, text: string): string[] {
 function target(file: string, specifier: string): string | null {
   const path = specifier.startsWith('file://') ? fileURLToPath(specifier) : specifier;
   if (!isAbsolute(path) && !path.startsWith('.')) return null;
-  return relative(ROOT, resolve(dirname(file), path)).split(sep).join('/');
+  return relative(ROOT, resolve(dirname(file), path))
+    .split(sep)
+    .join('/');
 }
 
 const within = (path: string, folder: string) => path === folder || path.startsWith(`${folder}/`);
@@ -75,7 +90,17 @@ describe('the layers of the source tree', () => {
       "type I = import('./i.js').I;",
       "const notAnImport = 'from ./j.js';",
     ].join('\n');
-    expect(specifiers('x.ts', text)).toEqual(['./a.js', '../b.js', './c.js', './d.js', './e.js', './f.js', './g.js', './h.js', './i.js']);
+    expect(specifiers('x.ts', text)).toEqual([
+      './a.js',
+      '../b.js',
+      './c.js',
+      './d.js',
+      './e.js',
+      './f.js',
+      './g.js',
+      './h.js',
+      './i.js',
+    ]);
   });
 
   it('reads the files under shared/ and resolves their imports', () => {
@@ -83,7 +108,9 @@ describe('the layers of the source tree', () => {
     const files = sourceFiles('shared');
     expect(files.length).toBeGreaterThan(50);
     const routes = files.find((f) => f.endsWith(join('shared', 'http', 'routes.ts')))!;
-    expect(specifiers(routes, readFileSync(routes, 'utf8')).map((s) => target(routes, s))).toContain('shared/domain/scopes.js');
+    expect(specifiers(routes, readFileSync(routes, 'utf8')).map((s) => target(routes, s))).toContain(
+      'shared/domain/scopes.js',
+    );
   });
 
   it('no file under shared/ imports from functions/, local/, infra/ or build- and test-time folders', () => {

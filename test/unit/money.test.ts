@@ -10,42 +10,70 @@ function referenceCents(text: string): bigint {
 
 describe('money', () => {
   it.each([
-    ['0', 0], ['0.1', 10], ['0.10', 10], ['1234.56', 123456], ['100000000.00', 10_000_000_000], [' 12.5 ', 1250],
+    ['0', 0],
+    ['0.1', 10],
+    ['0.10', 10],
+    ['1234.56', 123456],
+    ['100000000.00', 10_000_000_000],
+    [' 12.5 ', 1250],
   ])('parses %j as %d cents', (input, cents) => {
     expect(parseMoney(input)).toEqual({ ok: true, cents });
   });
 
   it.each([
-    [0.1, 10], [1234.56, 123456], [0, 0], [19.99, 1999], [0.07, 7],
+    [0.1, 10],
+    [1234.56, 123456],
+    [0, 0],
+    [19.99, 1999],
+    [0.07, 7],
   ])('parses the JSON number %d from its decimal text, not its binary value', (input, cents) => {
     expect(parseMoney(input)).toEqual({ ok: true, cents });
   });
 
   it.each([
-    ['-1', 'negative'], [-0.01, 'negative'], ['1.234', 'precision'], [0.1 + 0.2, 'precision'], ['1e3', 'format'],
-    ['', 'format'], ['abc', 'format'], ['01.00', 'format'], [Number.POSITIVE_INFINITY, 'format'], [1e309, 'format'],
-    [Number.NaN, 'format'], [null, 'format'], [true, 'format'], ['1.', 'format'], ['.5', 'format'], ['1,000', 'format'],
+    ['-1', 'negative'],
+    [-0.01, 'negative'],
+    ['1.234', 'precision'],
+    [0.1 + 0.2, 'precision'],
+    ['1e3', 'format'],
+    ['', 'format'],
+    ['abc', 'format'],
+    ['01.00', 'format'],
+    [Number.POSITIVE_INFINITY, 'format'],
+    [1e309, 'format'],
+    [Number.NaN, 'format'],
+    [null, 'format'],
+    [true, 'format'],
+    ['1.', 'format'],
+    ['.5', 'format'],
+    ['1,000', 'format'],
   ])('rejects %j as %s', (input, reason) => {
     expect(parseMoney(input)).toEqual({ ok: false, reason });
   });
 
   it('agrees with a BigInt reference on every two-decimal amount (property)', () => {
-    fc.assert(fc.property(fc.bigInt({ min: 0n, max: 10n ** 15n - 1n }), fc.integer({ min: 0, max: 2 }), (cents, places) => {
-      const whole = cents / 100n;
-      const frac = (cents % 100n).toString().padStart(2, '0');
-      const text = places === 0 ? whole.toString() : `${whole}.${frac.slice(0, places)}`;
-      const parsed = parseMoney(text);
-      expect(parsed.ok).toBe(true);
-      if (parsed.ok) expect(BigInt(parsed.cents)).toBe(referenceCents(text));
-    }), { numRuns: 2000 });
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 10n ** 15n - 1n }), fc.integer({ min: 0, max: 2 }), (cents, places) => {
+        const whole = cents / 100n;
+        const frac = (cents % 100n).toString().padStart(2, '0');
+        const text = places === 0 ? whole.toString() : `${whole}.${frac.slice(0, places)}`;
+        const parsed = parseMoney(text);
+        expect(parsed.ok).toBe(true);
+        if (parsed.ok) expect(BigInt(parsed.cents)).toBe(referenceCents(text));
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('sums exactly where floating point would drift (property)', () => {
-    fc.assert(fc.property(fc.array(fc.integer({ min: 0, max: 10_000_000 }), { maxLength: 200 }), (values) => {
-      const exact = values.reduce((a, b) => a + BigInt(b), 0n);
-      expect(BigInt(sumCents(values))).toBe(exact);
-      expect(formatCents(sumCents(values))).toBe(`${exact / 100n}.${(exact % 100n).toString().padStart(2, '0')}`);
-    }), { numRuns: 500 });
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 10_000_000 }), { maxLength: 200 }), (values) => {
+        const exact = values.reduce((a, b) => a + BigInt(b), 0n);
+        expect(BigInt(sumCents(values))).toBe(exact);
+        expect(formatCents(sumCents(values))).toBe(`${exact / 100n}.${(exact % 100n).toString().padStart(2, '0')}`);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('formats and answers cents as two-decimal values', () => {

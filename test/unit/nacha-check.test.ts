@@ -71,20 +71,34 @@ function withOffsetDebit(credited: string, debit: OffsetDebit): string {
   const credits = lines.filter((l) => l.startsWith('6'));
   const creditCents = credits.reduce((acc, l) => acc + Number(l.slice(29, 39)), 0);
   const debitCents = debit.amountCents ?? creditCents;
-  const debitRecord = '6' + (debit.accountType === 'checking' ? '27' : '37') + debit.routing
-    + debit.account.padEnd(17, ' ') + digits(debitCents, 10) + '1234567890'.padEnd(15, ' ')
-    + 'ACME PAYROLL INC'.padEnd(22, ' ') + '  ' + '0' + ODFI + digits(debit.traceSequence, 7);
+  const debitRecord =
+    '6' +
+    (debit.accountType === 'checking' ? '27' : '37') +
+    debit.routing +
+    debit.account.padEnd(17, ' ') +
+    digits(debitCents, 10) +
+    '1234567890'.padEnd(15, ' ') +
+    'ACME PAYROLL INC'.padEnd(22, ' ') +
+    '  ' +
+    '0' +
+    ODFI +
+    digits(debit.traceSequence, 7);
   const entries = debit.first ? [debitRecord, ...credits] : [...credits, debitRecord];
   const hash = digits(entries.reduce((acc, l) => acc + BigInt(l.slice(3, 11)), 0n) % 10_000_000_000n, 10);
   const totals = digits(debitCents, 12) + digits(creditCents, 12);
   const mixedHeader = `5200${batchHeader.slice(4)}`;
   // Company id, then message authentication code and reserved, then ODFI and batch number as in the header.
-  const batchControl = '8200' + digits(entries.length, 6) + hash + totals + batchHeader.slice(40, 50)
-    + ' '.repeat(25) + batchHeader.slice(79, 94);
+  const batchControl =
+    '8200' +
+    digits(entries.length, 6) +
+    hash +
+    totals +
+    batchHeader.slice(40, 50) +
+    ' '.repeat(25) +
+    batchHeader.slice(79, 94);
   const records = [fileHeader, mixedHeader, ...entries, batchControl];
   const blocks = Math.ceil((records.length + 1) / 10);
-  const fileControl = '9' + digits(1, 6) + digits(blocks, 6) + digits(entries.length, 8) + hash + totals
-    + ' '.repeat(39);
+  const fileControl = `9${digits(1, 6)}${digits(blocks, 6)}${digits(entries.length, 8)}${hash}${totals}${' '.repeat(39)}`;
   records.push(fileControl);
   while (records.length < blocks * 10) records.push('9'.repeat(94));
   for (const r of records) expect(r).toHaveLength(94); // a test helper bug, not a checker failure
@@ -110,32 +124,67 @@ describe('readNacha', () => {
     const file = readNacha(content);
     expect(file).toEqual({
       header: {
-        immediateDestination: '021000021', immediateOrigin: '1234567890', creationDate: '2026-03-13',
+        immediateDestination: '021000021',
+        immediateOrigin: '1234567890',
+        creationDate: '2026-03-13',
         // The hour depends on the zone the writer dates files in, which is the writer's business, not this one's.
-        creationTime: content.slice(29, 33), fileIdModifier: 'A',
+        creationTime: content.slice(29, 33),
+        fileIdModifier: 'A',
       },
-      batches: [{
-        serviceClass: 220, companyName: 'ACME PAYROLL INC', companyId: '1234567890', sec: 'PPD',
-        description: 'PAYROLL', effectiveEntryDate: PAY_DATE, odfi: ODFI, batchNumber: 1,
-        entries: [
-          {
-            transactionCode: 22, routing: '021000021', account: '123456789', amountCents: 123_456,
-            individualId: 'EMP0001', individualName: 'JANE DOE', traceNumber: '021000020000001',
+      batches: [
+        {
+          serviceClass: 220,
+          companyName: 'ACME PAYROLL INC',
+          companyId: '1234567890',
+          sec: 'PPD',
+          description: 'PAYROLL',
+          effectiveEntryDate: PAY_DATE,
+          odfi: ODFI,
+          batchNumber: 1,
+          entries: [
+            {
+              transactionCode: 22,
+              routing: '021000021',
+              account: '123456789',
+              amountCents: 123_456,
+              individualId: 'EMP0001',
+              individualName: 'JANE DOE',
+              traceNumber: '021000020000001',
+            },
+            {
+              transactionCode: 32,
+              routing: '011000015',
+              account: '00012345678901234',
+              amountCents: 250_000,
+              individualId: 'EMP0002',
+              individualName: "JOSE O'BRIEN-SMITH",
+              traceNumber: '021000020000002',
+            },
+            {
+              transactionCode: 22,
+              routing: '122105155',
+              account: '9876',
+              amountCents: 99,
+              individualId: 'EMP0003',
+              individualName: 'LI WEI',
+              traceNumber: '021000020000003',
+            },
+          ],
+          // Entry hash: 02100002 + 01100001 + 12210515 = 15410518.
+          control: {
+            entryAddendaCount: 3,
+            entryHash: '0015410518',
+            totalDebitCents: 0,
+            totalCreditCents: CREDIT_TOTAL,
           },
-          {
-            transactionCode: 32, routing: '011000015', account: '00012345678901234', amountCents: 250_000,
-            individualId: 'EMP0002', individualName: 'JOSE O\'BRIEN-SMITH', traceNumber: '021000020000002',
-          },
-          {
-            transactionCode: 22, routing: '122105155', account: '9876', amountCents: 99,
-            individualId: 'EMP0003', individualName: 'LI WEI', traceNumber: '021000020000003',
-          },
-        ],
-        // Entry hash: 02100002 + 01100001 + 12210515 = 15410518.
-        control: { entryAddendaCount: 3, entryHash: '0015410518', totalDebitCents: 0, totalCreditCents: CREDIT_TOTAL },
-      }],
+        },
+      ],
       control: {
-        batchCount: 1, blockCount: 1, entryAddendaCount: 3, entryHash: '0015410518', totalDebitCents: 0,
+        batchCount: 1,
+        blockCount: 1,
+        entryAddendaCount: 3,
+        entryHash: '0015410518',
+        totalDebitCents: 0,
         totalCreditCents: CREDIT_TOTAL,
       },
     } satisfies ReadFile);
@@ -157,16 +206,18 @@ describe('readNacha', () => {
     // A letter in a trace number: achkit keeps the text as is, node-nacha reads the field as a number (NaN).
     // achkit's validator does not look at trace numbers, so only the cross-check can catch it.
     const tampered = writerFile().replace('021000020000002', '02100002000000O');
-    expect(() => readNacha(tampered)).toThrow('parsers disagree (achkit vs node-nacha) on 1 field(s):\n  '
-      + 'batches[0].entries[1].traceNumber: "02100002000000O" vs "NaN"');
+    expect(() => readNacha(tampered)).toThrow(
+      'parsers disagree (achkit vs node-nacha) on 1 field(s):\n  ' +
+        'batches[0].entries[1].traceNumber: "02100002000000O" vs "NaN"',
+    );
   });
 
-  it('rejects a batch control that does not repeat its header\'s batch number, which achkit does not read', () => {
+  it("rejects a batch control that does not repeat its header's batch number, which achkit does not read", () => {
     const tampered = editRecord(writerFile(), 5, (r) => splice(r, 87, '0000002'));
     expect(() => readNacha(tampered)).toThrow(/batch 1 batch number: header 1, control 2/);
   });
 
-  it('rejects a file with no batch control record, which achkit\'s validator lets through', () => {
+  it("rejects a file with no batch control record, which achkit's validator lets through", () => {
     // Replaced by filler rather than removed, so the record count stays a multiple of 10.
     const tampered = editRecord(writerFile(), 5, () => '9'.repeat(94));
     expect(() => readNacha(tampered)).toThrow(/batch 1 has no batch control/);
@@ -194,9 +245,12 @@ describe('the cross-parser comparison', () => {
     expect(paths).toHaveLength(5 + 8 + 3 * 7 + 4 + 6);
     for (const path of paths) {
       const changed = structuredClone(file);
-      const parent = path.slice(0, -1).reduce<Record<string, unknown>>(
-        (node, key) => node[key] as Record<string, unknown>, changed as unknown as Record<string, unknown>,
-      );
+      const parent = path
+        .slice(0, -1)
+        .reduce<Record<string, unknown>>(
+          (node, key) => node[key] as Record<string, unknown>,
+          changed as unknown as Record<string, unknown>,
+        );
       const key = path.at(-1)!;
       const value = parent[key];
       parent[key] = typeof value === 'number' ? value + 1 : `${String(value)}X`;
@@ -247,22 +301,72 @@ describe('assertBankRules', () => {
   });
 
   it('rejects a credits-only file expected balanced, naming the service class', () => {
-    expect(() => assertBankRules(good(), { payDate: PAY_DATE, balanced: true, fundingAccount: FUNDING }))
-      .toThrow(/service class 200/);
-    expect(() => assertBankRules(good(), { payDate: PAY_DATE, balanced: true }))
-      .toThrow(/needs expected.fundingAccount/);
+    expect(() => assertBankRules(good(), { payDate: PAY_DATE, balanced: true, fundingAccount: FUNDING })).toThrow(
+      /service class 200/,
+    );
+    expect(() => assertBankRules(good(), { payDate: PAY_DATE, balanced: true })).toThrow(
+      /needs expected.fundingAccount/,
+    );
   });
 
   // The writer cannot produce these entries; they are planted in the reading to show each rule has teeth.
   it.each<[string, (f: ReadFile) => void, RegExp]>([
-    ['a prenote credit', (f) => { f.batches[0]!.entries[1]!.transactionCode = 33; }, /no prenote/],
-    ['a debit', (f) => { f.batches[0]!.entries[0]!.transactionCode = 27; }, /a checking or savings credit/],
-    ['a lowercase name', (f) => { f.batches[0]!.entries[2]!.individualName = 'Li Wei'; }, /name 'Li Wei' is ACH text/],
-    ['a blank name', (f) => { f.batches[0]!.entries[2]!.individualName = ''; }, /requires the receiver's name/],
-    ['an id with an underscore', (f) => { f.batches[0]!.entries[0]!.individualId = 'EMP_1'; }, /'EMP_1' is ACH text/],
-    ['a batch control debit', (f) => { f.batches[0]!.control.totalDebitCents = 1; }, /batch debits nothing/],
-    ['a file control debit', (f) => { f.control.totalDebitCents = 1; }, /file control total debit/],
-    ['a credit total off by one', (f) => { f.batches[0]!.control.totalCreditCents += 1; }, /the credits' sum/],
+    [
+      'a prenote credit',
+      (f) => {
+        f.batches[0]!.entries[1]!.transactionCode = 33;
+      },
+      /no prenote/,
+    ],
+    [
+      'a debit',
+      (f) => {
+        f.batches[0]!.entries[0]!.transactionCode = 27;
+      },
+      /a checking or savings credit/,
+    ],
+    [
+      'a lowercase name',
+      (f) => {
+        f.batches[0]!.entries[2]!.individualName = 'Li Wei';
+      },
+      /name 'Li Wei' is ACH text/,
+    ],
+    [
+      'a blank name',
+      (f) => {
+        f.batches[0]!.entries[2]!.individualName = '';
+      },
+      /requires the receiver's name/,
+    ],
+    [
+      'an id with an underscore',
+      (f) => {
+        f.batches[0]!.entries[0]!.individualId = 'EMP_1';
+      },
+      /'EMP_1' is ACH text/,
+    ],
+    [
+      'a batch control debit',
+      (f) => {
+        f.batches[0]!.control.totalDebitCents = 1;
+      },
+      /batch debits nothing/,
+    ],
+    [
+      'a file control debit',
+      (f) => {
+        f.control.totalDebitCents = 1;
+      },
+      /file control total debit/,
+    ],
+    [
+      'a credit total off by one',
+      (f) => {
+        f.batches[0]!.control.totalCreditCents += 1;
+      },
+      /the credits' sum/,
+    ],
   ])('rejects %s in a credits-only file', (_label, plant, message) => {
     const file = good();
     expect(() => assertBankRules(file, { payDate: PAY_DATE, balanced: false })).not.toThrow();
@@ -277,7 +381,10 @@ describe('assertBankRules', () => {
       const file = readNacha(balanced);
       expect(file.batches[0]!.serviceClass).toBe(200);
       expect(file.batches[0]!.entries.at(-1)).toMatchObject({
-        transactionCode: 27, routing: FUNDING.routing, account: FUNDING.account, amountCents: CREDIT_TOTAL,
+        transactionCode: 27,
+        routing: FUNDING.routing,
+        account: FUNDING.account,
+        amountCents: CREDIT_TOTAL,
       });
       expect(file.control).toMatchObject({ totalDebitCents: CREDIT_TOTAL, totalCreditCents: CREDIT_TOTAL });
       expect(() => assertBankRules(file, { payDate: PAY_DATE, balanced: true, fundingAccount: FUNDING })).not.toThrow();
@@ -288,27 +395,31 @@ describe('assertBankRules', () => {
       const savings = { ...FUNDING, accountType: 'savings' } as const;
       const file = readNacha(withOffsetDebit(writerFile(), { ...savings, traceSequence: 4 }));
       expect(() => assertBankRules(file, { payDate: PAY_DATE, balanced: true, fundingAccount: savings })).not.toThrow();
-      expect(() => assertBankRules(file, { payDate: PAY_DATE, balanced: true, fundingAccount: FUNDING }))
-        .toThrow(/ends with its offset debit/);
+      expect(() => assertBankRules(file, { payDate: PAY_DATE, balanced: true, fundingAccount: FUNDING })).toThrow(
+        /ends with its offset debit/,
+      );
     });
 
     it('fails with a wrong debit amount, though the file itself is valid NACHA', () => {
       const wrong = withOffsetDebit(writerFile(), { ...FUNDING, amountCents: CREDIT_TOTAL - 1, traceSequence: 4 });
       const file = readNacha(wrong);
-      expect(() => assertBankRules(file, { payDate: PAY_DATE, balanced: true, fundingAccount: FUNDING }))
-        .toThrow(/the offset debits are exactly the batch's credits/);
+      expect(() => assertBankRules(file, { payDate: PAY_DATE, balanced: true, fundingAccount: FUNDING })).toThrow(
+        /the offset debits are exactly the batch's credits/,
+      );
     });
 
     it('fails when the debit goes to another account or comes first', () => {
       const file = readNacha(balanced);
       const elsewhere = { ...FUNDING, account: '000123456780' };
-      expect(() => assertBankRules(file, { payDate: PAY_DATE, balanced: true, fundingAccount: elsewhere }))
-        .toThrow(/ends with its offset debit from the funding account/);
+      expect(() => assertBankRules(file, { payDate: PAY_DATE, balanced: true, fundingAccount: elsewhere })).toThrow(
+        /ends with its offset debit from the funding account/,
+      );
       const credits = writerFile(withTraces([2, 3, 4]));
       const debitFirst = withOffsetDebit(credits, { ...FUNDING, traceSequence: 1, first: true });
       const first = readNacha(debitFirst);
-      expect(() => assertBankRules(first, { payDate: PAY_DATE, balanced: true, fundingAccount: FUNDING }))
-        .toThrow(/ends with its offset debit/);
+      expect(() => assertBankRules(first, { payDate: PAY_DATE, balanced: true, fundingAccount: FUNDING })).toThrow(
+        /ends with its offset debit/,
+      );
     });
   });
 });
@@ -321,13 +432,15 @@ describe('assertTracesAcrossFiles', () => {
   });
 
   it('rejects a trace number used by two files', () => {
-    expect(() => assertTracesAcrossFiles([file([1, 2, 3]), file([3, 4, 5])]))
-      .toThrow(/trace 021000020000003 of file 2 is not already in file 1/);
+    expect(() => assertTracesAcrossFiles([file([1, 2, 3]), file([3, 4, 5])])).toThrow(
+      /trace 021000020000003 of file 2 is not already in file 1/,
+    );
   });
 
   it('rejects files out of order, or whose ranges interleave without sharing a trace', () => {
-    expect(() => assertTracesAcrossFiles([file([4, 5, 6]), file([1, 2, 3])]))
-      .toThrow(/file 2's lowest trace 021000020000001 is after file 1's highest 021000020000006/);
+    expect(() => assertTracesAcrossFiles([file([4, 5, 6]), file([1, 2, 3])])).toThrow(
+      /file 2's lowest trace 021000020000001 is after file 1's highest 021000020000006/,
+    );
     expect(() => assertTracesAcrossFiles([file([1, 3, 5]), file([2, 4, 6])])).toThrow(/file 2's lowest trace/);
   });
 
@@ -343,16 +456,19 @@ describe('assertDistinctModifiers', () => {
   const file = (overrides: Partial<NachaFileInput>): ReadFile => readNacha(writerFile(three, overrides));
 
   it('rejects two files with the same destination, origin, creation date and file ID modifier', () => {
-    expect(() => assertDistinctModifiers([file({}), file({ fileCreation: new Date('2026-03-13T18:30:00Z') })]))
-      .toThrow(/file 2 .*modifier A\) duplicates file 1/);
+    expect(() => assertDistinctModifiers([file({}), file({ fileCreation: new Date('2026-03-13T18:30:00Z') })])).toThrow(
+      /file 2 .*modifier A\) duplicates file 1/,
+    );
   });
 
   it('accepts a different modifier, creation date or destination', () => {
-    expect(() => assertDistinctModifiers([
-      file({}),
-      file({ fileIdModifier: 'B' }),
-      file({ fileCreation: new Date('2026-03-16T17:05:00Z') }),
-      file({ originator: { ...originator, immediate_destination: '011000015' } }),
-    ])).not.toThrow();
+    expect(() =>
+      assertDistinctModifiers([
+        file({}),
+        file({ fileIdModifier: 'B' }),
+        file({ fileCreation: new Date('2026-03-16T17:05:00Z') }),
+        file({ originator: { ...originator, immediate_destination: '011000015' } }),
+      ]),
+    ).not.toThrow();
   });
 });

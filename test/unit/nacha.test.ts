@@ -22,7 +22,6 @@ import { assertBankRules, readNacha } from '../support/nacha-check.js';
  * from the fixed-width positions of the NACHA record layouts, for the fields achkit does not read.
  */
 
-
 function fileInput(entries: readonly NachaEntryInput[], overrides: Partial<NachaFileInput> = {}): NachaFileInput {
   return {
     originator,
@@ -51,8 +50,17 @@ describe('NACHA entry detail record', () => {
   it('lays out a checking credit field by field (transaction code 22)', () => {
     const line = entryDetailRecord(ODFI, three[0]!);
     expect(line).toBe(
-      '6' + '22' + '02100002' + '1' + '123456789        ' + '0000123456' + 'EMP0001        ' + 'JANE DOE              '
-        + '  ' + '0' + '021000020000001',
+      '6' +
+        '22' +
+        '02100002' +
+        '1' +
+        '123456789        ' +
+        '0000123456' +
+        'EMP0001        ' +
+        'JANE DOE              ' +
+        '  ' +
+        '0' +
+        '021000020000001',
     );
     expect(line).toHaveLength(94);
   });
@@ -75,7 +83,7 @@ describe('NACHA entry detail record', () => {
   });
 
   it.each([
-    ['José O\'Brien-Smith', 'JOSE O\'BRIEN-SMITH    '],
+    ["José O'Brien-Smith", "JOSE O'BRIEN-SMITH    "],
     ['Zoë   Müller', 'ZOE MULLER            '],
     ['  anne_marie (annie) smith-johnson iii', 'ANNE MARIE ANNIE SMITH'], // cut at 22
     ['Wu, Mei & Chen/Li.', 'WU, MEI & CHEN/LI.    '],
@@ -93,7 +101,11 @@ describe('NACHA entry detail record', () => {
   });
 
   it.each([
-    ['zero', 0], ['negative', -1], ['fractional', 12.5], ['NaN', Number.NaN], ['over 10 digits', MAX_ENTRY_CENTS + 1],
+    ['zero', 0],
+    ['negative', -1],
+    ['fractional', 12.5],
+    ['NaN', Number.NaN],
+    ['over 10 digits', MAX_ENTRY_CENTS + 1],
     ['unsafe', Number.MAX_SAFE_INTEGER + 2],
   ])('refuses a %s amount', (_label, amountCents) => {
     expect(() => entryDetailRecord(ODFI, { ...three[0]!, amountCents })).toThrow(/amount/);
@@ -103,25 +115,33 @@ describe('NACHA entry detail record', () => {
     expect(entryDetailRecord(ODFI, { ...three[0]!, amountCents: MAX_ENTRY_CENTS }).slice(29, 39)).toBe('9999999999');
   });
 
-  it.each(['02100002', '0210000211', '021000022', '02100002a', ''])('refuses the routing number %j', (routingNumber) => {
-    expect(() => entryDetailRecord(ODFI, { ...three[0]!, routingNumber })).toThrow(/routing number/);
-  });
+  it.each(['02100002', '0210000211', '021000022', '02100002a', ''])(
+    'refuses the routing number %j',
+    (routingNumber) => {
+      expect(() => entryDetailRecord(ODFI, { ...three[0]!, routingNumber })).toThrow(/routing number/);
+    },
+  );
 
-  it.each(['123', '123456789012345678', '1234-5678', '12345678A', ''])('refuses the account number %j without echoing it', (
-    accountNumber,
-  ) => {
-    const attempt = (): string => entryDetailRecord(ODFI, { ...three[0]!, accountNumber });
-    expect(attempt).toThrow(/account number must be 4–17 digits/);
-    try {
-      attempt();
-    } catch (error) {
-      if (accountNumber !== '') expect((error as Error).message).not.toContain(accountNumber);
-    }
-  });
+  it.each(['123', '123456789012345678', '1234-5678', '12345678A', ''])(
+    'refuses the account number %j without echoing it',
+    (accountNumber) => {
+      const attempt = (): string => entryDetailRecord(ODFI, { ...three[0]!, accountNumber });
+      expect(attempt).toThrow(/account number must be 4–17 digits/);
+      try {
+        attempt();
+      } catch (error) {
+        if (accountNumber !== '') expect((error as Error).message).not.toContain(accountNumber);
+      }
+    },
+  );
 
   it('writes the individual id for a name with no ACH letter left, refuses both blank, and an unknown account type', () => {
-    expect(entryDetailRecord(ODFI, { ...three[0]!, individualName: '李小龙' }).slice(54, 76)).toBe('EMP0001'.padEnd(22, ' '));
-    expect(() => entryDetailRecord(ODFI, { ...three[0]!, individualName: '李小龙', individualId: '' })).toThrow(/individual name/);
+    expect(entryDetailRecord(ODFI, { ...three[0]!, individualName: '李小龙' }).slice(54, 76)).toBe(
+      'EMP0001'.padEnd(22, ' '),
+    );
+    expect(() => entryDetailRecord(ODFI, { ...three[0]!, individualName: '李小龙', individualId: '' })).toThrow(
+      /individual name/,
+    );
     expect(() => entryDetailRecord(ODFI, { ...three[0]!, accountType: 'loan' as 'checking' })).toThrow(/account type/);
   });
 });
@@ -132,18 +152,76 @@ describe('NACHA file', () => {
     // Entry hash: 02100002 + 01100001 + 12210515 = 15410518. Credits: 123456 + 250000 + 99 = 373555 cents.
     const expected = [
       // 17:05 UTC on 13 March 2026 is 13:05 in New York (daylight time began on 8 March).
-      '1' + '01' + ' 021000021' + '1234567890' + '260313' + '1305' + 'A' + '094' + '10' + '1'
-        + 'SANDBOX BANK           ' + 'ACME PAYROLL INC       ' + '        ',
-      '5' + '220' + 'ACME PAYROLL INC' + ' '.repeat(20) + '1234567890' + 'PPD' + 'PAYROLL   ' + '      ' + '260316'
-        + '   ' + '1' + '02100002' + '0000001',
-      '6' + '22' + '02100002' + '1' + '123456789        ' + '0000123456' + 'EMP0001        ' + 'JANE DOE              '
-        + '  ' + '0' + '021000020000001',
-      '6' + '32' + '01100001' + '5' + '00012345678901234' + '0000250000' + 'EMP0002        ' + 'JOSE O\'BRIEN-SMITH    '
-        + '  ' + '0' + '021000020000002',
-      '6' + '22' + '12210515' + '5' + '9876             ' + '0000000099' + 'EMP0003        ' + 'LI WEI                '
-        + '  ' + '0' + '021000020000003',
-      '8' + '220' + '000003' + '0015410518' + '000000000000' + '000000373555' + '1234567890' + ' '.repeat(19)
-        + ' '.repeat(6) + '02100002' + '0000001',
+      '1' +
+        '01' +
+        ' 021000021' +
+        '1234567890' +
+        '260313' +
+        '1305' +
+        'A' +
+        '094' +
+        '10' +
+        '1' +
+        'SANDBOX BANK           ' +
+        'ACME PAYROLL INC       ' +
+        '        ',
+      '5' +
+        '220' +
+        'ACME PAYROLL INC' +
+        ' '.repeat(20) +
+        '1234567890' +
+        'PPD' +
+        'PAYROLL   ' +
+        '      ' +
+        '260316' +
+        '   ' +
+        '1' +
+        '02100002' +
+        '0000001',
+      '6' +
+        '22' +
+        '02100002' +
+        '1' +
+        '123456789        ' +
+        '0000123456' +
+        'EMP0001        ' +
+        'JANE DOE              ' +
+        '  ' +
+        '0' +
+        '021000020000001',
+      '6' +
+        '32' +
+        '01100001' +
+        '5' +
+        '00012345678901234' +
+        '0000250000' +
+        'EMP0002        ' +
+        "JOSE O'BRIEN-SMITH    " +
+        '  ' +
+        '0' +
+        '021000020000002',
+      '6' +
+        '22' +
+        '12210515' +
+        '5' +
+        '9876             ' +
+        '0000000099' +
+        'EMP0003        ' +
+        'LI WEI                ' +
+        '  ' +
+        '0' +
+        '021000020000003',
+      '8' +
+        '220' +
+        '000003' +
+        '0015410518' +
+        '000000000000' +
+        '000000373555' +
+        '1234567890' +
+        ' '.repeat(19) +
+        ' '.repeat(6) +
+        '02100002' +
+        '0000001',
       `9000001000001000000030015410518000000000000000000373555${' '.repeat(39)}`,
       '9'.repeat(94),
       '9'.repeat(94),
@@ -151,7 +229,12 @@ describe('NACHA file', () => {
     ].join('\n');
     expect(content).toBe(expected);
     expect(control).toEqual({
-      batchCount: 1, blockCount: 1, entryAddendaCount: 3, entryHash: '0015410518', totalDebitCents: 0, totalCreditCents: 373_555,
+      batchCount: 1,
+      blockCount: 1,
+      entryAddendaCount: 3,
+      entryHash: '0015410518',
+      totalDebitCents: 0,
+      totalCreditCents: 373_555,
     });
     expect(parseControlTotals(content)).toEqual(control);
     expect(parseControlTotals(content.replaceAll('\n', '\r\n'))).toEqual(control);
@@ -170,7 +253,12 @@ describe('NACHA file', () => {
       const padding = lines.slice(n + 4);
       expect(padding.every((l) => l === '9'.repeat(94))).toBe(true);
       // The records before the padding are the file's real records, in NACHA order.
-      expect(lines.slice(0, n + 4).map((l) => l[0]).join('')).toBe(`15${'6'.repeat(n)}89`);
+      expect(
+        lines
+          .slice(0, n + 4)
+          .map((l) => l[0])
+          .join(''),
+      ).toBe(`15${'6'.repeat(n)}89`);
     }
   });
 
@@ -181,28 +269,58 @@ describe('NACHA file', () => {
     expect(validate(content)).toEqual({ ok: true, errors: [] });
     const parsed = parse(content);
     expect(parsed).toMatchObject({
-      destinationRouting: '021000021', originRouting: '1234567890', creationDate: '260313', creationTime: '1305',
+      destinationRouting: '021000021',
+      originRouting: '1234567890',
+      creationDate: '260313',
+      creationTime: '1305',
       fileIdModifier: 'A',
     });
     expect(parsed.batches).toHaveLength(1);
     const batch = parsed.batches[0]!;
     expect(batch).toMatchObject({
-      serviceClass: 220, companyName: 'ACME PAYROLL INC', companyId: '1234567890', sec: 'PPD', description: 'PAYROLL',
-      effectiveDate: '260316', originDfi: ODFI, batchNumber: 1,
+      serviceClass: 220,
+      companyName: 'ACME PAYROLL INC',
+      companyId: '1234567890',
+      sec: 'PPD',
+      description: 'PAYROLL',
+      effectiveDate: '260316',
+      originDfi: ODFI,
+      batchNumber: 1,
     });
-    expect(batch.entries.map((e) => ({
-      txnCode: e.txnCode, routing: e.routing, account: e.account, amountCents: e.amountCents, idNumber: e.idNumber,
-      traceNumber: e.traceNumber, addenda: e.addendaFlag,
-    }))).toEqual(three.map((e) => ({
-      txnCode: e.accountType === 'checking' ? 22 : 32, routing: e.routingNumber, account: e.accountNumber,
-      amountCents: e.amountCents, idNumber: e.individualId, traceNumber: traceNumber(ODFI, e.traceSequence), addenda: false,
-    })));
+    expect(
+      batch.entries.map((e) => ({
+        txnCode: e.txnCode,
+        routing: e.routing,
+        account: e.account,
+        amountCents: e.amountCents,
+        idNumber: e.idNumber,
+        traceNumber: e.traceNumber,
+        addenda: e.addendaFlag,
+      })),
+    ).toEqual(
+      three.map((e) => ({
+        txnCode: e.accountType === 'checking' ? 22 : 32,
+        routing: e.routingNumber,
+        account: e.accountNumber,
+        amountCents: e.amountCents,
+        idNumber: e.individualId,
+        traceNumber: traceNumber(ODFI, e.traceSequence),
+        addenda: false,
+      })),
+    );
     expect(batch.control).toEqual({
-      entryAddendaCount: 3, entryHash: control.entryHash, totalDebit: 0, totalCredit: control.totalCreditCents,
+      entryAddendaCount: 3,
+      entryHash: control.entryHash,
+      totalDebit: 0,
+      totalCredit: control.totalCreditCents,
     });
     expect(parsed.control).toEqual({
-      batchCount: control.batchCount, blockCount: control.blockCount, entryAddendaCount: control.entryAddendaCount,
-      entryHash: control.entryHash, totalDebit: control.totalDebitCents, totalCredit: control.totalCreditCents,
+      batchCount: control.batchCount,
+      blockCount: control.blockCount,
+      entryAddendaCount: control.entryAddendaCount,
+      entryHash: control.entryHash,
+      totalDebit: control.totalDebitCents,
+      totalCredit: control.totalCreditCents,
     });
   });
 
@@ -289,8 +407,14 @@ describe('NACHA file', () => {
     const parsed = parse(content);
     const batch = parsed.batches[0]!;
     expect(batch.entries).toHaveLength(25_000);
-    expect(batch.entries.every((p, i) => p.amountCents === entries[i]!.amountCents
-      && p.routing === entries[i]!.routingNumber && p.account === entries[i]!.accountNumber)).toBe(true);
+    expect(
+      batch.entries.every(
+        (p, i) =>
+          p.amountCents === entries[i]!.amountCents &&
+          p.routing === entries[i]!.routingNumber &&
+          p.account === entries[i]!.accountNumber,
+      ),
+    ).toBe(true);
     expect(parsed.control?.entryHash).toBe(control.entryHash);
   });
 
@@ -327,7 +451,11 @@ describe('NACHA file', () => {
     const gappy = three.map((e, i) => ({ ...e, traceSequence: [2, 5, 9][i]! }));
     const { content } = buildNachaFile(fileInput(gappy));
     expect(validate(content).ok).toBe(true);
-    expect(parse(content).batches[0]!.entries.map((e) => e.traceNumber.slice(8))).toEqual(['0000002', '0000005', '0000009']);
+    expect(parse(content).batches[0]!.entries.map((e) => e.traceNumber.slice(8))).toEqual([
+      '0000002',
+      '0000005',
+      '0000009',
+    ]);
   });
 
   it('refuses a file with no entries: the caller never builds one', () => {
@@ -344,13 +472,19 @@ describe('NACHA file', () => {
     const [a, b] = [entryDetailRecord(ODFI, three[0]!), entryDetailRecord(ODFI, three[1]!)];
     expect(() => buildNachaFile({ ...fileInput([]), entries: [b, a] })).toThrow(/trace sequence 1 is not after 2/);
     expect(() => buildNachaFile({ ...fileInput([]), entries: [a, a] })).toThrow(/not after/);
-    expect(() => buildNachaFile({ ...fileInput([]), entries: [entryDetailRecord('12345678', three[0]!)] })).toThrow(/ODFI/);
+    expect(() => buildNachaFile({ ...fileInput([]), entries: [entryDetailRecord('12345678', three[0]!)] })).toThrow(
+      /ODFI/,
+    );
     expect(() => buildNachaFile({ ...fileInput([]), entries: [a.slice(0, 93)] })).toThrow(/entry record 1/);
     expect(() => buildNachaFile({ ...fileInput([]), entries: [`627${a.slice(3)}`] })).toThrow(/PPD credit/); // a debit
   });
 
   it('refuses totals that overflow the 12-digit control field', () => {
-    const big = Array.from({ length: 101 }, (_, i) => ({ ...three[0]!, amountCents: MAX_ENTRY_CENTS, traceSequence: i + 1 }));
+    const big = Array.from({ length: 101 }, (_, i) => ({
+      ...three[0]!,
+      amountCents: MAX_ENTRY_CENTS,
+      traceSequence: i + 1,
+    }));
     expect(() => buildNachaFile(fileInput(big))).toThrow(/12-digit/);
     // 99 of them still fit: 989,999,999,901 cents.
     expect(buildNachaFile(fileInput(big.slice(0, 99))).control.totalCreditCents).toBe(989_999_999_901);
@@ -364,8 +498,16 @@ describe('NACHA file', () => {
     ['batch number 0', { batchNumber: 0 }, /batch number/],
     ['a blank entry description', { companyEntryDescription: '  ' }, /company entry description/],
     ['a 7-digit ODFI', { originator: { ...originator, originating_dfi_identification: '0210000' } }, /originating DFI/],
-    ['an 8-digit destination', { originator: { ...originator, immediate_destination: '02100002' } }, /immediate destination/],
-    ['an origin of 11 characters', { originator: { ...originator, immediate_origin: '12345678901' } }, /immediate origin/],
+    [
+      'an 8-digit destination',
+      { originator: { ...originator, immediate_destination: '02100002' } },
+      /immediate destination/,
+    ],
+    [
+      'an origin of 11 characters',
+      { originator: { ...originator, immediate_origin: '12345678901' } },
+      /immediate origin/,
+    ],
     ['a blank company name', { originator: { ...originator, company_name: '!!!' } }, /company name/],
     ['a blank company id', { originator: { ...originator, company_identification: '' } }, /company identification/],
   ])('refuses %s', (_label, overrides, message) => {
@@ -373,9 +515,12 @@ describe('NACHA file', () => {
   });
 
   it('accepts a 9-digit immediate origin (written blank + routing) and a free-text descriptive date', () => {
-    const { content } = buildNachaFile(fileInput(three, {
-      originator: { ...originator, immediate_origin: '021000021' }, companyDescriptiveDate: 'Mar 16',
-    }));
+    const { content } = buildNachaFile(
+      fileInput(three, {
+        originator: { ...originator, immediate_origin: '021000021' },
+        companyDescriptiveDate: 'Mar 16',
+      }),
+    );
     expect(content.slice(13, 23)).toBe(' 021000021');
     expect(content.split('\n')[1]!.slice(63, 69)).toBe('MAR 16');
     expect(validate(content).ok).toBe(true);
@@ -383,7 +528,12 @@ describe('NACHA file', () => {
 });
 
 describe('NACHA balanced file (offset debit to the funding account)', () => {
-  const offset = { routingNumber: '011000015', accountNumber: '99887766554433', accountType: 'checking' as const, traceSequence: 4 };
+  const offset = {
+    routingNumber: '011000015',
+    accountNumber: '99887766554433',
+    accountType: 'checking' as const,
+    traceSequence: 4,
+  };
 
   it('writes a mixed batch (200) ending in one debit for the total credits, byte for byte', () => {
     const { content, control } = buildNachaFile(fileInput(three, { offset }));
@@ -391,24 +541,48 @@ describe('NACHA balanced file (offset debit to the funding account)', () => {
     expect(lines[1]!.slice(1, 4)).toBe('200');
     // Entry hash: 15410518 (the credits) + 01100001 (the funding account's bank) = 16510519.
     expect(lines[5]).toBe(
-      '6' + '27' + '01100001' + '5' + '99887766554433   ' + '0000373555' + '1234567890     ' + 'ACME PAYROLL INC      '
-        + '  ' + '0' + '021000020000004',
+      '6' +
+        '27' +
+        '01100001' +
+        '5' +
+        '99887766554433   ' +
+        '0000373555' +
+        '1234567890     ' +
+        'ACME PAYROLL INC      ' +
+        '  ' +
+        '0' +
+        '021000020000004',
     );
     expect(lines[6]).toBe(
-      '8' + '200' + '000004' + '0016510519' + '000000373555' + '000000373555' + '1234567890' + ' '.repeat(19)
-        + ' '.repeat(6) + '02100002' + '0000001',
+      '8' +
+        '200' +
+        '000004' +
+        '0016510519' +
+        '000000373555' +
+        '000000373555' +
+        '1234567890' +
+        ' '.repeat(19) +
+        ' '.repeat(6) +
+        '02100002' +
+        '0000001',
     );
     expect(lines[7]).toBe(`9000001000001000000040016510519000000373555000000373555${' '.repeat(39)}`);
     expect(control).toEqual({
-      batchCount: 1, blockCount: 1, entryAddendaCount: 4, entryHash: '0016510519', totalDebitCents: 373_555, totalCreditCents: 373_555,
+      batchCount: 1,
+      blockCount: 1,
+      entryAddendaCount: 4,
+      entryHash: '0016510519',
+      totalDebitCents: 373_555,
+      totalCreditCents: 373_555,
     });
   });
 
-  it('is read back alike by two independent parsers and meets the bank\'s rules: debits equal credits', () => {
+  it("is read back alike by two independent parsers and meets the bank's rules: debits equal credits", () => {
     const { content } = buildNachaFile(fileInput(three, { offset: { ...offset, accountType: 'savings' } }));
     const file = readNacha(content);
     assertBankRules(file, {
-      payDate: '2026-03-16', balanced: true,
+      payDate: '2026-03-16',
+      balanced: true,
       fundingAccount: { routing: offset.routingNumber, account: offset.accountNumber, accountType: 'savings' },
     });
     expect(file.batches[0]!.entries.at(-1)!.transactionCode).toBe(37);
@@ -416,21 +590,31 @@ describe('NACHA balanced file (offset debit to the funding account)', () => {
     assertBankRules(readNacha(buildNachaFile(fileInput(three)).content), { payDate: '2026-03-16', balanced: false });
   });
 
-  it('offsets credits above one entry\'s $99,999,999.99 with several debits, consecutive traces, still balanced', () => {
+  it("offsets credits above one entry's $99,999,999.99 with several debits, consecutive traces, still balanced", () => {
     const big = three.map((e) => ({ ...e, amountCents: 6_000_000_000 }));
     const { content, control } = buildNachaFile(fileInput(big, { offset }));
     const file = readNacha(content);
     assertBankRules(file, {
-      payDate: '2026-03-16', balanced: true,
+      payDate: '2026-03-16',
+      balanced: true,
       fundingAccount: { routing: offset.routingNumber, account: offset.accountNumber, accountType: 'checking' },
     });
     const debits = file.batches[0]!.entries.filter((e) => e.transactionCode === 27);
-    expect(debits.map((e) => [e.amountCents, e.traceNumber.slice(8)])).toEqual([[9_999_999_999, '0000004'], [8_000_000_001, '0000005']]);
-    expect(control).toMatchObject({ entryAddendaCount: 5, totalDebitCents: 18_000_000_000, totalCreditCents: 18_000_000_000 });
+    expect(debits.map((e) => [e.amountCents, e.traceNumber.slice(8)])).toEqual([
+      [9_999_999_999, '0000004'],
+      [8_000_000_001, '0000005'],
+    ]);
+    expect(control).toMatchObject({
+      entryAddendaCount: 5,
+      totalDebitCents: 18_000_000_000,
+      totalCreditCents: 18_000_000_000,
+    });
   });
 
   it('refuses an offset whose trace does not follow every credit, and a funding account with a bad routing number', () => {
     expect(() => buildNachaFile(fileInput(three, { offset: { ...offset, traceSequence: 3 } }))).toThrow(/offset/);
-    expect(() => buildNachaFile(fileInput(three, { offset: { ...offset, routingNumber: '011000016' } }))).toThrow(/routing/);
+    expect(() => buildNachaFile(fileInput(three, { offset: { ...offset, routingNumber: '011000016' } }))).toThrow(
+      /routing/,
+    );
   });
 });

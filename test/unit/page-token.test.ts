@@ -21,9 +21,13 @@ describe('page tokens', () => {
     const token = encodePageToken(secret, scope, key)!;
     expect(() => decodePageToken(secret, { ...scope, orgId: 'org_b' }, token)).toThrow(InvalidPageTokenError);
     expect(() => decodePageToken(secret, { ...scope, query: 'api-keys' }, token)).toThrow(InvalidPageTokenError);
-    expect(() => decodePageToken(Buffer.from('another-secret-another-secret-xx'), scope, token)).toThrow(InvalidPageTokenError);
+    expect(() => decodePageToken(Buffer.from('another-secret-another-secret-xx'), scope, token)).toThrow(
+      InvalidPageTokenError,
+    );
     const [payload, sig] = token.split('.');
-    const forged = Buffer.from(JSON.stringify({ o: 'org_a', q: 'employees', k: { PK: 'ORG#org_b', SK: 'EMP#x' } })).toString('base64url');
+    const forged = Buffer.from(
+      JSON.stringify({ o: 'org_a', q: 'employees', k: { PK: 'ORG#org_b', SK: 'EMP#x' } }),
+    ).toString('base64url');
     expect(() => decodePageToken(secret, scope, `${forged}.${sig}`)).toThrow(InvalidPageTokenError);
     expect(() => decodePageToken(secret, scope, `${payload}.${sig}x`)).toThrow(InvalidPageTokenError);
     expect(() => decodePageToken(secret, scope, 'garbage')).toThrow(InvalidPageTokenError);

@@ -1,6 +1,10 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { objectKeys, type ObjectStore } from '../../shared/adapters/object-store.js';
-import { clearPayrollEmployeeIdsForTests, MAX_CACHED_EMPLOYEE_IDS, payrollEmployeeIds } from '../../shared/use-cases/payroll-employee-ids.js';
+import {
+  clearPayrollEmployeeIdsForTests,
+  MAX_CACHED_EMPLOYEE_IDS,
+  payrollEmployeeIds,
+} from '../../shared/use-cases/payroll-employee-ids.js';
 
 /** A store holding stored submissions by key, counting its reads. */
 function storeWith(submissions: Record<string, string[]>) {
@@ -19,7 +23,7 @@ const ids = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => `
 describe('payrollEmployeeIds', () => {
   beforeEach(() => clearPayrollEmployeeIdsForTests());
 
-  it('reads a run\'s stored submission once, then answers from memory, in submission order', async () => {
+  it("reads a run's stored submission once, then answers from memory, in submission order", async () => {
     const { objects, reads } = storeWith({ [objectKeys.submission('org_a', 'pr_1')]: ['emp_2', 'emp_1', 'emp_3'] });
     expect(await payrollEmployeeIds(objects, 'org_a', 'pr_1')).toEqual(['emp_2', 'emp_1', 'emp_3']);
     expect(await payrollEmployeeIds(objects, 'org_a', 'pr_1')).toEqual(['emp_2', 'emp_1', 'emp_3']);

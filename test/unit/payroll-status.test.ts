@@ -1,11 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { complianceFindings } from '../../shared/domain/compliance.js';
-import { PAYROLL_STATUSES, canTransition, isTerminal, sourcesOf, type PayrollStatus } from '../../shared/domain/payroll-status.js';
+import {
+  PAYROLL_STATUSES,
+  canTransition,
+  isTerminal,
+  sourcesOf,
+  type PayrollStatus,
+} from '../../shared/domain/payroll-status.js';
 import { deterministicId } from '../../shared/adapters/ids.js';
 
 const allowed: [PayrollStatus, PayrollStatus][] = [
-  ['pending', 'processing'], ['pending', 'failed'], ['pending', 'cancelled'],
-  ['processing', 'completed'], ['processing', 'rejected'], ['processing', 'failed'],
+  ['pending', 'processing'],
+  ['pending', 'failed'],
+  ['pending', 'cancelled'],
+  ['processing', 'completed'],
+  ['processing', 'rejected'],
+  ['processing', 'failed'],
   ['completed', 'cancelled'],
 ];
 
@@ -17,7 +27,8 @@ describe('payroll state machine', () => {
   });
 
   it('never moves backwards and never leaves a terminal status except completed → cancelled', () => {
-    for (const s of ['rejected', 'failed', 'cancelled'] as const) expect(PAYROLL_STATUSES.some((t) => canTransition(s, t))).toBe(false);
+    for (const s of ['rejected', 'failed', 'cancelled'] as const)
+      expect(PAYROLL_STATUSES.some((t) => canTransition(s, t))).toBe(false);
     expect(canTransition('processing', 'pending')).toBe(false);
     expect(canTransition('completed', 'processing')).toBe(false);
     expect(isTerminal('pending')).toBe(false);
@@ -32,10 +43,20 @@ describe('payroll state machine', () => {
 
 describe('compliance checks', () => {
   const submission = {
-    type: 'regular' as const, pay_period_start: '2026-11-01', pay_period_end: '2026-11-14', pay_date: '2026-11-20',
+    type: 'regular' as const,
+    pay_period_start: '2026-11-01',
+    pay_period_end: '2026-11-14',
+    pay_date: '2026-11-20',
     employees: [
       { employee_id: 'a', gross_pay: 100_000, hours_worked_hundredths: 8000, bonuses: 0, deductions: {}, notes: null },
-      { employee_id: 'b', gross_pay: 50_000, hours_worked_hundredths: 8000, bonuses: 0, deductions: {}, notes: 'simulate:reject' },
+      {
+        employee_id: 'b',
+        gross_pay: 50_000,
+        hours_worked_hundredths: 8000,
+        bonuses: 0,
+        deductions: {},
+        notes: 'simulate:reject',
+      },
     ],
   };
   const facts = new Map([
@@ -44,17 +65,31 @@ describe('compliance checks', () => {
   ]);
 
   it('finds each failed check with the employee it concerns', () => {
-    const findings = complianceFindings(submission, facts, { maxNetPerEmployee: 90_000, maxPayrollTotal: 140_000 }, 'sandbox');
+    const findings = complianceFindings(
+      submission,
+      facts,
+      { maxNetPerEmployee: 90_000, maxPayrollTotal: 140_000 },
+      'sandbox',
+    );
     expect(findings.map((f) => [f.code, f.employee_id])).toEqual([
-      ['net_pay_cap_exceeded', 'a'], ['missing_bank_account', 'b'], ['employee_not_started', 'b'], ['simulated_rejection', 'b'], ['payroll_total_cap_exceeded', null],
+      ['net_pay_cap_exceeded', 'a'],
+      ['missing_bank_account', 'b'],
+      ['employee_not_started', 'b'],
+      ['simulated_rejection', 'b'],
+      ['payroll_total_cap_exceeded', null],
     ]);
   });
 
   it('passes a clean run, and ignores the simulation note in production', () => {
     const ok = new Map([...facts].map(([k, v]) => [k, { ...v, start_date: '2026-01-01', hasActiveBankAccount: true }]));
-    expect(complianceFindings(submission, ok, { maxNetPerEmployee: 250_000_00, maxPayrollTotal: 1e10 }, 'production')).toEqual([]);
-    expect(complianceFindings(submission, new Map(), { maxNetPerEmployee: 1e9, maxPayrollTotal: 1e10 }, 'sandbox').map((f) => f.code))
-      .toEqual(['employee_not_found', 'employee_not_found']);
+    expect(
+      complianceFindings(submission, ok, { maxNetPerEmployee: 250_000_00, maxPayrollTotal: 1e10 }, 'production'),
+    ).toEqual([]);
+    expect(
+      complianceFindings(submission, new Map(), { maxNetPerEmployee: 1e9, maxPayrollTotal: 1e10 }, 'sandbox').map(
+        (f) => f.code,
+      ),
+    ).toEqual(['employee_not_found', 'employee_not_found']);
   });
 });
 

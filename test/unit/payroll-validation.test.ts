@@ -4,9 +4,18 @@ import { validatePayrollBody, TooManyEmployeesError } from '../../shared/schemas
 import { httpErrorOf } from '../../shared/http/error-mapping.js';
 import { PayrollRejectedError } from '../../shared/use-cases/submit-payroll.js';
 
-const entry = (extra: Record<string, unknown> = {}) => ({ employee_id: 'emp_a', gross_pay: '2000.00', hours_worked: 80, ...extra });
+const entry = (extra: Record<string, unknown> = {}) => ({
+  employee_id: 'emp_a',
+  gross_pay: '2000.00',
+  hours_worked: 80,
+  ...extra,
+});
 const body = (extra: Record<string, unknown> = {}) => ({
-  pay_period_start: '2026-11-01', pay_period_end: '2026-11-14', pay_date: '2026-11-20', employees: [entry()], ...extra,
+  pay_period_start: '2026-11-01',
+  pay_period_end: '2026-11-14',
+  pay_date: '2026-11-20',
+  employees: [entry()],
+  ...extra,
 });
 
 function problems(b: Record<string, unknown>) {
@@ -15,14 +24,23 @@ function problems(b: Record<string, unknown>) {
 
 describe('payroll body validation (spec 2.2 and 7.2)', () => {
   it('accepts a valid body and computes exact totals', () => {
-    const { submission, problems: found } = validatePayrollBody(body({ employees: [
-      entry({ bonuses: 0.1, deductions: { taxes: 0.2, benefits: '100.05' } }),
-      entry({ employee_id: 'emp_b', gross_pay: 1999.99, hours_worked: '72.5', deductions: 10 }),
-    ] }));
+    const { submission, problems: found } = validatePayrollBody(
+      body({
+        employees: [
+          entry({ bonuses: 0.1, deductions: { taxes: 0.2, benefits: '100.05' } }),
+          entry({ employee_id: 'emp_b', gross_pay: 1999.99, hours_worked: '72.5', deductions: 10 }),
+        ],
+      }),
+    );
     expect(found).toEqual([]);
     expect(submission!.type).toBe('regular');
     expect(submission!.employees[1]!.deductions).toEqual({ total: 1000 });
-    expect(payrollTotals(submission!.employees)).toEqual({ gross_pay: 399999, bonuses: 10, deductions: 11025, net_pay: 388984 });
+    expect(payrollTotals(submission!.employees)).toEqual({
+      gross_pay: 399999,
+      bonuses: 10,
+      deductions: 11025,
+      net_pay: 388984,
+    });
     expect(netPay(submission!.employees[0]!)).toBe(200000 + 10 - 20 - 10005);
   });
 
@@ -71,7 +89,7 @@ describe('payroll body validation (spec 2.2 and 7.2)', () => {
     expect(problems(body({ employees: [entry(patch)] }))).toContainEqual({ field, code, reason });
   });
 
-  it('accepts the period\'s full hours and hours as numeric strings', () => {
+  it("accepts the period's full hours and hours as numeric strings", () => {
     expect(problems(body({ employees: [entry({ hours_worked: 336 })] }))).toEqual([]);
     expect(problems(body({ employees: [entry({ hours_worked: '0' })] }))).toEqual([]);
   });
@@ -83,20 +101,38 @@ describe('payroll body validation (spec 2.2 and 7.2)', () => {
   });
 
   it('reports every problem of every entry at once, each with its index', () => {
-    const found = problems(body({
-      pay_period_end: '2026-10-01',
-      employees: [entry({ hours_worked: null }), entry({ employee_id: 'emp_b', gross_pay: -1 }), entry({ employee_id: 'emp_c' }), 'junk'],
-    }));
-    expect(found.map((p) => p.field)).toEqual(['pay_period_end', 'employees[0].hours_worked', 'employees[1].gross_pay', 'employees[3]']);
+    const found = problems(
+      body({
+        pay_period_end: '2026-10-01',
+        employees: [
+          entry({ hours_worked: null }),
+          entry({ employee_id: 'emp_b', gross_pay: -1 }),
+          entry({ employee_id: 'emp_c' }),
+          'junk',
+        ],
+      }),
+    );
+    expect(found.map((p) => p.field)).toEqual([
+      'pay_period_end',
+      'employees[0].hours_worked',
+      'employees[1].gross_pay',
+      'employees[3]',
+    ]);
   });
 
   it('refuses more than 25,000 employees before looking at them', () => {
-    expect(() => validatePayrollBody(body({ employees: Array.from({ length: 25_001 }, () => ({})) }))).toThrow(TooManyEmployeesError);
+    expect(() => validatePayrollBody(body({ employees: Array.from({ length: 25_001 }, () => ({})) }))).toThrow(
+      TooManyEmployeesError,
+    );
   });
 
   it('hashes the meaning of a body, not its spelling', () => {
-    const a = validatePayrollBody(body({ employees: [entry({ gross_pay: 2000, deductions: { benefits: 1, taxes: 2 } })] })).submission!;
-    const b = validatePayrollBody(body({ employees: [entry({ gross_pay: '2000.00', deductions: { taxes: '2.00', benefits: 1.0 } })] })).submission!;
+    const a = validatePayrollBody(
+      body({ employees: [entry({ gross_pay: 2000, deductions: { benefits: 1, taxes: 2 } })] }),
+    ).submission!;
+    const b = validatePayrollBody(
+      body({ employees: [entry({ gross_pay: '2000.00', deductions: { taxes: '2.00', benefits: 1.0 } })] }),
+    ).submission!;
     const c = validatePayrollBody(body({ employees: [entry({ gross_pay: '2000.01' })] })).submission!;
     expect(contentHash(a)).toBe(contentHash(b));
     expect(contentHash(a)).not.toBe(contentHash(c));

@@ -1,6 +1,12 @@
 import { extractText, getDocumentProxy } from 'unpdf';
 import { describe, expect, it } from 'vitest';
-import { MASK, PaystubPdfError, deductionLabel, formatUsd, renderPaystubPdf, } from '../../shared/adapters/paystub-pdf.js';
+import {
+  MASK,
+  PaystubPdfError,
+  deductionLabel,
+  formatUsd,
+  renderPaystubPdf,
+} from '../../shared/adapters/paystub-pdf.js';
 import { samplePaystub } from '../fixtures/paystub-document.js';
 
 const sample = samplePaystub;
@@ -61,20 +67,32 @@ describe('renderPaystubPdf', () => {
   it('shows the deposit with a masked account, and no other account-like number', async () => {
     const { text, lines } = await read(await renderPaystubPdf(sample));
     expect(MASK).toBe('\u2022\u2022\u2022\u2022');
-    expect(lines).toContain('Direct deposit to checking \u2022\u2022\u2022\u20226789, routing 021000021, trace 021000020000001, status scheduled $2,589.50');
+    expect(lines).toContain(
+      'Direct deposit to checking \u2022\u2022\u2022\u20226789, routing 021000021, trace 021000020000001, status scheduled $2,589.50',
+    );
     // Every run of five or more digits on the page is the routing or the trace number.
     const runs = new Set(text.match(/\d{5,}/g));
     expect(runs).toEqual(new Set(['021000021', '021000020000001']));
   });
 
   it('says when the trace number is not yet known and spells the payment status out', async () => {
-    const { text } = await read(await renderPaystubPdf({ ...sample, payment: { ...sample.payment, account_type: 'savings', trace_number: null, status: 'no_payment' } }));
-    expect(text).toContain('Direct deposit to savings \u2022\u2022\u2022\u20226789, routing 021000021, trace not yet assigned, status no payment');
+    const { text } = await read(
+      await renderPaystubPdf({
+        ...sample,
+        payment: { ...sample.payment, account_type: 'savings', trace_number: null, status: 'no_payment' },
+      }),
+    );
+    expect(text).toContain(
+      'Direct deposit to savings \u2022\u2022\u2022\u20226789, routing 021000021, trace not yet assigned, status no payment',
+    );
   });
 
   it('refuses anything but four digits as the account, without echoing it', async () => {
     for (const last4 of ['123456789', '12345', '678', 'abcd']) {
-      const error = await renderPaystubPdf({ ...sample, payment: { ...sample.payment, account_number_last4: last4 } }).catch((e: unknown) => e);
+      const error = await renderPaystubPdf({
+        ...sample,
+        payment: { ...sample.payment, account_number_last4: last4 },
+      }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(PaystubPdfError);
       expect((error as Error).message).not.toContain(last4);
     }
@@ -91,7 +109,10 @@ describe('renderPaystubPdf', () => {
 
   it('renders names the standard fonts cannot encode instead of failing', async () => {
     const { lines } = await read(
-      await renderPaystubPdf({ ...sample, employee: { ...sample.employee, name: 'Zo\u00eb \u0141ukasz \u015awi\u0105tek \u5c71\u7530' } }),
+      await renderPaystubPdf({
+        ...sample,
+        employee: { ...sample.employee, name: 'Zo\u00eb \u0141ukasz \u015awi\u0105tek \u5c71\u7530' },
+      }),
     );
     expect(lines).toContain('Zo\u00eb Lukasz Swiatek ??');
   });

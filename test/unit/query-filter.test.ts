@@ -24,11 +24,18 @@ describe('queryFilter', () => {
   });
 
   it('leaves out the names when no condition uses one', () => {
-    expect(queryFilter(key, [{ expression: 'pay_date >= :from', values: { ':from': '2026-01-01' } }])).not.toHaveProperty('ExpressionAttributeNames');
+    expect(
+      queryFilter(key, [{ expression: 'pay_date >= :from', values: { ':from': '2026-01-01' } }]),
+    ).not.toHaveProperty('ExpressionAttributeNames');
   });
 
   it('refuses one placeholder standing for two values', () => {
     expect(() => queryFilter(key, [{ expression: 'a = :pk', values: { ':pk': 'other' } }])).toThrow(/:pk/);
-    expect(() => queryFilter(key, [{ expression: 'a = :v', values: { ':v': 1 } }, { expression: 'b = :v', values: { ':v': 1 } }])).not.toThrow();
+    expect(() =>
+      queryFilter(key, [
+        { expression: 'a = :v', values: { ':v': 1 } },
+        { expression: 'b = :v', values: { ':v': 1 } },
+      ]),
+    ).not.toThrow();
   });
 });

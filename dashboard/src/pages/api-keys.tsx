@@ -1,7 +1,19 @@
 import { useState } from 'preact/hooks';
 import { api, listPage } from '../api.js';
 import { TOKEN_TYPES, type ApiKey, type IssuedApiKey, type TokenType } from '../types.js';
-import { ErrorBox, Field, formValue, LoadMore, PageTitle, SectionHead, SecretOnce, StatusBadge, TableRegion, useAsync, When } from '../ui.js';
+import {
+  ErrorBox,
+  Field,
+  formValue,
+  LoadMore,
+  PageTitle,
+  SectionHead,
+  SecretOnce,
+  StatusBadge,
+  TableRegion,
+  useAsync,
+  When,
+} from '../ui.js';
 
 const TYPE_HELP: Record<TokenType, string> = {
   'read-only': 'Reads employees, payrolls and paystubs.',
@@ -77,11 +89,16 @@ export function ApiKeysPage() {
 
   const rotate = async (k: ApiKey, select: HTMLSelectElement | null) => {
     const grace = Number(select?.value ?? 86_400);
-    const keeps = grace === 0 ? 'stops working at once' : `keeps working for ${GRACE.find((g) => g.seconds === grace)?.label.replace(' grace', '') ?? `${grace} s`}`;
+    const keeps =
+      grace === 0
+        ? 'stops working at once'
+        : `keeps working for ${GRACE.find((g) => g.seconds === grace)?.label.replace(' grace', '') ?? `${grace} s`}`;
     if (!confirm(`Rotate "${k.name}"? A new token is issued; the current one ${keeps}.`)) return;
     setRowError(null);
     try {
-      const { data } = await api<IssuedApiKey>('POST', `/v1/api-keys/${encodeURIComponent(k.api_key_id)}/rotate`, { body: { grace_period_seconds: grace } });
+      const { data } = await api<IssuedApiKey>('POST', `/v1/api-keys/${encodeURIComponent(k.api_key_id)}/rotate`, {
+        body: { grace_period_seconds: grace },
+      });
       setIssued({ key: data, action: 'rotated' });
       first.reload();
     } catch (err) {
@@ -90,7 +107,8 @@ export function ApiKeysPage() {
   };
 
   const revoke = async (k: ApiKey) => {
-    if (!confirm(`Revoke "${k.name}" now? Every request made with it is refused from now on. This cannot be undone.`)) return;
+    if (!confirm(`Revoke "${k.name}" now? Every request made with it is refused from now on. This cannot be undone.`))
+      return;
     setRowError(null);
     try {
       await api('DELETE', `/v1/api-keys/${encodeURIComponent(k.api_key_id)}`);
@@ -102,15 +120,19 @@ export function ApiKeysPage() {
 
   return (
     <>
-      <PageTitle subtitle="Tokens for your integrations. A token is shown once, when it is created or rotated; only its hash is stored.">API keys</PageTitle>
+      <PageTitle subtitle="Tokens for your integrations. A token is shown once, when it is created or rotated; only its hash is stored.">
+        API keys
+      </PageTitle>
 
       {issued && (
         <SecretOnce
           title={`New token for "${issued.key.name}"`}
           value={issued.key.token}
-          note={issued.action === 'created'
-            ? 'Copy it now and keep it in a secret manager: it will not be shown again.'
-            : 'The key was rotated. Copy the new token now: it will not be shown again. The old token keeps working for the grace period.'}
+          note={
+            issued.action === 'created'
+              ? 'Copy it now and keep it in a secret manager: it will not be shown again.'
+              : 'The key was rotated. Copy the new token now: it will not be shown again. The old token keeps working for the grace period.'
+          }
           onDone={() => setIssued(null)}
         />
       )}
@@ -123,16 +145,34 @@ export function ApiKeysPage() {
             <input id="key-name" name="name" class="input" required maxLength={100} aria-describedby="key-name-hint" />
           </Field>
           <Field id="key-type" label="Type" hint={`${TYPE_HELP[type]} Give each integration the least it needs.`}>
-            <select id="key-type" name="type" class="input" aria-describedby="key-type-hint" value={type}
-              onChange={(e) => setType((e.currentTarget as HTMLSelectElement).value as TokenType)}>
-              {TOKEN_TYPES.map((t) => <option key={t} value={t}>{t}</option>)}
+            <select
+              id="key-type"
+              name="type"
+              class="input"
+              aria-describedby="key-type-hint"
+              value={type}
+              onChange={(e) => setType((e.currentTarget as HTMLSelectElement).value as TokenType)}
+            >
+              {TOKEN_TYPES.map((t) => (
+                <option key={t} value={t}>
+                  {t}
+                </option>
+              ))}
             </select>
           </Field>
           <Field id="key-expires" label="Expires (optional)" hint="Your local time; leave empty for no expiry.">
-            <input id="key-expires" name="expires_at" type="datetime-local" class="input" aria-describedby="key-expires-hint" />
+            <input
+              id="key-expires"
+              name="expires_at"
+              type="datetime-local"
+              class="input"
+              aria-describedby="key-expires-hint"
+            />
           </Field>
           <div class="form-actions">
-            <button type="submit" class="button button-primary" disabled={busy}>{busy ? 'Creating…' : 'Create key'}</button>
+            <button type="submit" class="button button-primary" disabled={busy}>
+              {busy ? 'Creating…' : 'Create key'}
+            </button>
           </div>
         </form>
       </section>
@@ -153,7 +193,9 @@ export function ApiKeysPage() {
                   <th scope="col">Token</th>
                   <th scope="col">Status</th>
                   <th scope="col">Activity</th>
-                  <th scope="col"><span class="sr-only">Actions</span></th>
+                  <th scope="col">
+                    <span class="sr-only">Actions</span>
+                  </th>
                 </tr>
               </thead>
               <tbody>
@@ -162,27 +204,71 @@ export function ApiKeysPage() {
                   const graceId = `grace-${k.api_key_id}`;
                   return (
                     <tr key={k.api_key_id}>
-                      <td data-label="Name"><strong>{k.name}</strong><div><code class="small muted id">{k.api_key_id}</code></div></td>
+                      <td data-label="Name">
+                        <strong>{k.name}</strong>
+                        <div>
+                          <code class="small muted id">{k.api_key_id}</code>
+                        </div>
+                      </td>
                       <td data-label="Type">{k.type}</td>
-                      <td data-label="Token" class="nowrap"><code>{k.token_hint}</code></td>
+                      <td data-label="Token" class="nowrap">
+                        <code>{k.token_hint}</code>
+                      </td>
                       <td data-label="Status">
                         <StatusBadge status={status} />
-                        <div class="small muted nowrap">{k.expires_at ? <>expires <When iso={k.expires_at} /></> : 'no expiry'}</div>
+                        <div class="small muted nowrap">
+                          {k.expires_at ? (
+                            <>
+                              expires <When iso={k.expires_at} />
+                            </>
+                          ) : (
+                            'no expiry'
+                          )}
+                        </div>
                       </td>
                       <td data-label="Activity" class="small">
-                        <div class="nowrap">created <When iso={k.created_at} /></div>
-                        <div class="nowrap">{k.last_used_at ? <>last used <When iso={k.last_used_at} /></> : 'never used'}</div>
+                        <div class="nowrap">
+                          created <When iso={k.created_at} />
+                        </div>
+                        <div class="nowrap">
+                          {k.last_used_at ? (
+                            <>
+                              last used <When iso={k.last_used_at} />
+                            </>
+                          ) : (
+                            'never used'
+                          )}
+                        </div>
                       </td>
                       <td data-label="Actions" class="actions">
                         {status !== 'revoked' && (
                           <div class="action-stack">
-                            <label class="sr-only" for={graceId}>Grace period for the old token of {k.name}</label>
+                            <label class="sr-only" for={graceId}>
+                              Grace period for the old token of {k.name}
+                            </label>
                             <select id={graceId} class="input input-small" title="Grace period for the old token">
-                              {GRACE.map((g) => <option key={g.seconds} value={g.seconds} selected={g.seconds === 86_400}>{g.label}</option>)}
+                              {GRACE.map((g) => (
+                                <option key={g.seconds} value={g.seconds} selected={g.seconds === 86_400}>
+                                  {g.label}
+                                </option>
+                              ))}
                             </select>
-                            <button type="button" class="button" aria-label={`Rotate ${k.name}`}
-                              onClick={() => rotate(k, document.getElementById(graceId) as HTMLSelectElement | null)}>Rotate</button>
-                            <button type="button" class="button button-danger" aria-label={`Revoke ${k.name}`} onClick={() => revoke(k)}>Revoke</button>
+                            <button
+                              type="button"
+                              class="button"
+                              aria-label={`Rotate ${k.name}`}
+                              onClick={() => rotate(k, document.getElementById(graceId) as HTMLSelectElement | null)}
+                            >
+                              Rotate
+                            </button>
+                            <button
+                              type="button"
+                              class="button button-danger"
+                              aria-label={`Revoke ${k.name}`}
+                              onClick={() => revoke(k)}
+                            >
+                              Revoke
+                            </button>
                           </div>
                         )}
                       </td>

@@ -10,7 +10,10 @@ async function loadEmployees(): Promise<{ employees: Employee[]; complete: boole
   const employees: Employee[] = [];
   let next: string | null = null;
   do {
-    const page: Page<Employee> = await listPage<Employee>('/v1/employees', 'employees', { limit: 100, page_token: next });
+    const page: Page<Employee> = await listPage<Employee>('/v1/employees', 'employees', {
+      limit: 100,
+      page_token: next,
+    });
     employees.push(...page.items);
     next = page.next_page_token;
   } while (next && employees.length < LOAD_LIMIT);
@@ -19,8 +22,13 @@ async function loadEmployees(): Promise<{ employees: Employee[]; complete: boole
 
 function matches(e: Employee, q: string): boolean {
   if (!q) return true;
-  const hay = `${e.first_name} ${e.last_name} ${e.email} ${e.employee_id} ${e.employment_type} ${e.pay_group}`.toLowerCase();
-  return q.toLowerCase().split(/\s+/).filter(Boolean).every((word) => hay.includes(word));
+  const hay =
+    `${e.first_name} ${e.last_name} ${e.email} ${e.employee_id} ${e.employment_type} ${e.pay_group}`.toLowerCase();
+  return q
+    .toLowerCase()
+    .split(/\s+/)
+    .filter(Boolean)
+    .every((word) => hay.includes(word));
 }
 
 export function EmployeesPage() {
@@ -33,7 +41,10 @@ export function EmployeesPage() {
   const [added, setAdded] = useState<string>('');
 
   const shown = useMemo(() => (list.data?.employees ?? []).filter((e) => matches(e, query)), [list.data, query]);
-  const problems = formError instanceof ApiError ? new Map(formError.details.filter((d) => d.field).map((d) => [d.field!, d.message])) : new Map<string, string>();
+  const problems =
+    formError instanceof ApiError
+      ? new Map(formError.details.filter((d) => d.field).map((d) => [d.field!, d.message]))
+      : new Map<string, string>();
 
   const add = async (e: Event) => {
     e.preventDefault();
@@ -52,7 +63,11 @@ export function EmployeesPage() {
         pay_schedule: formValue(form, 'pay_schedule'),
         start_date: formValue(form, 'start_date'),
         ...((accountNumber || routingNumber) && {
-          bank_account: { account_number: accountNumber, routing_number: routingNumber, account_type: formValue(form, 'account_type') },
+          bank_account: {
+            account_number: accountNumber,
+            routing_number: routingNumber,
+            account_type: formValue(form, 'account_type'),
+          },
         }),
       };
       const { data } = await api<Employee>('POST', '/v1/employees', { body });
@@ -67,26 +82,59 @@ export function EmployeesPage() {
     }
   };
 
-  const options = (values: string[] | undefined, fallback: string[]) => (values ?? fallback).map((v) => <option key={v} value={v}>{v}</option>);
+  const options = (values: string[] | undefined, fallback: string[]) =>
+    (values ?? fallback).map((v) => (
+      <option key={v} value={v}>
+        {v}
+      </option>
+    ));
   /** A field's own problem from the envelope's details, tied to the input with aria-describedby. */
-  const problem = (field: string, id: string) => problems.has(field) ? <p class="field-error" id={`${id}-error`}>{problems.get(field)}</p> : null;
+  const problem = (field: string, id: string) =>
+    problems.has(field) ? (
+      <p class="field-error" id={`${id}-error`}>
+        {problems.get(field)}
+      </p>
+    ) : null;
   const invalid = (field: string, id: string, hinted = false) => {
     const describedBy = [hinted && `${id}-hint`, problems.has(field) && `${id}-error`].filter(Boolean).join(' ');
-    return { 'aria-invalid': problems.has(field) ? ('true' as const) : undefined, 'aria-describedby': describedBy || undefined };
+    return {
+      'aria-invalid': problems.has(field) ? ('true' as const) : undefined,
+      'aria-describedby': describedBy || undefined,
+    };
   };
 
   return (
     <>
-      <PageTitle subtitle="Active employees of your organization. Account numbers are never shown: only their last four digits.">Employees</PageTitle>
-      <p role="status" class={added ? 'alert alert-ok' : 'sr-only'}>{added}</p>
+      <PageTitle subtitle="Active employees of your organization. Account numbers are never shown: only their last four digits.">
+        Employees
+      </PageTitle>
+      <p role="status" class={added ? 'alert alert-ok' : 'sr-only'}>
+        {added}
+      </p>
 
       <div class="section-head">
         <div class="field search">
           <label for="employee-search">Search employees</label>
-          <input id="employee-search" type="search" class="input" value={query} placeholder="Name, email or id"
-            onInput={(e) => setQuery((e.currentTarget as HTMLInputElement).value)} aria-describedby="employee-count" />
+          <input
+            id="employee-search"
+            type="search"
+            class="input"
+            value={query}
+            placeholder="Name, email or id"
+            onInput={(e) => setQuery((e.currentTarget as HTMLInputElement).value)}
+            aria-describedby="employee-count"
+          />
         </div>
-        <button type="button" class="button button-primary" aria-expanded={adding} aria-controls="add-employee" onClick={() => { setAdding(!adding); setAdded(''); }}>
+        <button
+          type="button"
+          class="button button-primary"
+          aria-expanded={adding}
+          aria-controls="add-employee"
+          onClick={() => {
+            setAdding(!adding);
+            setAdded('');
+          }}
+        >
           {adding ? 'Close the form' : 'Add an employee'}
         </button>
       </div>
@@ -99,31 +147,73 @@ export function EmployeesPage() {
           <form onSubmit={add} noValidate>
             <div class="form-grid">
               <Field id="emp-first" label="First name">
-                <input id="emp-first" name="first_name" class="input" required maxLength={100} autoComplete="off" {...invalid('first_name', 'emp-first')} />
+                <input
+                  id="emp-first"
+                  name="first_name"
+                  class="input"
+                  required
+                  maxLength={100}
+                  autoComplete="off"
+                  {...invalid('first_name', 'emp-first')}
+                />
                 {problem('first_name', 'emp-first')}
               </Field>
               <Field id="emp-last" label="Last name">
-                <input id="emp-last" name="last_name" class="input" required maxLength={100} autoComplete="off" {...invalid('last_name', 'emp-last')} />
+                <input
+                  id="emp-last"
+                  name="last_name"
+                  class="input"
+                  required
+                  maxLength={100}
+                  autoComplete="off"
+                  {...invalid('last_name', 'emp-last')}
+                />
                 {problem('last_name', 'emp-last')}
               </Field>
               <Field id="emp-email" label="Email">
-                <input id="emp-email" name="email" type="email" class="input" required autoComplete="off" {...invalid('email', 'emp-email')} />
+                <input
+                  id="emp-email"
+                  name="email"
+                  type="email"
+                  class="input"
+                  required
+                  autoComplete="off"
+                  {...invalid('email', 'emp-email')}
+                />
                 {problem('email', 'emp-email')}
               </Field>
               <Field id="emp-start" label="Start date">
-                <input id="emp-start" name="start_date" type="date" class="input" required {...invalid('start_date', 'emp-start')} />
+                <input
+                  id="emp-start"
+                  name="start_date"
+                  type="date"
+                  class="input"
+                  required
+                  {...invalid('start_date', 'emp-start')}
+                />
                 {problem('start_date', 'emp-start')}
               </Field>
               <Field id="emp-type" label="Employment type">
-                <select id="emp-type" name="employment_type" class="input" {...invalid('employment_type', 'emp-type')}>{options(settings.data?.employment_types, ['full_time', 'part_time', 'contractor'])}</select>
+                <select id="emp-type" name="employment_type" class="input" {...invalid('employment_type', 'emp-type')}>
+                  {options(settings.data?.employment_types, ['full_time', 'part_time', 'contractor'])}
+                </select>
                 {problem('employment_type', 'emp-type')}
               </Field>
               <Field id="emp-group" label="Pay group">
-                <select id="emp-group" name="pay_group" class="input" {...invalid('pay_group', 'emp-group')}>{options(settings.data?.pay_groups, ['default'])}</select>
+                <select id="emp-group" name="pay_group" class="input" {...invalid('pay_group', 'emp-group')}>
+                  {options(settings.data?.pay_groups, ['default'])}
+                </select>
                 {problem('pay_group', 'emp-group')}
               </Field>
               <Field id="emp-schedule" label="Pay schedule">
-                <select id="emp-schedule" name="pay_schedule" class="input" {...invalid('pay_schedule', 'emp-schedule')}>{options(settings.data?.pay_schedules, ['weekly', 'biweekly', 'semimonthly', 'monthly'])}</select>
+                <select
+                  id="emp-schedule"
+                  name="pay_schedule"
+                  class="input"
+                  {...invalid('pay_schedule', 'emp-schedule')}
+                >
+                  {options(settings.data?.pay_schedules, ['weekly', 'biweekly', 'semimonthly', 'monthly'])}
+                </select>
                 {problem('pay_schedule', 'emp-schedule')}
               </Field>
             </div>
@@ -131,11 +221,26 @@ export function EmployeesPage() {
               <legend>Direct deposit (optional)</legend>
               <div class="form-grid">
                 <Field id="emp-account" label="Account number" hint="4 to 17 digits">
-                  <input id="emp-account" name="account_number" class="input mono" inputMode="numeric" autoComplete="off" {...invalid('bank_account.account_number', 'emp-account', true)} />
+                  <input
+                    id="emp-account"
+                    name="account_number"
+                    class="input mono"
+                    inputMode="numeric"
+                    autoComplete="off"
+                    {...invalid('bank_account.account_number', 'emp-account', true)}
+                  />
                   {problem('bank_account.account_number', 'emp-account')}
                 </Field>
                 <Field id="emp-routing" label="Routing number" hint="9 digits (ABA)">
-                  <input id="emp-routing" name="routing_number" class="input mono" inputMode="numeric" autoComplete="off" maxLength={9} {...invalid('bank_account.routing_number', 'emp-routing', true)} />
+                  <input
+                    id="emp-routing"
+                    name="routing_number"
+                    class="input mono"
+                    inputMode="numeric"
+                    autoComplete="off"
+                    maxLength={9}
+                    {...invalid('bank_account.routing_number', 'emp-routing', true)}
+                  />
                   {problem('bank_account.routing_number', 'emp-routing')}
                 </Field>
                 <Field id="emp-account-type" label="Account type">
@@ -147,7 +252,9 @@ export function EmployeesPage() {
               </div>
             </fieldset>
             <div class="form-actions">
-              <button type="submit" class="button button-primary" disabled={busy}>{busy ? 'Adding…' : 'Add employee'}</button>
+              <button type="submit" class="button button-primary" disabled={busy}>
+                {busy ? 'Adding…' : 'Add employee'}
+              </button>
             </div>
           </form>
         </section>
@@ -157,11 +264,15 @@ export function EmployeesPage() {
         <SectionHead titleId="employee-list-title" title="People" onRefresh={list.reload} />
         <ErrorBox error={list.error} title="The employees could not be loaded" />
         <p id="employee-count" class="muted small" aria-live="polite">
-          {list.loading && !list.data ? 'Loading employees…' : list.data
-            ? `${shown.length} of ${list.data.employees.length}${list.data.complete ? '' : '+'} employee${list.data.employees.length === 1 ? '' : 's'}${query ? ` match “${query}”` : ''}`
-            : ''}
+          {list.loading && !list.data
+            ? 'Loading employees…'
+            : list.data
+              ? `${shown.length} of ${list.data.employees.length}${list.data.complete ? '' : '+'} employee${list.data.employees.length === 1 ? '' : 's'}${query ? ` match “${query}”` : ''}`
+              : ''}
         </p>
-        {list.data && !list.data.complete && <p class="small muted">Only the first {LOAD_LIMIT} employees are searched.</p>}
+        {list.data && !list.data.complete && (
+          <p class="small muted">Only the first {LOAD_LIMIT} employees are searched.</p>
+        )}
         {shown.length > 0 && (
           <TableRegion label="Employees">
             <table class="table responsive" data-testid="employee-table">
@@ -178,12 +289,32 @@ export function EmployeesPage() {
               <tbody>
                 {shown.map((e) => (
                   <tr key={e.employee_id}>
-                    <td data-label="Name"><strong>{e.first_name} {e.last_name}</strong><div class="small muted"><code>{e.employee_id}</code></div></td>
-                    <td data-label="Email" class="break">{e.email}</td>
+                    <td data-label="Name">
+                      <strong>
+                        {e.first_name} {e.last_name}
+                      </strong>
+                      <div class="small muted">
+                        <code>{e.employee_id}</code>
+                      </div>
+                    </td>
+                    <td data-label="Email" class="break">
+                      {e.email}
+                    </td>
                     <td data-label="Type">{e.employment_type.replace(/_/g, ' ')}</td>
-                    <td data-label="Pay">{e.pay_schedule}<div class="small muted">{e.pay_group}</div></td>
-                    <td data-label="Start date" class="nowrap">{formatDate(e.start_date)}</td>
-                    <td data-label="Direct deposit">{e.bank_account ? `${e.bank_account.account_type} ••${e.bank_account.account_number_last4}` : <span class="muted">none</span>}</td>
+                    <td data-label="Pay">
+                      {e.pay_schedule}
+                      <div class="small muted">{e.pay_group}</div>
+                    </td>
+                    <td data-label="Start date" class="nowrap">
+                      {formatDate(e.start_date)}
+                    </td>
+                    <td data-label="Direct deposit">
+                      {e.bank_account ? (
+                        `${e.bank_account.account_type} ••${e.bank_account.account_number_last4}`
+                      ) : (
+                        <span class="muted">none</span>
+                      )}
+                    </td>
                   </tr>
                 ))}
               </tbody>

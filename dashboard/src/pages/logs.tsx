@@ -1,7 +1,19 @@
 import { useState } from 'preact/hooks';
 import { listPage, type Query } from '../api.js';
 import type { ApiKey, LogLine } from '../types.js';
-import { ErrorBox, Field, FilterForm, formValue, HttpStatus, LoadMore, PageTitle, SectionHead, TableRegion, useAsync, When } from '../ui.js';
+import {
+  ErrorBox,
+  Field,
+  FilterForm,
+  formValue,
+  HttpStatus,
+  LoadMore,
+  PageTitle,
+  SectionHead,
+  TableRegion,
+  useAsync,
+  When,
+} from '../ui.js';
 
 /** The audit log (GET /v1/logs): every authenticated request and authentication failure, newest first. */
 export function LogsPage() {
@@ -44,17 +56,31 @@ export function LogsPage() {
 
   return (
     <>
-      <PageTitle subtitle="Every authenticated request and every authentication failure, newest first. Lines appear within a second and are kept 400 days.">Logs</PageTitle>
+      <PageTitle subtitle="Every authenticated request and every authentication failure, newest first. Lines appear within a second and are kept 400 days.">
+        Logs
+      </PageTitle>
 
       <FilterForm titleId="log-filters-title" onApply={apply} onClear={() => setFilters({})}>
         <Field id="log-key" label="API key">
           <select id="log-key" name="api_key_id" class="input">
             <option value="">Any key</option>
-            {(keys.data?.items ?? []).map((k) => <option key={k.api_key_id} value={k.api_key_id}>{k.name} ({k.api_key_id})</option>)}
+            {(keys.data?.items ?? []).map((k) => (
+              <option key={k.api_key_id} value={k.api_key_id}>
+                {k.name} ({k.api_key_id})
+              </option>
+            ))}
           </select>
         </Field>
         <Field id="log-status" label="Status code" hint="e.g. 401">
-          <input id="log-status" name="status" class="input" inputMode="numeric" pattern="[1-5][0-9]{2}" maxLength={3} aria-describedby="log-status-hint" />
+          <input
+            id="log-status"
+            name="status"
+            class="input"
+            inputMode="numeric"
+            pattern="[1-5][0-9]{2}"
+            maxLength={3}
+            aria-describedby="log-status-hint"
+          />
         </Field>
         <Field id="log-path" label="Path starts with" hint="e.g. /v1/payroll">
           <input id="log-path" name="path_prefix" class="input" aria-describedby="log-path-hint" />
@@ -71,7 +97,9 @@ export function LogsPage() {
         <SectionHead titleId="log-lines-title" title="Requests" onRefresh={first.reload} refreshing={first.loading} />
         <ErrorBox error={first.error} title="The log could not be read" />
         <ErrorBox error={moreError} />
-        <p class="sr-only" aria-live="polite">{first.loading ? 'Loading log lines…' : `${lines.length} log lines shown`}</p>
+        <p class="sr-only" aria-live="polite">
+          {first.loading ? 'Loading log lines…' : `${lines.length} log lines shown`}
+        </p>
         {first.data && lines.length === 0 && <p>No request matches these filters.</p>}
         {lines.length > 0 && (
           <TableRegion label="Audit log lines">
@@ -89,16 +117,42 @@ export function LogsPage() {
               <tbody>
                 {lines.map((l) => (
                   <tr key={l.request_id}>
-                    <td data-label="Time" class="nowrap"><When iso={l.at} /></td>
+                    <td data-label="Time" class="nowrap">
+                      <When iso={l.at} />
+                    </td>
                     <td data-label="Request">
-                      <code><span class="method">{l.method}</span> {l.path}</code>
+                      <code>
+                        <span class="method">{l.method}</span> {l.path}
+                      </code>
                       {l.auth_failure && <div class="small warn-text">Refused: {l.auth_failure}</div>}
                       <div class="small muted">id {l.request_id}</div>
                     </td>
-                    <td data-label="Status"><HttpStatus status={l.status} /></td>
-                    <td data-label="Latency" class="num">{l.latency_ms} ms</td>
-                    <td data-label="Key">{l.api_key_id ? <>{keyName.get(l.api_key_id) ?? ''}<div><code class="small muted id truncate" title={l.api_key_id}>{l.api_key_id}</code></div></> : '—'}</td>
-                    <td data-label="Source" class="small">{l.source_ip ?? '—'}<div class="muted ua" title={l.user_agent ?? undefined}>{l.user_agent ?? ''}</div></td>
+                    <td data-label="Status">
+                      <HttpStatus status={l.status} />
+                    </td>
+                    <td data-label="Latency" class="num">
+                      {l.latency_ms} ms
+                    </td>
+                    <td data-label="Key">
+                      {l.api_key_id ? (
+                        <>
+                          {keyName.get(l.api_key_id) ?? ''}
+                          <div>
+                            <code class="small muted id truncate" title={l.api_key_id}>
+                              {l.api_key_id}
+                            </code>
+                          </div>
+                        </>
+                      ) : (
+                        '—'
+                      )}
+                    </td>
+                    <td data-label="Source" class="small">
+                      {l.source_ip ?? '—'}
+                      <div class="muted ua" title={l.user_agent ?? undefined}>
+                        {l.user_agent ?? ''}
+                      </div>
+                    </td>
                   </tr>
                 ))}
               </tbody>

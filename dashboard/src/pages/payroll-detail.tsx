@@ -1,7 +1,19 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, apiBlob, listPage, type Page } from '../api.js';
 import type { PayrollDetail, Paystub } from '../types.js';
-import { ErrorBox, formatDate, formatDateTime, formatMoney, formatPeriod, LoadMore, PageTitle, StatusBadge, TableRegion, useAsync, usePolling } from '../ui.js';
+import {
+  ErrorBox,
+  formatDate,
+  formatDateTime,
+  formatMoney,
+  formatPeriod,
+  LoadMore,
+  PageTitle,
+  StatusBadge,
+  TableRegion,
+  useAsync,
+  usePolling,
+} from '../ui.js';
 import { isUnfinished, ProgressBar } from './payrolls.js';
 
 /** One run: polled every second while pending or processing, with its progress, totals, history and paystubs. */
@@ -13,19 +25,25 @@ export function PayrollDetailPage({ payrollId }: { payrollId: string }) {
   const payroll = live ?? run.data;
   const moving = payroll ? isUnfinished(payroll.status) : false;
 
-  usePolling(async () => {
-    try {
-      setLive((await api<PayrollDetail>('GET', path)).data);
-      setPollError(null);
-    } catch (err) {
-      setPollError(err);
-      throw err;
-    }
-  }, 1000, moving);
+  usePolling(
+    async () => {
+      try {
+        setLive((await api<PayrollDetail>('GET', path)).data);
+        setPollError(null);
+      } catch (err) {
+        setPollError(err);
+        throw err;
+      }
+    },
+    1000,
+    moving,
+  );
 
   return (
     <>
-      <p class="breadcrumb"><a href="#/payrolls">Payrolls</a> <span aria-hidden="true">›</span> <code>{payrollId}</code></p>
+      <p class="breadcrumb">
+        <a href="#/payrolls">Payrolls</a> <span aria-hidden="true">›</span> <code>{payrollId}</code>
+      </p>
       <PageTitle>Payroll run</PageTitle>
       <ErrorBox error={run.error} title="The run could not be loaded" />
       <ErrorBox error={pollError} title="Refreshing the run failed (retrying)" />
@@ -40,7 +58,9 @@ function RunView({ payroll }: { payroll: PayrollDetail }) {
   return (
     <>
       <section class="card run-summary" aria-labelledby="run-status-title">
-        <h2 id="run-status-title" class="sr-only">Status</h2>
+        <h2 id="run-status-title" class="sr-only">
+          Status
+        </h2>
         <div class="run-status">
           <code class="run-id">{payroll.payroll_id}</code>
           <StatusBadge status={payroll.status} />
@@ -49,40 +69,88 @@ function RunView({ payroll }: { payroll: PayrollDetail }) {
         <p role="status" aria-live="polite" class="run-status-text" data-testid="run-status">
           {payroll.status === 'pending'
             ? `Waiting to be processed: ${payroll.progress.done} of ${payroll.progress.total} employees paid.`
-            : moving ? `Processing: ${payroll.progress.done} of ${payroll.progress.total} employees paid so far.` : `This run is ${payroll.status}.`}
+            : moving
+              ? `Processing: ${payroll.progress.done} of ${payroll.progress.total} employees paid so far.`
+              : `This run is ${payroll.status}.`}
         </p>
         <ProgressBar payroll={payroll} label="Payroll processing progress" />
         {payroll.failure_reason && <p class="alert alert-error">Failure: {payroll.failure_reason}</p>}
         {payroll.findings.length > 0 && (
           <div class="alert alert-error">
-            <p><strong>Compliance findings</strong></p>
-            <ul>{payroll.findings.map((f, i) => <li key={i}><code>{f.code}</code> {f.message}{f.employee_id && <> (<code>{f.employee_id}</code>)</>}</li>)}</ul>
+            <p>
+              <strong>Compliance findings</strong>
+            </p>
+            <ul>
+              {payroll.findings.map((f, i) => (
+                <li key={i}>
+                  <code>{f.code}</code> {f.message}
+                  {f.employee_id && (
+                    <>
+                      {' '}
+                      (<code>{f.employee_id}</code>)
+                    </>
+                  )}
+                </li>
+              ))}
+            </ul>
           </div>
         )}
         <dl class="facts">
-          <div><dt>Pay period</dt><dd>{formatPeriod(payroll.pay_period_start, payroll.pay_period_end)}</dd></div>
-          <div><dt>Pay date</dt><dd>{formatDate(payroll.pay_date)}</dd></div>
-          <div><dt>Settles</dt><dd>{formatDate(payroll.effective_entry_date)}</dd></div>
-          <div><dt>File due at the bank</dt><dd>{formatDate(payroll.release_by)}</dd></div>
-          <div><dt>Employees</dt><dd>{payroll.employee_count}</dd></div>
-          <div><dt>Submitted</dt><dd>{formatDateTime(payroll.created_at)}</dd></div>
+          <div>
+            <dt>Pay period</dt>
+            <dd>{formatPeriod(payroll.pay_period_start, payroll.pay_period_end)}</dd>
+          </div>
+          <div>
+            <dt>Pay date</dt>
+            <dd>{formatDate(payroll.pay_date)}</dd>
+          </div>
+          <div>
+            <dt>Settles</dt>
+            <dd>{formatDate(payroll.effective_entry_date)}</dd>
+          </div>
+          <div>
+            <dt>File due at the bank</dt>
+            <dd>{formatDate(payroll.release_by)}</dd>
+          </div>
+          <div>
+            <dt>Employees</dt>
+            <dd>{payroll.employee_count}</dd>
+          </div>
+          <div>
+            <dt>Submitted</dt>
+            <dd>{formatDateTime(payroll.created_at)}</dd>
+          </div>
         </dl>
       </section>
 
       <section aria-labelledby="totals-title">
         <h2 id="totals-title">Totals</h2>
         <dl class="totals" data-testid="totals">
-          <div><dt>Gross pay</dt><dd>{formatMoney(payroll.totals.gross_pay)}</dd></div>
-          <div><dt>Bonuses</dt><dd>{formatMoney(payroll.totals.bonuses)}</dd></div>
-          <div><dt>Deductions</dt><dd>{formatMoney(payroll.totals.deductions)}</dd></div>
-          <div class="total-net"><dt>Net pay</dt><dd>{formatMoney(payroll.totals.net_pay)}</dd></div>
+          <div>
+            <dt>Gross pay</dt>
+            <dd>{formatMoney(payroll.totals.gross_pay)}</dd>
+          </div>
+          <div>
+            <dt>Bonuses</dt>
+            <dd>{formatMoney(payroll.totals.bonuses)}</dd>
+          </div>
+          <div>
+            <dt>Deductions</dt>
+            <dd>{formatMoney(payroll.totals.deductions)}</dd>
+          </div>
+          <div class="total-net">
+            <dt>Net pay</dt>
+            <dd>{formatMoney(payroll.totals.net_pay)}</dd>
+          </div>
         </dl>
         {payroll.disbursement && (
           <p class="muted small" data-testid="disbursement">
             NACHA file {payroll.disbursement.file_id_modifier}: {payroll.disbursement.entry_count} entries,{' '}
             {formatMoney(payroll.disbursement.total_credit)} credited
-            {payroll.disbursement.total_debit > 0 && <>, {formatMoney(payroll.disbursement.total_debit)} debited from the funding account</>},{' '}
-            {payroll.disbursement.batch_count} batch{payroll.disbursement.batch_count === 1 ? '' : 'es'}.
+            {payroll.disbursement.total_debit > 0 && (
+              <>, {formatMoney(payroll.disbursement.total_debit)} debited from the funding account</>
+            )}
+            , {payroll.disbursement.batch_count} batch{payroll.disbursement.batch_count === 1 ? '' : 'es'}.
           </p>
         )}
       </section>
@@ -91,7 +159,10 @@ function RunView({ payroll }: { payroll: PayrollDetail }) {
         <h2 id="history-title">History</h2>
         <ol class="timeline">
           {payroll.status_history.map((h, i) => (
-            <li key={i}><StatusBadge status={h.status} /> <span class="small">{formatDateTime(h.at)}</span>{h.reason && <span class="small muted"> — {h.reason}</span>}</li>
+            <li key={i}>
+              <StatusBadge status={h.status} /> <span class="small">{formatDateTime(h.at)}</span>
+              {h.reason && <span class="small muted"> — {h.reason}</span>}
+            </li>
           ))}
         </ol>
       </section>
@@ -113,9 +184,12 @@ function Paystubs({ payrollId, status }: { payrollId: string; status: string }) 
   }, [payrollId, status]);
 
   // Blob URLs hold the PDF in memory until revoked: keep the last one, let go of it when the page goes.
-  useEffect(() => () => {
-    if (opened) URL.revokeObjectURL(opened.url);
-  }, [opened]);
+  useEffect(
+    () => () => {
+      if (opened) URL.revokeObjectURL(opened.url);
+    },
+    [opened],
+  );
 
   const openPdf = async (p: Paystub) => {
     setPdfError(null);
@@ -137,7 +211,11 @@ function Paystubs({ payrollId, status }: { payrollId: string; status: string }) 
 
   const more = async () => {
     if (!pages?.next_page_token) return;
-    const page = await listPage<Paystub>('/v1/paystubs', 'paystubs', { payroll_id: payrollId, limit: 100, page_token: pages.next_page_token });
+    const page = await listPage<Paystub>('/v1/paystubs', 'paystubs', {
+      payroll_id: payrollId,
+      limit: 100,
+      page_token: pages.next_page_token,
+    });
     setPages({ items: [...pages.items, ...page.items], next_page_token: page.next_page_token });
   };
 
@@ -149,8 +227,15 @@ function Paystubs({ payrollId, status }: { payrollId: string; status: string }) 
       <ErrorBox error={pdfError} title="The PDF could not be opened" />
       {opened && (
         <p class="small" role="status">
-          Opened the paystub of {opened.name} in a new tab. <a href={opened.url} target="_blank" rel="noopener">Open it again</a> or{' '}
-          <a href={opened.url} download={`paystub-${opened.name.replace(/\W+/g, '-').toLowerCase()}.pdf`}>download it</a>.
+          Opened the paystub of {opened.name} in a new tab.{' '}
+          <a href={opened.url} target="_blank" rel="noopener">
+            Open it again
+          </a>{' '}
+          or{' '}
+          <a href={opened.url} download={`paystub-${opened.name.replace(/\W+/g, '-').toLowerCase()}.pdf`}>
+            download it
+          </a>
+          .
         </p>
       )}
       {pages && items.length === 0 && <p>No paystub for this run.</p>}
@@ -161,26 +246,62 @@ function Paystubs({ payrollId, status }: { payrollId: string; status: string }) 
               <tr>
                 <th scope="col">Employee</th>
                 <th scope="col">Status</th>
-                <th scope="col" class="num">Hours</th>
-                <th scope="col" class="num">Gross</th>
-                <th scope="col" class="num">Deductions</th>
-                <th scope="col" class="num">Net pay</th>
+                <th scope="col" class="num">
+                  Hours
+                </th>
+                <th scope="col" class="num">
+                  Gross
+                </th>
+                <th scope="col" class="num">
+                  Deductions
+                </th>
+                <th scope="col" class="num">
+                  Net pay
+                </th>
                 <th scope="col">Deposit</th>
-                <th scope="col"><span class="sr-only">PDF</span></th>
+                <th scope="col">
+                  <span class="sr-only">PDF</span>
+                </th>
               </tr>
             </thead>
             <tbody>
               {items.map((p) => (
                 <tr key={p.paystub_id}>
-                  <td data-label="Employee"><strong>{p.employee_name}</strong><div class="small muted"><code>{p.paystub_id}</code></div></td>
-                  <td data-label="Status"><StatusBadge status={p.status} /></td>
-                  <td data-label="Hours" class="num">{p.hours_worked}</td>
-                  <td data-label="Gross" class="num">{formatMoney(p.gross_pay + p.bonuses)}</td>
-                  <td data-label="Deductions" class="num">{formatMoney(p.deductions.total)}</td>
-                  <td data-label="Net pay" class="num"><strong>{formatMoney(p.net_pay)}</strong></td>
-                  <td data-label="Deposit" class="small">{p.payment?.account_number_last4 ? `${p.payment.account_type} ••${p.payment.account_number_last4}` : '—'}<div class="muted">{p.payment?.status}</div></td>
+                  <td data-label="Employee">
+                    <strong>{p.employee_name}</strong>
+                    <div class="small muted">
+                      <code>{p.paystub_id}</code>
+                    </div>
+                  </td>
+                  <td data-label="Status">
+                    <StatusBadge status={p.status} />
+                  </td>
+                  <td data-label="Hours" class="num">
+                    {p.hours_worked}
+                  </td>
+                  <td data-label="Gross" class="num">
+                    {formatMoney(p.gross_pay + p.bonuses)}
+                  </td>
+                  <td data-label="Deductions" class="num">
+                    {formatMoney(p.deductions.total)}
+                  </td>
+                  <td data-label="Net pay" class="num">
+                    <strong>{formatMoney(p.net_pay)}</strong>
+                  </td>
+                  <td data-label="Deposit" class="small">
+                    {p.payment?.account_number_last4
+                      ? `${p.payment.account_type} ••${p.payment.account_number_last4}`
+                      : '—'}
+                    <div class="muted">{p.payment?.status}</div>
+                  </td>
                   <td data-label="PDF" class="actions">
-                    <button type="button" class="button" onClick={() => openPdf(p)} disabled={opening === p.paystub_id} aria-label={`Open the PDF paystub of ${p.employee_name}`}>
+                    <button
+                      type="button"
+                      class="button"
+                      onClick={() => openPdf(p)}
+                      disabled={opening === p.paystub_id}
+                      aria-label={`Open the PDF paystub of ${p.employee_name}`}
+                    >
                       {opening === p.paystub_id ? 'Opening…' : 'PDF'}
                     </button>
                   </td>
@@ -190,7 +311,12 @@ function Paystubs({ payrollId, status }: { payrollId: string; status: string }) 
           </table>
         </TableRegion>
       )}
-      <LoadMore next={pages?.next_page_token ?? null} loading={stubs.loading} onClick={more} label="Load more paystubs" />
+      <LoadMore
+        next={pages?.next_page_token ?? null}
+        loading={stubs.loading}
+        onClick={more}
+        label="Load more paystubs"
+      />
     </section>
   );
 }

@@ -8,31 +8,47 @@ type OriginatorField = keyof Originator;
 /** The originator as the NACHA file carries it: what each field is, who assigns it, and how wide it is. */
 const ORIGINATOR_FIELDS: { name: OriginatorField; label: string; hint: string; maxLength: number; digits?: true }[] = [
   {
-    name: 'company_name', label: 'Company name', maxLength: 16,
+    name: 'company_name',
+    label: 'Company name',
+    maxLength: 16,
     hint: 'The name on employees’ bank statements. Up to 16 characters, stored uppercase.',
   },
   {
-    name: 'company_identification', label: 'Company identification', maxLength: 10,
+    name: 'company_identification',
+    label: 'Company identification',
+    maxLength: 10,
     hint: 'Assigned by your bank. 10 digits or uppercase letters.',
   },
   {
-    name: 'originating_dfi_identification', label: 'Originating DFI', maxLength: 8, digits: true,
+    name: 'originating_dfi_identification',
+    label: 'Originating DFI',
+    maxLength: 8,
+    digits: true,
     hint: 'The first 8 digits of your bank’s routing number.',
   },
   {
-    name: 'immediate_destination', label: 'Immediate destination', maxLength: 9, digits: true,
+    name: 'immediate_destination',
+    label: 'Immediate destination',
+    maxLength: 9,
+    digits: true,
     hint: 'Given by your bank: the routing number files are sent to. 9 digits.',
   },
   {
-    name: 'immediate_destination_name', label: 'Immediate destination name', maxLength: 23,
+    name: 'immediate_destination_name',
+    label: 'Immediate destination name',
+    maxLength: 23,
     hint: 'That bank’s name. Up to 23 characters.',
   },
   {
-    name: 'immediate_origin', label: 'Immediate origin', maxLength: 10,
+    name: 'immediate_origin',
+    label: 'Immediate origin',
+    maxLength: 10,
     hint: 'Assigned by your bank. 10 digits or uppercase letters (or a space and 9).',
   },
   {
-    name: 'immediate_origin_name', label: 'Immediate origin name', maxLength: 23,
+    name: 'immediate_origin_name',
+    label: 'Immediate origin name',
+    maxLength: 23,
     hint: 'Your name as your bank knows it. Up to 23 characters.',
   },
 ];
@@ -50,11 +66,16 @@ const cleaned = (name: OriginatorField, value: string) =>
 
 /** The envelope's details by field (`originator.immediate_origin`), each shown next to its input. */
 function fieldProblems(error: unknown) {
-  const problems = error instanceof ApiError
-    ? new Map(error.details.filter((d) => d.field).map((d) => [d.field!, d.message]))
-    : new Map<string, string>();
+  const problems =
+    error instanceof ApiError
+      ? new Map(error.details.filter((d) => d.field).map((d) => [d.field!, d.message]))
+      : new Map<string, string>();
   const problem = (field: string, id: string) =>
-    problems.has(field) ? <p class="field-error" id={`${id}-error`}>{problems.get(field)}</p> : null;
+    problems.has(field) ? (
+      <p class="field-error" id={`${id}-error`}>
+        {problems.get(field)}
+      </p>
+    ) : null;
   const invalid = (field: string, id: string, hinted = false) => {
     const describedBy = [hinted && `${id}-hint`, problems.has(field) && `${id}-error`].filter(Boolean).join(' ');
     return {
@@ -151,7 +172,9 @@ export function SettingsPage() {
   };
 
   // The API names the fields still holding their creation placeholder (production only).
-  const placeholders = settings ? ORIGINATOR_FIELDS.filter((f) => settings.originator_placeholders.includes(f.name)) : [];
+  const placeholders = settings
+    ? ORIGINATOR_FIELDS.filter((f) => settings.originator_placeholders.includes(f.name))
+    : [];
   const { problem, invalid } = originatorFields;
 
   return (
@@ -163,7 +186,9 @@ export function SettingsPage() {
         With a funding account, each file is balanced by one offset debit to it; production organizations must replace
         every placeholder (all zeros, NOT CONFIGURED) before payroll is accepted.
       </p>
-      <p role="status" class={notice ? 'alert alert-ok' : 'sr-only'}>{notice}</p>
+      <p role="status" class={notice ? 'alert alert-ok' : 'sr-only'}>
+        {notice}
+      </p>
       <ErrorBox error={loaded.error} title="The settings could not be loaded" />
       {loaded.loading && !settings && <p class="muted">Loading settings…</p>}
 
@@ -191,14 +216,21 @@ export function SettingsPage() {
                 const field = `originator.${f.name}`;
                 return (
                   <Field key={f.name} id={id} label={f.label} hint={f.hint}>
-                    <input id={id} name={f.name} class="input mono" maxLength={f.maxLength} autoComplete="off"
-                      spellcheck={false} inputMode={f.digits ? 'numeric' : undefined}
+                    <input
+                      id={id}
+                      name={f.name}
+                      class="input mono"
+                      maxLength={f.maxLength}
+                      autoComplete="off"
+                      spellcheck={false}
+                      inputMode={f.digits ? 'numeric' : undefined}
                       value={edits[f.name] ?? settings.originator[f.name]}
                       onInput={(e) => {
                         const value = (e.currentTarget as HTMLInputElement).value;
                         setEdits((prev) => ({ ...prev, [f.name]: value }));
                       }}
-                      {...invalid(field, id, true)} />
+                      {...invalid(field, id, true)}
+                    />
                     {problem(field, id)}
                   </Field>
                 );
@@ -207,14 +239,23 @@ export function SettingsPage() {
                 <button type="submit" class="button button-primary" disabled={busy !== null}>
                   {busy === 'originator' ? 'Saving…' : 'Save originator'}
                 </button>
-                <button type="button" class="button" disabled={busy !== null || Object.keys(edits).length === 0}
-                  onClick={() => { setEdits({}); setOriginatorError(null); }}>
+                <button
+                  type="button"
+                  class="button"
+                  disabled={busy !== null || Object.keys(edits).length === 0}
+                  onClick={() => {
+                    setEdits({});
+                    setOriginatorError(null);
+                  }}
+                >
                   Undo changes
                 </button>
               </div>
             </div>
           </form>
-          <p class="small muted">Last updated <When iso={settings.updated_at} /></p>
+          <p class="small muted">
+            Last updated <When iso={settings.updated_at} />
+          </p>
         </section>
       )}
 
@@ -223,13 +264,13 @@ export function SettingsPage() {
           <h2 id="funding-title">Funding account</h2>
           <ErrorBox error={fundingError} title="The funding account was not changed" />
           <div class="funding-current">
-            {settings.funding_account
-              ? (
-                <p data-testid="funding-account">
-                  <strong class="mono">{maskedAccount(settings.funding_account)}</strong>
-                </p>
-              )
-              : <p data-testid="funding-account">No funding account: files carry credits only.</p>}
+            {settings.funding_account ? (
+              <p data-testid="funding-account">
+                <strong class="mono">{maskedAccount(settings.funding_account)}</strong>
+              </p>
+            ) : (
+              <p data-testid="funding-account">No funding account: files carry credits only.</p>
+            )}
             {settings.funding_account && (
               <button type="button" class="button button-danger" onClick={removeFunding} disabled={busy !== null}>
                 {busy === 'remove' ? 'Removing…' : 'Remove'}
@@ -242,20 +283,36 @@ export function SettingsPage() {
             </h3>
             <div class="form-grid">
               <Field id="funding-routing" label="Routing number" hint="9 digits (ABA)">
-                <input id="funding-routing" name="routing_number" class="input mono" inputMode="numeric"
-                  autoComplete="off" maxLength={9} {...fundingFields.invalid('funding_account.routing_number',
-                    'funding-routing', true)} />
+                <input
+                  id="funding-routing"
+                  name="routing_number"
+                  class="input mono"
+                  inputMode="numeric"
+                  autoComplete="off"
+                  maxLength={9}
+                  {...fundingFields.invalid('funding_account.routing_number', 'funding-routing', true)}
+                />
                 {fundingFields.problem('funding_account.routing_number', 'funding-routing')}
               </Field>
               <Field id="funding-account" label="Account number" hint="4 to 17 digits. Only the last 4 show again.">
-                <input id="funding-account" name="account_number" class="input mono" inputMode="numeric"
-                  autoComplete="off" maxLength={17} {...fundingFields.invalid('funding_account.account_number',
-                    'funding-account', true)} />
+                <input
+                  id="funding-account"
+                  name="account_number"
+                  class="input mono"
+                  inputMode="numeric"
+                  autoComplete="off"
+                  maxLength={17}
+                  {...fundingFields.invalid('funding_account.account_number', 'funding-account', true)}
+                />
                 {fundingFields.problem('funding_account.account_number', 'funding-account')}
               </Field>
               <Field id="funding-type" label="Account type">
-                <select id="funding-type" name="account_type" class="input"
-                  {...fundingFields.invalid('funding_account.account_type', 'funding-type')}>
+                <select
+                  id="funding-type"
+                  name="account_type"
+                  class="input"
+                  {...fundingFields.invalid('funding_account.account_type', 'funding-type')}
+                >
                   <option value="checking">checking</option>
                   <option value="savings">savings</option>
                 </select>

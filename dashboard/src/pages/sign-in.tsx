@@ -18,7 +18,11 @@ export function SignInPage({ notice, onSignedIn }: { notice: string | null; onSi
     const token = input.current?.value.trim() ?? '';
     setError(null);
     if (!token) {
-      setError(new ApiError(0, 'required', 'Enter an admin token.', [{ field: 'token', code: 'required', message: 'An admin token (pk_sandbox_… or pk_live_…) is required' }]));
+      setError(
+        new ApiError(0, 'required', 'Enter an admin token.', [
+          { field: 'token', code: 'required', message: 'An admin token (pk_sandbox_… or pk_live_…) is required' },
+        ]),
+      );
       input.current?.focus();
       return;
     }
@@ -29,7 +33,15 @@ export function SignInPage({ notice, onSignedIn }: { notice: string | null; onSi
       onSignedIn();
     } catch (err) {
       if (err instanceof ApiError && err.code === 'insufficient_scope') {
-        setError(new ApiError(err.status, err.code, 'This token is valid but is not an admin token: the dashboard needs the admin scope.', err.details, err.requestId));
+        setError(
+          new ApiError(
+            err.status,
+            err.code,
+            'This token is valid but is not an admin token: the dashboard needs the admin scope.',
+            err.details,
+            err.requestId,
+          ),
+        );
       } else {
         setError(err);
       }
@@ -43,8 +55,15 @@ export function SignInPage({ notice, onSignedIn }: { notice: string | null; onSi
     <main class="signin" id="main">
       <div class="signin-card">
         <h1>Payroll API dashboard</h1>
-        <p class="muted">Sign in with your organization's admin token. It is kept in this tab only (session storage) and is forgotten when the tab closes.</p>
-        {notice && <p class="alert alert-info" role="status">{notice}</p>}
+        <p class="muted">
+          Sign in with your organization's admin token. It is kept in this tab only (session storage) and is forgotten
+          when the tab closes.
+        </p>
+        {notice && (
+          <p class="alert alert-info" role="status">
+            {notice}
+          </p>
+        )}
         <ErrorBox error={error} title="Sign-in failed" />
         <form onSubmit={submit} noValidate aria-describedby="token-hint">
           <div class="field">
@@ -61,9 +80,13 @@ export function SignInPage({ notice, onSignedIn }: { notice: string | null; onSi
               aria-invalid={error ? 'true' : undefined}
               placeholder="pk_sandbox_…"
             />
-            <p class="hint" id="token-hint">Create an organization with <code>npm run admin -- org create --name "Acme"</code> to get one.</p>
+            <p class="hint" id="token-hint">
+              Create an organization with <code>npm run admin -- org create --name "Acme"</code> to get one.
+            </p>
           </div>
-          <button type="submit" class="button button-primary" disabled={busy}>{busy ? 'Signing in…' : 'Sign in'}</button>
+          <button type="submit" class="button button-primary" disabled={busy}>
+            {busy ? 'Signing in…' : 'Sign in'}
+          </button>
         </form>
       </div>
     </main>

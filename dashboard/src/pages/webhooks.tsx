@@ -1,7 +1,20 @@
 import { useState } from 'preact/hooks';
 import { api, listPage } from '../api.js';
 import { DELIVERY_STATUSES, EVENT_TYPES, type EventItem, type IssuedWebhook, type Webhook } from '../types.js';
-import { ErrorBox, Field, formatDateTime, formValue, LoadMore, PageTitle, SectionHead, SecretOnce, StatusBadge, TableRegion, useAsync, When } from '../ui.js';
+import {
+  ErrorBox,
+  Field,
+  formatDateTime,
+  formValue,
+  LoadMore,
+  PageTitle,
+  SectionHead,
+  SecretOnce,
+  StatusBadge,
+  TableRegion,
+  useAsync,
+  When,
+} from '../ui.js';
 
 function lastAttempt(d: EventItem['deliveries'][number]): string {
   const a = d.attempts[d.attempts.length - 1];
@@ -33,7 +46,11 @@ export function WebhooksPage() {
     try {
       const description = formValue(form, 'description');
       const { data } = await api<IssuedWebhook>('POST', '/v1/webhooks', {
-        body: { url: formValue(form, 'url'), ...(chosen.length > 0 && { events: chosen }), ...(description && { description }) },
+        body: {
+          url: formValue(form, 'url'),
+          ...(chosen.length > 0 && { events: chosen }),
+          ...(description && { description }),
+        },
       });
       setSecret({ url: data.url, secret: data.secret });
       form.reset();
@@ -82,7 +99,11 @@ export function WebhooksPage() {
   const loadMoreEvents = async () => {
     const next = extraEvents ? extraEvents.next : (events.data?.next_page_token ?? null);
     try {
-      const page = await listPage<EventItem>('/v1/events', 'events', { limit: 20, delivery_status: deliveryFilter, page_token: next });
+      const page = await listPage<EventItem>('/v1/events', 'events', {
+        limit: 20,
+        delivery_status: deliveryFilter,
+        page_token: next,
+      });
       setExtraEvents({ items: [...(extraEvents?.items ?? []), ...page.items], next: page.next_page_token });
     } catch (err) {
       setActionError(err);
@@ -95,8 +116,12 @@ export function WebhooksPage() {
 
   return (
     <>
-      <PageTitle subtitle="Signed deliveries of payroll events to your endpoints (Standard Webhooks), with every attempt.">Webhooks</PageTitle>
-      <p class="sr-only" role="status">{notice}</p>
+      <PageTitle subtitle="Signed deliveries of payroll events to your endpoints (Standard Webhooks), with every attempt.">
+        Webhooks
+      </PageTitle>
+      <p class="sr-only" role="status">
+        {notice}
+      </p>
       {secret && (
         <SecretOnce
           title={`Signing secret for ${secret.url}`}
@@ -121,22 +146,58 @@ export function WebhooksPage() {
                   <th scope="col">Status</th>
                   <th scope="col">Failures in a row</th>
                   <th scope="col">Created</th>
-                  <th scope="col"><span class="sr-only">Actions</span></th>
+                  <th scope="col">
+                    <span class="sr-only">Actions</span>
+                  </th>
                 </tr>
               </thead>
               <tbody>
                 {endpoints.map((w) => (
                   <tr key={w.webhook_id}>
-                    <td data-label="URL" class="url"><code class="break">{w.url}</code>{w.description && <div class="small muted">{w.description}</div>}</td>
-                    <td data-label="Events" class="small">{w.events ? w.events.join(', ') : 'all events'}</td>
-                    <td data-label="Status"><StatusBadge status={w.status} /></td>
-                    <td data-label="Failures in a row" class="num">{w.consecutive_failures}</td>
-                    <td data-label="Created" class="nowrap"><When iso={w.created_at} /></td>
+                    <td data-label="URL" class="url">
+                      <code class="break">{w.url}</code>
+                      {w.description && <div class="small muted">{w.description}</div>}
+                    </td>
+                    <td data-label="Events" class="small">
+                      {w.events ? w.events.join(', ') : 'all events'}
+                    </td>
+                    <td data-label="Status">
+                      <StatusBadge status={w.status} />
+                    </td>
+                    <td data-label="Failures in a row" class="num">
+                      {w.consecutive_failures}
+                    </td>
+                    <td data-label="Created" class="nowrap">
+                      <When iso={w.created_at} />
+                    </td>
                     <td data-label="Actions" class="actions">
-                      {w.status === 'active'
-                        ? <button type="button" class="button" aria-label={`Disable ${w.url}`} onClick={() => setStatus(w, 'disabled')}>Disable</button>
-                        : <button type="button" class="button" aria-label={`Enable ${w.url}`} onClick={() => setStatus(w, 'active')}>Enable</button>}
-                      <button type="button" class="button button-danger" aria-label={`Remove ${w.url}`} onClick={() => remove(w)}>Remove</button>
+                      {w.status === 'active' ? (
+                        <button
+                          type="button"
+                          class="button"
+                          aria-label={`Disable ${w.url}`}
+                          onClick={() => setStatus(w, 'disabled')}
+                        >
+                          Disable
+                        </button>
+                      ) : (
+                        <button
+                          type="button"
+                          class="button"
+                          aria-label={`Enable ${w.url}`}
+                          onClick={() => setStatus(w, 'active')}
+                        >
+                          Enable
+                        </button>
+                      )}
+                      <button
+                        type="button"
+                        class="button button-danger"
+                        aria-label={`Remove ${w.url}`}
+                        onClick={() => remove(w)}
+                      >
+                        Remove
+                      </button>
                     </td>
                   </tr>
                 ))}
@@ -151,11 +212,22 @@ export function WebhooksPage() {
           <h2 id="deliveries-title">Recent events and deliveries</h2>
           <div class="inline-field">
             <label for="delivery-filter">Deliveries</label>
-            <select id="delivery-filter" class="input input-small" value={deliveryFilter} onChange={(e) => setDeliveryFilter((e.currentTarget as HTMLSelectElement).value)}>
+            <select
+              id="delivery-filter"
+              class="input input-small"
+              value={deliveryFilter}
+              onChange={(e) => setDeliveryFilter((e.currentTarget as HTMLSelectElement).value)}
+            >
               <option value="">all</option>
-              {DELIVERY_STATUSES.map((status) => <option key={status} value={status}>{status}</option>)}
+              {DELIVERY_STATUSES.map((status) => (
+                <option key={status} value={status}>
+                  {status}
+                </option>
+              ))}
             </select>
-            <button type="button" class="button" onClick={events.reload}>Refresh</button>
+            <button type="button" class="button" onClick={events.reload}>
+              Refresh
+            </button>
           </div>
         </div>
         <ErrorBox error={events.error} title="The events could not be loaded" />
@@ -168,28 +240,54 @@ export function WebhooksPage() {
                   <th scope="col">Event</th>
                   <th scope="col">Time</th>
                   <th scope="col">Deliveries</th>
-                  <th scope="col"><span class="sr-only">Actions</span></th>
+                  <th scope="col">
+                    <span class="sr-only">Actions</span>
+                  </th>
                 </tr>
               </thead>
               <tbody>
                 {recent.map((ev) => (
                   <tr key={ev.id}>
-                    <td data-label="Event"><strong>{ev.type}</strong><div class="small muted"><code>{ev.id}</code>{ev.payroll_id && <> · <a href={`#/payrolls/${ev.payroll_id}`}>{ev.payroll_id}</a></>}</div></td>
-                    <td data-label="Time" class="nowrap"><When iso={ev.timestamp} /></td>
+                    <td data-label="Event">
+                      <strong>{ev.type}</strong>
+                      <div class="small muted">
+                        <code>{ev.id}</code>
+                        {ev.payroll_id && (
+                          <>
+                            {' '}
+                            · <a href={`#/payrolls/${ev.payroll_id}`}>{ev.payroll_id}</a>
+                          </>
+                        )}
+                      </div>
+                    </td>
+                    <td data-label="Time" class="nowrap">
+                      <When iso={ev.timestamp} />
+                    </td>
                     <td data-label="Deliveries" class="deliveries">
-                      {ev.deliveries.length === 0 ? <span class="muted">no endpoint subscribed</span> : (
+                      {ev.deliveries.length === 0 ? (
+                        <span class="muted">no endpoint subscribed</span>
+                      ) : (
                         <ul class="plain">
                           {ev.deliveries.map((d) => (
                             <li key={d.webhook_id}>
                               <StatusBadge status={d.status} /> <code class="small break">{d.url}</code>
-                              <div class="small muted">{d.attempts.length} attempt{d.attempts.length === 1 ? '' : 's'}; last: {lastAttempt(d)}</div>
+                              <div class="small muted">
+                                {d.attempts.length} attempt{d.attempts.length === 1 ? '' : 's'}; last: {lastAttempt(d)}
+                              </div>
                             </li>
                           ))}
                         </ul>
                       )}
                     </td>
                     <td data-label="Actions" class="actions">
-                      <button type="button" class="button" aria-label={`Redeliver ${ev.type} ${ev.id}`} onClick={() => redeliver(ev)}>Redeliver</button>
+                      <button
+                        type="button"
+                        class="button"
+                        aria-label={`Redeliver ${ev.type} ${ev.id}`}
+                        onClick={() => redeliver(ev)}
+                      >
+                        Redeliver
+                      </button>
                     </td>
                   </tr>
                 ))}
@@ -206,7 +304,15 @@ export function WebhooksPage() {
         <form onSubmit={register}>
           <div class="form-grid">
             <Field id="hook-url" label="URL" hint="https:// and a public address.">
-              <input id="hook-url" name="url" type="url" class="input" required placeholder="https://hooks.example.com/payroll" aria-describedby="hook-url-hint" />
+              <input
+                id="hook-url"
+                name="url"
+                type="url"
+                class="input"
+                required
+                placeholder="https://hooks.example.com/payroll"
+                aria-describedby="hook-url-hint"
+              />
             </Field>
             <Field id="hook-description" label="Description (optional)">
               <input id="hook-description" name="description" class="input" maxLength={500} />
@@ -215,11 +321,15 @@ export function WebhooksPage() {
           <fieldset class="checks">
             <legend>Events (none checked: every event)</legend>
             {EVENT_TYPES.map((t) => (
-              <label key={t} class="check"><input type="checkbox" name="events" value={t} /> {t}</label>
+              <label key={t} class="check">
+                <input type="checkbox" name="events" value={t} /> {t}
+              </label>
             ))}
           </fieldset>
           <div class="form-actions">
-            <button type="submit" class="button button-primary" disabled={busy}>{busy ? 'Registering…' : 'Register endpoint'}</button>
+            <button type="submit" class="button button-primary" disabled={busy}>
+              {busy ? 'Registering…' : 'Register endpoint'}
+            </button>
           </div>
         </form>
       </section>

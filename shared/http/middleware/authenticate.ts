@@ -21,7 +21,9 @@ async function stampLastUsed(orgId: string, apiKeyId: string): Promise<void> {
   if (now - (lastStamped.get(apiKeyId) ?? 0) < STAMP_EVERY_MS) return;
   lastStamped.set(apiKeyId, now);
   if (lastStamped.size > 10_000) lastStamped.clear();
-  await appServices().apiKeys.touchLastUsed(orgId, apiKeyId, new Date(now).toISOString()).catch(() => undefined);
+  await appServices()
+    .apiKeys.touchLastUsed(orgId, apiKeyId, new Date(now).toISOString())
+    .catch(() => undefined);
 }
 
 /** HTTPS only, then the bearer token. Runs in every handler, deployed and locally; `authorize` checks the scope. */

@@ -11,7 +11,11 @@ export type RateLimitedEvent = ApiEvent & { rateLimit?: RateDecision };
 
 function perMinute(bucket: RateBucket): number {
   const c = config();
-  return { read: c.PAYROLL_RATE_LIMIT_READ, payroll_write: c.PAYROLL_RATE_LIMIT_PAYROLL_WRITE, employee_write: c.PAYROLL_RATE_LIMIT_EMPLOYEE_WRITE }[bucket];
+  return {
+    read: c.PAYROLL_RATE_LIMIT_READ,
+    payroll_write: c.PAYROLL_RATE_LIMIT_PAYROLL_WRITE,
+    employee_write: c.PAYROLL_RATE_LIMIT_EMPLOYEE_WRITE,
+  }[bucket];
 }
 
 /** The spec asks for rotation every 30 to 60 days: past 60, every response says so. */
@@ -47,7 +51,9 @@ export function rateLimitCheck(route: RouteDef): MiddlewareObj<RateLimitedEvent,
       if (!route.bucket || !event.principal) return;
       const limit = perMinute(route.bucket);
       if (limit <= 0) return;
-      const decision = await appServices().rateLimits.take(`${event.principal.apiKeyId}#${route.bucket}`, { perMinute: limit });
+      const decision = await appServices().rateLimits.take(`${event.principal.apiKeyId}#${route.bucket}`, {
+        perMinute: limit,
+      });
       event.rateLimit = decision;
       if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds);
     },

@@ -23,7 +23,9 @@ function audit(event: ApiEvent, error: unknown, status: number, latencyMs: numbe
   if (!event.principal && !failure) return;
   const identity = event.principal
     ? { organizationId: event.principal.organizationId, apiKeyId: event.principal.apiKeyId }
-    : failure instanceof UnauthorizedError ? failure.identity : undefined;
+    : failure instanceof UnauthorizedError
+      ? failure.identity
+      : undefined;
   emitAudit({
     request_id: requestId,
     api_key_id: identity?.apiKeyId ?? null,
@@ -47,7 +49,8 @@ const startedAt = new WeakMap<object, number>();
 export function requestContext(): MiddlewareObj<ApiEvent, APIGatewayProxyResult> {
   const finish = (request: { event: ApiEvent; response: APIGatewayProxyResult | null; error?: unknown }) => {
     const requestId = requestIdOf(request.event);
-    if (request.response) request.response.headers = { ...request.response.headers, ...corsHeaders(), 'X-Request-Id': requestId };
+    if (request.response)
+      request.response.headers = { ...request.response.headers, ...corsHeaders(), 'X-Request-Id': requestId };
     const status = request.response?.statusCode ?? 500;
     const line = {
       request_id: requestId,
