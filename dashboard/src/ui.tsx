@@ -376,3 +376,28 @@ export function formValue(form: HTMLFormElement, name: string): string {
   const el = form.elements.namedItem(name) as HTMLInputElement | HTMLSelectElement | null;
   return el ? el.value.trim() : '';
 }
+
+/**
+ * The envelope's details by field (`originator.immediate_origin`, `bank_account.routing_number`), each shown next
+ * to its input and tied to it with aria-describedby.
+ */
+export function fieldProblems(error: unknown) {
+  const problems =
+    error instanceof ApiError
+      ? new Map(error.details.filter((d) => d.field).map((d) => [d.field!, d.message]))
+      : new Map<string, string>();
+  const problem = (field: string, id: string) =>
+    problems.has(field) ? (
+      <p class="field-error" id={`${id}-error`}>
+        {problems.get(field)}
+      </p>
+    ) : null;
+  const invalid = (field: string, id: string, hinted = false) => {
+    const describedBy = [hinted && `${id}-hint`, problems.has(field) && `${id}-error`].filter(Boolean).join(' ');
+    return {
+      'aria-invalid': problems.has(field) ? ('true' as const) : undefined,
+      'aria-describedby': describedBy || undefined,
+    };
+  };
+  return { problem, invalid };
+}

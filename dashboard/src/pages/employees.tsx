@@ -1,7 +1,17 @@
 import { useMemo, useState } from 'preact/hooks';
-import { api, ApiError, listPage, type Page } from '../api.js';
+import { api, listPage, type Page } from '../api.js';
 import type { Employee, Settings } from '../types.js';
-import { ErrorBox, Field, formatDate, formValue, PageTitle, SectionHead, TableRegion, useAsync } from '../ui.js';
+import {
+  ErrorBox,
+  Field,
+  fieldProblems,
+  formatDate,
+  formValue,
+  PageTitle,
+  SectionHead,
+  TableRegion,
+  useAsync,
+} from '../ui.js';
 
 /** The API lists employees page by page and has no search: the dashboard loads up to this many and filters them here. */
 const LOAD_LIMIT = 1000;
@@ -41,10 +51,7 @@ export function EmployeesPage() {
   const [added, setAdded] = useState<string>('');
 
   const shown = useMemo(() => (list.data?.employees ?? []).filter((e) => matches(e, query)), [list.data, query]);
-  const problems =
-    formError instanceof ApiError
-      ? new Map(formError.details.filter((d) => d.field).map((d) => [d.field!, d.message]))
-      : new Map<string, string>();
+  const { problem, invalid } = fieldProblems(formError);
 
   const add = async (e: Event) => {
     e.preventDefault();
@@ -88,21 +95,6 @@ export function EmployeesPage() {
         {v}
       </option>
     ));
-  /** A field's own problem from the envelope's details, tied to the input with aria-describedby. */
-  const problem = (field: string, id: string) =>
-    problems.has(field) ? (
-      <p class="field-error" id={`${id}-error`}>
-        {problems.get(field)}
-      </p>
-    ) : null;
-  const invalid = (field: string, id: string, hinted = false) => {
-    const describedBy = [hinted && `${id}-hint`, problems.has(field) && `${id}-error`].filter(Boolean).join(' ');
-    return {
-      'aria-invalid': problems.has(field) ? ('true' as const) : undefined,
-      'aria-describedby': describedBy || undefined,
-    };
-  };
-
   return (
     <>
       <PageTitle subtitle="Active employees of your organization. Account numbers are never shown: only their last four digits.">

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
-import { api, ApiError } from '../api.js';
+import { api } from '../api.js';
 import type { FundingAccount, Originator, Settings, SettingsUpdate } from '../types.js';
-import { ErrorBox, Field, formValue, PageTitle, useAsync, When } from '../ui.js';
+import { ErrorBox, Field, fieldProblems, formValue, PageTitle, useAsync, When } from '../ui.js';
 
 type OriginatorField = keyof Originator;
 
@@ -63,28 +63,6 @@ export function maskedAccount(a: FundingAccount): string {
 /** An input's value as sent: trimmed, but a leading space is part of an immediate origin (" 123456789"). */
 const cleaned = (name: OriginatorField, value: string) =>
   name === 'immediate_origin' ? value.trimEnd() : value.trim();
-
-/** The envelope's details by field (`originator.immediate_origin`), each shown next to its input. */
-function fieldProblems(error: unknown) {
-  const problems =
-    error instanceof ApiError
-      ? new Map(error.details.filter((d) => d.field).map((d) => [d.field!, d.message]))
-      : new Map<string, string>();
-  const problem = (field: string, id: string) =>
-    problems.has(field) ? (
-      <p class="field-error" id={`${id}-error`}>
-        {problems.get(field)}
-      </p>
-    ) : null;
-  const invalid = (field: string, id: string, hinted = false) => {
-    const describedBy = [hinted && `${id}-hint`, problems.has(field) && `${id}-error`].filter(Boolean).join(' ');
-    return {
-      'aria-invalid': problems.has(field) ? ('true' as const) : undefined,
-      'aria-describedby': describedBy || undefined,
-    };
-  };
-  return { problem, invalid };
-}
 
 export function SettingsPage() {
   const loaded = useAsync(async () => (await api<Settings>('GET', '/v1/settings')).data, []);
