@@ -115,8 +115,8 @@ export interface NachaControlTotals {
 // Field primitives. NACHA: alphanumeric fields are left-justified and space-filled, numeric fields right-justified
 // and zero-filled; every field has a fixed width.
 
-function alpha(value: string, width: number): string {
-  return achField(value, width);
+function tooManyEntries(count: number): NachaFormatError {
+  return new NachaFormatError(`a single-batch file holds at most ${MAX_ENTRIES} entries, got ${count}`);
 }
 
 function numeric(value: number, width: number, what: string): string {
@@ -262,7 +262,7 @@ function immediateOrigin(value: string): string {
 }
 
 function required(value: string, width: number, what: string): string {
-  const field = alpha(value, width);
+  const field = achField(value, width);
   if (field.trim() === '') throw new NachaFormatError(`${what} is blank after sanitising`);
   return field;
 }
@@ -282,10 +282,8 @@ export function buildNachaFile(input: NachaFileInput): { content: string; contro
   }
   // An empty batch is invalid NACHA and a payroll with nothing to pay has no file: the caller never asks for one.
   if (input.entries.length === 0) throw new NachaFormatError('a file needs at least one entry');
-  const entryCount = input.entries.length + (input.offset ? 1 : 0); // checked again once the offsets are counted
-  if (entryCount > MAX_ENTRIES) {
-    throw new NachaFormatError(`a single-batch file holds at most ${MAX_ENTRIES} entries, got ${entryCount}`);
-  }
+  // Before reading the entries; checked again once the offset debits are counted.
+  if (input.entries.length > MAX_ENTRIES) throw tooManyEntries(input.entries.length);
 
   const companyName = required(o.company_name, 16, 'company name');
   const companyId = required(o.company_identification, 10, 'company identification');
@@ -296,7 +294,7 @@ export function buildNachaFile(input: NachaFileInput): { content: string; contro
       ? '      '
       : /^\d{4}-\d{2}-\d{2}$/.test(input.companyDescriptiveDate)
         ? yymmdd(input.companyDescriptiveDate, 'company descriptive date')
-        : alpha(input.companyDescriptiveDate, 6);
+        : achField(input.companyDescriptiveDate, 6);
   const batch = numeric(batchNumber, 7, 'batch number');
 
   const totals = totalsOf(input.entries, odfi8);
@@ -330,6 +328,7 @@ export function buildNachaFile(input: NachaFileInput): { content: string; contro
     serviceClass = MIXED;
     debitCents = totals.creditCents;
     totals.count += count;
+    if (totals.count > MAX_ENTRIES) throw tooManyEntries(totals.count);
   }
   const hash = entryHashField(totals.hash);
   const debit = numeric(debitCents, 12, 'total debit');
@@ -346,8 +345,8 @@ export function buildNachaFile(input: NachaFileInput): { content: string; contro
     '094', // record size
     '10', // blocking factor
     '1', // format code
-    alpha(o.immediate_destination_name, 23),
-    alpha(o.immediate_origin_name, 23),
+    achField(o.immediate_destination_name, 23),
+    achField(o.immediate_origin_name, 23),
     ' '.repeat(8), // reference code
   ]);
   const batchHeader = record([

@@ -7,10 +7,7 @@ export function isValidRoutingNumber(value: string): boolean {
   if (!/^\d{9}$/.test(value) || value === '000000000') return false;
   const prefix = Number(value.slice(0, 2));
   const knownPrefix = prefix <= 12 || (prefix >= 21 && prefix <= 32) || (prefix >= 61 && prefix <= 72) || prefix === 80;
-  if (!knownPrefix) return false;
-  const weights = [3, 7, 1, 3, 7, 1, 3, 7, 1];
-  const sum = weights.reduce((acc, w, i) => acc + w * Number(value[i]), 0);
-  return sum % 10 === 0;
+  return knownPrefix && withCheckDigit(value.slice(0, 8)) === value;
 }
 
 /** The routing number an 8-digit prefix makes with the check digit that satisfies the 3-7-1 weighted sum. */

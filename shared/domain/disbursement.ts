@@ -9,6 +9,18 @@ export const MAX_TRACE_SEQUENCE = 9_999_999;
  */
 export const LEGACY_TRACE_FLOOR = 25_000;
 
+/**
+ * The numbering a planned run's file uses. A run planned before blocks were reserved (in flight across the deploy
+ * that introduced them) has neither: it keeps the numbering it started with, 1 up, and modifier `A`, so its chunks,
+ * its file and its answers still agree.
+ */
+export function fileNumbering(run: { trace_start: number | null; file_id_modifier: string | null }): {
+  traceStart: number;
+  fileIdModifier: string;
+} {
+  return { traceStart: run.trace_start ?? 1, fileIdModifier: run.file_id_modifier ?? 'A' };
+}
+
 /** The entry detail amount field is 10 digits of cents ($99,999,999.99). */
 export const MAX_ENTRY_CENTS = 9_999_999_999;
 

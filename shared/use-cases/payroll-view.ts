@@ -1,5 +1,5 @@
 import type { PayrollRecord } from '../data/payroll-repository.js';
-import { disbursementDates } from '../domain/disbursement.js';
+import { disbursementDates, fileNumbering } from '../domain/disbursement.js';
 import { centsToNumber } from '../domain/money.js';
 import type { Totals } from '../domain/payroll.js';
 
@@ -70,7 +70,7 @@ function disbursementTotals(r: PayrollRecord) {
       total_debit: centsToNumber(r.disbursement.total_debit),
       batch_count: r.disbursement.batch_count,
       block_count: r.disbursement.block_count,
-      file_id_modifier: r.file_id_modifier ?? 'A',
+      file_id_modifier: fileNumbering(r).fileIdModifier,
       effective_entry_date: disbursementDates(r.pay_date).effective_entry_date,
       created_at: r.disbursement.created_at,
     }

@@ -10,7 +10,7 @@ import type { PaystubRecord, PaystubRepository } from '../data/paystub-repositor
 import type { TransactItems } from '../data/item.js';
 import type { PayrollRecord, PayrollRepository } from '../data/payroll-repository.js';
 import { BANK_TIME_ZONE, dateInTimeZone, effectiveEntryDate } from '../domain/banking-calendar.js';
-import { offsetEntryCount } from '../domain/disbursement.js';
+import { fileNumbering, offsetEntryCount } from '../domain/disbursement.js';
 import { complianceFindings, type EmployeeFacts } from '../domain/compliance.js';
 import { centsToNumber, parseMoney } from '../domain/money.js';
 import { deductionsTotal, netPay, type PayrollEntry } from '../domain/payroll.js';
@@ -192,14 +192,6 @@ async function planWithReservation(
   }
 }
 
-/**
- * A run planned before trace blocks were reserved (in flight across the deploy that introduced them) keeps the
- * numbering it started with, 1 up, and modifier `A`, so its chunks and its file still agree.
- */
-function traceStartOf(record: PayrollRecord): number {
-  return record.trace_start ?? 1;
-}
-
 /** Runs of one organization planned at once contend for its counters; each attempt lets at least one through. */
 const PLAN_ATTEMPTS = 25;
 
@@ -227,6 +219,7 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
     );
     const odfi = record.originator.originating_dfi_identification;
     const issued = record.processing_started_at;
+    const { traceStart } = fileNumbering(record);
     const paystubs: PaystubRecord[] = [];
     const records: string[] = [];
     const returned: string[] = [];
@@ -237,7 +230,7 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
       if (!employee || !bank)
         throw new Error(`Employee ${entry.employee_id} or their bank account disappeared during processing`);
       const net = netPay(entry);
-      const sequence = traceStartOf(record) + file.offset + i;
+      const sequence = traceStart + file.offset + i;
       let trace: string | null = null;
       if (net > 0) {
         const accountNumber = await s.encryptor.decrypt(bank.account_number_ciphertext, orgId);
@@ -327,10 +320,11 @@ async function finalizeRun(s: ProcessorServices, orgId: string, payrollId: strin
   let disbursement: PayrollRecord['disbursement'] = null;
   if (entries.length > 0) {
     const funding = record.funding_account;
+    const numbering = fileNumbering(record);
     const file = buildNachaFile({
       originator: record.originator,
       fileCreation: new Date(record.processing_started_at),
-      fileIdModifier: record.file_id_modifier ?? 'A',
+      fileIdModifier: numbering.fileIdModifier,
       effectiveEntryDate: effectiveEntryDate(record.pay_date),
       companyEntryDescription: 'PAYROLL',
       companyDescriptiveDate: record.pay_date,
@@ -341,7 +335,7 @@ async function finalizeRun(s: ProcessorServices, orgId: string, payrollId: strin
           accountNumber: await s.encryptor.decrypt(funding.account_number_ciphertext, orgId),
           accountType: funding.account_type,
           // The block's last sequence: after every entry of the run, whichever of them paid.
-          traceSequence: traceStartOf(record) + record.employee_count,
+          traceSequence: numbering.traceStart + record.employee_count,
         },
       }),
     });
