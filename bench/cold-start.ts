@@ -30,8 +30,23 @@ const ROOT = join(import.meta.dirname, '..');
 /** Fresh processes each function is loaded in; the median is reported. */
 export const LOADS = 11;
 /** Functions measured again with the runtime's SDK: one that only reads the table, and the largest. */
-const RUNTIME_SDK_ENTRIES = ['api/get-employee', 'api/submit-payroll'];
-const ENV = { ...process.env, AWS_REGION: 'us-east-1', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
+const RUNTIME_SDK_ENTRIES = ['api/paystubs', 'api/payroll'];
+/**
+ * What a deployment sets (infra/constructs/service-access.ts): each function builds its clients and repositories at
+ * module scope, so its load is measured with them, as a cold start runs it.
+ */
+const ENV = {
+  ...process.env,
+  AWS_REGION: 'us-east-1',
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  TABLE_NAME: 'payroll-table',
+  DISBURSEMENT_BUCKET: 'payroll-bucket',
+  PAYROLL_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/payroll',
+  WEBHOOK_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/webhooks',
+  PAYROLL_KMS_KEY_ID: 'arn:aws:kms:us-east-1:000000000000:key/00000000-0000-0000-0000-000000000000',
+  PAYROLL_SIGNING_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:000000000000:secret:signing',
+  PAYROLL_ENVIRONMENT: 'sandbox',
+};
 
 /**
  * One fresh Node process: the time to import `file` (the module load a cold start adds), then the time to import

@@ -14,11 +14,13 @@ import {
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { TABLE_DEFINITION } from '../shared/data/table-definition.js';
-import { FALLBACK_HANDLER, ROUTES, type RouteDef } from '../shared/http/routes.js';
+import type { FunctionName, RouteDef } from '../shared/api/route.js';
+import { ROUTES } from '../shared/api/routes.js';
 import { AuditLogIngestion } from './constructs/audit-log-ingestion.js';
 import { PayrollFunction } from './constructs/payroll-function.js';
 import { grantAccess, grantTable, type ServiceResources } from './constructs/service-access.js';
 import type { DeploymentEnvironment } from './stateful-stack.js';
+import { accessOf, apiHandlerOf } from './lambda-functions.js';
 import { pascal } from './names.js';
 
 export const SERVICE_NAME = 'payroll-api';
@@ -46,14 +48,15 @@ export interface ApiStackProps extends StackProps, ServiceResources {
 }
 
 /**
- * The REST API generated from the route table: one function per route, plus one fallback that answers unknown
- * paths (404) and known paths with another method (405) in the service's envelope. API Gateway prefers an
- * explicit method over ANY, so the fallback only sees what no route claims.
+ * The REST API generated from the route declarations: one function per resource group (functions/api/<name>.ts),
+ * each serving its routes behind a router and holding a role with the union of their grants. The `docs` function
+ * also answers what no route claims, on ANY of every resource: unknown paths (404) and known paths with another
+ * method (405) in the service's envelope. API Gateway prefers an explicit method over ANY.
  */
 export class ApiStack extends Stack {
   readonly api: RestApi;
-  /** By route id, plus FALLBACK_HANDLER for the fallback. */
-  readonly functions: Record<string, PayrollFunction> = {};
+  /** By name: `employees`, `payroll`, … and `docs`, which also answers what no route claims. */
+  readonly functions: Partial<Record<FunctionName, PayrollFunction>> = {};
 
   /** Where the route functions' log groups are named: `/payroll/<stack>/routes/<Route>`. */
   get routeLogGroupPrefix(): string {
@@ -132,11 +135,6 @@ export class ApiStack extends Stack {
 
     this.addGatewayResponses();
 
-    const fallback = this.fallbackFunction(removalPolicy);
-    // The fallback answers ANY on every resource: one invoke permission for the whole API rather than one per
-    // method keeps the stack well within CloudFormation's 500 resources.
-    const fallbackIntegration = new LambdaIntegration(fallback.function, { scopePermissionToMethod: false });
-
     // Build the resource tree from the route paths as given (they already start with /v1).
     const resources = new Map<string, IResource>([['/', this.api.root]]);
     const resourceFor = (path: string): IResource => {
@@ -154,26 +152,33 @@ export class ApiStack extends Stack {
       return current;
     };
 
-    // One function per route, even where routes share a handler file (PUT/PATCH/DELETE /v1/payroll/{id}): each
-    // route keeps its own role (its own access list), log group and metrics, and a shared function would have to
-    // hold the union of its routes' grants.
-    for (const route of props.routes ?? ROUTES) {
-      const fn = this.routeFunction(route, removalPolicy);
-      resourceFor(route.path).addMethod(route.method, new LambdaIntegration(fn.function, { allowTestInvoke: false }), {
-        operationName: route.id,
-      });
+    // One function per resource group. Its invoke permission covers this API (one permission per function, not
+    // one per method): API Gateway only sends it the methods declared for it, and its router answers 404/405 to
+    // anything else, so narrowing the permission to each method would add a resource per route and no safety.
+    const routes = props.routes ?? ROUTES;
+    const groups = [...new Set(routes.map((r) => r.function))];
+    if (!groups.includes('docs')) groups.push('docs');
+    for (const name of groups) {
+      const served = routes.filter((r) => r.function === name);
+      const fn = this.apiFunction(name, served, removalPolicy);
+      const integration = new LambdaIntegration(fn.function, { scopePermissionToMethod: false });
+      for (const route of served)
+        resourceFor(route.path).addMethod(route.method, integration, { operationName: route.id });
     }
 
-    // Every route's audit lines reach the table through its log group (the fallback authenticates nobody, so it
-    // writes none): constructs/audit-log-ingestion.ts.
+    // Every authenticated function's audit lines reach the table through its log group (the docs function
+    // authenticates nobody, so it writes none): constructs/audit-log-ingestion.ts.
     this.auditLog = new AuditLogIngestion(this, 'AuditLog', {
       resources: props,
-      sources: (props.routes ?? ROUTES).map((route) => this.functions[route.id]!),
+      sources: groups.filter((name) => name !== 'docs').map((name) => this.functions[name]!),
       sourceLogGroupPrefix: this.routeLogGroupPrefix,
       environment: this.baseEnvironment(),
       removalPolicy,
     });
 
+    const fallbackIntegration = new LambdaIntegration(this.functions.docs!.function, {
+      scopePermissionToMethod: false,
+    });
     // Anything no route claims goes to the fallback: ANY on every resource (known path, other method → 405)
     // and a greedy proxy under the root (unknown path → 404).
     resources.set('/{proxy+}', this.api.root.addResource('{proxy+}'));
@@ -236,32 +241,30 @@ export class ApiStack extends Stack {
     return { ...this.baseEnvironment(), PAYROLL_CORS_ALLOW_ORIGIN: this.corsOrigin };
   }
 
-  private fallbackFunction(removalPolicy: RemovalPolicy): PayrollFunction {
-    // Touches nothing but its logs: it answers before any token is read.
-    const fn = new PayrollFunction(this, 'RouteNotFound', {
-      handler: FALLBACK_HANDLER,
-      description: 'Unknown path (404) or method (405), in the JSON envelope; CORS preflights',
+  private apiFunction(name: FunctionName, routes: readonly RouteDef[], removalPolicy: RemovalPolicy): PayrollFunction {
+    const fn = new PayrollFunction(this, `${pascal(name)}Function`, {
+      handler: apiHandlerOf(name),
+      // Under one prefix, so the audit log ingestion takes subscriptions from these log groups alone (the docs
+      // function's lines are no audit lines).
+      logGroupName: name === 'docs' ? undefined : `${this.routeLogGroupPrefix}${pascal(name)}`,
+      description:
+        name === 'docs'
+          ? 'The API reference and OpenAPI document; unknown path (404) or method (405); CORS preflights'
+          : `${routes.map((r) => r.method).join(' ')}: ${[...new Set(routes.map((r) => r.path))].join(', ')}`.slice(
+              0,
+              256,
+            ),
       environment: this.httpEnvironment(),
-      memorySize: 256,
+      memorySize: name === 'docs' ? 256 : undefined,
       removalPolicy,
     });
-    this.functions[FALLBACK_HANDLER] = fn;
-    return fn;
-  }
+    this.functions[name] = fn;
+    for (const access of accessOf(routes)) grantAccess(fn, access, this.props);
+    // The docs function touches nothing but its logs: it answers before any token is read.
+    if (routes.every((r) => r.scope === null)) return fn;
 
-  private routeFunction(route: RouteDef, removalPolicy: RemovalPolicy): PayrollFunction {
-    const fn = new PayrollFunction(this, pascal(route.id), {
-      handler: route.handler,
-      // Under one prefix, so the audit log ingestion takes subscriptions from these log groups alone.
-      logGroupName: `${this.routeLogGroupPrefix}${pascal(route.id)}`,
-      description: `${route.method} ${route.path}: ${route.summary}`,
-      environment: this.httpEnvironment(),
-      removalPolicy,
-    });
-    this.functions[route.id] = fn;
-
-    // Every route reads the token item, stamps its last use and counts its rate limit, and the use cases
-    // write with transactions (ConditionCheck for invariants). No Scan: every access is by key or index.
+    // Every authenticated route reads the token item, stamps its last use and counts its rate limit, and the use
+    // cases write with transactions (ConditionCheck for invariants). No Scan: every access is by key or index.
     grantTable(fn, this.props, {
       actions: [
         'dynamodb:GetItem',
@@ -275,7 +278,6 @@ export class ApiStack extends Stack {
       ],
       indexes: TABLE_DEFINITION.globalSecondaryIndexes.map((index) => index.indexName),
     });
-    for (const access of route.access) grantAccess(fn, access, this.props);
     return fn;
   }
 

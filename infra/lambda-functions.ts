@@ -1,4 +1,5 @@
-import { FALLBACK_HANDLER, ROUTES, type RouteDef } from '../shared/http/routes.js';
+import { FUNCTIONS } from '../shared/api/routes.js';
+import type { Access, RouteDef } from '../shared/api/route.js';
 import type { FunctionBundleSpec } from './bundling/bundle-function.js';
 
 /**
@@ -13,13 +14,21 @@ export const WORKER_HANDLERS = {
   auditIngest: 'audit/ingest-audit-log',
 } as const;
 
-/** Every Lambda function the CDK app deploys: one per route handler, the fallback, and the workers. */
+/** The entry file of the function that serves a group of routes. */
+export const apiHandlerOf = (name: string) => `api/${name}`;
+
+/** Every Lambda function the CDK app deploys: one per resource group of routes, and the workers. */
 export const ALL_HANDLERS: readonly string[] = [
-  ...new Set([...ROUTES.map((r) => r.handler as string), FALLBACK_HANDLER, ...Object.values(WORKER_HANDLERS)]),
+  ...FUNCTIONS.map((f) => apiHandlerOf(f.name)),
+  ...Object.values(WORKER_HANDLERS),
 ];
 
-/** What goes into a function's asset: its route's `files`, if it serves a route. */
+/** What a function serving `routes` may touch: the union of their access lists, each once. */
+export const accessOf = (routes: readonly RouteDef[]): Access[] => [...new Set(routes.flatMap((r) => r.access))];
+
+/** What goes into a function's asset: the files its routes read at run time. */
 export function bundleSpecOf(handler: string): FunctionBundleSpec {
-  const route = (ROUTES as readonly RouteDef[]).find((r) => r.handler === handler);
-  return { handler, files: route?.files };
+  const routes = FUNCTIONS.find((f) => apiHandlerOf(f.name) === handler)?.routes ?? [];
+  const files = [...new Set(routes.flatMap((r) => r.files ?? []))];
+  return { handler, files: files.length > 0 ? files : undefined };
 }

@@ -13,7 +13,7 @@ if (!state) {
   process.exit(1);
 }
 Object.assign(process.env, handlerEnvironment(state, localSecrets(dir)));
-const workers = startLocalWorkers(state);
+const workers = await startLocalWorkers(state);
 process.stdout.write(`Workers polling ${state.queues.payroll} (pid ${process.pid})\n`);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => void Promise.all(workers.map((w) => w.stop())).then(() => process.exit(0)));

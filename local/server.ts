@@ -14,13 +14,14 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context, Handler } from 'aws-lambda';
 import { InsecureTransportError, InvalidRequestError, PayloadTooLargeError } from '../shared/domain/errors.js';
 import { renderError } from '../shared/http/envelope.js';
-import { FALLBACK_HANDLER, matchPath, type RouteDef } from '../shared/http/routes.js';
+import type { RouteDef } from '../shared/api/route.js';
+import { matchPath } from '../shared/api/routes.js';
 import { isDashboardRequest, serveDashboard } from './dashboard-files.js';
 
 /**
  * The local stand-in for API Gateway: it turns each HTTPS request into the same REST proxy event API Gateway
- * sends, invokes the route's own Lambda handler in process, and writes its result back. The route table is the
- * one the CDK stack deploys, so the local stack and AWS route identically.
+ * sends, invokes the Lambda handler of the route's function in process, and writes its result back. The route
+ * declarations are those the CDK stack deploys, so the local stack and AWS route identically.
  */
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 /** API Gateway's payload limit for a REST API request. */
@@ -163,7 +164,8 @@ export async function dispatch(req: IncomingMessage, res: ServerResponse): Promi
       matches = []; // an undecodable path parameter matches no route
     }
     const match = matches.find((m) => m.route.method === req.method);
-    const entry = match?.route.handler ?? FALLBACK_HANDLER;
+    // As API Gateway routes: a declared method goes to its route's function, anything else to the docs function.
+    const entry = `api/${match?.route.function ?? 'docs'}`;
     const event = toEvent(req, url, body, requestId, match?.route, match?.params ?? {});
     const handler = await loadHandler(entry);
     const result = (await handler(event, lambdaContext(entry, requestId), () => undefined)) as APIGatewayProxyResult;

@@ -7,8 +7,6 @@ import {
   type Message,
 } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { handler as processPayroll } from '../functions/processor/process-payroll.js';
-import { handler as deliverEvent } from '../functions/webhooks/deliver-event.js';
 import type { StackState } from './stack-state.js';
 
 /**
@@ -169,11 +167,16 @@ function queueArn(state: StackState, url: string): string {
   return `arn:aws:sqs:${state.region}:000000000000:${url.split('/').pop()}`;
 }
 
-/** The queue consumers Lambda runs on AWS, polled in this process. */
-export function startLocalWorkers(
+/**
+ * The queue consumers Lambda runs on AWS, polled in this process. Their modules are loaded here, once the
+ * environment holds the stack's configuration: each builds its clients at module scope, as on Lambda.
+ */
+export async function startLocalWorkers(
   state: StackState,
   concurrency = Number(process.env.PAYROLL_LOCAL_WORKER_CONCURRENCY ?? 4),
-): Worker[] {
+): Promise<Worker[]> {
+  const { handler: processPayroll } = await import('../functions/processor/process-payroll.js');
+  const { handler: deliverEvent } = await import('../functions/webhooks/deliver-event.js');
   const sqs = new SQSClient({
     endpoint: state.sqs_endpoint,
     region: state.region,

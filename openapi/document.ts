@@ -6,32 +6,10 @@ import {
 } from '@asteasolutions/zod-to-openapi';
 import type { z } from 'zod';
 import packageJson from '../package.json' with { type: 'json' };
-import { ROUTES, type RouteDef, type RouteId } from '../shared/http/routes.js';
-import { apiKeyOperations } from './api-keys.js';
-import { ERROR_SCHEMAS, EXAMPLE_IDS, successEnvelope, type ErrorStatus } from './common.js';
-import { employeeOperations } from './employees.js';
-import { logOperations } from './logs.js';
-import { metaOperations } from './meta.js';
-import type { OperationSpec, SuccessResponse } from './operation.js';
-import { payrollOperations } from './payroll.js';
-import { paystubOperations } from './paystubs.js';
-import { settingsOperations } from './settings.js';
-import { webhookOperations } from './webhooks-events.js';
-
-/**
- * Every route's documentation, by route id. `satisfies` makes a route without an entry a compile error; the
- * generator also refuses one at run time (test/unit/openapi.test.ts).
- */
-export const OPERATIONS = {
-  ...employeeOperations,
-  ...payrollOperations,
-  ...paystubOperations,
-  ...webhookOperations,
-  ...logOperations,
-  ...settingsOperations,
-  ...apiKeyOperations,
-  ...metaOperations,
-} satisfies Record<RouteId, OperationSpec>;
+import { EXAMPLE_IDS } from '../shared/api/common.js';
+import type { RouteDef, SuccessResponse } from '../shared/api/route.js';
+import { ROUTES } from '../shared/api/routes.js';
+import { ERROR_SCHEMAS, successEnvelope, type ErrorStatus } from './common.js';
 
 /** The service's version, as package.json states it. */
 const VERSION = packageJson.version;
@@ -197,7 +175,8 @@ function successResponse(route: RouteDef, s: SuccessResponse): ResponseConfig {
   return { description: s.description, headers: headers(responseHeaders(route, s.status), extra), content };
 }
 
-function responsesOf(route: RouteDef, spec: OperationSpec): RouteConfig['responses'] {
+function responsesOf(route: RouteDef): RouteConfig['responses'] {
+  const spec = route;
   const responses: RouteConfig['responses'] = {};
   for (const s of [...spec.success].sort((a, b) => a.status - b.status))
     responses[String(s.status)] = successResponse(route, s);
@@ -246,8 +225,7 @@ function responsesOf(route: RouteDef, spec: OperationSpec): RouteConfig['respons
 }
 
 function registerRoute(registry: OpenAPIRegistry, route: RouteDef): void {
-  const spec = (OPERATIONS as Partial<Record<string, OperationSpec>>)[route.id];
-  if (!spec) throw new Error(`Route ${route.id} (${route.method} ${route.path}) has no OpenAPI entry in openapi/`);
+  const spec = route;
   const scopeNote = route.scope
     ? `\n\nRequires a token with the \`${route.scope}\` scope. Rate limit: the ${BUCKET_NAMES[route.bucket!]} bucket.`
     : '\n\nNo token needed.';
@@ -273,7 +251,7 @@ function registerRoute(registry: OpenAPIRegistry, route: RouteDef): void {
         },
       }),
     },
-    responses: responsesOf(route, spec),
+    responses: responsesOf(route),
   });
 }
 

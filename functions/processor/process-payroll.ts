@@ -1,10 +1,39 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import * as z from 'zod';
+import { systemDeps } from '../../shared/adapters/clock.js';
+import { defaultTable } from '../../shared/adapters/dynamo.js';
+import { fieldEncryptor } from '../../shared/adapters/envelope-encryption.js';
 import { logger } from '../../shared/adapters/logger.js';
+import { defaultObjectStore } from '../../shared/adapters/object-store.js';
+import { Queue, sqsClient } from '../../shared/adapters/queue.js';
+import { required } from '../../shared/config/env.js';
+import { DisbursementSequenceRepository } from '../../shared/data/disbursement-sequence-repository.js';
+import { EmployeeRepository } from '../../shared/data/employee-repository.js';
+import { EventRepository } from '../../shared/data/event-repository.js';
+import { OrganizationRepository } from '../../shared/data/organization-repository.js';
+import { PayrollRepository } from '../../shared/data/payroll-repository.js';
+import { PaystubRepository } from '../../shared/data/paystub-repository.js';
 import { QUEUE_DEFINITIONS } from '../../shared/data/table-definition.js';
-import { processorServices } from '../../shared/http/processor-services.js';
-import { failRun, processMessage } from '../../shared/use-cases/process-payroll.js';
+import { WebhookRepository } from '../../shared/data/webhook-repository.js';
+import { failRun, processMessage, type ProcessorServices } from '../../shared/use-cases/process-payroll.js';
+
+const table = defaultTable();
+const services: ProcessorServices = {
+  payrolls: new PayrollRepository(table),
+  employees: new EmployeeRepository(table),
+  organizations: new OrganizationRepository(table),
+  sequences: new DisbursementSequenceRepository(table),
+  paystubs: new PaystubRepository(table),
+  events: new EventRepository(table),
+  webhooks: new WebhookRepository(table),
+  objects: defaultObjectStore(),
+  queue: new Queue(sqsClient(), required('PAYROLL_QUEUE_URL')),
+  webhookQueue: new Queue(sqsClient(), required('WEBHOOK_QUEUE_URL')),
+  // The processor unwraps bank account numbers for the NACHA file, and nothing else.
+  encryptor: fieldEncryptor('bank-account'),
+  deps: systemDeps,
+};
 
 const message = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('start'), organization_id: z.string(), payroll_id: z.string() }),
@@ -30,7 +59,7 @@ async function handleRecord(record: SQSRecord): Promise<void> {
   }
   const context = { payroll_id: parsed.payroll_id, organization_id: parsed.organization_id, kind: parsed.kind };
   try {
-    await processMessage(processorServices(), parsed);
+    await processMessage(services, parsed);
   } catch (err) {
     const receives = Number(record.attributes.ApproximateReceiveCount ?? '1');
     logger.warn('payroll step failed', { ...context, receives, error: err as Error });
@@ -38,7 +67,7 @@ async function handleRecord(record: SQSRecord): Promise<void> {
       // The queue gives up after this attempt (the message goes to the dead-letter queue): the run must not stay
       // `processing` forever, so it ends `failed` with the reason.
       const reason = `Processing failed after ${receives} attempts (${parsed.kind} step): ${(err as Error).name}`;
-      await failRun(processorServices(), parsed.organization_id, parsed.payroll_id, reason);
+      await failRun(services, parsed.organization_id, parsed.payroll_id, reason);
       logger.error('payroll failed', { ...context, reason });
     }
     throw err;

@@ -2,38 +2,36 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import * as z from 'zod';
+import { systemDeps } from '../../shared/adapters/clock.js';
+import { defaultTable } from '../../shared/adapters/dynamo.js';
 import { fieldEncryptor } from '../../shared/adapters/envelope-encryption.js';
 import { logger } from '../../shared/adapters/logger.js';
-import { sqsClient } from '../../shared/adapters/queue.js';
+import { Queue, sqsClient } from '../../shared/adapters/queue.js';
 import { config, required, webhookUrlPolicy } from '../../shared/config/env.js';
-import { eventServices } from '../../shared/http/record-services.js';
+import { EventRepository } from '../../shared/data/event-repository.js';
+import { WebhookRepository } from '../../shared/data/webhook-repository.js';
 import { deliverEvent, type DeliveryServices } from '../../shared/use-cases/events.js';
 
 const message = z.object({ organization_id: z.string(), event_id: z.string(), webhook_id: z.string() });
 const processor = new BatchProcessor(EventType.SQS);
 
-let services: DeliveryServices | undefined;
-function deliveryServices(): DeliveryServices {
-  if (!services) {
-    const p = eventServices();
-    services = {
-      events: p.events,
-      webhooks: p.webhooks,
-      webhookQueue: p.webhookQueue,
-      deps: p.deps,
-      encryptor: fieldEncryptor('webhook-secret'),
-      environment: webhookUrlPolicy(),
-      retryDelaysSeconds: config().PAYROLL_WEBHOOK_RETRY_DELAYS_S,
-    };
-  }
-  return services;
-}
+const table = defaultTable();
+const queueUrl = required('WEBHOOK_QUEUE_URL');
+/** Exported for the fault-injection tests, which crash the very repositories this handler uses. */
+export const services: DeliveryServices = {
+  events: new EventRepository(table),
+  webhooks: new WebhookRepository(table),
+  webhookQueue: new Queue(sqsClient(), queueUrl),
+  deps: systemDeps,
+  encryptor: fieldEncryptor('webhook-secret'),
+  environment: webhookUrlPolicy(),
+  retryDelaysSeconds: config().PAYROLL_WEBHOOK_RETRY_DELAYS_S,
+};
 
-/** Retry delay and dead-lettering ride on SQS: the message becomes visible again after the delay, or at once to be dead-lettered. */
 async function setVisibility(record: SQSRecord, seconds: number): Promise<void> {
   await sqsClient().send(
     new ChangeMessageVisibilityCommand({
-      QueueUrl: required('WEBHOOK_QUEUE_URL'),
+      QueueUrl: queueUrl,
       ReceiptHandle: record.receiptHandle,
       VisibilityTimeout: seconds,
     }),
@@ -49,7 +47,7 @@ async function handleRecord(record: SQSRecord): Promise<void> {
     return;
   }
   const receives = Number(record.attributes.ApproximateReceiveCount ?? '1');
-  const outcome = await deliverEvent(deliveryServices(), parsed.data, receives);
+  const outcome = await deliverEvent(services, parsed.data, receives);
   if (outcome.kind === 'retry') {
     await setVisibility(record, outcome.delaySeconds);
     throw new DeliveryFailed(`attempt ${receives} failed; retrying in ${outcome.delaySeconds} s`);

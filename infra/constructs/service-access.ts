@@ -6,7 +6,7 @@ import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { KeyPurpose } from '../../shared/adapters/envelope-encryption.js';
-import type { Access } from '../../shared/http/routes.js';
+import type { Access } from '../../shared/api/route.js';
 import type { QueueName } from '../stateful-stack.js';
 import type { PayrollFunction } from './payroll-function.js';
 import { pascal } from '../names.js';

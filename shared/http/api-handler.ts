@@ -1,113 +1,138 @@
 import middy from '@middy/core';
-import type { APIGatewayProxyResult, Context } from 'aws-lambda';
+import httpRouterHandler, { type Route } from '@middy/http-router';
+import type { APIGatewayProxyResult } from 'aws-lambda';
 import type { z } from 'zod';
+import type { RouteDef } from '../api/route.js';
 import { InvalidQueryError, InvalidRequestError } from '../domain/errors.js';
 import { problemsFromZod } from '../schemas/problems.js';
 import { renderSuccess, type ApiResult } from './envelope.js';
+import { routeNotFound } from './fallback.js';
+import type { Gate } from './gate.js';
 import { authenticate, authorize } from './middleware/authenticate.js';
 import { errorEnvelope } from './middleware/error-envelope.js';
 import { jsonBody } from './middleware/json-body.js';
 import { rateLimitCheck, rateLimitHeaders } from './middleware/rate-limit.js';
 import { requestContext, requestIdOf, type ApiEvent } from './middleware/request-context.js';
 import type { Principal } from './principal.js';
-import type { RouteDef } from './routes.js';
 
-export interface ApiRequest<B, Q, P> {
+type Out<S> = S extends z.ZodType<infer T> ? T : Record<string, string>;
+type BodyOf<R extends RouteDef> = R['body'] extends { validatedBy: 'use-case' }
+  ? Record<string, unknown>
+  : R['body'] extends { schema: z.ZodType<infer T>; required: false }
+    ? T | undefined
+    : R['body'] extends { schema: z.ZodType<infer T> }
+      ? T
+      : undefined;
+
+/** What a use case is called with: the caller and the request, validated against the route's declaration. */
+export interface ApiRequest<R extends RouteDef> {
   principal: Principal;
-  body: B;
-  query: Q;
-  params: P;
+  body: BodyOf<R>;
+  query: Out<R['query']>;
+  params: Out<R['params']>;
   requestId: string;
   header(name: string): string | undefined;
   event: ApiEvent;
 }
 
-interface Schemas<B, Q, P> {
-  /** 'raw': the body must be a JSON object but the use case validates it (it needs stored settings to). */
-  body?: z.ZodType<B> | 'raw';
-  /**
-   * With a zod `body`: a request without a body (none, or an empty one) is accepted and the use case gets
-   * `undefined`; a body that is there is validated as a required one is, with the same problems.
-   */
-  bodyOptional?: boolean;
-  query?: z.ZodType<Q>;
-  params?: z.ZodType<P>;
+export type RouteHandler<R extends RouteDef> = (req: ApiRequest<R>) => Promise<ApiResult>;
+
+function headerOf(event: ApiEvent, name: string): string | undefined {
+  const headers = event.headers ?? {};
+  const key = Object.keys(headers).find((k) => k.toLowerCase() === name.toLowerCase());
+  return key === undefined ? undefined : (headers[key] ?? undefined);
 }
 
-type Out<S, Fallback> = S extends z.ZodType<infer T> ? T : Fallback;
-// biome-ignore lint/suspicious/noExplicitAny: a constraint over any schema triple; each use infers the real types
-type BodyOf<S extends Schemas<any, any, any>> = S['body'] extends 'raw'
-  ? Record<string, unknown>
-  : S['bodyOptional'] extends true
-    ? Out<S['body'], undefined> | undefined
-    : Out<S['body'], undefined>;
+function parse(schema: z.ZodType, value: unknown, Problem: typeof InvalidRequestError): unknown {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new Problem(problemsFromZod(parsed.error, value));
+  return parsed.data;
+}
+
+/** Validates the request against the route's declared schemas: every problem of a part at once, in `details`. */
+function validated(route: RouteDef, event: ApiEvent) {
+  const declared = route.body;
+  let body: unknown;
+  if (declared && event.jsonBody === undefined) {
+    if (declared.required !== false || declared.validatedBy)
+      throw new InvalidRequestError([{ code: 'required', message: 'A JSON object body is required' }]);
+  } else if (declared) {
+    body = declared.validatedBy ? event.jsonBody : parse(declared.schema, event.jsonBody, InvalidRequestError);
+  }
+  const rawQuery = event.queryStringParameters ?? {};
+  const query = route.query ? parse(route.query, rawQuery, InvalidQueryError) : rawQuery;
+  const rawParams = event.pathParameters ?? {};
+  const params = route.params ? parse(route.params, rawParams, InvalidQueryError) : rawParams;
+  if (route.headers) {
+    const named = Object.fromEntries(
+      Object.keys(route.headers.shape).map((name) => [name, headerOf(event, name)] as const),
+    );
+    parse(route.headers, named, InvalidRequestError);
+  }
+  return { body, query, params };
+}
 
 /**
- * Builds a Lambda handler for one route: middleware first (request context, error envelope, HTTPS and auth,
- * JSON body), then zod validation of body, query and path, then the use case. Every problem of the body is
- * reported at once in `details`.
+ * One route's Lambda handler: middleware first (request context, error envelope, HTTPS and auth, rate limit,
+ * scope, JSON body), then validation against the route's declaration, then the use case.
  */
-// biome-ignore lint/suspicious/noExplicitAny: a constraint over any schema triple; each use infers the real types
-export function apiHandler<S extends Schemas<any, any, any>>(
-  route: RouteDef,
-  schemas: S,
-  fn: (
-    req: ApiRequest<BodyOf<S>, Out<S['query'], Record<string, string>>, Out<S['params'], Record<string, string>>>,
-  ) => Promise<ApiResult>,
-) {
-  const inner = async (event: ApiEvent, _context: Context): Promise<APIGatewayProxyResult> => {
-    const requestId = requestIdOf(event);
-    let body: unknown = event.jsonBody;
-    if (schemas.body === undefined) {
-      body = undefined;
-    } else if (body === undefined) {
-      if (!schemas.bodyOptional || schemas.body === 'raw')
-        throw new InvalidRequestError([{ code: 'required', message: 'A JSON object body is required' }]);
-    } else if (schemas.body !== 'raw') {
-      const parsed = schemas.body.safeParse(body);
-      if (!parsed.success) throw new InvalidRequestError(problemsFromZod(parsed.error, body));
-      body = parsed.data;
-    }
-    const rawQuery = event.queryStringParameters ?? {};
-    let query: unknown = rawQuery;
-    if (schemas.query) {
-      const parsed = schemas.query.safeParse(rawQuery);
-      if (!parsed.success) throw new InvalidQueryError(problemsFromZod(parsed.error, rawQuery));
-      query = parsed.data;
-    }
-    const rawParams = event.pathParameters ?? {};
-    let params: unknown = rawParams;
-    if (schemas.params) {
-      const parsed = schemas.params.safeParse(rawParams);
-      if (!parsed.success) throw new InvalidQueryError(problemsFromZod(parsed.error, rawParams));
-      params = parsed.data;
-    }
-    const headers = event.headers ?? {};
-    const result = await fn({
-      principal: event.principal!,
-      body: body as never,
-      query: query as never,
-      params: params as never,
-      requestId,
-      header: (name) => {
-        const key = Object.keys(headers).find((k) => k.toLowerCase() === name.toLowerCase());
-        return key === undefined ? undefined : (headers[key] ?? undefined);
-      },
-      event,
-    });
-    return renderSuccess(result, requestId);
-  };
-
+export function apiRoute<R extends RouteDef>(route: R, gate: Gate | undefined, fn: RouteHandler<R>) {
+  if (route.scope !== null && !gate) throw new Error(`Route ${route.id} needs a token: build its function a gate`);
   return (
     middy<ApiEvent, APIGatewayProxyResult>()
       // before: in this order; after/onError: in reverse, so headers are stamped on the envelope's response.
       .use(requestContext())
       .use(rateLimitHeaders())
       .use(errorEnvelope())
-      .use(authenticate(route))
-      .use(rateLimitCheck(route))
+      .use(authenticate(route, gate))
+      .use(rateLimitCheck(route, gate))
       .use(authorize(route))
       .use(jsonBody())
-      .handler(inner)
+      .handler(async (event) => {
+        const requestId = requestIdOf(event);
+        const result = await fn({
+          principal: event.principal!,
+          ...(validated(route, event) as Pick<ApiRequest<R>, 'body' | 'query' | 'params'>),
+          requestId,
+          header: (name) => headerOf(event, name),
+          event,
+        });
+        return renderSuccess(result, requestId);
+      })
   );
 }
+
+/**
+ * A function's handler: @middy/http-router dispatches each request on method and path to its route's handler.
+ * API Gateway only sends a function the methods declared for it; anything else (a request invoked by hand, the
+ * local server's fallback) gets the 404/405 answer of the routes given.
+ */
+export function apiRouter<const Rs extends Record<string, RouteDef>>(
+  declared: Rs,
+  handlers: { [K in keyof Rs]: RouteHandler<Rs[K]> },
+  options: { gate?: Gate; fallbackRoutes?: readonly RouteDef[] } = {},
+) {
+  const all = Object.values(declared);
+  const notFound = routeNotFound(options.fallbackRoutes ?? all);
+  const routes: Route<ApiEvent, APIGatewayProxyResult>[] = Object.entries(declared).map(([id, route]) => ({
+    method: route.method,
+    path: route.path,
+    handler: apiRoute(route, options.gate, handlers[id as keyof Rs] as RouteHandler<RouteDef>),
+  }));
+  const router = httpRouterHandler({
+    routes,
+    notFoundResponse: () => {
+      throw new RouteNotMatched();
+    },
+  });
+  return async (event: ApiEvent, context: import('aws-lambda').Context): Promise<APIGatewayProxyResult> => {
+    try {
+      return await router(event, context);
+    } catch (err) {
+      if (err instanceof RouteNotMatched) return notFound(event, context);
+      throw err;
+    }
+  };
+}
+
+class RouteNotMatched extends Error {}

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SCOPES_BY_TYPE, TOKEN_TYPES, type TokenType } from '../../shared/domain/scopes.js';
-import { ROUTES, type RouteDef } from '../../shared/http/routes.js';
+import { ROUTES, type RouteDef } from '../../shared/api/routes.js';
 import { runToEnd, startLocalStack, type HttpResponse, type RunningStack } from '../support/local-stack.js';
 import { payrollBody } from '../support/payroll-fixture.js';
 import { asReceived, typedClient } from '../support/typed-client.js';
@@ -38,6 +38,23 @@ const concrete = (path: string) => path.replace(/\{\w+\}/g, 'x_unknown');
 const bodyFor = (method: string) => (method === 'POST' || method === 'PATCH' ? {} : undefined);
 
 /** Generated from the route table: a new route is covered by this matrix without anyone editing it. */
+
+/** The authorization cache bound (PAYROLL_AUTH_CACHE_TTL_MS, 5 s by default), with a margin. */
+const CACHE_BOUND_MS = 5_000 + 2_000;
+
+/** A revoked token answers 401 on GET /v1/employees (another function than the one that revoked it) within the bound. */
+async function untilUnauthorized(token: string): Promise<void> {
+  const started = Date.now();
+  await vi.waitFor(
+    async () => {
+      const status = (await stack.request('GET', '/v1/employees', { token })).status;
+      if (status !== 401) throw new Error(`still ${status}`);
+    },
+    { timeout: CACHE_BOUND_MS, interval: 250 },
+  );
+  expect(Date.now() - started).toBeLessThan(CACHE_BOUND_MS);
+}
+
 describe('authorization matrix: every route × every token type', () => {
   const cases = ROUTES.filter((r) => r.scope !== null).flatMap((route) => TOKEN_TYPES.map((type) => ({ route, type })));
 
@@ -209,8 +226,12 @@ describe('authorization matrix: dead tokens and another organization, against re
     const revoked = await as('POST', '/v1/api-keys', { name: 'revoked', type: 'admin' });
     revokedToken = revoked.body.data.token;
     expect((await stack.request('GET', '/v1/employees', { token: revokedToken })).status).toBe(200);
+    expect((await stack.request('GET', '/v1/settings', { token: revokedToken })).status).toBe(200);
     expect((await as('DELETE', `/v1/api-keys/${revoked.body.data.api_key_id}`)).status).toBe(200);
-    expect((await stack.request('GET', '/v1/employees', { token: revokedToken })).status).toBe(401);
+    // At once on the function that revoked it (it evicts the token from its cache), within the cache bound on the
+    // others: each function is its own container, locally as deployed.
+    expect((await stack.request('GET', '/v1/settings', { token: revokedToken })).status).toBe(401);
+    await untilUnauthorized(revokedToken);
 
     const victim = await as('POST', '/v1/api-keys', { name: 'victim', type: 'read-only' });
     ids.apiKey = victim.body.data.api_key_id;
@@ -396,9 +417,11 @@ describe('API keys', () => {
     const revoked = await admin().DELETE('/v1/api-keys/{id}', { params: { path: { id: api_key_id } } });
     expect(revoked.response.status).toBe(200);
     expect(revoked.data!.data.revoked_at).not.toBeNull();
-    const after = await typedClient(stack, token).GET('/v1/employees');
-    expect(after.response.status).toBe(401);
-    expect(after.error!.error.code).toBe('unauthorized');
+    // At once on the function that revoked it; within the authorization cache bound on the one that had cached it.
+    const sameFunction = await typedClient(stack, token).GET('/v1/api-keys');
+    expect(sameFunction.response.status).toBe(401);
+    expect(sameFunction.error!.error.code).toBe('unauthorized');
+    await untilUnauthorized(token);
   });
 
   it('refuses a token once it has expired', async () => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ROUTES } from '../../shared/http/routes.js';
+import { ROUTES } from '../../shared/api/routes.js';
 import { startLocalStack, type HttpResponse, type RunningStack } from '../support/local-stack.js';
 
 /**

@@ -8,7 +8,10 @@ import { describe, expect, it } from 'vitest';
 import { addPayrollStacks } from '../../infra/app.js';
 import { AUDIT_INGEST_RETRY_ATTEMPTS, AuditLogIngestion } from '../../infra/constructs/audit-log-ingestion.js';
 import { PayrollFunction } from '../../infra/constructs/payroll-function.js';
-import { FALLBACK_HANDLER, ROUTES } from '../../shared/http/routes.js';
+import { FUNCTIONS, ROUTES } from '../../shared/api/routes.js';
+
+/** The functions that serve authenticated routes: every one but docs. */
+const AUTHENTICATED = FUNCTIONS.filter((f) => f.routes.some((r) => r.scope !== null)).map((f) => f.name);
 
 /**
  * The deployed audit pipeline: a subscription on every route function's log group, feeding one ingest function
@@ -53,13 +56,14 @@ const statementsOfRole = (roleId: string): Statement[] =>
     .flatMap(([, r]) => asArray<Statement>(r.Properties!.PolicyDocument.Statement));
 
 describe('audit log ingestion', () => {
-  it("subscribes every route function's log group, and no other, to the ingest function with the audit filter", () => {
+  it("subscribes every authenticated function's log group, and no other, to the ingest function with the audit filter", () => {
     const filters = ofType('AWS::Logs::SubscriptionFilter').map(([, r]) => r.Properties!);
-    expect(filters.length).toBe(ROUTES.length);
+    expect(AUTHENTICATED).toEqual(['employees', 'payroll', 'paystubs', 'webhooks', 'admin']);
+    expect(filters.length).toBe(AUTHENTICATED.length);
     const subscribed = filters.map((f) => (f.LogGroupName as { Ref: string }).Ref).sort();
-    const routeLogGroups = ROUTES.map((r) => logicalId(stacks.api.functions[r.id]!.logGroup)).sort();
+    const routeLogGroups = AUTHENTICATED.map((name) => logicalId(stacks.api.functions[name]!.logGroup)).sort();
     expect(subscribed).toEqual(routeLogGroups);
-    expect(subscribed).not.toContain(logicalId(stacks.api.functions[FALLBACK_HANDLER]!.logGroup));
+    expect(subscribed).not.toContain(logicalId(stacks.api.functions.docs!.logGroup));
     // Never its own log group: its lines are not audit lines, and a loop would feed on itself.
     expect(subscribed).not.toContain(logicalId(ingest.logGroup));
     for (const f of filters) {
@@ -84,12 +88,12 @@ describe('audit log ingestion', () => {
     expect(prefix).toBe(`/payroll/${stacks.api.stackName}/routes/`);
     expect(JSON.stringify(p!.SourceArn)).toContain(`:log-group:${prefix}*`);
     // Every subscribed log group is under the prefix; the fallback's and the ingest function's own are not.
-    for (const route of ROUTES) {
-      expect(resources[logicalId(stacks.api.functions[route.id]!.logGroup)]!.Properties!.LogGroupName).toMatch(
+    for (const name of AUTHENTICATED) {
+      expect(resources[logicalId(stacks.api.functions[name]!.logGroup)]!.Properties!.LogGroupName).toMatch(
         new RegExp(`^${prefix}[A-Za-z]+$`),
       );
     }
-    for (const other of [stacks.api.functions[FALLBACK_HANDLER]!.logGroup, ingest.logGroup]) {
+    for (const other of [stacks.api.functions.docs!.logGroup, ingest.logGroup]) {
       expect(String(resources[logicalId(other)]!.Properties!.LogGroupName ?? '')).not.toContain(prefix);
     }
   });
@@ -168,10 +172,11 @@ describe('audit log ingestion', () => {
     });
   });
 
-  it('serves GET /v1/logs from its own function, admin only, with the page-token secret', () => {
+  it('serves GET /v1/logs from the admin function, admin only, with the page-token secret', () => {
     const route = ROUTES.find((r) => r.id === 'listLogs')!;
     expect(route).toMatchObject({ method: 'GET', path: '/v1/logs', scope: 'admin', access: ['secret:signing'] });
-    const env = resources[logicalId(stacks.api.functions.listLogs!.function)]!.Properties!.Environment.Variables;
+    expect(route.function).toBe('admin');
+    const env = resources[logicalId(stacks.api.functions.admin!.function)]!.Properties!.Environment.Variables;
     expect(env.PAYROLL_SIGNING_SECRET_ARN).toBeDefined();
   });
 });

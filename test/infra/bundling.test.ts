@@ -11,8 +11,8 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { addPayrollStacks } from '../../infra/app.js';
 import { PayrollFunction } from '../../infra/constructs/payroll-function.js';
 import { lambdaBuildOptions } from '../../infra/bundling/options.js';
-import { ALL_HANDLERS, bundleSpecOf, WORKER_HANDLERS } from '../../infra/lambda-functions.js';
-import { ROUTES, routeById, type RouteDef } from '../../shared/http/routes.js';
+import { accessOf, ALL_HANDLERS, apiHandlerOf, bundleSpecOf, WORKER_HANDLERS } from '../../infra/lambda-functions.js';
+import { FUNCTIONS, routeById } from '../../shared/api/routes.js';
 import { samplePaystub } from '../fixtures/paystub-document.js';
 import { testEngines } from '../support/engines.js';
 
@@ -29,6 +29,16 @@ const nodeEnv = (dir: string, env: Record<string, string> = {}) => ({
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   ...env,
 });
+// What a deployment sets (infra/constructs/service-access.ts): each function builds its clients at module scope.
+const deployedVariables = {
+  TABLE_NAME: 'payroll-table',
+  DISBURSEMENT_BUCKET: 'payroll-bucket',
+  PAYROLL_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/payroll',
+  WEBHOOK_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/webhooks',
+  PAYROLL_KMS_KEY_ID: 'arn:aws:kms:us-east-1:000000000000:key/00000000-0000-0000-0000-000000000000',
+  PAYROLL_SIGNING_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:000000000000:secret:signing',
+  PAYROLL_ENVIRONMENT: 'sandbox',
+};
 /** Every code file of an asset folder. */
 const codeFiles = (dir: string) =>
   readdirSync(dir, { recursive: true, encoding: 'utf8' })
@@ -122,7 +132,7 @@ describe('function bundles', () => {
             '-e',
             `const m = await import(${JSON.stringify(`file://${b.file}`)}); console.log(typeof m.handler);`,
           ],
-          { cwd: dir, env: nodeEnv(dir) },
+          { cwd: dir, env: nodeEnv(dir, deployedVariables) },
         );
         return { entry: b.entry, handler: stdout.trim() };
       }),
@@ -136,10 +146,10 @@ describe('function bundles', () => {
       .filter((b) => b.load.onFirstUse.some((u) => s3(u.entryPoint)))
       .map((b) => b.entry)
       .sort();
-    // Exactly the functions granted the bucket: the routes with bucket access, and the processor.
-    const granted = (ROUTES as readonly RouteDef[])
-      .filter((r) => r.access?.some((a) => a.startsWith('bucket:')))
-      .map((r) => r.handler as string);
+    // Exactly the functions granted the bucket: those serving routes with bucket access, and the processor.
+    const granted = FUNCTIONS.filter((f) => accessOf(f.routes).some((a) => a.startsWith('bucket:'))).map((f) =>
+      apiHandlerOf(f.name),
+    );
     expect(users).toEqual([...new Set([...granted, WORKER_HANDLERS.processor])].sort());
     for (const bundle of bundles) {
       // The S3 client's code: in a chunk of the asset, never in what a cold start loads.
@@ -203,7 +213,7 @@ describe('function bundles', () => {
 
   /** The PDF renderer is imported on the first PDF request: a chunk of get-paystub's asset, not of its cold start. */
   describe('the paystub PDF renderer', () => {
-    const paystub = () => bundles.find((b) => b.entry === routeById.getPaystub.handler)!;
+    const paystub = () => bundles.find((b) => b.entry === apiHandlerOf(routeById.getPaystub.function))!;
     const renderer = () => paystub().load.onFirstUse.find((u) => u.entryPoint === 'shared/adapters/paystub-pdf.ts')!;
 
     it('keeps it out of what get-paystub loads at a cold start, in a chunk of its own asset', () => {
@@ -302,7 +312,7 @@ describe("the CDK app's assets", () => {
           '-e',
           `const m = await import(${JSON.stringify(`file://${join(asset.dir, 'index.mjs')}`)}); console.log(typeof m.handler);`,
         ],
-        { cwd: outdir, env: nodeEnv(outdir) },
+        { cwd: outdir, env: nodeEnv(outdir, deployedVariables) },
       );
       expect({ id: asset.id, handler: stdout.trim() }).toEqual({ id: asset.id, handler: 'function' });
     }

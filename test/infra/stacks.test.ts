@@ -41,7 +41,9 @@ import { objectKeys } from '../../shared/adapters/object-store.js';
 import { GSI2, keys } from '../../shared/data/keys.js';
 import { MAX_DELIVERY_ATTEMPTS } from '../../shared/domain/events.js';
 import { QUEUE_DEFINITIONS, TABLE_DEFINITION } from '../../shared/data/table-definition.js';
-import { type Access, FALLBACK_HANDLER, ROUTES, type RouteDef } from '../../shared/http/routes.js';
+import type { FunctionName } from '../../shared/api/route.js';
+import { type Access, FUNCTIONS, ROUTES, type RouteDef, routeById } from '../../shared/api/routes.js';
+import { accessOf, apiHandlerOf, WORKER_HANDLERS } from '../../infra/lambda-functions.js';
 import { handlerEnvironment, type StackState } from '../../local/stack-state.js';
 
 /**
@@ -134,8 +136,10 @@ function idsOf(fn: PayrollFunction) {
   };
 }
 
+/** The function of a route (by route id) or by its name (`employees`, `docs`…). */
 function functionOf(stacks: { api: ApiStack }, id: string) {
-  const fn = stacks.api.functions[id];
+  const name = ((routeById as Record<string, RouteDef>)[id]?.function ?? id) as FunctionName;
+  const fn = stacks.api.functions[name];
   if (!fn) throw new Error(`No function for ${id}`);
   return idsOf(fn);
 }
@@ -479,8 +483,9 @@ describe('api stack', () => {
     ]);
   });
 
-  it('has one function per route plus the fallback and the audit ingester, all nodejs22.x on arm64 with active tracing', () => {
-    template.resourceCountIs('AWS::Lambda::Function', ROUTES.length + 2);
+  it('has one function per resource (docs answering what no route claims) and the audit ingester, all nodejs22.x on arm64 with active tracing', () => {
+    expect(FUNCTIONS.map((f) => f.name)).toEqual(['employees', 'payroll', 'paystubs', 'webhooks', 'admin', 'docs']);
+    template.resourceCountIs('AWS::Lambda::Function', FUNCTIONS.length + 1);
     const functions = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Function');
     for (const fn of functions) {
       expect(fn.Properties).toMatchObject({
@@ -504,7 +509,7 @@ describe('api stack', () => {
   });
 
   it('gives no function a layer: each bundle carries the AWS SDK it uses', () => {
-    expectNoLayers(resources, ROUTES.length + 2);
+    expectNoLayers(resources, FUNCTIONS.length + 1);
   });
 
   it('has every caller invoke a function directly: no alias, no published version', () => {
@@ -513,11 +518,15 @@ describe('api stack', () => {
       expectInvokedDirectly(resourcesOf(template));
   });
 
-  it('stays well within the 500 resources CloudFormation allows a stack, with room for more routes', () => {
-    // About 10 resources a route (function, role, two policies, log group, method, permissions, subscription):
-    // past 450, split the stack before the next routes make a deploy fail.
-    console.log(`API stack: ${Object.keys(resources).length} resources`);
-    expect(Object.keys(resources).length).toBeLessThanOrEqual(450);
+  it('stays within 350 of the 500 resources CloudFormation allows a stack, with room for more routes', () => {
+    // A route costs its method (and a resource per new path segment, with its ANY): about two. A resource group
+    // costs a function, its role, two policies, a log group, an invoke permission and a subscription filter.
+    const count = Object.keys(resources).length;
+    console.log(`API stack: ${count} resources`);
+    expect(count).toBeLessThanOrEqual(350);
+    const byType = (type: string) => Object.values(resources).filter((r) => r.Type === type).length;
+    expect(byType('AWS::ApiGateway::Method')).toBe(ROUTES.length + byType('AWS::ApiGateway::Resource') + 1);
+    expect(byType('AWS::Lambda::Permission')).toBe(FUNCTIONS.length + 1);
   });
 
   /** Full path of every API Gateway resource, by logical id ('' for the root). */
@@ -552,7 +561,7 @@ describe('api stack', () => {
       });
   };
 
-  it('routes each entry of ROUTES to its own function, by its path as given', () => {
+  it("routes each entry of ROUTES to its resource's function, by its path as given", () => {
     const all = methods();
     for (const route of ROUTES) {
       const { functionId } = functionOf(sandbox, route.id);
@@ -565,7 +574,7 @@ describe('api stack', () => {
   });
 
   it('sends every other method and path to the fallback: ANY on each resource, the root and a root {proxy+}', () => {
-    const { functionId } = functionOf(sandbox, FALLBACK_HANDLER);
+    const { functionId } = functionOf(sandbox, 'docs');
     const all = methods();
     const expectedPaths = new Set(['/', '/{proxy+}']);
     for (const route of ROUTES) {
@@ -575,14 +584,16 @@ describe('api stack', () => {
     const anyMethods = all.filter((m) => m.method === 'ANY');
     expect(new Set(anyMethods.map((m) => m.path))).toEqual(expectedPaths);
     for (const m of anyMethods) expect(m.uri).toContain(functionId);
-    // The fallback never sees a routed method.
-    for (const m of all.filter((x) => x.method !== 'ANY')) expect(m.uri).not.toContain(`"${functionId}"`);
+    // The docs function, which is the fallback, sees no other function's routed method.
+    const docsPaths = ROUTES.filter((r) => r.function === 'docs').map((r) => `${r.method} ${r.path}`);
+    for (const m of all.filter((x) => x.method !== 'ANY' && !docsPaths.includes(`${x.method} ${x.path}`)))
+      expect(m.uri).not.toContain(`"${functionId}"`);
   });
 
   it('answers CORS for the dashboard on another origin: the origin on every answer, preflights by the fallback', () => {
     // No OPTIONS method of API Gateway's own: the fallback's ANY takes the preflights (shared/http/cors.ts).
     expect(methods().filter((m) => m.method === 'OPTIONS')).toEqual([]);
-    for (const id of [...ROUTES.map((r) => r.id), FALLBACK_HANDLER]) {
+    for (const id of [...ROUTES.map((r) => r.id), 'docs']) {
       expect(environmentOf(sandbox.apiTemplate, functionOf(sandbox, id).functionId).PAYROLL_CORS_ALLOW_ORIGIN, id).toBe(
         '*',
       );
@@ -643,41 +654,45 @@ describe('least privilege', () => {
     expect(all.filter((action) => action === '*' || action.endsWith(':*'))).toEqual([]);
   });
 
-  it.each(ROUTES.map((r) => [r.id, r] as const))('%s gets the table and exactly its access list', (_, route) => {
-    const { roleId, functionId } = functionOf(sandbox, route.id);
-    const statements = statementsOfRole(template, roleId);
-    const actions = actionsOf(statements);
-    const directKms = actionsOf(direct(statements)).filter((a) => a.startsWith('kms:'));
-    const access = new Set<Access>(route.access);
+  const authenticated = FUNCTIONS.filter((f) => f.name !== 'docs');
+  it.each(authenticated.map((f) => [f.name, f] as const))(
+    "%s gets the table and exactly its routes' access",
+    (name, f) => {
+      const { roleId, functionId } = functionOf(sandbox, name);
+      const statements = statementsOfRole(template, roleId);
+      const actions = actionsOf(statements);
+      const directKms = actionsOf(direct(statements)).filter((a) => a.startsWith('kms:'));
+      const access = new Set<Access>(accessOf(f.routes));
 
-    expect(actions).toEqual(
-      expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query']),
-    );
-    expect(actions).not.toContain('dynamodb:Scan');
-    const kmsAccess = [...access].filter((a) => a.startsWith('kms:'));
-    expect(directKms.includes('kms:GenerateDataKey')).toBe(kmsAccess.some((a) => a.startsWith('kms:encrypt:')));
-    expect(directKms.includes('kms:Decrypt')).toBe(kmsAccess.some((a) => a.startsWith('kms:decrypt:')));
-    // Each direct key grant is confined to the purposes the route's access names.
-    const purposes = direct(statements)
-      .filter((st) => actionsOf([st]).some((a) => a.startsWith('kms:')))
-      .map((st) => st.Condition?.StringEquals?.['kms:EncryptionContext:purpose']);
-    expect(new Set(purposes)).toEqual(new Set(kmsAccess.map((a) => a.split(':')[2])));
-    expect(actions.includes('secretsmanager:GetSecretValue')).toBe(access.has('secret:signing'));
-    expect(actions.includes('s3:GetObject')).toBe(access.has('bucket:read'));
-    expect(actions.includes('s3:PutObject')).toBe(access.has('bucket:write'));
-    expect(actions.some((a) => a.startsWith('s3:'))).toBe(access.has('bucket:read') || access.has('bucket:write'));
-    expect(actions.includes('sqs:SendMessage')).toBe(
-      access.has('queue:payroll:send') || access.has('queue:webhooks:send'),
-    );
+      expect(actions).toEqual(
+        expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query']),
+      );
+      expect(actions).not.toContain('dynamodb:Scan');
+      const kmsAccess = [...access].filter((a) => a.startsWith('kms:'));
+      expect(directKms.includes('kms:GenerateDataKey')).toBe(kmsAccess.some((a) => a.startsWith('kms:encrypt:')));
+      expect(directKms.includes('kms:Decrypt')).toBe(kmsAccess.some((a) => a.startsWith('kms:decrypt:')));
+      // Each direct key grant is confined to the purposes the route's access names.
+      const purposes = direct(statements)
+        .filter((st) => actionsOf([st]).some((a) => a.startsWith('kms:')))
+        .map((st) => st.Condition?.StringEquals?.['kms:EncryptionContext:purpose']);
+      expect(new Set(purposes)).toEqual(new Set(kmsAccess.map((a) => a.split(':')[2])));
+      expect(actions.includes('secretsmanager:GetSecretValue')).toBe(access.has('secret:signing'));
+      expect(actions.includes('s3:GetObject')).toBe(access.has('bucket:read'));
+      expect(actions.includes('s3:PutObject')).toBe(access.has('bucket:write'));
+      expect(actions.some((a) => a.startsWith('s3:'))).toBe(access.has('bucket:read') || access.has('bucket:write'));
+      expect(actions.includes('sqs:SendMessage')).toBe(
+        access.has('queue:payroll:send') || access.has('queue:webhooks:send'),
+      );
 
-    const env = environmentOf(template, functionId);
-    expect(env.TABLE_NAME).toBeDefined();
-    expect('PAYROLL_KMS_KEY_ID' in env).toBe(kmsAccess.length > 0);
-    expect('PAYROLL_SIGNING_SECRET_ARN' in env).toBe(access.has('secret:signing'));
-    expect('DISBURSEMENT_BUCKET' in env).toBe(access.has('bucket:read') || access.has('bucket:write'));
-    expect('PAYROLL_QUEUE_URL' in env).toBe(access.has('queue:payroll:send'));
-    expect('WEBHOOK_QUEUE_URL' in env).toBe(access.has('queue:webhooks:send'));
-  });
+      const env = environmentOf(template, functionId);
+      expect(env.TABLE_NAME).toBeDefined();
+      expect('PAYROLL_KMS_KEY_ID' in env).toBe(kmsAccess.length > 0);
+      expect('PAYROLL_SIGNING_SECRET_ARN' in env).toBe(access.has('secret:signing'));
+      expect('DISBURSEMENT_BUCKET' in env).toBe(access.has('bucket:read') || access.has('bucket:write'));
+      expect('PAYROLL_QUEUE_URL' in env).toBe(access.has('queue:payroll:send'));
+      expect('WEBHOOK_QUEUE_URL' in env).toBe(access.has('queue:webhooks:send'));
+    },
+  );
 
   const bucketRoutes = ROUTES.filter((r) => r.access.some((a) => a.startsWith('bucket:')));
   it.each(bucketRoutes.map((r) => [r.id, r] as const))(
@@ -756,15 +771,17 @@ describe('least privilege', () => {
   });
 
   it('only lets DynamoDB use the key on behalf of a function without kms access', () => {
-    const route = ROUTES.find((r) => r.access.length === 0)!;
-    const statements = statementsOfRole(template, functionOf(sandbox, route.id).roleId);
+    const withoutKms = authenticated.find(
+      (f) => !accessOf(f.routes).some((a) => a.startsWith('kms:') || a.startsWith('bucket:')),
+    )!;
+    const statements = statementsOfRole(template, functionOf(sandbox, withoutKms.name).roleId);
     const kms = statements.filter((s) => actionsOf([s]).some((a) => a.startsWith('kms:')));
     expect(kms.length).toBe(1);
     expect(JSON.stringify(kms[0]!.Condition)).toContain('dynamodb.');
   });
 
-  it('gives the fallback nothing but its own logs and X-Ray', () => {
-    const { roleId, functionId } = functionOf(sandbox, FALLBACK_HANDLER);
+  it('gives the docs function, which is the fallback, nothing but its own logs and X-Ray', () => {
+    const { roleId, functionId } = functionOf(sandbox, 'docs');
     const actions = actionsOf(statementsOfRole(template, roleId));
     expect(new Set(actions)).toEqual(
       new Set(['logs:CreateLogStream', 'logs:PutLogEvents', 'xray:PutTraceSegments', 'xray:PutTelemetryRecords']),
@@ -779,8 +796,8 @@ describe('least privilege', () => {
           r.Type === 'AWS::IAM::Role' &&
           JSON.stringify(r.Properties!.AssumeRolePolicyDocument).includes('lambda.amazonaws.com'),
       );
-    // Routes, the fallback and the audit ingester.
-    expect(lambdaRoles(template).length).toBe(ROUTES.length + 2);
+    // One per resource function, and the audit ingester.
+    expect(lambdaRoles(template).length).toBe(FUNCTIONS.length + 1);
     expect(lambdaRoles(sandbox.workersTemplate).length).toBe(3);
     for (const role of [...lambdaRoles(template), ...lambdaRoles(sandbox.workersTemplate)])
       expect(role.Properties!.ManagedPolicyArns).toBeUndefined();
@@ -799,11 +816,13 @@ describe('least privilege', () => {
       'queue:payroll:send',
       'queue:webhooks:send',
     ];
+    // Each probe route in a function of its own (the names are not real resources: only the grants are read).
     const routes: RouteDef[] = everyAccess.map((access, i) => ({
+      ...ROUTES[0]!,
       id: `probe${i}`,
+      function: `probe${i}` as FunctionName,
       method: 'GET',
       path: `/v1/probe${i}`,
-      handler: ROUTES[0].handler,
       scope: null,
       bucket: null,
       summary: access,
@@ -1221,30 +1240,26 @@ describe('workers stack', () => {
 });
 
 /**
- * Deployed functions get only the variables their grants come with, while the local stack gives every handler
- * all of them; so each function that builds the processor services is checked here against its deployed
- * variables, the way its handler builds them: a handler that spreads the services (`{ ...s }`) reads every lazy
- * member, the encryptor included.
+ * Deployed functions get only the variables their grants come with, while the local stack gives every handler all
+ * of them. Each function builds its clients and repositories at module scope (its composition root), so each is
+ * loaded here with exactly its deployed variables: a variable its code needs and its grants do not bring fails its
+ * cold start, and fails here.
  */
 describe('deployed environment', () => {
-  const handlerSource = (handler: string) =>
-    readFileSync(new URL(`../../functions/${handler}.ts`, import.meta.url), 'utf8');
-  const spreads = (source: string) => /\.\.\.(s|processorServices\(\))\b/.test(source);
   const workerId = (name: keyof typeof sandbox.workers.functions) => idsOf(sandbox.workers.functions[name]).functionId;
-  const cases: [string, Template, string, boolean][] = [
-    ...ROUTES.filter((r) => handlerSource(r.handler).includes('processorServices(')).map(
-      (r) =>
-        [r.id, sandbox.apiTemplate, functionOf(sandbox, r.id).functionId, spreads(handlerSource(r.handler))] as [
+  const cases: [string, Template, string, string][] = [
+    ...FUNCTIONS.map(
+      (f) =>
+        [f.name, sandbox.apiTemplate, functionOf(sandbox, f.name).functionId, apiHandlerOf(f.name)] as [
           string,
           Template,
           string,
-          boolean,
+          string,
         ],
     ),
-    // The processor uses every member: the queue, the bucket and the key for the run, the webhook queue for its events.
-    ['processor', sandbox.workersTemplate, workerId('processor'), true],
-    ['sweeper', sandbox.workersTemplate, workerId('sweeper'), false],
-    ['deliverer', sandbox.workersTemplate, workerId('deliverer'), false],
+    ['processor', sandbox.workersTemplate, workerId('processor'), WORKER_HANDLERS.processor],
+    ['sweeper', sandbox.workersTemplate, workerId('sweeper'), WORKER_HANDLERS.sweeper],
+    ['deliverer', sandbox.workersTemplate, workerId('deliverer'), WORKER_HANDLERS.deliverer],
   ];
   const configVariable = /^(TABLE_NAME|DISBURSEMENT_BUCKET|PAYROLL_|WEBHOOK_QUEUE_URL|AWS_ENDPOINT_URL)/;
   /** What a token (an import, a reference) stands for in the deployed variables. */
@@ -1267,11 +1282,13 @@ describe('deployed environment', () => {
   }
 
   it.each(cases)(
-    '%s can build the processor services from its deployed variables',
-    async (_, template, functionId, spread) => {
+    '%s loads (builds its services) with its deployed variables alone',
+    async (_, template, functionId, entry) => {
       await withDeployedVariables(template, functionId, async () => {
-        const { processorServices } = await import('../../shared/http/processor-services.js');
-        expect(() => (spread ? { ...processorServices() } : processorServices())).not.toThrow();
+        const module = (await import(new URL(`../../functions/${entry}.ts`, import.meta.url).href)) as {
+          handler: unknown;
+        };
+        expect(typeof module.handler).toBe('function');
       });
     },
   );

@@ -148,9 +148,9 @@ describe('rotation grace through the handlers, with the system clock moved', () 
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(Date.now());
     handlers = {
-      listEmployees: (await import('../../functions/api/list-employees.js')).handler as Handler,
-      createApiKey: (await import('../../functions/api/create-api-key.js')).handler as Handler,
-      rotateApiKey: (await import('../../functions/api/rotate-api-key.js')).handler as Handler,
+      listEmployees: (await import('../../functions/api/employees.js')).handler as Handler,
+      createApiKey: (await import('../../functions/api/admin.js')).handler as Handler,
+      rotateApiKey: (await import('../../functions/api/admin.js')).handler as Handler,
     };
     const org = await createOrganization(new OrganizationRepository(table), pinnedDeps({ now: Date.now() }), {
       name: 'Grace Co',

@@ -18,7 +18,7 @@ import { sqsClient } from '../../shared/adapters/queue.js';
 import { resetConfigForTests } from '../../shared/config/env.js';
 import { GSI1 } from '../../shared/data/keys.js';
 import { QUEUE_DEFINITIONS } from '../../shared/data/table-definition.js';
-import { processorServices } from '../../shared/http/processor-services.js';
+import { servicesFromEnvironment } from '../support/services.js';
 import { createOrganization } from '../../shared/use-cases/api-keys.js';
 import { createEmployee } from '../../shared/use-cases/employees.js';
 import type { ProcessorServices } from '../../shared/use-cases/process-payroll.js';
@@ -263,7 +263,7 @@ beforeAll(async () => {
   });
   resetConfigForTests();
   handler = (await import('../../functions/processor/process-payroll.js')).handler as typeof handler;
-  s = processorServices();
+  s = servicesFromEnvironment();
   dynamo = await instrument(documentClient(), (r) => r.headers['x-amz-target']?.split('.')[1] ?? r.method);
   // The very instance the processor writes with.
   s3 = await instrument(

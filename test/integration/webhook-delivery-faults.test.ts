@@ -6,6 +6,7 @@ import {
   type Message,
 } from '@aws-sdk/client-sqs';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { defaultTable } from '../../shared/adapters/dynamo.js';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -14,8 +15,6 @@ import { fieldEncryptor } from '../../shared/adapters/envelope-encryption.js';
 import { sqsClient } from '../../shared/adapters/queue.js';
 import { resetConfigForTests } from '../../shared/config/env.js';
 import type { NewEvent } from '../../shared/data/event-repository.js';
-import { appServices } from '../../shared/http/context.js';
-import { processorServices } from '../../shared/http/processor-services.js';
 import {
   dispatchQuietly,
   MAX_DELIVERY_SWEEPS,
@@ -24,7 +23,7 @@ import {
   resumeUndispatchedEvents,
 } from '../../shared/use-cases/events.js';
 import { createWebhook } from '../../shared/use-cases/webhooks.js';
-import type { ProcessorServices } from '../../shared/use-cases/process-payroll.js';
+import type { DeliveryServices } from '../../shared/use-cases/events.js';
 import { lambdaContext } from '../support/api-event.js';
 import { createTestQueues, createTestTable, engineEnvironment, testSqsClient } from '../support/engines.js';
 import { startReceiver } from '../support/webhook-receiver.js';
@@ -61,7 +60,7 @@ const SECOND_RETRY_S = 11;
 const EVENT_TYPES = ['payroll.submitted', 'payroll.processing', 'payroll.completed'] as const;
 
 let queues: Awaited<ReturnType<typeof createTestQueues>>;
-let s: ProcessorServices;
+let s: DeliveryServices;
 let handler: (event: SQSEvent, context: typeof lambdaContext) => Promise<SQSBatchResponse>;
 const restores: (() => void)[] = [];
 const figures = {
@@ -90,8 +89,10 @@ beforeAll(async () => {
     POWERTOOLS_LOG_LEVEL: 'SILENT',
   });
   resetConfigForTests();
-  handler = (await import('../../functions/webhooks/deliver-event.js')).handler as typeof handler;
-  s = processorServices();
+  const worker = await import('../../functions/webhooks/deliver-event.js');
+  handler = worker.handler as typeof handler;
+  // The handler's own repositories and queue: the crashes are injected into what it calls.
+  s = worker.services;
 });
 
 afterEach(() => {
@@ -188,7 +189,7 @@ async function world(second: Behaviour) {
     data: { payroll_id: payrollId, status: type.split('.')[1] },
     created_at: systemDeps.now().toISOString(),
   }));
-  await appServices().table.doc.send(new TransactWriteCommand({ TransactItems: s.events.items(events) }));
+  await defaultTable().doc.send(new TransactWriteCommand({ TransactItems: s.events.items(events) }));
   return { orgId, endpoints, events };
 }
 type World = Awaited<ReturnType<typeof world>>;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { matchPath } from '../../shared/http/routes.js';
+import { matchPath } from '../../shared/api/routes.js';
 
 /**
  * Checks every answer the end-to-end tests receive against docs/openapi.json: the status must be documented

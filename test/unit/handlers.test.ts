@@ -33,10 +33,11 @@ function tokenItem(type: TokenType, expiresAt: string | null = null) {
 }
 
 const handlers = {
-  create: () => import('../../functions/api/create-employee.js').then((m) => m.handler),
-  get: () => import('../../functions/api/get-employee.js').then((m) => m.handler),
-  fallback: () => import('../../functions/api/route-not-found.js').then((m) => m.handler),
-  rotateKey: () => import('../../functions/api/rotate-api-key.js').then((m) => m.handler),
+  create: () => import('../../functions/api/employees.js').then((m) => m.handler),
+  get: () => import('../../functions/api/employees.js').then((m) => m.handler),
+  // The docs function also answers whatever no route claims.
+  fallback: () => import('../../functions/api/docs.js').then((m) => m.handler),
+  rotateKey: () => import('../../functions/api/admin.js').then((m) => m.handler),
 };
 
 async function call(which: keyof typeof handlers, event: ReturnType<typeof apiEvent>) {

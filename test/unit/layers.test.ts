@@ -11,7 +11,14 @@ import { describe, expect, it } from 'vitest';
  */
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const OUTSIDE_SHARED = ['functions', 'local', 'infra', 'openapi', 'scripts', 'bench', 'test', 'dashboard'];
-const ABOVE_DOMAIN = ['shared/adapters', 'shared/data', 'shared/use-cases', 'shared/http', 'shared/schemas'];
+const ABOVE_DOMAIN = [
+  'shared/adapters',
+  'shared/data',
+  'shared/use-cases',
+  'shared/api',
+  'shared/http',
+  'shared/schemas',
+];
 
 /**
  * Every module specifier a file names: import and export declarations (type-only ones too), `import x =
@@ -107,7 +114,7 @@ describe('the layers of the source tree', () => {
     // Not vacuous: the files are found and a known import resolves to where it points.
     const files = sourceFiles('shared');
     expect(files.length).toBeGreaterThan(50);
-    const routes = files.find((f) => f.endsWith(join('shared', 'http', 'routes.ts')))!;
+    const routes = files.find((f) => f.endsWith(join('shared', 'api', 'route.ts')))!;
     expect(specifiers(routes, readFileSync(routes, 'utf8')).map((s) => target(routes, s))).toContain(
       'shared/domain/scopes.js',
     );
@@ -117,7 +124,12 @@ describe('the layers of the source tree', () => {
     expect(violations('shared', OUTSIDE_SHARED)).toEqual([]);
   });
 
-  it('no file under shared/domain/ imports from the adapters, data, use-cases, http or schemas (the domain is pure)', () => {
+  it('no file under shared/domain/ imports from the adapters, data, use-cases, api, http or schemas (the domain is pure)', () => {
     expect(violations('shared/domain', ABOVE_DOMAIN)).toEqual([]);
+  });
+
+  it('the use cases know neither the route declarations nor HTTP, and the declarations do not know HTTP', () => {
+    expect(violations('shared/use-cases', ['shared/api', 'shared/http'])).toEqual([]);
+    expect(violations('shared/api', ['shared/http'])).toEqual([]);
   });
 });

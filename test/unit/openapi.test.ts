@@ -3,7 +3,7 @@ import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
-import { ROUTES } from '../../shared/http/routes.js';
+import { ROUTES } from '../../shared/api/routes.js';
 import { CLIENT_TYPES_PATH, clientTypes } from '../../openapi/client-types.js';
 import { buildOpenApiDocument, serializeOpenApi } from '../../openapi/document.js';
 

@@ -2,8 +2,8 @@ import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { InsecureTransportError, InsufficientScopeError } from '../../domain/errors.js';
 import { hasScope } from '../../domain/scopes.js';
-import { appServices, authenticator } from '../context.js';
-import type { RouteDef } from '../routes.js';
+import type { RouteDef } from '../../api/route.js';
+import type { Gate } from '../gate.js';
 import type { ApiEvent } from './request-context.js';
 
 function header(event: ApiEvent, name: string): string | undefined {
@@ -16,25 +16,23 @@ function header(event: ApiEvent, name: string): string | undefined {
 const lastStamped = new Map<string, number>();
 const STAMP_EVERY_MS = 60_000;
 
-async function stampLastUsed(orgId: string, apiKeyId: string): Promise<void> {
+async function stampLastUsed(gate: Gate, orgId: string, apiKeyId: string): Promise<void> {
   const now = Date.now();
   if (now - (lastStamped.get(apiKeyId) ?? 0) < STAMP_EVERY_MS) return;
   lastStamped.set(apiKeyId, now);
   if (lastStamped.size > 10_000) lastStamped.clear();
-  await appServices()
-    .apiKeys.touchLastUsed(orgId, apiKeyId, new Date(now).toISOString())
-    .catch(() => undefined);
+  await gate.apiKeys.touchLastUsed(orgId, apiKeyId, new Date(now).toISOString()).catch(() => undefined);
 }
 
 /** HTTPS only, then the bearer token. Runs in every handler, deployed and locally; `authorize` checks the scope. */
-export function authenticate(route: RouteDef): MiddlewareObj<ApiEvent, APIGatewayProxyResult> {
+export function authenticate(route: RouteDef, gate: Gate | undefined): MiddlewareObj<ApiEvent, APIGatewayProxyResult> {
   return {
     before: async ({ event }) => {
       if (header(event, 'x-forwarded-proto')?.toLowerCase() === 'http') throw new InsecureTransportError();
-      if (route.scope === null) return;
-      const principal = await authenticator().authenticate(header(event, 'authorization'));
+      if (route.scope === null || !gate) return;
+      const principal = await gate.authenticator.authenticate(header(event, 'authorization'));
       event.principal = principal;
-      await stampLastUsed(principal.organizationId, principal.apiKeyId);
+      await stampLastUsed(gate, principal.organizationId, principal.apiKeyId);
     },
   };
 }

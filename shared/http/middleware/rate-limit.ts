@@ -3,8 +3,8 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import { config } from '../../config/env.js';
 import { RateLimitedError } from '../../domain/errors.js';
 import type { RateDecision } from '../../domain/rate-limit.js';
-import { appServices } from '../context.js';
-import type { RateBucket, RouteDef } from '../routes.js';
+import type { RateBucket, RouteDef } from '../../api/route.js';
+import type { Gate } from '../gate.js';
 import type { ApiEvent } from './request-context.js';
 
 export type RateLimitedEvent = ApiEvent & { rateLimit?: RateDecision };
@@ -45,13 +45,16 @@ const stamp = (event: RateLimitedEvent, response: APIGatewayProxyResult | null) 
  * Per key and bucket (read, payroll-write, employee-write), right after authentication and before any work: a
  * refused request has written nothing but its rate-limit state. Registered after `authenticate`.
  */
-export function rateLimitCheck(route: RouteDef): MiddlewareObj<RateLimitedEvent, APIGatewayProxyResult> {
+export function rateLimitCheck(
+  route: RouteDef,
+  gate: Gate | undefined,
+): MiddlewareObj<RateLimitedEvent, APIGatewayProxyResult> {
   return {
     before: async ({ event }) => {
-      if (!route.bucket || !event.principal) return;
+      if (!route.bucket || !event.principal || !gate) return;
       const limit = perMinute(route.bucket);
       if (limit <= 0) return;
-      const decision = await appServices().rateLimits.take(`${event.principal.apiKeyId}#${route.bucket}`, {
+      const decision = await gate.rateLimits.take(`${event.principal.apiKeyId}#${route.bucket}`, {
         perMinute: limit,
       });
       event.rateLimit = decision;

@@ -1,0 +1,95 @@
+import { systemDeps } from '../../shared/adapters/clock.js';
+import { defaultTable } from '../../shared/adapters/dynamo.js';
+import { fieldEncryptor } from '../../shared/adapters/envelope-encryption.js';
+import { apiKeyRoutes } from '../../shared/api/api-keys.js';
+import { logRoutes } from '../../shared/api/logs.js';
+import { settingsRoutes } from '../../shared/api/settings.js';
+import { AuditRepository } from '../../shared/data/audit-repository.js';
+import { OrganizationRepository } from '../../shared/data/organization-repository.js';
+import { apiRouter } from '../../shared/http/api-handler.js';
+import { created, ok } from '../../shared/http/envelope.js';
+import { gateOver } from '../../shared/http/gate.js';
+import { listPage } from '../../shared/http/pagination.js';
+import { apiKeyView, createApiKey, revokeApiKey, rotateApiKey } from '../../shared/use-cases/api-keys.js';
+import { auditView, listAuditLog } from '../../shared/use-cases/audit.js';
+import { loadSettings, settingsView, updateSettings } from '../../shared/use-cases/settings.js';
+
+const table = defaultTable();
+const gate = gateOver(table);
+const { apiKeys } = gate;
+const organizations = new OrganizationRepository(table);
+const audit = new AuditRepository(table);
+// The funding account is envelope-encrypted like an employee's bank account.
+const encryptor = fieldEncryptor('bank-account');
+
+/** The organization's administration: API keys, settings and the audit log. */
+export const handler = apiRouter(
+  { ...apiKeyRoutes, ...settingsRoutes, ...logRoutes },
+  {
+    createApiKey: async ({ principal, body }) => {
+      const { record, token } = await createApiKey(
+        apiKeys,
+        systemDeps,
+        principal.organizationId,
+        principal.environment,
+        body,
+      );
+      return created(
+        { ...apiKeyView(record), token },
+        `/v1/api-keys/${record.api_key_id}`,
+        'API key created; the token is shown only once',
+      );
+    },
+    listApiKeys: async ({ principal, query }) => {
+      const orgId = principal.organizationId;
+      const page = await listPage({ orgId, query: 'api-keys' }, query.page_token, (start) =>
+        apiKeys.list(orgId, query.limit, start),
+      );
+      return ok({ api_keys: page.items.map(apiKeyView), next_page_token: page.next_page_token });
+    },
+    // The body is optional: an empty POST rotates with the default 24-hour grace period.
+    rotateApiKey: async ({ principal, body, params }) => {
+      const { record, token } = await rotateApiKey(
+        apiKeys,
+        systemDeps,
+        principal.organizationId,
+        params.id,
+        body?.grace_period_seconds,
+      );
+      // The old token now has an expiry: this container reads it again at once (others within the cache bound).
+      if (record.previous_token_hash) gate.authenticator.forget(record.previous_token_hash);
+      return ok({ ...apiKeyView(record), token }, 'API key rotated; the new token is shown only once');
+    },
+    revokeApiKey: async ({ principal, params }) => {
+      const revoked = await revokeApiKey(apiKeys, systemDeps, principal.organizationId, params.id);
+      // This container stops trusting the token at once; others within the authorization cache bound.
+      gate.authenticator.forget(revoked.token_hash);
+      return ok(apiKeyView(revoked), 'API key revoked');
+    },
+    getSettings: async ({ principal }) =>
+      ok(settingsView(await loadSettings(organizations, principal.organizationId), principal.environment)),
+    updateSettings: async ({ principal, body }) =>
+      ok(
+        settingsView(
+          await updateSettings({ organizations, encryptor, deps: systemDeps }, principal, body),
+          principal.environment,
+        ),
+        'Settings updated',
+      ),
+    listLogs: async ({ principal, query }) => {
+      const orgId = principal.organizationId;
+      const filters = {
+        api_key_id: query.api_key_id,
+        status: query.status,
+        path_prefix: query.path_prefix,
+        from: query.from,
+        to: query.to,
+      };
+      const page = await listPage({ orgId, query: `logs:${JSON.stringify(filters)}` }, query.page_token, (start) =>
+        listAuditLog(audit, systemDeps.now(), orgId, filters, query.limit, start),
+      );
+      return ok({ logs: page.items.map(auditView), next_page_token: page.next_page_token });
+    },
+  },
+  { gate },
+);

@@ -1,0 +1,109 @@
+import { systemDeps } from '../../shared/adapters/clock.js';
+import { defaultTable } from '../../shared/adapters/dynamo.js';
+import { defaultObjectStore, objectKeys } from '../../shared/adapters/object-store.js';
+import { Queue, sqsClient } from '../../shared/adapters/queue.js';
+import { payrollRoutes } from '../../shared/api/payroll.js';
+import { config, required } from '../../shared/config/env.js';
+import { EmployeeRepository } from '../../shared/data/employee-repository.js';
+import { EventRepository } from '../../shared/data/event-repository.js';
+import { OrganizationRepository } from '../../shared/data/organization-repository.js';
+import { PayrollRepository } from '../../shared/data/payroll-repository.js';
+import { PaystubRepository } from '../../shared/data/paystub-repository.js';
+import { WebhookRepository } from '../../shared/data/webhook-repository.js';
+import { NotFoundError, PayrollImmutableError } from '../../shared/domain/errors.js';
+import { apiRouter } from '../../shared/http/api-handler.js';
+import { ok } from '../../shared/http/envelope.js';
+import { gateOver } from '../../shared/http/gate.js';
+import { listPage } from '../../shared/http/pagination.js';
+import type { Principal } from '../../shared/http/principal.js';
+import { cancelPayroll } from '../../shared/use-cases/cancel-payroll.js';
+import { payrollEmployeeIds } from '../../shared/use-cases/payroll-employee-ids.js';
+import { payrollView } from '../../shared/use-cases/payroll-view.js';
+import { submitPayroll } from '../../shared/use-cases/submit-payroll.js';
+
+const table = defaultTable();
+const payrolls = new PayrollRepository(table);
+const objects = defaultObjectStore();
+const events = {
+  events: new EventRepository(table),
+  webhooks: new WebhookRepository(table),
+  webhookQueue: new Queue(sqsClient(), required('WEBHOOK_QUEUE_URL')),
+  deps: systemDeps,
+};
+const submission = {
+  ...events,
+  payrolls,
+  employees: new EmployeeRepository(table),
+  organizations: new OrganizationRepository(table),
+  objects,
+  queue: new Queue(sqsClient(), required('PAYROLL_QUEUE_URL')),
+  chunkSize: config().PAYROLL_CHUNK_SIZE,
+};
+
+/** PUT, PATCH and DELETE of a payroll: an unknown id is 404 like everywhere, a submitted payroll always 409. */
+const immutable = async ({ principal, params }: { principal: Principal; params: { id: string } }): Promise<never> => {
+  if (!(await payrolls.get(principal.organizationId, params.id))) throw new NotFoundError();
+  throw new PayrollImmutableError();
+};
+
+/** /v1/payroll: submission (and dry runs), history, a run with its progress, its NACHA file, sandbox cancel. */
+export const handler = apiRouter(
+  payrollRoutes,
+  {
+    submitPayroll: async ({ principal, body, query, header }) => {
+      const caller = { organizationId: principal.organizationId, environment: principal.environment };
+      const idempotencyKey = header('idempotency-key');
+      const outcome = await submitPayroll(submission, caller, body, { dryRun: query.dry_run, idempotencyKey });
+      if (outcome.kind === 'dry_run')
+        return { status: 200, message: 'Dry run: the payroll is valid and nothing was stored', data: outcome.data };
+      return {
+        status: 202,
+        message: 'Payroll accepted for processing',
+        data: outcome.data,
+        headers: {
+          Location: `/v1/payroll/${outcome.data.payroll_id}`,
+          ...(outcome.replayed && { 'Idempotent-Replayed': 'true' }),
+        },
+      };
+    },
+    listPayrolls: async ({ principal, query }) => {
+      const orgId = principal.organizationId;
+      const filters = { status: query.status, from: query.from, to: query.to };
+      const page = await listPage({ orgId, query: `payroll:${JSON.stringify(filters)}` }, query.page_token, (start) =>
+        payrolls.list(orgId, filters, query.limit, start),
+      );
+      return ok({ payrolls: page.items.map(payrollView.summary), next_page_token: page.next_page_token });
+    },
+    getPayroll: async ({ principal, params }) => {
+      const record = await payrolls.get(principal.organizationId, params.id);
+      if (!record) throw new NotFoundError();
+      const ids = await payrollEmployeeIds(objects, principal.organizationId, params.id);
+      return ok(payrollView.full(record, [...ids]));
+    },
+    /** The NACHA file as text/plain, or with `Accept: application/json` its control totals. 404 until it exists. */
+    getDisbursement: async ({ principal, params, header }) => {
+      const record = await payrolls.get(principal.organizationId, params.id);
+      if (!record?.disbursement) throw new NotFoundError();
+      if ((header('accept') ?? '').includes('application/json')) {
+        return ok({ payroll_id: record.payroll_id, ...payrollView.disbursementTotals(record)! });
+      }
+      const content = await objects.getText(objectKeys.disbursement(principal.organizationId, params.id));
+      if (content === undefined) throw new NotFoundError();
+      return {
+        status: 200,
+        message: 'OK',
+        raw: { body: content, contentType: 'text/plain; charset=us-ascii' },
+        headers: { 'Content-Disposition': `attachment; filename="${record.payroll_id}.ach"` },
+      };
+    },
+    cancelPayroll: async ({ principal, params }) => {
+      const services = { ...events, payrolls, paystubs: new PaystubRepository(table), objects };
+      const record = await cancelPayroll(services, config().PAYROLL_ENVIRONMENT, principal.organizationId, params.id);
+      return ok(payrollView.summary(record), 'Payroll cancelled');
+    },
+    replacePayroll: immutable,
+    updatePayroll: immutable,
+    deletePayroll: immutable,
+  },
+  { gate: gateOver(table) },
+);

@@ -1,0 +1,402 @@
+import * as z from 'zod';
+import { MAX_EMPLOYEES_PER_PAYROLL } from '../domain/payroll.js';
+import { PAYROLL_STATUSES } from '../domain/payroll-status.js';
+import type { payrollView } from '../use-cases/payroll-view.js';
+import type { SubmitOutcome } from '../use-cases/submit-payroll.js';
+import { listPayrollsQuery, payrollBodySchemas, payrollIdParams, submitPayrollQuery } from '../schemas/payroll.js';
+import { EXAMPLE_IDS, date, fits, id, page, timestamp, totals, type Fits } from './common.js';
+import { routes, type RouteDef } from './route.js';
+
+/** The body `validatePayrollBody` checks: its header schema with the entries it validates one by one. */
+export const submitPayrollBody = payrollBodySchemas.header
+  .extend({
+    employees: z
+      .array(payrollBodySchemas.entry)
+      .min(1)
+      .max(MAX_EMPLOYEES_PER_PAYROLL)
+      .meta({ description: 'An employee at most once' }),
+  })
+  .meta({ id: 'PayrollSubmission' });
+
+const payrollType = z.enum(['regular', 'off_cycle']);
+const effectiveEntryDate = date.meta({
+  description:
+    'The day the deposits settle: the pay date if it is a banking day, else the last banking day before it (employees are never paid late)',
+});
+const releaseBy = date.meta({
+  description:
+    'The banking day before `effective_entry_date`: the file must reach the bank by then (in production a pay date whose `release_by` is past is refused with 422 `pay_date_too_soon`)',
+});
+const contentHash = z
+  .string()
+  .regex(/^[0-9a-f]{64}$/)
+  .meta({ description: 'SHA-256 of the canonical body: what idempotency compares' });
+const payrollId = id('pay', EXAMPLE_IDS.payroll);
+
+const submittedPayroll = z
+  .strictObject({
+    payroll_id: payrollId,
+    status: z.literal('pending'),
+    type: payrollType,
+    pay_period_start: date,
+    pay_period_end: date,
+    pay_date: date,
+    effective_entry_date: effectiveEntryDate,
+    release_by: releaseBy,
+    employee_ids: z.array(z.string()),
+    employee_count: z.int().min(1),
+    totals,
+    content_hash: contentHash,
+    created_at: timestamp,
+  })
+  .meta({
+    id: 'SubmittedPayroll',
+    description: 'What a submission answers, and every replay of it: only what cannot change afterwards',
+  });
+fits<Fits<ReturnType<typeof payrollView.submitted>, typeof submittedPayroll>>(true);
+
+const dryRun = submittedPayroll
+  .omit({ payroll_id: true, status: true, created_at: true })
+  .meta({ id: 'PayrollDryRun', description: 'The computed totals; nothing was stored' });
+fits<Fits<Extract<SubmitOutcome, { kind: 'dry_run' }>['data'], typeof dryRun>>(true);
+
+const progress = z
+  .strictObject({ total: z.int().min(0), done: z.int().min(0) })
+  .meta({ description: 'Entries written so far' });
+
+export const payrollSummary = z
+  .strictObject({
+    payroll_id: payrollId,
+    status: z.enum(PAYROLL_STATUSES),
+    type: payrollType,
+    pay_period_start: date,
+    pay_period_end: date,
+    pay_date: date,
+    effective_entry_date: effectiveEntryDate,
+    release_by: releaseBy,
+    employee_count: z.int().min(1),
+    totals,
+    progress,
+    content_hash: contentHash,
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'PayrollSummary' });
+fits<Fits<ReturnType<typeof payrollView.summary>, typeof payrollSummary>>(true);
+
+const disbursementTotals = {
+  entry_count: z.int().min(0),
+  entry_hash: z
+    .string()
+    .regex(/^\d{10}$/)
+    .meta({ description: 'The NACHA entry hash' }),
+  total_credit: z.number().min(0).meta({ description: 'The deposits to employees' }),
+  total_debit: z.number().min(0).meta({
+    description:
+      'The offset debit to the funding account: equal to `total_credit` in a balanced file, 0 without a funding account',
+  }),
+  batch_count: z.int().min(0),
+  block_count: z.int().min(0),
+  file_id_modifier: z
+    .string()
+    .regex(/^[A-Z0-9]$/)
+    .meta({ description: 'A–Z then 0–9: the n-th file of the organization to this destination on its creation date' }),
+  effective_entry_date: effectiveEntryDate,
+  created_at: timestamp,
+};
+
+const payroll = payrollSummary
+  .extend({
+    employee_ids: z.array(z.string()),
+    status_history: z.array(
+      z.strictObject({ status: z.enum(PAYROLL_STATUSES), at: timestamp, reason: z.string().nullable() }),
+    ),
+    findings: z
+      .array(z.strictObject({ code: z.string(), message: z.string(), employee_id: z.string().nullable() }))
+      .meta({ description: 'Why a `rejected` run failed its compliance checks' }),
+    disbursement: z
+      .strictObject(disbursementTotals)
+      .nullable()
+      .meta({ description: "The NACHA file's control totals, once written" }),
+    failure_reason: z.string().nullable(),
+  })
+  .meta({ id: 'Payroll' });
+fits<Fits<ReturnType<typeof payrollView.full>, typeof payroll>>(true);
+
+const disbursement = z.strictObject({ payroll_id: payrollId, ...disbursementTotals }).meta({ id: 'Disbursement' });
+
+const TOTALS = { gross_pay: 3200, bonuses: 150, deductions: 760.5, net_pay: 2589.5 };
+const HASH = '9e83f1c4be8e2a1d5f6c7b8a9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f7a8b9c0';
+const SUBMITTED = {
+  payroll_id: EXAMPLE_IDS.payroll,
+  status: 'pending',
+  type: 'regular',
+  pay_period_start: '2026-11-01',
+  pay_period_end: '2026-11-14',
+  pay_date: '2026-11-20',
+  effective_entry_date: '2026-11-20',
+  release_by: '2026-11-19',
+  employee_ids: [EXAMPLE_IDS.employee],
+  employee_count: 1,
+  totals: TOTALS,
+  content_hash: HASH,
+  created_at: '2026-11-17T15:02:21.004Z',
+} satisfies z.input<typeof submittedPayroll>;
+const { payroll_id: _id, status: _status, created_at: _created, ...DRY_RUN } = SUBMITTED;
+const SUMMARY = {
+  payroll_id: EXAMPLE_IDS.payroll,
+  status: 'completed',
+  type: 'regular',
+  pay_period_start: '2026-11-01',
+  pay_period_end: '2026-11-14',
+  pay_date: '2026-11-20',
+  effective_entry_date: '2026-11-20',
+  release_by: '2026-11-19',
+  employee_count: 1,
+  totals: TOTALS,
+  progress: { total: 1, done: 1 },
+  content_hash: HASH,
+  created_at: '2026-11-17T15:02:21.004Z',
+  updated_at: '2026-11-17T15:02:28.752Z',
+} satisfies z.input<typeof payrollSummary>;
+const DISBURSEMENT = {
+  entry_count: 2,
+  entry_hash: '0023100025',
+  total_credit: 2589.5,
+  total_debit: 2589.5,
+  batch_count: 1,
+  block_count: 1,
+  file_id_modifier: 'A',
+  effective_entry_date: '2026-11-20',
+  created_at: '2026-11-17T15:02:27.310Z',
+};
+const FULL = {
+  ...SUMMARY,
+  employee_ids: [EXAMPLE_IDS.employee],
+  status_history: [
+    { status: 'pending', at: '2026-11-17T15:02:21.004Z', reason: null },
+    { status: 'processing', at: '2026-11-17T15:02:21.530Z', reason: null },
+    { status: 'completed', at: '2026-11-17T15:02:28.752Z', reason: null },
+  ],
+  findings: [],
+  disbursement: DISBURSEMENT,
+  failure_reason: null,
+} satisfies z.input<typeof payroll>;
+
+const payrollParams = payrollIdParams.extend({
+  id: payrollIdParams.shape.id.meta({ description: 'A payroll run id', example: EXAMPLE_IDS.payroll }),
+});
+const idempotencyHeaders = z.object({
+  'Idempotency-Key': z.string().min(1).max(255).optional().meta({
+    description:
+      'The same key with the same body (compared by `content_hash`) replays the first 202 for 24 hours with `Idempotent-Replayed: true`; with another body it is 422 `idempotency_key_reused`.',
+    example: 'run-2026-11-01',
+  }),
+});
+const IMMUTABLE = {
+  tag: 'Payroll',
+  description:
+    'A submitted payroll cannot be changed: always `409 payroll_immutable` (404 for an unknown id). Correct a run with an `off_cycle` one.',
+  params: payrollParams,
+  success: [],
+  errors: { 404: 'No run with this id in your organization', 409: '`payroll_immutable`: always, for an existing run' },
+} satisfies Partial<RouteDef>;
+
+export const payrollRoutes = routes('payroll', {
+  submitPayroll: {
+    method: 'POST',
+    path: '/v1/payroll',
+    scope: 'write:payroll',
+    bucket: 'payroll_write',
+    summary: 'Submit a payroll run (or validate it with dry_run=true)',
+    access: ['bucket:read', 'bucket:write', 'queue:payroll:send', 'queue:webhooks:send'],
+    tag: 'Payroll',
+    description:
+      'Submits a payroll run, processed asynchronously (usually within seconds: `GET /v1/payroll/{id}`). A rejected submission lists every problem in `details`; the status is the most basic among them: 400 if any input is malformed, else 422, else 409. With `dry_run=true` the body is validated exactly as a submission and the totals are answered with 200; nothing is stored and no window is taken.',
+    query: submitPayrollQuery,
+    headers: idempotencyHeaders,
+    body: {
+      schema: submitPayrollBody,
+      validatedBy: 'use-case',
+      example: {
+        pay_period_start: '2026-11-01',
+        pay_period_end: '2026-11-14',
+        pay_date: '2026-11-20',
+        employees: [
+          {
+            employee_id: EXAMPLE_IDS.employee,
+            gross_pay: '3200.00',
+            hours_worked: 80,
+            bonuses: 150,
+            deductions: { taxes: 640.5, benefits: 120 },
+            notes: 'includes on-call',
+          },
+        ],
+      },
+    },
+    success: [
+      {
+        status: 202,
+        description: "Accepted for processing; `Location` is the run's URL",
+        schema: submittedPayroll,
+        envelope: 'SubmittedPayrollResponse',
+        message: 'Payroll accepted for processing',
+        example: SUBMITTED,
+        location: true,
+        headers: {
+          'Idempotent-Replayed': {
+            description:
+              '`true` when this answer replays an earlier submission with the same `Idempotency-Key` and body',
+            required: false,
+          },
+        },
+      },
+      {
+        status: 200,
+        description: '`dry_run=true`: the payroll is valid; nothing was stored',
+        schema: dryRun,
+        envelope: 'PayrollDryRunResponse',
+        message: 'Dry run: the payroll is valid and nothing was stored',
+        example: DRY_RUN,
+      },
+    ],
+    errors: {
+      400: '`invalid_request_body` (a field missing or malformed, an unknown field, an employee twice), `invalid_date_range` (a date blank, malformed or reversed) or `negative_pay`; also an `Idempotency-Key` outside 1–255 characters',
+      409: '`duplicate_payroll_window`: a regular run for this pay period exists (`details[0].payroll_id` names it)',
+      413: 'More than 25,000 employees, or a body over 6 MB',
+      422: "`employee_not_found` (unknown, removed or another organization's), `missing_bank_account`, `idempotency_key_reused`; in production also `pay_date_too_soon` (the file would reach the bank after its `release_by` day: `details[].earliest_pay_date` gives the earliest pay date still possible) and `originator_not_configured` (an originator field still holds its placeholder: `details[].field` names it)",
+    },
+  },
+  listPayrolls: {
+    method: 'GET',
+    path: '/v1/payroll',
+    scope: 'read:payroll',
+    bucket: 'read',
+    summary: 'Payroll history',
+    access: ['secret:signing'],
+    tag: 'Payroll',
+    description: 'Payroll history, newest first; `from`/`to` filter on the pay date.',
+    query: listPayrollsQuery,
+    success: [
+      {
+        status: 200,
+        description: 'One page',
+        schema: page('payrolls', payrollSummary),
+        envelope: 'PayrollListResponse',
+        example: { payrolls: [SUMMARY], next_page_token: null },
+      },
+    ],
+    errors: {
+      400: 'An invalid filter, `limit` or unknown parameter, or an altered or foreign `page_token` (`invalid_page_token`)',
+    },
+  },
+  getPayroll: {
+    method: 'GET',
+    path: '/v1/payroll/{id}',
+    scope: 'read:payroll',
+    bucket: 'read',
+    summary: 'Get a payroll run with its status, progress and history',
+    access: ['bucket:read'],
+    tag: 'Payroll',
+    description:
+      'A run with its status, progress, status history, totals, compliance findings, disbursement totals and failure reason.',
+    params: payrollParams,
+    success: [{ status: 200, description: 'The run', schema: payroll, envelope: 'PayrollResponse', example: FULL }],
+    errors: { 404: 'No run with this id in your organization' },
+  },
+  getDisbursement: {
+    method: 'GET',
+    path: '/v1/payroll/{id}/disbursement',
+    scope: 'read:payroll',
+    bucket: 'read',
+    summary: 'The NACHA file of a payroll run, or its control totals',
+    access: ['bucket:read'],
+    tag: 'Payroll',
+    description:
+      "The run's NACHA PPD file (`text/plain`, 94-character records): one batch of credits to employees, balanced by one offset debit to the funding account when the organization has one (service class 200; else credits only, 220). With `Accept: application/json` its control totals. 404 until the file exists. Account numbers appear only inside this file.",
+    params: payrollParams,
+    headers: z.object({
+      Accept: z.string().optional().meta({
+        description: '`application/json` for the control totals; anything else for the file',
+        example: 'application/json',
+      }),
+    }),
+    success: [
+      {
+        status: 200,
+        description: 'The NACHA file, or its control totals',
+        schema: disbursement,
+        envelope: 'DisbursementResponse',
+        example: { payroll_id: EXAMPLE_IDS.payroll, ...DISBURSEMENT },
+        alternatives: {
+          'text/plain': {
+            description: 'The NACHA file (`Content-Disposition: attachment; filename="pay_….ach"`)',
+            schema: { type: 'string' },
+            example: '101 021000021 10000000012611171002A094101SANDBOX BANK           PAYROLL API            \n…',
+          },
+        },
+        headers: {
+          'Content-Disposition': {
+            description: 'On the file: `attachment; filename="<payroll_id>.ach"`',
+            required: false,
+          },
+        },
+      },
+    ],
+    errors: { 404: 'No run with this id, or its file is not written yet' },
+  },
+  cancelPayroll: {
+    method: 'POST',
+    path: '/v1/payroll/{id}/cancel',
+    scope: 'write:payroll',
+    bucket: 'payroll_write',
+    summary: 'Cancel a payroll run (sandbox only)',
+    access: ['bucket:read', 'queue:webhooks:send'],
+    tag: 'Payroll',
+    description:
+      'Sandbox only. Cancels a `pending` or `completed` run: its window is freed and its paystubs become `voided` (still readable). Cancelling twice answers the cancelled run again.',
+    params: payrollParams,
+    success: [
+      {
+        status: 200,
+        description: 'The cancelled run',
+        schema: payrollSummary,
+        envelope: 'PayrollSummaryResponse',
+        message: 'Payroll cancelled',
+        example: { ...SUMMARY, status: 'cancelled' },
+      },
+    ],
+    errors: {
+      403: '`sandbox_only`: outside the sandbox',
+      404: 'No run with this id in your organization',
+      409: '`payroll_not_cancellable`: the run is being processed, or already rejected or failed',
+    },
+  },
+  replacePayroll: {
+    method: 'PUT',
+    path: '/v1/payroll/{id}',
+    scope: 'write:payroll',
+    bucket: 'payroll_write',
+    summary: 'Refused: a submitted payroll is immutable',
+    access: [],
+    ...IMMUTABLE,
+  },
+  updatePayroll: {
+    method: 'PATCH',
+    path: '/v1/payroll/{id}',
+    scope: 'write:payroll',
+    bucket: 'payroll_write',
+    summary: 'Refused: a submitted payroll is immutable',
+    access: [],
+    ...IMMUTABLE,
+  },
+  deletePayroll: {
+    method: 'DELETE',
+    path: '/v1/payroll/{id}',
+    scope: 'write:payroll',
+    bucket: 'payroll_write',
+    summary: 'Refused: a submitted payroll is immutable',
+    access: [],
+    ...IMMUTABLE,
+  },
+});

@@ -1,0 +1,150 @@
+import * as z from 'zod';
+import type { PaystubView } from '../use-cases/paystubs.js';
+import { listPaystubsQuery, paystubIdParams } from '../schemas/paystub.js';
+import { EXAMPLE_IDS, amount, date, fits, id, page, timestamp, type Fits } from './common.js';
+import { routes } from './route.js';
+
+const yearToDate = z.strictObject({ gross_pay: amount, bonuses: amount, deductions: amount, net_pay: amount }).meta({
+  description:
+    "The employee's issued paystubs of the same calendar year, up to and including this one (voided ones left out)",
+});
+
+const paystubFields = {
+  paystub_id: id('stub', EXAMPLE_IDS.paystub),
+  employee_id: z.string(),
+  payroll_id: z.string(),
+  employee_name: z.string(),
+  period_start: date,
+  period_end: date,
+  pay_date: date,
+  issued_date: date,
+  status: z
+    .enum(['issued', 'voided'])
+    .meta({ description: '`voided` for a cancelled run (sandbox) or a returned deposit; still readable' }),
+  hours_worked: z.number().min(0),
+  gross_pay: amount,
+  bonuses: amount,
+  deductions: z
+    .object({ total: amount.meta({ description: 'The sum of the deductions', example: 760.5 }) })
+    .catchall(amount)
+    .meta({ description: 'Each named deduction, and `total`', example: { taxes: 640.5, benefits: 120, total: 760.5 } }),
+  benefits: amount.meta({ description: 'Repeats the `benefits` deduction (0 without one)' }),
+  net_pay: amount,
+  payment: z.strictObject({
+    method: z.literal('direct_deposit'),
+    account_type: z.enum(['checking', 'savings']),
+    account_number_last4: z.string(),
+    routing_number: z.string(),
+    trace_number: z
+      .string()
+      .nullable()
+      .meta({ description: 'The NACHA trace number of the deposit; `null` when the net pay is zero' }),
+    status: z.enum(['scheduled', 'no_payment', 'returned', 'cancelled']),
+  }),
+  notes: z.string().nullable(),
+  created_at: timestamp,
+};
+
+/** A list item: every field but `year_to_date` (one more query per paystub). */
+export const paystubListItem = z.strictObject(paystubFields).meta({ id: 'PaystubListItem' });
+fits<Fits<Omit<PaystubView, 'year_to_date'>, typeof paystubListItem>>(true);
+
+export const paystub = z.strictObject({ ...paystubFields, year_to_date: yearToDate }).meta({ id: 'Paystub' });
+fits<Fits<PaystubView & { year_to_date: object }, typeof paystub>>(true);
+
+const ITEM = {
+  paystub_id: EXAMPLE_IDS.paystub,
+  employee_id: EXAMPLE_IDS.employee,
+  payroll_id: EXAMPLE_IDS.payroll,
+  employee_name: 'Ada Lovelace',
+  period_start: '2026-11-01',
+  period_end: '2026-11-14',
+  pay_date: '2026-11-20',
+  issued_date: '2026-11-21',
+  status: 'issued',
+  hours_worked: 80,
+  gross_pay: 3200,
+  bonuses: 150,
+  deductions: { taxes: 640.5, benefits: 120, total: 760.5 },
+  benefits: 120,
+  net_pay: 2589.5,
+  payment: {
+    method: 'direct_deposit',
+    account_type: 'checking',
+    account_number_last4: '6789',
+    routing_number: '021000021',
+    trace_number: '021000020000001',
+    status: 'scheduled',
+  },
+  notes: null,
+  created_at: '2026-11-21T10:02:25.118Z',
+} satisfies z.input<typeof paystubListItem>;
+
+export const paystubRoutes = routes('paystubs', {
+  listPaystubs: {
+    method: 'GET',
+    path: '/v1/paystubs',
+    scope: 'read:paystubs',
+    bucket: 'read',
+    summary: 'List paystubs by employee, payroll and date range',
+    access: ['secret:signing'],
+    tag: 'Paystubs',
+    description:
+      'Paystubs of runs that have an outcome, newest pay date first, then by paystub id. Filters combine with AND; `from`/`to` select paystubs whose pay period overlaps the range. An unknown employee or payroll, an unfinished run, or a range with no period gives an empty page.',
+    query: listPaystubsQuery,
+    success: [
+      {
+        status: 200,
+        description: 'One page',
+        schema: page('paystubs', paystubListItem),
+        envelope: 'PaystubListResponse',
+        example: { paystubs: [ITEM], next_page_token: null },
+      },
+    ],
+    errors: {
+      400: 'An invalid value (a date like 2026-02-30, `from` after `to`, an unknown parameter), or an altered or foreign `page_token` (`invalid_page_token`)',
+    },
+  },
+  getPaystub: {
+    method: 'GET',
+    path: '/v1/paystubs/{id}',
+    scope: 'read:paystubs',
+    bucket: 'read',
+    summary: 'Get a paystub with year-to-date totals, as JSON or PDF',
+    access: [],
+    tag: 'Paystubs',
+    description:
+      'One paystub with its year-to-date totals; with `Accept: application/pdf` a printable earnings statement.',
+    params: paystubIdParams.extend({
+      id: paystubIdParams.shape.id.meta({ description: 'A paystub id', example: EXAMPLE_IDS.paystub }),
+    }),
+    headers: z.object({
+      Accept: z
+        .string()
+        .optional()
+        .meta({ description: '`application/pdf` for the printable statement', example: 'application/pdf' }),
+    }),
+    success: [
+      {
+        status: 200,
+        description: 'The paystub, or its PDF',
+        schema: paystub,
+        envelope: 'PaystubResponse',
+        example: { ...ITEM, year_to_date: { gross_pay: 19200, bonuses: 450, deductions: 4563, net_pay: 15087 } },
+        alternatives: {
+          'application/pdf': {
+            description: 'The earnings statement (`Content-Disposition: inline; filename="paystub-stub_….pdf"`)',
+            schema: { type: 'string', format: 'binary' },
+          },
+        },
+        headers: {
+          'Content-Disposition': {
+            description: 'On the PDF: `inline; filename="paystub-<paystub_id>.pdf"`',
+            required: false,
+          },
+        },
+      },
+    ],
+    errors: { 404: 'No paystub with this id in your organization, or its run has no outcome yet' },
+  },
+});

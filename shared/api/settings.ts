@@ -1,0 +1,145 @@
+import * as z from 'zod';
+import type { settingsView } from '../use-cases/settings.js';
+import { updateSettingsBody } from '../schemas/settings.js';
+import { amount, fits, timestamp, type Fits } from './common.js';
+import { routes } from './route.js';
+
+export const settings = z
+  .strictObject({
+    employment_types: z.array(z.string()),
+    pay_groups: z.array(z.string()),
+    pay_schedules: z.array(z.string()),
+    max_net_pay_per_employee: amount.meta({ description: "Compliance cap on one employee's net pay in a run" }),
+    max_payroll_total: amount.meta({ description: "Compliance cap on a run's total net pay" }),
+    originator: z
+      .strictObject({
+        company_name: z
+          .string()
+          .meta({ description: "Batch header: the name on employees' statements (16 characters of ACH text)" }),
+        company_identification: z
+          .string()
+          .meta({ description: 'Batch header: the company id your bank assigned (10 characters)' }),
+        originating_dfi_identification: z.string().meta({
+          description: "Batch header and trace numbers: the first 8 digits of your bank's (the ODFI's) routing number",
+        }),
+        immediate_destination: z
+          .string()
+          .meta({ description: 'File header: the routing number the file is sent to (9 digits, valid check digit)' }),
+        immediate_destination_name: z.string(),
+        immediate_origin: z
+          .string()
+          .meta({ description: 'File header: 10 characters your bank assigned (or a space and 9)' }),
+        immediate_origin_name: z.string(),
+      })
+      .meta({
+        description:
+          'What the NACHA file carries. A production organization starts with placeholders (all zeros, `NOT CONFIGURED`) and cannot submit payroll until each is set',
+      }),
+    originator_placeholders: z
+      .array(
+        z.enum([
+          'company_name',
+          'company_identification',
+          'originating_dfi_identification',
+          'immediate_destination',
+          'immediate_destination_name',
+          'immediate_origin',
+          'immediate_origin_name',
+        ]),
+      )
+      .meta({
+        description:
+          'The originator fields still holding the placeholder the organization was created with: payroll answers 422 `originator_not_configured` until this is empty (always empty in the sandbox)',
+      }),
+    funding_account: z
+      .strictObject({
+        routing_number: z.string(),
+        account_number_last4: z.string(),
+        account_type: z.enum(['checking', 'savings']),
+      })
+      .nullable()
+      .meta({
+        description:
+          "The employer account each file's offset debit draws on (balanced files); `null`: files carry credits only",
+      }),
+    updated_at: timestamp,
+  })
+  .meta({ id: 'Settings' });
+fits<Fits<ReturnType<typeof settingsView>, typeof settings>>(true);
+
+const SETTINGS = {
+  employment_types: ['full_time', 'part_time', 'contractor'],
+  pay_groups: ['default'],
+  pay_schedules: ['weekly', 'biweekly', 'semimonthly', 'monthly'],
+  max_net_pay_per_employee: 250000,
+  max_payroll_total: 100000000,
+  originator: {
+    company_name: 'ACME',
+    company_identification: '1000000001',
+    originating_dfi_identification: '02100002',
+    immediate_destination: '021000021',
+    immediate_destination_name: 'SANDBOX BANK',
+    immediate_origin: '1000000001',
+    immediate_origin_name: 'PAYROLL API',
+  },
+  originator_placeholders: [],
+  funding_account: { routing_number: '021000021', account_number_last4: '6789', account_type: 'checking' },
+  updated_at: '2026-11-02T09:10:00.000Z',
+} satisfies z.input<typeof settings>;
+
+export const settingsRoutes = routes('admin', {
+  getSettings: {
+    method: 'GET',
+    path: '/v1/settings',
+    scope: 'admin',
+    bucket: 'read',
+    summary: 'Get organization settings',
+    access: [],
+    tag: 'Settings',
+    description:
+      "The values employees' `employment_type`, `pay_group` and `pay_schedule` must match, the compliance caps, and the NACHA originator.",
+    success: [
+      { status: 200, description: 'The settings', schema: settings, envelope: 'SettingsResponse', example: SETTINGS },
+    ],
+  },
+  updateSettings: {
+    method: 'PATCH',
+    path: '/v1/settings',
+    scope: 'admin',
+    bucket: 'employee_write',
+    summary: 'Update organization settings',
+    access: ['kms:encrypt:bank-account'],
+    tag: 'Settings',
+    description:
+      "Replaces the lists it names and merges `originator` field by field. Originator fields are checked as strictly as the NACHA file needs them (400 naming the field): `immediate_destination` a routing number with a valid check digit, `immediate_origin` and `company_identification` 10 digits or uppercase letters (a leading space allowed in `immediate_origin`), names ACH text (stored uppercase), no all-zero placeholder. `funding_account` (`{routing_number, account_number, account_type}`, checked like an employee's) makes every later file balanced; `null` removes it. The account number is encrypted and answered as its last 4 digits.",
+    body: {
+      schema: updateSettingsBody,
+      example: {
+        pay_groups: ['default', 'hourly'],
+        max_net_pay_per_employee: '300000.00',
+        originator: { company_name: 'ACME CORP' },
+        funding_account: { routing_number: '021000021', account_number: '000123456789', account_type: 'checking' },
+      },
+    },
+    success: [
+      {
+        status: 200,
+        description: 'The updated settings',
+        schema: settings,
+        envelope: 'SettingsResponse',
+        message: 'Settings updated',
+        example: {
+          ...SETTINGS,
+          pay_groups: ['default', 'hourly'],
+          max_net_pay_per_employee: 300000,
+          originator: { ...SETTINGS.originator, company_name: 'ACME CORP' },
+        },
+      },
+    ],
+    errors: {
+      400: 'A malformed, duplicate or unknown field',
+      409: '`conflict`: modified concurrently, retry',
+      413: 'The body is over 6 MB',
+    },
+  },
+});

@@ -1,0 +1,327 @@
+import * as z from 'zod';
+import { DELIVERY_STATUSES, EVENT_TYPES, WEBHOOK_STATUSES } from '../domain/events.js';
+import type { eventView } from '../use-cases/events.js';
+import type { webhookView } from '../use-cases/webhooks.js';
+import {
+  createWebhookBody,
+  eventIdParams,
+  listEventsQuery,
+  listWebhooksQuery,
+  updateWebhookBody,
+  webhookIdParams,
+} from '../schemas/webhook.js';
+import { EXAMPLE_IDS, fits, id, page, timestamp, type Fits } from './common.js';
+import { routes } from './route.js';
+
+export const webhook = z
+  .strictObject({
+    webhook_id: id('whk', EXAMPLE_IDS.webhook),
+    url: z.string().meta({ format: 'uri' }),
+    events: z.array(z.enum(EVENT_TYPES)).nullable().meta({ description: '`null`: every event type' }),
+    description: z.string().nullable(),
+    status: z
+      .enum(WEBHOOK_STATUSES)
+      .meta({ description: '`unreliable`: paused after 5 consecutive failed events, until set `active` again' }),
+    consecutive_failures: z.int().min(0),
+    previous_secret_expires_at: timestamp
+      .nullable()
+      .meta({ description: 'Until then the rotated-out secret also signs' }),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'Webhook' });
+fits<Fits<ReturnType<typeof webhookView>, typeof webhook>>(true);
+
+const webhookWithSecret = webhook
+  .extend({
+    secret: z
+      .string()
+      .regex(/^whsec_/)
+      .meta({
+        description: 'The Standard Webhooks signing secret: shown only in this answer',
+        example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+      }),
+  })
+  .meta({ id: 'WebhookWithSecret' });
+
+const attempt = z.strictObject({
+  at: timestamp,
+  status_code: z.int().nullable().meta({ description: "The receiver's status; `null` when no answer came" }),
+  latency_ms: z.int().min(0),
+  error: z.string().nullable(),
+});
+
+export const event = z
+  .strictObject({
+    id: id('evt', EXAMPLE_IDS.event),
+    type: z.enum(EVENT_TYPES),
+    timestamp,
+    data: z.record(z.string(), z.unknown()).meta({
+      description:
+        'Payroll events: the run (`payroll_id`, `status`, `type`, the period, `pay_date`, `effective_entry_date`, `release_by`, `employee_count`, `totals`, `content_hash`) plus what the event adds (`reason`, `findings`, `disbursement`). `paystub.generated`: `payroll_id`, `paystub_count`, `pay_date`, `paystubs_url`.',
+    }),
+    payroll_id: z.string().nullable(),
+    deliveries: z.array(
+      z.strictObject({
+        webhook_id: z.string(),
+        url: z.string(),
+        status: z.enum(DELIVERY_STATUSES),
+        attempts: z.array(attempt),
+      }),
+    ),
+  })
+  .meta({
+    id: 'Event',
+    description:
+      'An event as receivers get it (`id`, `type`, `timestamp`, `data`), with its deliveries and every attempt',
+  });
+fits<Fits<Awaited<ReturnType<typeof eventView>>, typeof event>>(true);
+
+const WEBHOOK = {
+  webhook_id: EXAMPLE_IDS.webhook,
+  url: 'https://hooks.example.com/payroll',
+  events: ['payroll.completed', 'payroll.failed'],
+  description: 'ledger',
+  status: 'active',
+  consecutive_failures: 0,
+  previous_secret_expires_at: null,
+  created_at: '2026-11-02T09:20:00.000Z',
+  updated_at: '2026-11-02T09:20:00.000Z',
+} satisfies z.input<typeof webhook>;
+const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+const EVENT = {
+  id: EXAMPLE_IDS.event,
+  type: 'payroll.completed',
+  timestamp: '2026-11-21T10:02:28.752Z',
+  data: {
+    payroll_id: EXAMPLE_IDS.payroll,
+    status: 'completed',
+    type: 'regular',
+    pay_period_start: '2026-11-01',
+    pay_period_end: '2026-11-14',
+    pay_date: '2026-11-20',
+    employee_count: 1,
+    totals: { gross_pay: 3200, bonuses: 150, deductions: 760.5, net_pay: 2589.5 },
+    content_hash: '9e83f1c4be8e2a1d5f6c7b8a9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f7a8b9c0',
+  },
+  payroll_id: EXAMPLE_IDS.payroll,
+  deliveries: [
+    {
+      webhook_id: EXAMPLE_IDS.webhook,
+      url: 'https://hooks.example.com/payroll',
+      status: 'succeeded',
+      attempts: [{ at: '2026-11-21T10:02:28.901Z', status_code: 200, latency_ms: 84, error: null }],
+    },
+  ],
+} satisfies z.input<typeof event>;
+
+const webhookParams = webhookIdParams.extend({
+  id: webhookIdParams.shape.id.meta({ description: 'A webhook endpoint id', example: EXAMPLE_IDS.webhook }),
+});
+const eventParams = eventIdParams.extend({
+  id: eventIdParams.shape.id.meta({ description: 'An event id', example: EXAMPLE_IDS.event }),
+});
+const WEBHOOK_RESPONSE = { schema: webhook, envelope: 'WebhookResponse' };
+const UNSAFE =
+  '`unsafe_url` in `details` for a URL that is not https:// or resolves to a private, loopback, link-local or metadata address';
+
+export const webhookRoutes = routes('webhooks', {
+  createWebhook: {
+    method: 'POST',
+    path: '/v1/webhooks',
+    scope: 'admin',
+    bucket: 'employee_write',
+    summary: 'Register a webhook endpoint (its signing secret is shown once)',
+    access: ['kms:encrypt:webhook-secret'],
+    tag: 'Webhooks',
+    description:
+      'Registers an endpoint for signed (Standard Webhooks) deliveries. Leave `events` out to receive every type. The signing secret is in this answer only.',
+    body: {
+      schema: createWebhookBody,
+      example: {
+        url: 'https://hooks.example.com/payroll',
+        events: ['payroll.completed', 'payroll.failed'],
+        description: 'ledger',
+      },
+    },
+    success: [
+      {
+        status: 201,
+        description: 'Created, with its `secret` (shown once)',
+        schema: webhookWithSecret,
+        envelope: 'WebhookWithSecretResponse',
+        message: 'Webhook endpoint created; the secret is shown only once',
+        example: { ...WEBHOOK, secret: SECRET },
+        location: true,
+      },
+    ],
+    errors: { 400: `A malformed or unknown field, or ${UNSAFE}`, 413: 'The body is over 6 MB' },
+  },
+  listWebhooks: {
+    method: 'GET',
+    path: '/v1/webhooks',
+    scope: 'admin',
+    bucket: 'read',
+    summary: 'List webhook endpoints',
+    access: ['secret:signing'],
+    tag: 'Webhooks',
+    description: 'Every endpoint of the organization.',
+    query: listWebhooksQuery,
+    success: [
+      {
+        status: 200,
+        description: 'One page',
+        schema: page('webhooks', webhook),
+        envelope: 'WebhookListResponse',
+        example: { webhooks: [WEBHOOK], next_page_token: null },
+      },
+    ],
+    errors: {
+      400: 'An invalid `limit` or unknown parameter, or an altered or foreign `page_token` (`invalid_page_token`)',
+    },
+  },
+  getWebhook: {
+    method: 'GET',
+    path: '/v1/webhooks/{id}',
+    scope: 'admin',
+    bucket: 'read',
+    summary: 'Get a webhook endpoint',
+    access: [],
+    tag: 'Webhooks',
+    description: 'One endpoint (never its secret).',
+    params: webhookParams,
+    success: [{ status: 200, description: 'The endpoint', ...WEBHOOK_RESPONSE, example: WEBHOOK }],
+    errors: { 404: 'No endpoint with this id in your organization' },
+  },
+  updateWebhook: {
+    method: 'PATCH',
+    path: '/v1/webhooks/{id}',
+    scope: 'admin',
+    bucket: 'employee_write',
+    summary: 'Change a webhook endpoint, or re-enable a paused one',
+    access: [],
+    tag: 'Webhooks',
+    description:
+      'Changes `url`, `events`, `description`, or `status`: `active` re-enables a paused endpoint (and clears its failure count), `disabled` stops deliveries.',
+    params: webhookParams,
+    body: { schema: updateWebhookBody, example: { status: 'active' } },
+    success: [
+      {
+        status: 200,
+        description: 'The endpoint',
+        ...WEBHOOK_RESPONSE,
+        message: 'Webhook endpoint updated',
+        example: WEBHOOK,
+      },
+    ],
+    errors: {
+      400: `A malformed or unknown field, or ${UNSAFE}`,
+      404: 'No endpoint with this id in your organization',
+      409: '`conflict`: modified concurrently, retry',
+      413: 'The body is over 6 MB',
+    },
+  },
+  deleteWebhook: {
+    method: 'DELETE',
+    path: '/v1/webhooks/{id}',
+    scope: 'admin',
+    bucket: 'employee_write',
+    summary: 'Remove a webhook endpoint',
+    access: [],
+    tag: 'Webhooks',
+    description: 'Removes an endpoint; it gets no further deliveries.',
+    params: webhookParams,
+    success: [
+      {
+        status: 200,
+        description: 'The removed endpoint',
+        ...WEBHOOK_RESPONSE,
+        message: 'Webhook endpoint removed',
+        example: WEBHOOK,
+      },
+    ],
+    errors: { 404: 'No endpoint with this id in your organization' },
+  },
+  rotateWebhookSecret: {
+    method: 'POST',
+    path: '/v1/webhooks/{id}/rotate-secret',
+    scope: 'admin',
+    bucket: 'employee_write',
+    summary: 'Rotate the signing secret (both sign for 24 hours)',
+    access: ['kms:encrypt:webhook-secret'],
+    tag: 'Webhooks',
+    description:
+      'A new signing secret (shown once). The previous one keeps signing beside it for 24 hours (`previous_secret_expires_at`), so receivers can switch without dropping an event.',
+    params: webhookParams,
+    success: [
+      {
+        status: 200,
+        description: 'The endpoint with its new `secret`',
+        schema: webhookWithSecret,
+        envelope: 'WebhookWithSecretResponse',
+        message: 'Secret rotated; the previous one keeps signing for 24 hours',
+        example: { ...WEBHOOK, previous_secret_expires_at: '2026-11-22T09:30:00.000Z', secret: SECRET },
+      },
+    ],
+    errors: { 404: 'No endpoint with this id in your organization', 409: '`conflict`: modified concurrently, retry' },
+  },
+  listEvents: {
+    method: 'GET',
+    path: '/v1/events',
+    scope: 'admin',
+    bucket: 'read',
+    summary: 'List events with their delivery attempts',
+    access: ['secret:signing'],
+    tag: 'Events',
+    description: 'Events, newest first, each with its deliveries and every attempt.',
+    query: listEventsQuery,
+    success: [
+      {
+        status: 200,
+        description: 'One page',
+        schema: page('events', event),
+        envelope: 'EventListResponse',
+        example: { events: [EVENT], next_page_token: null },
+      },
+    ],
+    errors: {
+      400: 'An invalid filter, `limit` or unknown parameter, or an altered or foreign `page_token` (`invalid_page_token`)',
+    },
+  },
+  getEvent: {
+    method: 'GET',
+    path: '/v1/events/{id}',
+    scope: 'admin',
+    bucket: 'read',
+    summary: 'Get an event with its delivery attempts',
+    access: [],
+    tag: 'Events',
+    description: 'One event with its deliveries.',
+    params: eventParams,
+    success: [{ status: 200, description: 'The event', schema: event, envelope: 'EventResponse', example: EVENT }],
+    errors: { 404: 'No event with this id in your organization' },
+  },
+  redeliverEvent: {
+    method: 'POST',
+    path: '/v1/events/{id}/redeliver',
+    scope: 'admin',
+    bucket: 'employee_write',
+    summary: 'Send an event again',
+    access: ['queue:webhooks:send'],
+    tag: 'Events',
+    description:
+      'Sends an event again (same `webhook-id`): to every endpoint it was delivered to, or, if it never had one, to the endpoints subscribed now.',
+    params: eventParams,
+    success: [
+      {
+        status: 202,
+        description: 'Queued; the event with its deliveries reopened',
+        schema: event,
+        envelope: 'EventResponse',
+        message: 'Redelivery queued',
+        example: { ...EVENT, deliveries: [{ ...EVENT.deliveries[0]!, status: 'pending' }] },
+      },
+    ],
+    errors: { 404: 'No event with this id in your organization' },
+  },
+});
