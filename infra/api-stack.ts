@@ -58,7 +58,7 @@ export class ApiStack extends Stack {
   /** By name: `employees`, `payroll`, … and `docs`, which also answers what no route claims. */
   readonly functions: Partial<Record<FunctionName, PayrollFunction>> = {};
 
-  /** Where the route functions' log groups are named: `/payroll/<stack>/routes/<Route>`. */
+  /** Where the API functions' log groups are named: `/payroll/<stack>/routes/<Function>` (`Employees`, `Payroll`…). */
   get routeLogGroupPrefix(): string {
     return `/payroll/${this.stackName}/routes/`;
   }

@@ -16,10 +16,16 @@ function routeFile(file: string): string {
   return readFileSync(existsSync(beside) ? beside : join(here, '..', '..', file), 'utf8');
 }
 
-// Read once per container rather than bundled: ~150 KB of JSON and ~1 MB of script a cold start need not parse.
-const documentText = routeFile(docsRoutes.getOpenApi.files[0]);
-const openapi = JSON.stringify(JSON.parse(documentText));
-const document: unknown = JSON.parse(documentText);
+// Read on first use, once per container, rather than bundled or read at load: ~150 KB of JSON and ~1 MB of script
+// the 404/405 and CORS answers this function also gives never need.
+let document: { text: string; parsed: unknown } | undefined;
+const openapi = () => {
+  if (!document) {
+    const parsed: unknown = JSON.parse(routeFile(docsRoutes.getOpenApi.files[0]));
+    document = { text: JSON.stringify(parsed), parsed };
+  }
+  return document;
+};
 let script: string | undefined;
 
 /**
@@ -34,13 +40,13 @@ export const handler = apiRouter(
     getOpenApi: async () => ({
       status: 200,
       message: 'OK',
-      raw: { body: openapi, contentType: 'application/json; charset=utf-8' },
+      raw: { body: openapi().text, contentType: 'application/json; charset=utf-8' },
       headers: { 'Cache-Control': 'public, max-age=300' },
     }),
     getApiReference: async ({ event }) => ({
       status: 200,
       message: 'OK',
-      raw: { body: referencePage(document, event.path), contentType: 'text/html; charset=utf-8' },
+      raw: { body: referencePage(openapi().parsed, event.path), contentType: 'text/html; charset=utf-8' },
       headers: { 'Cache-Control': 'public, max-age=300', 'Content-Security-Policy': REFERENCE_PAGE_CSP },
     }),
     getApiReferenceScript: async () => {

@@ -5,7 +5,7 @@ import { AWS_SDK_PATH, lambdaBuildOptions, REPO_ROOT } from './options.js';
 
 /** What goes into one function's asset. */
 export interface FunctionBundleSpec {
-  /** Entry file under functions/, without extension, e.g. `api/create-employee`. */
+  /** Entry file under functions/, without extension, e.g. `api/employees`. */
   handler: string;
   /** Files (paths from the repository root) copied beside the bundle, for the handler to read at run time. */
   files?: readonly string[];

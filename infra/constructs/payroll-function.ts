@@ -16,7 +16,7 @@ import { bundleSpecOf } from '../lambda-functions.js';
 import { bundledLocally } from './local-bundling.js';
 
 export interface PayrollFunctionProps {
-  /** Entry file under functions/, without extension (a route's `handler`), e.g. `api/create-employee`. */
+  /** Entry file under functions/, without extension, e.g. `api/employees`. */
   readonly handler: string;
   readonly description?: string;
   readonly environment?: Record<string, string>;

@@ -1,6 +1,5 @@
 import middy from '@middy/core';
-import httpRouterHandler, { type Route } from '@middy/http-router';
-import type { APIGatewayProxyResult } from 'aws-lambda';
+import type { APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { z } from 'zod';
 import type { RouteDef } from '../api/route.js';
 import { InvalidQueryError, InvalidRequestError } from '../domain/errors.js';
@@ -103,36 +102,24 @@ export function apiRoute<R extends RouteDef>(route: R, gate: Gate | undefined, f
 }
 
 /**
- * A function's handler: @middy/http-router dispatches each request on method and path to its route's handler.
- * API Gateway only sends a function the methods declared for it; anything else (a request invoked by hand, the
- * local server's fallback) gets the 404/405 answer of the routes given.
+ * A function's handler. API Gateway has already routed the request: it sends a function only the methods declared
+ * for it, with `resource` set to the path template it matched (`/v1/employees/{id}`) and `pathParameters` decoded,
+ * so the function looks that route up by method and template rather than matching the path a second time (a path
+ * that a custom domain's base path mapping would prefix). Anything else (the ANY methods the docs function answers,
+ * an event invoked by hand) gets the 404/405 answer of `fallbackRoutes`.
  */
 export function apiRouter<const Rs extends Record<string, RouteDef>>(
   declared: Rs,
   handlers: { [K in keyof Rs]: RouteHandler<Rs[K]> },
   options: { gate?: Gate; fallbackRoutes?: readonly RouteDef[] } = {},
 ) {
-  const all = Object.values(declared);
-  const notFound = routeNotFound(options.fallbackRoutes ?? all);
-  const routes: Route<ApiEvent, APIGatewayProxyResult>[] = Object.entries(declared).map(([id, route]) => ({
-    method: route.method,
-    path: route.path,
-    handler: apiRoute(route, options.gate, handlers[id as keyof Rs] as RouteHandler<RouteDef>),
-  }));
-  const router = httpRouterHandler({
-    routes,
-    notFoundResponse: () => {
-      throw new RouteNotMatched();
-    },
-  });
-  return async (event: ApiEvent, context: import('aws-lambda').Context): Promise<APIGatewayProxyResult> => {
-    try {
-      return await router(event, context);
-    } catch (err) {
-      if (err instanceof RouteNotMatched) return notFound(event, context);
-      throw err;
-    }
-  };
+  const notFound = routeNotFound(options.fallbackRoutes ?? Object.values(declared));
+  const byTemplate = new Map(
+    Object.entries(declared).map(([id, route]) => [
+      `${route.method} ${route.path}`,
+      apiRoute(route, options.gate, handlers[id as keyof Rs] as RouteHandler<RouteDef>),
+    ]),
+  );
+  return (event: ApiEvent, context: Context): Promise<APIGatewayProxyResult> =>
+    (byTemplate.get(`${event.httpMethod} ${event.resource}`) ?? notFound)(event, context);
 }
-
-class RouteNotMatched extends Error {}

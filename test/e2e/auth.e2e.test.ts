@@ -37,8 +37,6 @@ afterAll(async () => {
 const concrete = (path: string) => path.replace(/\{\w+\}/g, 'x_unknown');
 const bodyFor = (method: string) => (method === 'POST' || method === 'PATCH' ? {} : undefined);
 
-/** Generated from the route table: a new route is covered by this matrix without anyone editing it. */
-
 /** The authorization cache bound (PAYROLL_AUTH_CACHE_TTL_MS, 5 s by default), with a margin. */
 const CACHE_BOUND_MS = 5_000 + 2_000;
 
@@ -54,6 +52,8 @@ async function untilUnauthorized(token: string): Promise<void> {
   );
   expect(Date.now() - started).toBeLessThan(CACHE_BOUND_MS);
 }
+
+/** Generated from the route declarations: a new route is covered by this matrix without anyone editing it. */
 
 describe('authorization matrix: every route × every token type', () => {
   const cases = ROUTES.filter((r) => r.scope !== null).flatMap((route) => TOKEN_TYPES.map((type) => ({ route, type })));

@@ -102,7 +102,7 @@ describe('audit log ingestion', () => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     const stack = new Stack(app, 'Probe');
     const source = new PayrollFunction(stack, 'Source', {
-      handler: 'api/get-employee',
+      handler: 'api/employees',
       removalPolicy: RemovalPolicy.DESTROY,
     });
     expect(

@@ -12,8 +12,15 @@ export function apiEvent(input: {
   params?: Record<string, string>;
 }): APIGatewayProxyEvent {
   const requestId = randomUUID();
+  // As API Gateway sets it: the template the path matched, each parameter's segment named (`/v1/employees/{id}`).
+  const resource =
+    input.resource ??
+    Object.entries(input.params ?? {}).reduce(
+      (path, [name, value]) => path.replace(`/${encodeURIComponent(value)}`, `/{${name}}`),
+      input.path,
+    );
   return {
-    resource: input.resource ?? input.path,
+    resource,
     path: input.path,
     httpMethod: input.method,
     headers: input.headers ?? {},
@@ -26,7 +33,7 @@ export function apiEvent(input: {
     isBase64Encoded: false,
     requestContext: {
       requestId,
-      resourcePath: input.resource ?? input.path,
+      resourcePath: resource,
       httpMethod: input.method,
       path: input.path,
       stage: 'test',

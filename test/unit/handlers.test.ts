@@ -125,6 +125,29 @@ describe('authentication', () => {
     },
   );
 
+  it('runs the route API Gateway matched (its resource template), whatever prefix a custom domain puts on the path', async () => {
+    const res = await call(
+      'get',
+      apiEvent({
+        method: 'GET',
+        path: '/payroll-api/v1/employees/x',
+        resource: '/v1/employees/{id}',
+        headers: { ...auth(tokens.admin), 'X-Forwarded-Proto': 'http' },
+        params: { id: 'x' },
+      }),
+    );
+    // The route's own middleware answered (HTTPS only), not the 404 of an unmatched path.
+    expect(res.statusCode).toBe(403);
+    expect(res.body.error.code).toBe('https_required');
+  });
+
+  it('answers an event that names no route (invoked by hand) with 404 in the envelope, never a raw error', async () => {
+    const handler = await handlers.get();
+    const res = parse(await handler({} as ReturnType<typeof apiEvent>, lambdaContext));
+    expect(res.statusCode).toBe(404);
+    expect(res.body.error.code).toBe('not_found');
+  });
+
   it('refuses a request that reached it over plain HTTP', async () => {
     const res = await call(
       'get',
