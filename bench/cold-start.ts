@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { assetLoad, bundleFunction } from '../infra/bundling/bundle-function.js';
-import { lambdaBuildOptions } from '../infra/bundling/options.js';
+import { lambdaBuildOptions, PLACEHOLDER_DEPLOYED_ENV } from '../infra/bundling/options.js';
 import { ALL_HANDLERS, bundleSpecOf } from '../infra/lambda-functions.js';
 import { median, progress } from './machine.js';
 
@@ -31,21 +31,12 @@ const ROOT = join(import.meta.dirname, '..');
 export const LOADS = 11;
 /** Functions measured again with the runtime's SDK: one that only reads the table, and the largest. */
 const RUNTIME_SDK_ENTRIES = ['api/paystubs', 'api/payroll'];
-/**
- * What a deployment sets (infra/constructs/service-access.ts): each function builds its clients and repositories at
- * module scope, so its load is measured with them, as a cold start runs it.
- */
+/** Each function is loaded with the variables its deployment sets: its module-scope wiring is part of its load. */
 const ENV = {
   ...process.env,
   AWS_REGION: 'us-east-1',
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-  TABLE_NAME: 'payroll-table',
-  DISBURSEMENT_BUCKET: 'payroll-bucket',
-  PAYROLL_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/payroll',
-  WEBHOOK_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/webhooks',
-  PAYROLL_KMS_KEY_ID: 'arn:aws:kms:us-east-1:000000000000:key/00000000-0000-0000-0000-000000000000',
-  PAYROLL_SIGNING_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:000000000000:secret:signing',
-  PAYROLL_ENVIRONMENT: 'sandbox',
+  ...PLACEHOLDER_DEPLOYED_ENV,
 };
 
 /**

@@ -15,7 +15,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { TABLE_DEFINITION } from '../shared/data/table-definition.js';
 import type { FunctionName, RouteDef } from '../shared/api/route.js';
-import { ROUTES } from '../shared/api/routes.js';
+import { functionsOf, ROUTES } from '../shared/api/routes.js';
 import { AuditLogIngestion } from './constructs/audit-log-ingestion.js';
 import { PayrollFunction } from './constructs/payroll-function.js';
 import { grantAccess, grantTable, type ServiceResources } from './constructs/service-access.js';
@@ -155,11 +155,10 @@ export class ApiStack extends Stack {
     // One function per resource group. Its invoke permission covers this API (one permission per function, not
     // one per method): API Gateway only sends it the methods declared for it, and its router answers 404/405 to
     // anything else, so narrowing the permission to each method would add a resource per route and no safety.
-    const routes = props.routes ?? ROUTES;
-    const groups = [...new Set(routes.map((r) => r.function))];
-    if (!groups.includes('docs')) groups.push('docs');
-    for (const name of groups) {
-      const served = routes.filter((r) => r.function === name);
+    const groups = [...functionsOf(props.routes ?? ROUTES)];
+    // The docs function also answers what no route claims, so there is one even if no route is served by it.
+    if (!groups.some((g) => g.name === 'docs')) groups.push({ name: 'docs', routes: [] });
+    for (const { name, routes: served } of groups) {
       const fn = this.apiFunction(name, served, removalPolicy);
       const integration = new LambdaIntegration(fn.function, { scopePermissionToMethod: false });
       for (const route of served)
@@ -170,7 +169,7 @@ export class ApiStack extends Stack {
     // authenticates nobody, so it writes none): constructs/audit-log-ingestion.ts.
     this.auditLog = new AuditLogIngestion(this, 'AuditLog', {
       resources: props,
-      sources: groups.filter((name) => name !== 'docs').map((name) => this.functions[name]!),
+      sources: groups.filter((g) => g.name !== 'docs').map((g) => this.functions[g.name]!),
       sourceLogGroupPrefix: this.routeLogGroupPrefix,
       environment: this.baseEnvironment(),
       removalPolicy,

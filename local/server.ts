@@ -15,7 +15,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context, Handler } fr
 import { InsecureTransportError, InvalidRequestError, PayloadTooLargeError } from '../shared/domain/errors.js';
 import { renderError } from '../shared/http/envelope.js';
 import type { RouteDef } from '../shared/api/route.js';
-import { matchPath } from '../shared/api/routes.js';
+import { routeMatcher } from '../shared/api/routes.js';
 import { isDashboardRequest, serveDashboard } from './dashboard-files.js';
 
 /**
@@ -157,13 +157,7 @@ export async function dispatch(req: IncomingMessage, res: ServerResponse): Promi
       send(res, renderError(err instanceof PayloadTooLargeError ? err : new InvalidRequestError(), requestId));
       return;
     }
-    let matches: ReturnType<typeof matchPath> = [];
-    try {
-      matches = matchPath(url.pathname);
-    } catch {
-      matches = []; // an undecodable path parameter matches no route
-    }
-    const match = matches.find((m) => m.route.method === req.method);
+    const match = routeMatcher.find(req.method ?? 'GET', url.pathname);
     // As API Gateway routes: a declared method goes to its route's function, anything else to the docs function.
     const entry = `api/${match?.route.function ?? 'docs'}`;
     const event = toEvent(req, url, body, requestId, match?.route, match?.params ?? {});

@@ -3,14 +3,6 @@ import { createServer as createNetServer } from 'node:net';
 import type { Server } from 'node:http';
 import { setAuditSink } from '../shared/adapters/audit-sink.js';
 import { defaultTable } from '../shared/adapters/dynamo.js';
-import { systemDeps } from '../shared/adapters/clock.js';
-import { Queue, sqsClient } from '../shared/adapters/queue.js';
-import { required } from '../shared/config/env.js';
-import { EventRepository } from '../shared/data/event-repository.js';
-import { PayrollRepository } from '../shared/data/payroll-repository.js';
-import { WebhookRepository } from '../shared/data/webhook-repository.js';
-import { resumePendingDeliveries, resumeUndispatchedEvents } from '../shared/use-cases/events.js';
-import { resumeUnfinishedRuns } from '../shared/use-cases/process-payroll.js';
 import { startAuditBatcher, type AuditBatcher } from './audit-batcher.js';
 import { localCertificate } from './certificate.js';
 import { startLocalWorkers, type Worker } from './workers.js';
@@ -145,25 +137,11 @@ async function main(): Promise<void> {
     // and deliveries that were waiting in the queue are sent again (same webhook-id). One `now` for all: deliveries
     // the fan-out opens here are newer than it, so they are not taken for lost and sent a second time.
     const now = new Date();
-    const table = defaultTable();
-    const events = {
-      events: new EventRepository(table),
-      webhooks: new WebhookRepository(table),
-      webhookQueue: new Queue(sqsClient(), required('WEBHOOK_QUEUE_URL')),
-      deps: systemDeps,
-    };
-    const payrolls = {
-      payrolls: new PayrollRepository(table),
-      queue: new Queue(sqsClient(), required('PAYROLL_QUEUE_URL')),
-    };
-    const [resumed] = await Promise.all([
-      resumeUnfinishedRuns(payrolls, now),
-      resumeUndispatchedEvents(events, now).then(() => resumePendingDeliveries(events, now, now)),
-    ]);
-    const { handler: sweep } = await import('../functions/processor/resume-stuck-payrolls.js');
+    const sweeps = await import('../functions/processor/resume-stuck-payrolls.js');
+    const { resumed } = await sweeps.sweep({ runs: now, events: now, deliveries: now }, now);
     // EventBridge runs the sweeper every 5 minutes on AWS; here it runs every minute.
     const sweeper = setInterval(
-      () => void sweep().catch((err) => process.stderr.write(`sweeper: ${String(err)}\n`)),
+      () => void sweeps.handler().catch((err) => process.stderr.write(`sweeper: ${String(err)}\n`)),
       60_000,
     );
     sweeper.unref();

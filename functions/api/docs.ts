@@ -17,14 +17,18 @@ function routeFile(file: string): string {
 }
 
 // Read on first use, once per container, rather than bundled or read at load: ~150 KB of JSON and ~1 MB of script
-// the 404/405 and CORS answers this function also gives never need.
-let document: { text: string; parsed: unknown } | undefined;
-const openapi = () => {
-  if (!document) {
-    const parsed: unknown = JSON.parse(routeFile(docsRoutes.getOpenApi.files[0]));
-    document = { text: JSON.stringify(parsed), parsed };
+// the 404/405 and CORS answers this function also gives never need. Served compact; the page per form of its path.
+let openapi: string | undefined;
+const document = () => (openapi ??= JSON.stringify(JSON.parse(routeFile(docsRoutes.getOpenApi.files[0]))));
+const pages = new Map<boolean, string>();
+const page = (path: string) => {
+  const slash = path.endsWith('/');
+  let html = pages.get(slash);
+  if (html === undefined) {
+    html = referencePage(document(), path);
+    pages.set(slash, html);
   }
-  return document;
+  return html;
 };
 let script: string | undefined;
 
@@ -40,13 +44,13 @@ export const handler = apiRouter(
     getOpenApi: async () => ({
       status: 200,
       message: 'OK',
-      raw: { body: openapi().text, contentType: 'application/json; charset=utf-8' },
+      raw: { body: document(), contentType: 'application/json; charset=utf-8' },
       headers: { 'Cache-Control': 'public, max-age=300' },
     }),
     getApiReference: async ({ event }) => ({
       status: 200,
       message: 'OK',
-      raw: { body: referencePage(openapi().parsed, event.path), contentType: 'text/html; charset=utf-8' },
+      raw: { body: page(event.path), contentType: 'text/html; charset=utf-8' },
       headers: { 'Cache-Control': 'public, max-age=300', 'Content-Security-Policy': REFERENCE_PAGE_CSP },
     }),
     getApiReferenceScript: async () => {

@@ -1,15 +1,12 @@
-import { systemDeps } from '../../shared/adapters/clock.js';
 import { defaultTable } from '../../shared/adapters/dynamo.js';
 import { defaultObjectStore, objectKeys } from '../../shared/adapters/object-store.js';
 import { Queue, sqsClient } from '../../shared/adapters/queue.js';
 import { payrollRoutes } from '../../shared/api/payroll.js';
 import { config, required } from '../../shared/config/env.js';
 import { EmployeeRepository } from '../../shared/data/employee-repository.js';
-import { EventRepository } from '../../shared/data/event-repository.js';
 import { OrganizationRepository } from '../../shared/data/organization-repository.js';
 import { PayrollRepository } from '../../shared/data/payroll-repository.js';
 import { PaystubRepository } from '../../shared/data/paystub-repository.js';
-import { WebhookRepository } from '../../shared/data/webhook-repository.js';
 import { NotFoundError, PayrollImmutableError } from '../../shared/domain/errors.js';
 import { apiRouter } from '../../shared/http/api-handler.js';
 import { ok } from '../../shared/http/envelope.js';
@@ -20,16 +17,12 @@ import { cancelPayroll } from '../../shared/use-cases/cancel-payroll.js';
 import { payrollEmployeeIds } from '../../shared/use-cases/payroll-employee-ids.js';
 import { payrollView } from '../../shared/use-cases/payroll-view.js';
 import { submitPayroll } from '../../shared/use-cases/submit-payroll.js';
+import { eventServicesOver } from '../../shared/use-cases/events.js';
 
 const table = defaultTable();
 const payrolls = new PayrollRepository(table);
 const objects = defaultObjectStore();
-const events = {
-  events: new EventRepository(table),
-  webhooks: new WebhookRepository(table),
-  webhookQueue: new Queue(sqsClient(), required('WEBHOOK_QUEUE_URL')),
-  deps: systemDeps,
-};
+const events = eventServicesOver(table);
 const submission = {
   ...events,
   payrolls,
@@ -39,6 +32,8 @@ const submission = {
   queue: new Queue(sqsClient(), required('PAYROLL_QUEUE_URL')),
   chunkSize: config().PAYROLL_CHUNK_SIZE,
 };
+
+const cancellation = { ...events, payrolls, paystubs: new PaystubRepository(table), objects };
 
 /** PUT, PATCH and DELETE of a payroll: an unknown id is 404 like everywhere, a submitted payroll always 409. */
 const immutable = async ({ principal, params }: { principal: Principal; params: { id: string } }): Promise<never> => {
@@ -97,8 +92,12 @@ export const handler = apiRouter(
       };
     },
     cancelPayroll: async ({ principal, params }) => {
-      const services = { ...events, payrolls, paystubs: new PaystubRepository(table), objects };
-      const record = await cancelPayroll(services, config().PAYROLL_ENVIRONMENT, principal.organizationId, params.id);
+      const record = await cancelPayroll(
+        cancellation,
+        config().PAYROLL_ENVIRONMENT,
+        principal.organizationId,
+        params.id,
+      );
       return ok(payrollView.summary(record), 'Payroll cancelled');
     },
     replacePayroll: immutable,

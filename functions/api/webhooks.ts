@@ -1,17 +1,14 @@
 import { systemDeps } from '../../shared/adapters/clock.js';
 import { defaultTable } from '../../shared/adapters/dynamo.js';
 import { fieldEncryptor } from '../../shared/adapters/envelope-encryption.js';
-import { Queue, sqsClient } from '../../shared/adapters/queue.js';
 import { webhookRoutes } from '../../shared/api/webhooks.js';
-import { required, webhookUrlPolicy } from '../../shared/config/env.js';
-import { EventRepository } from '../../shared/data/event-repository.js';
-import { WebhookRepository } from '../../shared/data/webhook-repository.js';
+import { webhookUrlPolicy } from '../../shared/config/env.js';
 import { NotFoundError } from '../../shared/domain/errors.js';
 import { apiRouter } from '../../shared/http/api-handler.js';
 import { created, ok } from '../../shared/http/envelope.js';
 import { gateOver } from '../../shared/http/gate.js';
 import { listPage } from '../../shared/http/pagination.js';
-import { eventView, redeliverEvent, type EventServices } from '../../shared/use-cases/events.js';
+import { eventServicesOver, eventView, redeliverEvent } from '../../shared/use-cases/events.js';
 import {
   createWebhook,
   deleteWebhook,
@@ -22,18 +19,13 @@ import {
 } from '../../shared/use-cases/webhooks.js';
 
 const table = defaultTable();
-const webhooks = new WebhookRepository(table);
+const events = eventServicesOver(table);
+const { webhooks } = events;
 const endpoints: WebhookServices = {
   webhooks,
   encryptor: fieldEncryptor('webhook-secret'),
   deps: systemDeps,
   environment: webhookUrlPolicy(),
-};
-const events: EventServices = {
-  events: new EventRepository(table),
-  webhooks,
-  webhookQueue: new Queue(sqsClient(), required('WEBHOOK_QUEUE_URL')),
-  deps: systemDeps,
 };
 
 /** /v1/webhooks and /v1/events: endpoints, their signing secrets, and the events with their deliveries. */

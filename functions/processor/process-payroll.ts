@@ -1,7 +1,6 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import * as z from 'zod';
-import { systemDeps } from '../../shared/adapters/clock.js';
 import { defaultTable } from '../../shared/adapters/dynamo.js';
 import { fieldEncryptor } from '../../shared/adapters/envelope-encryption.js';
 import { logger } from '../../shared/adapters/logger.js';
@@ -10,29 +9,26 @@ import { Queue, sqsClient } from '../../shared/adapters/queue.js';
 import { required } from '../../shared/config/env.js';
 import { DisbursementSequenceRepository } from '../../shared/data/disbursement-sequence-repository.js';
 import { EmployeeRepository } from '../../shared/data/employee-repository.js';
-import { EventRepository } from '../../shared/data/event-repository.js';
 import { OrganizationRepository } from '../../shared/data/organization-repository.js';
 import { PayrollRepository } from '../../shared/data/payroll-repository.js';
 import { PaystubRepository } from '../../shared/data/paystub-repository.js';
 import { QUEUE_DEFINITIONS } from '../../shared/data/table-definition.js';
-import { WebhookRepository } from '../../shared/data/webhook-repository.js';
+import { eventServicesOver } from '../../shared/use-cases/events.js';
 import { failRun, processMessage, type ProcessorServices } from '../../shared/use-cases/process-payroll.js';
 
 const table = defaultTable();
-const services: ProcessorServices = {
+/** Exported for the fault-injection tests, which set up and inspect state through the very clients it uses. */
+export const services: ProcessorServices = {
+  ...eventServicesOver(table),
   payrolls: new PayrollRepository(table),
   employees: new EmployeeRepository(table),
   organizations: new OrganizationRepository(table),
   sequences: new DisbursementSequenceRepository(table),
   paystubs: new PaystubRepository(table),
-  events: new EventRepository(table),
-  webhooks: new WebhookRepository(table),
   objects: defaultObjectStore(),
   queue: new Queue(sqsClient(), required('PAYROLL_QUEUE_URL')),
-  webhookQueue: new Queue(sqsClient(), required('WEBHOOK_QUEUE_URL')),
   // The processor unwraps bank account numbers for the NACHA file, and nothing else.
   encryptor: fieldEncryptor('bank-account'),
-  deps: systemDeps,
 };
 
 const message = z.discriminatedUnion('kind', [

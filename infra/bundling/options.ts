@@ -54,3 +54,18 @@ export const AWS_SDK_PATH = /node_modules\/(@aws-sdk|@smithy)\//;
 export function lambdaBuildOptions(entry: string, outdir: string): BuildOptions {
   return { ...LAMBDA_ESBUILD_OPTIONS, entryPoints: { index: entry }, outdir };
 }
+
+/**
+ * The variables a deployment gives a function (infra/constructs/service-access.ts), with placeholder values: each
+ * function builds its clients at module scope, so the benchmark and the bundle tests load a built asset with these.
+ * No client is called at load, so nothing is ever sent to the placeholders.
+ */
+export const PLACEHOLDER_DEPLOYED_ENV = {
+  TABLE_NAME: 'payroll-table',
+  DISBURSEMENT_BUCKET: 'payroll-bucket',
+  PAYROLL_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/payroll',
+  WEBHOOK_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/webhooks',
+  PAYROLL_KMS_KEY_ID: 'arn:aws:kms:us-east-1:000000000000:key/00000000-0000-0000-0000-000000000000',
+  PAYROLL_SIGNING_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:000000000000:secret:signing',
+  PAYROLL_ENVIRONMENT: 'sandbox',
+} as const;

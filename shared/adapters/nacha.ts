@@ -2,7 +2,7 @@ import { isValidRoutingNumber } from '../domain/aba.js';
 import { achField, achText } from '../domain/ach-text.js';
 import { BANK_TIME_ZONE, dateInTimeZone } from '../domain/banking-calendar.js';
 import { isCalendarDate } from '../domain/dates.js';
-import { MAX_ENTRY_CENTS, MAX_TRACE_SEQUENCE, offsetEntryCount } from '../domain/disbursement.js';
+import { MAX_ENTRY_CENTS, MAX_TOTAL_CENTS, MAX_TRACE_SEQUENCE, offsetEntryCount } from '../domain/disbursement.js';
 import type { Originator } from '../domain/settings.js';
 
 /**
@@ -31,8 +31,6 @@ export const BLOCKING_FACTOR = 10;
 
 /** One batch control's entry/addenda count is 6 digits, so a single-batch file holds at most 999,999 entries. */
 export const MAX_ENTRIES = 999_999;
-/** Batch and file control totals are 12 digits of cents. */
-export const MAX_TOTAL_CENTS = 999_999_999_999;
 
 const CHECKING_CREDIT = '22';
 const SAVINGS_CREDIT = '32';
@@ -127,8 +125,17 @@ function numeric(value: number, width: number, what: string): string {
 }
 
 function digitsOf(value: string, width: number, what: string): string {
-  if (!new RegExp(`^\\d{${width}}$`).test(value)) throw new NachaFormatError(`${what} must be exactly ${width} digits`);
+  // Called per entry (trace numbers, routing numbers): a character test rather than a RegExp compiled per call.
+  if (value.length !== width || !isDigits(value)) throw new NachaFormatError(`${what} must be exactly ${width} digits`);
   return value;
+}
+
+function isDigits(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
 }
 
 function yymmdd(isoDate: string, what: string): string {

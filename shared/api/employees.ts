@@ -31,7 +31,7 @@ export const employee = z
 fits<Fits<EmployeeView, typeof employee>>(true);
 
 const BANK = { account_number: '123456789', routing_number: '021000021', account_type: 'checking' } as const;
-export const EMPLOYEE_EXAMPLE = {
+const EMPLOYEE_EXAMPLE = {
   employee_id: EXAMPLE_IDS.employee,
   first_name: 'Ada',
   last_name: 'Lovelace',

@@ -5,7 +5,7 @@ import { EXAMPLE_IDS, fits, page, type Fits } from './common.js';
 import { routes } from './route.js';
 
 /** The schema every stored line was checked with when it was written. */
-export const auditLogLine = z.strictObject(auditRecordSchema.shape).meta({
+const auditLogLine = z.strictObject(auditRecordSchema.shape).meta({
   id: 'AuditLogLine',
   description: 'One authenticated request or authentication failure. Never a token, a secret or a bank number.',
 });

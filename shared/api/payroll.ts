@@ -8,7 +8,7 @@ import { EXAMPLE_IDS, date, fits, id, page, timestamp, totals, type Fits } from 
 import { routes, type RouteDef } from './route.js';
 
 /** The body `validatePayrollBody` checks: its header schema with the entries it validates one by one. */
-export const submitPayrollBody = payrollBodySchemas.header
+const submitPayrollBody = payrollBodySchemas.header
   .extend({
     employees: z
       .array(payrollBodySchemas.entry)
@@ -64,7 +64,7 @@ const progress = z
   .strictObject({ total: z.int().min(0), done: z.int().min(0) })
   .meta({ description: 'Entries written so far' });
 
-export const payrollSummary = z
+const payrollSummary = z
   .strictObject({
     payroll_id: payrollId,
     status: z.enum(PAYROLL_STATUSES),
@@ -187,11 +187,16 @@ const payrollParams = payrollIdParams.extend({
   id: payrollIdParams.shape.id.meta({ description: 'A payroll run id', example: EXAMPLE_IDS.payroll }),
 });
 const idempotencyHeaders = z.object({
-  'Idempotency-Key': z.string().min(1).max(255).optional().meta({
-    description:
-      'The same key with the same body (compared by `content_hash`) replays the first 202 for 24 hours with `Idempotent-Replayed: true`; with another body it is 422 `idempotency_key_reused`.',
-    example: 'run-2026-11-01',
-  }),
+  // One check, so a key of the wrong length (or an empty one) is one problem, `invalid_format`.
+  'Idempotency-Key': z
+    .string()
+    .regex(/^[\s\S]{1,255}$/, { message: 'An idempotency key is 1 to 255 characters' })
+    .optional()
+    .meta({
+      description:
+        'The same key with the same body (compared by `content_hash`) replays the first 202 for 24 hours with `Idempotent-Replayed: true`; with another body it is 422 `idempotency_key_reused`.',
+      example: 'run-2026-11-01',
+    }),
 });
 const IMMUTABLE = {
   tag: 'Payroll',

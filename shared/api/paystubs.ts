@@ -46,7 +46,7 @@ const paystubFields = {
 };
 
 /** A list item: every field but `year_to_date` (one more query per paystub). */
-export const paystubListItem = z.strictObject(paystubFields).meta({ id: 'PaystubListItem' });
+const paystubListItem = z.strictObject(paystubFields).meta({ id: 'PaystubListItem' });
 fits<Fits<Omit<PaystubView, 'year_to_date'>, typeof paystubListItem>>(true);
 
 export const paystub = z.strictObject({ ...paystubFields, year_to_date: yearToDate }).meta({ id: 'Paystub' });

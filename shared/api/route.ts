@@ -106,3 +106,47 @@ export function routes<const R extends Record<string, Declared>>(
 ): { [K in keyof R]: R[K] & { id: K; function: FunctionName } } {
   return Object.fromEntries(Object.entries(declared).map(([id, r]) => [id, { ...r, id, function: fn }])) as never;
 }
+
+export interface RouteMatch {
+  route: RouteDef;
+  /** Decoded, as API Gateway gives them. */
+  params: Record<string, string>;
+}
+
+/**
+ * Matches request paths against the templates of `routes` as API Gateway does: `{name}` is one segment, a trailing
+ * slash is allowed, a parameter that does not decode matches nothing. Compiled on first use.
+ */
+export function pathMatcher(routes: readonly RouteDef[]) {
+  let compiled: { route: RouteDef; regex: RegExp; names: string[] }[] | undefined;
+  const matches = (path: string): RouteMatch[] => {
+    compiled ??= routes.map((route) => {
+      const names: string[] = [];
+      const pattern = route.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+        names.push(name);
+        return '([^/]+)';
+      });
+      return { route, names, regex: new RegExp(`^${pattern}/?$`) };
+    });
+    const out: RouteMatch[] = [];
+    for (const c of compiled) {
+      const m = c.regex.exec(path);
+      if (!m) continue;
+      try {
+        out.push({
+          route: c.route,
+          params: Object.fromEntries(c.names.map((n, i) => [n, decodeURIComponent(m[i + 1]!)])),
+        });
+      } catch {
+        // An undecodable parameter (`%E0%A4%A`) matches no route.
+      }
+    }
+    return out;
+  };
+  return {
+    /** Every route whose template matches, whatever its method. */
+    matches,
+    /** The route for this method and path, if one is declared. */
+    find: (method: string, path: string) => matches(path).find((m) => m.route.method === method.toUpperCase()),
+  };
+}

@@ -27,8 +27,7 @@ export class TraceSequenceExhaustedError extends Error {
 export interface DisbursementReservation {
   /** The first trace sequence of the block; the block is `traceCount` long. */
   traceStart: number;
-  /** 0 for the organization's first file to that destination that day. */
-  fileIndex: number;
+  /** A for the organization's first file to that destination that day, then B, … */
   fileIdModifier: string;
   items: TransactItems;
 }
@@ -73,7 +72,6 @@ export class DisbursementSequenceRepository {
     const expires = Math.floor(request.now.getTime() / 1000) + FILE_COUNTER_TTL_SECONDS;
     return {
       traceStart,
-      fileIndex,
       fileIdModifier: fileIdModifierFor(fileIndex),
       items: [
         this.advance(traceKey, tracesUsed, used + request.traceCount),

@@ -23,6 +23,8 @@ export function fileNumbering(run: { trace_start: number | null; file_id_modifie
 
 /** The entry detail amount field is 10 digits of cents ($99,999,999.99). */
 export const MAX_ENTRY_CENTS = 9_999_999_999;
+/** Batch and file control totals are 12 digits of cents ($9,999,999,999.99). */
+export const MAX_TOTAL_CENTS = 999_999_999_999;
 
 /**
  * The offset debits a balanced batch needs for its credits: one, unless the total is more than one entry's amount
@@ -33,7 +35,7 @@ export function offsetEntryCount(creditCents: number): number {
 }
 
 /** A file ID modifier: the n-th file of a day to one destination carries the n-th symbol, A–Z then 0–9. */
-export const FILE_ID_MODIFIERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+const FILE_ID_MODIFIERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 
 /** Past the 36th file of a day the symbols start again: a bank takes at most 36 files a day from one origin. */
 export function fileIdModifierFor(index: number): string {

@@ -7,11 +7,11 @@ import { problemsFromZod } from '../schemas/problems.js';
 import { renderSuccess, type ApiResult } from './envelope.js';
 import { routeNotFound } from './fallback.js';
 import type { Gate } from './gate.js';
-import { authenticate, authorize } from './middleware/authenticate.js';
+import { authenticate, authorize, httpsOnly } from './middleware/authenticate.js';
 import { errorEnvelope } from './middleware/error-envelope.js';
 import { jsonBody } from './middleware/json-body.js';
 import { rateLimitCheck, rateLimitHeaders } from './middleware/rate-limit.js';
-import { requestContext, requestIdOf, type ApiEvent } from './middleware/request-context.js';
+import { headerOf, requestContext, requestIdOf, type ApiEvent } from './middleware/request-context.js';
 import type { Principal } from './principal.js';
 
 type Out<S> = S extends z.ZodType<infer T> ? T : Record<string, string>;
@@ -35,12 +35,6 @@ export interface ApiRequest<R extends RouteDef> {
 }
 
 export type RouteHandler<R extends RouteDef> = (req: ApiRequest<R>) => Promise<ApiResult>;
-
-function headerOf(event: ApiEvent, name: string): string | undefined {
-  const headers = event.headers ?? {};
-  const key = Object.keys(headers).find((k) => k.toLowerCase() === name.toLowerCase());
-  return key === undefined ? undefined : (headers[key] ?? undefined);
-}
 
 function parse(schema: z.ZodType, value: unknown, Problem: typeof InvalidRequestError): unknown {
   const parsed = schema.safeParse(value);
@@ -76,29 +70,29 @@ function validated(route: RouteDef, event: ApiEvent) {
  * scope, JSON body), then validation against the route's declaration, then the use case.
  */
 export function apiRoute<R extends RouteDef>(route: R, gate: Gate | undefined, fn: RouteHandler<R>) {
-  if (route.scope !== null && !gate) throw new Error(`Route ${route.id} needs a token: build its function a gate`);
-  return (
-    middy<ApiEvent, APIGatewayProxyResult>()
-      // before: in this order; after/onError: in reverse, so headers are stamped on the envelope's response.
-      .use(requestContext())
-      .use(rateLimitHeaders())
-      .use(errorEnvelope())
-      .use(authenticate(route, gate))
-      .use(rateLimitCheck(route, gate))
-      .use(authorize(route))
-      .use(jsonBody())
-      .handler(async (event) => {
-        const requestId = requestIdOf(event);
-        const result = await fn({
-          principal: event.principal!,
-          ...(validated(route, event) as Pick<ApiRequest<R>, 'body' | 'query' | 'params'>),
-          requestId,
-          header: (name) => headerOf(event, name),
-          event,
-        });
-        return renderSuccess(result, requestId);
-      })
-  );
+  // before: in this order; after/onError: in reverse, so headers are stamped on the envelope's response.
+  const chain = middy<ApiEvent, APIGatewayProxyResult>()
+    .use(requestContext())
+    .use(rateLimitHeaders())
+    .use(errorEnvelope())
+    .use(httpsOnly());
+  if (route.scope !== null) {
+    if (!gate) throw new Error(`Route ${route.id} needs a token: build its function a gate`);
+    chain.use(authenticate(gate));
+    if (route.bucket) chain.use(rateLimitCheck(route.bucket, gate));
+    chain.use(authorize(route.scope));
+  }
+  return chain.use(jsonBody()).handler(async (event) => {
+    const requestId = requestIdOf(event);
+    const result = await fn({
+      principal: event.principal!,
+      ...(validated(route, event) as Pick<ApiRequest<R>, 'body' | 'query' | 'params'>),
+      requestId,
+      header: (name) => headerOf(event, name),
+      event,
+    });
+    return renderSuccess(result, requestId);
+  });
 }
 
 /**
@@ -120,6 +114,8 @@ export function apiRouter<const Rs extends Record<string, RouteDef>>(
       apiRoute(route, options.gate, handlers[id as keyof Rs] as RouteHandler<RouteDef>),
     ]),
   );
-  return (event: ApiEvent, context: Context): Promise<APIGatewayProxyResult> =>
+  const handler = (event: ApiEvent, context: Context): Promise<APIGatewayProxyResult> =>
     (byTemplate.get(`${event.httpMethod} ${event.resource}`) ?? notFound)(event, context);
+  // The routes it serves, for the test that checks each function serves exactly the routes declared for it.
+  return Object.assign(handler, { routes: Object.values(declared) as readonly RouteDef[] });
 }

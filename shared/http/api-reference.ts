@@ -6,8 +6,8 @@ import { createHash } from 'node:crypto';
  * request.
  */
 
-/** `<` escaped, so the document cannot close the script element it sits in. */
-const inlineJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
+/** JSON text with `<` escaped, so the document cannot close the script element it sits in. */
+const inlineJson = (json: string) => json.replace(/</g, '\\u003c');
 
 const INIT = `Redoc.init(JSON.parse(document.getElementById('openapi-document').textContent), { expandResponses: '200,201,202', jsonSampleExpandLevel: 3 }, document.getElementById('reference'));`;
 
@@ -32,7 +32,7 @@ export const REFERENCE_PAGE_CSP = [
  * The page. The script's URL is relative, so the page works at `/docs` locally and at `/<stage>/docs` deployed
  * (API Gateway's path has no stage): from `/docs` it is `docs/reference.js`, from `/docs/` `reference.js`.
  */
-export function referencePage(document: unknown, requestPath: string): string {
+export function referencePage(documentJson: string, requestPath: string): string {
   const script = requestPath.endsWith('/') ? 'reference.js' : 'docs/reference.js';
   return `<!doctype html>
 <html lang="en">
@@ -43,7 +43,7 @@ export function referencePage(document: unknown, requestPath: string): string {
 </head>
 <body style="margin: 0">
 <div id="reference"></div>
-<script id="openapi-document" type="application/json">${inlineJson(document)}</script>
+<script id="openapi-document" type="application/json">${inlineJson(documentJson)}</script>
 <script src="${script}"></script>
 <script>${INIT}</script>
 </body>

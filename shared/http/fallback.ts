@@ -1,24 +1,22 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import type { RouteDef } from '../api/route.js';
+import { pathMatcher, type RouteDef } from '../api/route.js';
 import { MethodNotAllowedError, NotFoundError } from '../domain/errors.js';
 import { corsPreflight } from './cors.js';
 import { errorEnvelope } from './middleware/error-envelope.js';
 import { requestContext, type ApiEvent } from './middleware/request-context.js';
-
-const pattern = (path: string) => new RegExp(`^${path.replace(/\{\w+\}/g, '[^/]+')}/?$`);
 
 /**
  * Unknown path: 404. Known path, other method: 405 with Allow. Both in the JSON envelope, before any auth. A CORS
  * preflight (OPTIONS on a known path) is answered here too when the API serves the dashboard on another origin.
  */
 export function routeNotFound(routes: readonly RouteDef[]) {
-  const known = routes.map((r) => ({ method: r.method, regex: pattern(r.path) }));
+  const matcher = pathMatcher(routes);
   return middy<ApiEvent, APIGatewayProxyResult>()
     .use(requestContext())
     .use(errorEnvelope())
     .handler(async (event) => {
-      const methods = known.filter((k) => k.regex.test(event.path)).map((k) => k.method);
+      const methods = matcher.matches(event.path ?? '/').map((m) => m.route.method);
       if (methods.length === 0) throw new NotFoundError();
       const preflight = event.httpMethod === 'OPTIONS' ? corsPreflight(methods) : undefined;
       if (preflight) return preflight;

@@ -2,7 +2,10 @@ import * as z from 'zod';
 import { isCalendarDate } from '../domain/dates.js';
 import type { ErrorKind, ProblemDetail } from '../domain/errors.js';
 import { parseMoney, type Cents } from '../domain/money.js';
+import { MAX_ENTRY_CENTS, MAX_TOTAL_CENTS } from '../domain/disbursement.js';
+import { formatCents } from '../domain/money.js';
 import {
+  deductionsTotal,
   MAX_EMPLOYEES_PER_PAYROLL,
   netPay,
   periodDays,
@@ -316,6 +319,22 @@ export function validatePayrollBody(body: Record<string, unknown>): {
           message: `At most ${maxHundredths / 100} hours fit in the pay period`,
         });
       }
+      // What a NACHA entry carries (CONTRACT §5): refused here, never found by the processor once paystubs exist.
+      const amounts: [string[], number][] = [
+        [['gross_pay'], entry.gross_pay],
+        [['bonuses'], entry.bonuses],
+        [['deductions'], deductionsTotal(entry)],
+        [[], netPay(entry)],
+      ];
+      for (const [field, cents] of amounts) {
+        if (cents <= MAX_ENTRY_CENTS) continue;
+        problems.push({
+          field: fieldPath([...prefix, ...field]),
+          code: 'invalid_request_body',
+          reason: 'out_of_range',
+          message: `${field.length === 0 ? 'Net pay' : field[0]} is above ${formatCents(MAX_ENTRY_CENTS)}, the most one direct deposit carries`,
+        });
+      }
       if (netPay(entry) < 0) {
         problems.push({
           field: fieldPath(prefix),
@@ -325,6 +344,15 @@ export function validatePayrollBody(body: Record<string, unknown>): {
         });
       }
       entries.push(entry);
+    });
+  }
+  const netTotal = entries.reduce((sum, e) => sum + Math.max(0, netPay(e)), 0);
+  if (netTotal > MAX_TOTAL_CENTS) {
+    problems.push({
+      field: 'employees',
+      code: 'invalid_request_body',
+      reason: 'out_of_range',
+      message: `The net total is above ${formatCents(MAX_TOTAL_CENTS)}, the most one disbursement file carries: split the run`,
     });
   }
   if (problems.length > 0 || !header.success) return { problems };

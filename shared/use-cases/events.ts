@@ -1,12 +1,14 @@
 import { Webhook } from 'standardwebhooks';
-import type { Deps } from '../adapters/clock.js';
+import { systemDeps, type Deps } from '../adapters/clock.js';
+import type { TableRef } from '../adapters/dynamo.js';
 import type { FieldEncryptor } from '../adapters/envelope-encryption.js';
 import { logger } from '../adapters/logger.js';
-import type { Queue } from '../adapters/queue.js';
+import { Queue, sqsClient } from '../adapters/queue.js';
+import { required } from '../config/env.js';
 import { postWebhook, type Resolver } from '../adapters/webhook-url.js';
-import type { DeliveryAttempt, EventRecord, EventRepository, NewEvent } from '../data/event-repository.js';
+import { type DeliveryAttempt, type EventRecord, EventRepository, type NewEvent } from '../data/event-repository.js';
 import type { PayrollRecord } from '../data/payroll-repository.js';
-import type { WebhookRecord, WebhookRepository } from '../data/webhook-repository.js';
+import { type WebhookRecord, WebhookRepository } from '../data/webhook-repository.js';
 import { NotFoundError } from '../domain/errors.js';
 import { MAX_DELIVERY_ATTEMPTS, type EventType } from '../domain/events.js';
 import { payrollView } from './payroll-view.js';
@@ -17,6 +19,19 @@ export interface EventServices {
   webhooks: WebhookRepository;
   webhookQueue: Queue;
   deps: Deps;
+}
+
+/**
+ * What recording and fanning out events takes, over `table` and the webhook queue the environment names: built once
+ * at module scope by each function that dispatches events (the payroll and webhook routes, the workers).
+ */
+export function eventServicesOver(table: TableRef): EventServices {
+  return {
+    events: new EventRepository(table),
+    webhooks: new WebhookRepository(table),
+    webhookQueue: new Queue(sqsClient(), required('WEBHOOK_QUEUE_URL')),
+    deps: systemDeps,
+  };
 }
 
 export interface DeliveryServices extends EventServices {

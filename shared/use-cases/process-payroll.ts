@@ -9,8 +9,8 @@ import type { OrganizationRepository } from '../data/organization-repository.js'
 import type { PaystubRecord, PaystubRepository } from '../data/paystub-repository.js';
 import type { TransactItems } from '../data/item.js';
 import type { PayrollRecord, PayrollRepository } from '../data/payroll-repository.js';
-import { BANK_TIME_ZONE, dateInTimeZone, effectiveEntryDate } from '../domain/banking-calendar.js';
-import { fileNumbering, offsetEntryCount } from '../domain/disbursement.js';
+import { effectiveEntryDate } from '../domain/banking-calendar.js';
+import { bankToday, fileNumbering, offsetEntryCount } from '../domain/disbursement.js';
 import { complianceFindings, type EmployeeFacts } from '../domain/compliance.js';
 import { centsToNumber, parseMoney } from '../domain/money.js';
 import { deductionsTotal, netPay, type PayrollEntry } from '../domain/payroll.js';
@@ -168,7 +168,8 @@ async function planWithReservation(
     const reservation = await s.sequences.reserve(record.organization_id, {
       odfi: originator.originating_dfi_identification,
       destination: originator.immediate_destination,
-      creationDate: dateInTimeZone(now, BANK_TIME_ZONE).date,
+      // The date the file's header carries: the writer is given this same instant (processing_started_at).
+      creationDate: bankToday(now),
       traceCount: record.employee_count + (settings.funding_account ? offsetEntryCount(record.totals.net_pay) : 0),
       now,
       legacy: settings.sequences_since === undefined,

@@ -10,7 +10,7 @@ import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { addPayrollStacks } from '../../infra/app.js';
 import { PayrollFunction } from '../../infra/constructs/payroll-function.js';
-import { lambdaBuildOptions } from '../../infra/bundling/options.js';
+import { lambdaBuildOptions, PLACEHOLDER_DEPLOYED_ENV } from '../../infra/bundling/options.js';
 import { accessOf, ALL_HANDLERS, apiHandlerOf, bundleSpecOf, WORKER_HANDLERS } from '../../infra/lambda-functions.js';
 import { FUNCTIONS, routeById } from '../../shared/api/routes.js';
 import { samplePaystub } from '../fixtures/paystub-document.js';
@@ -29,16 +29,6 @@ const nodeEnv = (dir: string, env: Record<string, string> = {}) => ({
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   ...env,
 });
-// What a deployment sets (infra/constructs/service-access.ts): each function builds its clients at module scope.
-const deployedVariables = {
-  TABLE_NAME: 'payroll-table',
-  DISBURSEMENT_BUCKET: 'payroll-bucket',
-  PAYROLL_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/payroll',
-  WEBHOOK_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/webhooks',
-  PAYROLL_KMS_KEY_ID: 'arn:aws:kms:us-east-1:000000000000:key/00000000-0000-0000-0000-000000000000',
-  PAYROLL_SIGNING_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:000000000000:secret:signing',
-  PAYROLL_ENVIRONMENT: 'sandbox',
-};
 /** Every code file of an asset folder. */
 const codeFiles = (dir: string) =>
   readdirSync(dir, { recursive: true, encoding: 'utf8' })
@@ -132,7 +122,7 @@ describe('function bundles', () => {
             '-e',
             `const m = await import(${JSON.stringify(`file://${b.file}`)}); console.log(typeof m.handler);`,
           ],
-          { cwd: dir, env: nodeEnv(dir, deployedVariables) },
+          { cwd: dir, env: nodeEnv(dir, PLACEHOLDER_DEPLOYED_ENV) },
         );
         return { entry: b.entry, handler: stdout.trim() };
       }),
@@ -312,7 +302,7 @@ describe("the CDK app's assets", () => {
           '-e',
           `const m = await import(${JSON.stringify(`file://${join(asset.dir, 'index.mjs')}`)}); console.log(typeof m.handler);`,
         ],
-        { cwd: outdir, env: nodeEnv(outdir, deployedVariables) },
+        { cwd: outdir, env: nodeEnv(outdir, PLACEHOLDER_DEPLOYED_ENV) },
       );
       expect({ id: asset.id, handler: stdout.trim() }).toEqual({ id: asset.id, handler: 'function' });
     }

@@ -41,8 +41,8 @@ import { objectKeys } from '../../shared/adapters/object-store.js';
 import { GSI2, keys } from '../../shared/data/keys.js';
 import { MAX_DELIVERY_ATTEMPTS } from '../../shared/domain/events.js';
 import { QUEUE_DEFINITIONS, TABLE_DEFINITION } from '../../shared/data/table-definition.js';
-import type { FunctionName } from '../../shared/api/route.js';
-import { type Access, FUNCTIONS, ROUTES, type RouteDef, routeById } from '../../shared/api/routes.js';
+import type { Access, FunctionName, RouteDef } from '../../shared/api/route.js';
+import { FUNCTIONS, ROUTES, routeById } from '../../shared/api/routes.js';
 import { accessOf, apiHandlerOf, WORKER_HANDLERS } from '../../infra/lambda-functions.js';
 import { handlerEnvironment, type StackState } from '../../local/stack-state.js';
 
@@ -1286,9 +1286,16 @@ describe('deployed environment', () => {
     async (_, template, functionId, entry) => {
       await withDeployedVariables(template, functionId, async () => {
         const module = (await import(new URL(`../../functions/${entry}.ts`, import.meta.url).href)) as {
-          handler: unknown;
+          handler: { routes?: readonly RouteDef[] };
         };
         expect(typeof module.handler).toBe('function');
+        // An API function serves exactly the routes declared for it: one left out of its router would be sent
+        // there by API Gateway and answered 404.
+        const declared = FUNCTIONS.find((f) => apiHandlerOf(f.name) === entry)?.routes;
+        if (entry.startsWith('api/')) {
+          expect(declared).toBeDefined();
+          expect(module.handler.routes?.map((r) => r.id).sort()).toEqual(declared!.map((r) => r.id).sort());
+        }
       });
     },
   );

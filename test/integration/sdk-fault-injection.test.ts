@@ -18,7 +18,6 @@ import { sqsClient } from '../../shared/adapters/queue.js';
 import { resetConfigForTests } from '../../shared/config/env.js';
 import { GSI1 } from '../../shared/data/keys.js';
 import { QUEUE_DEFINITIONS } from '../../shared/data/table-definition.js';
-import { servicesFromEnvironment } from '../support/services.js';
 import { createOrganization } from '../../shared/use-cases/api-keys.js';
 import { createEmployee } from '../../shared/use-cases/employees.js';
 import type { ProcessorServices } from '../../shared/use-cases/process-payroll.js';
@@ -262,8 +261,10 @@ beforeAll(async () => {
     PAYROLL_LOCAL_MASTER_KEY: randomBytes(32).toString('base64'),
   });
   resetConfigForTests();
-  handler = (await import('../../functions/processor/process-payroll.js')).handler as typeof handler;
-  s = servicesFromEnvironment();
+  const processor = await import('../../functions/processor/process-payroll.js');
+  handler = processor.handler as typeof handler;
+  // The processor's own repositories and clients: what the test sets up and inspects is what it uses.
+  s = processor.services;
   dynamo = await instrument(documentClient(), (r) => r.headers['x-amz-target']?.split('.')[1] ?? r.method);
   // The very instance the processor writes with.
   s3 = await instrument(

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { routeMatcher } from '../../shared/api/routes.js';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 
 /** A REST API proxy event as API Gateway sends it, for invoking handlers directly. */
@@ -12,13 +13,8 @@ export function apiEvent(input: {
   params?: Record<string, string>;
 }): APIGatewayProxyEvent {
   const requestId = randomUUID();
-  // As API Gateway sets it: the template the path matched, each parameter's segment named (`/v1/employees/{id}`).
-  const resource =
-    input.resource ??
-    Object.entries(input.params ?? {}).reduce(
-      (path, [name, value]) => path.replace(`/${encodeURIComponent(value)}`, `/{${name}}`),
-      input.path,
-    );
+  // As API Gateway sets it: the template of the route the method and path match (`/v1/employees/{id}`).
+  const resource = input.resource ?? routeMatcher.find(input.method, input.path)?.route.path ?? input.path;
   return {
     resource,
     path: input.path,

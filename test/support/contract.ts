@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { matchPath } from '../../shared/api/routes.js';
+import { routeMatcher } from '../../shared/api/routes.js';
 
 /**
  * Checks every answer the end-to-end tests receive against docs/openapi.json: the status must be documented
@@ -83,12 +83,7 @@ export function checkContract(method: string, requestPath: string, res: Observed
     throw new ContractViolation(`Contract violation: ${where}: ${problem}\nbody: ${res.text.slice(0, 600)}`);
   };
   const pathname = requestPath.split('?')[0]!;
-  let matches: ReturnType<typeof matchPath> = [];
-  try {
-    matches = matchPath(pathname);
-  } catch {
-    matches = [];
-  }
+  const matches = routeMatcher.matches(pathname);
   const route = matches.find((m) => m.route.method === method.toUpperCase())?.route;
 
   // An unknown path or another method: the generic answers, with no operation of their own.

@@ -38,6 +38,7 @@ const handlers = {
   // The docs function also answers whatever no route claims.
   fallback: () => import('../../functions/api/docs.js').then((m) => m.handler),
   rotateKey: () => import('../../functions/api/admin.js').then((m) => m.handler),
+  payroll: () => import('../../functions/api/payroll.js').then((m) => m.handler),
 };
 
 async function call(which: keyof typeof handlers, event: ReturnType<typeof apiEvent>) {
@@ -65,6 +66,11 @@ beforeAll(() => {
   // Rate limits are exercised against the real engine (e2e); here they would meet the mocked table.
   process.env.PAYROLL_RATE_LIMIT_READ = '0';
   process.env.PAYROLL_RATE_LIMIT_EMPLOYEE_WRITE = '0';
+  process.env.PAYROLL_RATE_LIMIT_PAYROLL_WRITE = '0';
+  // The payroll function builds its bucket and queue clients at load (none is called by these tests).
+  process.env.DISBURSEMENT_BUCKET = 'unit-bucket';
+  process.env.PAYROLL_QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/000000000000/payroll';
+  process.env.WEBHOOK_QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/000000000000/webhooks';
   process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
   resetConfigForTests();
 });
@@ -147,6 +153,28 @@ describe('authentication', () => {
     expect(res.statusCode).toBe(404);
     expect(res.body.error.code).toBe('not_found');
   });
+
+  it.each([
+    ['empty', ''],
+    ['256 characters', 'k'.repeat(256)],
+  ])(
+    'refuses an Idempotency-Key that is %s with one invalid_format problem, before the body is read',
+    async (_, key) => {
+      const res = await call(
+        'payroll',
+        apiEvent({
+          method: 'POST',
+          path: '/v1/payroll',
+          headers: { ...auth(tokens.admin), 'Idempotency-Key': key },
+          body: {},
+        }),
+      );
+      expect(res.statusCode).toBe(400);
+      expect(res.body.error.details).toEqual([
+        { field: 'Idempotency-Key', code: 'invalid_format', message: 'An idempotency key is 1 to 255 characters' },
+      ]);
+    },
+  );
 
   it('refuses a request that reached it over plain HTTP', async () => {
     const res = await call(

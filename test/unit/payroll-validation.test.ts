@@ -155,3 +155,38 @@ describe('status precedence of a rejected payroll', () => {
     expect(err.details).toHaveLength(codes.length);
   });
 });
+
+describe('amounts a NACHA file can carry (CONTRACT §5): refused at submission, never found by the processor', () => {
+  const MAX_ENTRY = '99999999.99';
+  const ids = (n: number) => Array.from({ length: n }, (_, i) => `emp_${i}`);
+
+  it('accepts every amount and a net pay of exactly 99,999,999.99', () => {
+    expect(problems(body({ employees: [entry({ gross_pay: MAX_ENTRY })] }))).toEqual([]);
+    expect(
+      problems(body({ employees: [entry({ gross_pay: '99999000.00', bonuses: '999.99', deductions: '0.00' })] })),
+    ).toEqual([]);
+  });
+
+  it.each([
+    [{ gross_pay: '100000000.00' }, ['employees[0].gross_pay', 'employees[0]']],
+    [{ gross_pay: '1.00', bonuses: '100000000.00' }, ['employees[0].bonuses', 'employees[0]']],
+    // Gross and bonuses each fit; their sum, the deposit, does not.
+    [{ gross_pay: MAX_ENTRY, bonuses: '0.01' }, ['employees[0]']],
+    [{ gross_pay: '100000000.00', deductions: '100000000.00' }, ['employees[0].gross_pay', 'employees[0].deductions']],
+  ])('refuses %o with 400 out_of_range naming %o', (extra, fields) => {
+    const found = problems(body({ employees: [entry(extra)] }));
+    expect(found).toEqual(fields.map((field) => ({ field, code: 'invalid_request_body', reason: 'out_of_range' })));
+    expect(
+      httpErrorOf(new PayrollRejectedError(validatePayrollBody(body({ employees: [entry(extra)] })).problems)).status,
+    ).toBe(400);
+  });
+
+  it('accepts a net total of exactly 9,999,999,999.99 and refuses one cent more, on `employees`', () => {
+    // 100 entries of 99,999,999.99 = 9,999,999,999.00; one more entry brings the total to the boundary.
+    const full = ids(100).map((employee_id) => entry({ employee_id, gross_pay: MAX_ENTRY }));
+    expect(problems(body({ employees: [...full, entry({ employee_id: 'emp_last', gross_pay: '0.99' })] }))).toEqual([]);
+    expect(problems(body({ employees: [...full, entry({ employee_id: 'emp_last', gross_pay: '1.00' })] }))).toEqual([
+      { field: 'employees', code: 'invalid_request_body', reason: 'out_of_range' },
+    ]);
+  });
+});

@@ -3,7 +3,7 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import { config } from '../../config/env.js';
 import { RateLimitedError } from '../../domain/errors.js';
 import type { RateDecision } from '../../domain/rate-limit.js';
-import type { RateBucket, RouteDef } from '../../api/route.js';
+import type { RateBucket } from '../../api/route.js';
 import type { Gate } from '../gate.js';
 import type { ApiEvent } from './request-context.js';
 
@@ -45,18 +45,13 @@ const stamp = (event: RateLimitedEvent, response: APIGatewayProxyResult | null) 
  * Per key and bucket (read, payroll-write, employee-write), right after authentication and before any work: a
  * refused request has written nothing but its rate-limit state. Registered after `authenticate`.
  */
-export function rateLimitCheck(
-  route: RouteDef,
-  gate: Gate | undefined,
-): MiddlewareObj<RateLimitedEvent, APIGatewayProxyResult> {
+export function rateLimitCheck(bucket: RateBucket, gate: Gate): MiddlewareObj<RateLimitedEvent, APIGatewayProxyResult> {
   return {
     before: async ({ event }) => {
-      if (!route.bucket || !event.principal || !gate) return;
-      const limit = perMinute(route.bucket);
+      const limit = perMinute(bucket);
       if (limit <= 0) return;
-      const decision = await gate.rateLimits.take(`${event.principal.apiKeyId}#${route.bucket}`, {
-        perMinute: limit,
-      });
+      // `authenticate` runs first and sets the principal, or refuses the request.
+      const decision = await gate.rateLimits.take(`${event.principal!.apiKeyId}#${bucket}`, { perMinute: limit });
       event.rateLimit = decision;
       if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds);
     },

@@ -8,6 +8,14 @@ import type { Principal } from '../principal.js';
 
 export type ApiEvent = APIGatewayProxyEvent & { principal?: Principal; jsonBody?: unknown };
 
+/** A request header, whatever the case of its name. */
+export function headerOf(event: APIGatewayProxyEvent, name: string): string | undefined {
+  const headers = event.headers ?? {};
+  const wanted = name.toLowerCase();
+  const key = Object.keys(headers).find((k) => k.toLowerCase() === wanted);
+  return key === undefined ? undefined : (headers[key] ?? undefined);
+}
+
 export function requestIdOf(event: APIGatewayProxyEvent): string {
   return event.requestContext?.requestId || 'unknown';
 }
