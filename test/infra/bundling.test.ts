@@ -290,10 +290,12 @@ describe("the CDK app's assets", () => {
 
   it('has no layer: no LayerVersion in the stack, none listed by a function', () => {
     expect(Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::LayerVersion')).toEqual([]);
+    expect(assets).toHaveLength(3);
     for (const { id } of assets) expect(resources[id]!.Properties.Layers).toBeUndefined();
   });
 
   it('runs with plain node: each asset loads in a fresh process, in a folder with no node_modules, and exports its handler', async () => {
+    expect(assets).toHaveLength(3);
     for (const asset of assets) {
       const { stdout } = await run(
         process.execPath,

@@ -695,6 +695,14 @@ describe('least privilege', () => {
   );
 
   const bucketRoutes = ROUTES.filter((r) => r.access.some((a) => a.startsWith('bucket:')));
+  it('has the routes that reach the bucket: submit, get, disbursement and cancel', () => {
+    expect(bucketRoutes.map((r) => r.id).sort()).toEqual([
+      'cancelPayroll',
+      'getDisbursement',
+      'getPayroll',
+      'submitPayroll',
+    ]);
+  });
   it.each(bucketRoutes.map((r) => [r.id, r] as const))(
     '%s reaches the disbursement bucket and nothing else in S3',
     (_, route) => {

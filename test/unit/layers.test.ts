@@ -128,8 +128,10 @@ describe('the layers of the source tree', () => {
     expect(violations('shared/domain', ABOVE_DOMAIN)).toEqual([]);
   });
 
-  it('the use cases know neither the route declarations nor HTTP, and the declarations do not know HTTP', () => {
+  it('data and adapters know nothing above them, the use cases neither the route declarations nor HTTP, and the declarations not HTTP', () => {
     expect(violations('shared/use-cases', ['shared/api', 'shared/http'])).toEqual([]);
     expect(violations('shared/api', ['shared/http'])).toEqual([]);
+    for (const below of ['shared/data', 'shared/adapters'])
+      expect(violations(below, ['shared/use-cases', 'shared/api', 'shared/http'])).toEqual([]);
   });
 });
