@@ -1,5 +1,5 @@
 import { isValidRoutingNumber } from '../domain/aba.js';
-import { achField, achText } from '../domain/ach-text.js';
+import { ACH_CHARACTERS, achField, achText } from '../domain/ach-text.js';
 import { BANK_TIME_ZONE, dateInTimeZone } from '../domain/banking-calendar.js';
 import { isCalendarDate } from '../domain/dates.js';
 import { MAX_ENTRY_CENTS, MAX_TOTAL_CENTS, MAX_TRACE_SEQUENCE, offsetEntryCount } from '../domain/disbursement.js';
@@ -39,6 +39,9 @@ const SAVINGS_DEBIT = '37';
 const CREDITS_ONLY = '220';
 const MIXED = '200';
 const FILLER = '9'.repeat(RECORD_LENGTH);
+
+/** A PPD credit entry as entryDetailRecord writes it: transaction code, RDFI, amount, ACH text, trace. */
+const ENTRY_RECORD = new RegExp(`^6(22|32)(\\d{8})\\d[0-9 ]{17}(\\d{10})[${ACH_CHARACTERS}]{39}0(\\d{8})(\\d{7})$`);
 
 export class NachaFormatError extends Error {
   constructor(message: string) {
@@ -230,7 +233,7 @@ function totalsOf(entries: readonly string[], odfi8: string): EntryTotals {
   let previousSequence = 0;
   entries.forEach((entry, index) => {
     const where = `entry record ${index + 1}`;
-    const m = /^6(22|32)(\d{8})\d[0-9 ]{17}(\d{10})[A-Z0-9 .,&'\-/]{39}0(\d{8})(\d{7})$/.exec(entry);
+    const m = ENTRY_RECORD.exec(entry);
     if (!m) throw new NachaFormatError(`${where} is not a 94-character PPD credit entry from entryDetailRecord`);
     const [, , rdfi8 = '', amount = '', traceOdfi = '', sequence = ''] = m;
     if (traceOdfi !== odfi8)

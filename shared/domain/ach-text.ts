@@ -1,7 +1,12 @@
 import latinize from 'latinize';
 
-/** The characters every ODFI and ACH operator accepts in a NACHA alphanumeric field (a subset of the rules'). */
-export const ACH_TEXT = /^[A-Z0-9 &'\-.,/]*$/;
+/**
+ * The characters every ODFI and ACH operator accepts in a NACHA alphanumeric field (a subset of the rules'), as the
+ * body of a RegExp character class: every check of ACH text is built from it.
+ */
+export const ACH_CHARACTERS = "A-Z0-9 &'\\-.,/";
+export const ACH_TEXT = new RegExp(`^[${ACH_CHARACTERS}]*$`);
+const NOT_ACH = new RegExp(`[^${ACH_CHARACTERS}]`, 'g');
 
 /**
  * A name or description as ACH text: uppercase A–Z, 0–9, space and `&'-.,/`.
@@ -20,7 +25,7 @@ export function achText(value: string): string {
     .normalize('NFKD')
     .replace(/\p{M}/gu, '')
     .toUpperCase()
-    .replace(/[^A-Z0-9 &'\-.,/]/g, ' ')
+    .replace(NOT_ACH, ' ')
     .replace(/ {2,}/g, ' ')
     .trim();
 }

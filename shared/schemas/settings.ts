@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { isValidRoutingNumber, withCheckDigit } from '../domain/aba.js';
+import { ACH_CHARACTERS } from '../domain/ach-text.js';
 import { money, routingNumber } from './common.js';
 import { bankAccountInput } from './employee.js';
 
@@ -26,7 +27,7 @@ const notZeros = <T extends z.ZodType<string>>(schema: T) =>
 const achName = (max: number) =>
   z
     .string()
-    .regex(/^[A-Za-z0-9 &'\-.,/]*$/, { message: "Only letters A–Z, digits, spaces and & ' - . , /" })
+    .regex(new RegExp(`^[a-z${ACH_CHARACTERS}]*$`), { message: "Only letters A–Z, digits, spaces and & ' - . , /" })
     .transform((v) => v.trim().toUpperCase())
     .pipe(
       z

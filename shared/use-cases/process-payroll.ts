@@ -1,9 +1,12 @@
 import type { FieldEncryptor } from '../adapters/envelope-encryption.js';
 import { deterministicId } from '../adapters/ids.js';
-import { buildNachaFile, entryDetailRecord, traceNumber } from '../adapters/nacha.js';
+import { buildNachaFile, entryDetailRecord, NachaFormatError, traceNumber } from '../adapters/nacha.js';
 import { objectKeys, type ObjectStore } from '../adapters/object-store.js';
 import type { Queue } from '../adapters/queue.js';
-import type { DisbursementSequenceRepository } from '../data/disbursement-sequence-repository.js';
+import {
+  type DisbursementSequenceRepository,
+  TraceSequenceExhaustedError,
+} from '../data/disbursement-sequence-repository.js';
 import type { EmployeeRepository } from '../data/employee-repository.js';
 import type { OrganizationRepository } from '../data/organization-repository.js';
 import type { PaystubRecord, PaystubRepository } from '../data/paystub-repository.js';
@@ -63,13 +66,25 @@ export function paystubIdFor(payrollId: string, employeeId: string): string {
 }
 
 export async function processMessage(s: ProcessorServices, message: ProcessorMessage): Promise<void> {
-  switch (message.kind) {
-    case 'start':
-      return startRun(s, message.organization_id, message.payroll_id);
-    case 'chunk':
-      return processChunk(s, message.organization_id, message.payroll_id, message.chunk);
-    case 'finalize':
-      return finalizeRun(s, message.organization_id, message.payroll_id);
+  try {
+    switch (message.kind) {
+      case 'start':
+        return await startRun(s, message.organization_id, message.payroll_id);
+      case 'chunk':
+        return await processChunk(s, message.organization_id, message.payroll_id, message.chunk);
+      case 'finalize':
+        return await finalizeRun(s, message.organization_id, message.payroll_id);
+    }
+  } catch (err) {
+    // A file that cannot be written (the trace sequence used up, a field no file may carry) will not be writable on
+    // the next attempt either: the run fails now, with the reason, instead of after the queue's retries.
+    if (!(err instanceof TraceSequenceExhaustedError || err instanceof NachaFormatError)) throw err;
+    await failRun(
+      s,
+      message.organization_id,
+      message.payroll_id,
+      `The disbursement file cannot be written: ${err.message}`,
+    );
   }
 }
 

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { parseControlTotals } from '../../shared/adapters/nacha.js';
 import { objectKeys } from '../../shared/adapters/object-store.js';
 import { GSI1, keys } from '../../shared/data/keys.js';
+import { MAX_TRACE_SEQUENCE } from '../../shared/domain/disbursement.js';
 import { centsToNumber } from '../../shared/domain/money.js';
 import { SIMULATED_RETURN_ACCOUNT, type ProcessorServices } from '../../shared/use-cases/process-payroll.js';
 import { submitPayroll, type SubmitOutcome } from '../../shared/use-cases/submit-payroll.js';
@@ -322,6 +323,34 @@ describe('the payroll pipeline on the real engines', () => {
       [25_001, 25_002, 25_003],
       [25_004, 25_005, 25_006],
     ]);
+  });
+
+  it('fails a run at once, with the reason, when its trace sequence is used up (no retry can write its file)', async () => {
+    const world = await payrollWorld(3);
+    const orgId = world.org.organization_id;
+    const { originator } = (await world.services.organizations.getSettings(orgId))!;
+    // Two numbers left for a run of three.
+    await world.table.doc.send(
+      new PutCommand({
+        TableName: world.table.tableName,
+        Item: {
+          ...keys.traceSequence(orgId, originator.originating_dfi_identification),
+          entity: 'sequence',
+          value: MAX_TRACE_SEQUENCE - 2,
+        },
+      }),
+    );
+    const accepted = await submit(world);
+    const failures = await drain(world.services, world.queues.payroll, orgId, accepted.data.payroll_id);
+    expect(failures).toBe(0);
+    const record = (await world.services.payrolls.get(orgId, accepted.data.payroll_id))!;
+    expect(record.status).toBe('failed');
+    expect(record.failure_reason).toBe(
+      `The disbursement file cannot be written: The 7-digit trace sequence of this organization's files for ODFI ${originator.originating_dfi_identification} is used up`,
+    );
+    expect(
+      await world.services.objects.getText(objectKeys.disbursement(orgId, accepted.data.payroll_id)),
+    ).toBeUndefined();
   });
 
   it('survives every message being delivered twice', async () => {

@@ -3,9 +3,9 @@ import { parse, validate, type ParsedFile } from 'achkit';
 // module file (TS2665); the minimal shape it is used through is declared below as `NodeNacha`.
 import untypedNodeNacha from '@midlandsbank/node-nacha';
 import { expect } from 'vitest';
-import { effectiveEntryDate, isBankingDay } from '../../shared/domain/banking-calendar.js';
 import { isCalendarDate } from '../../shared/domain/dates.js';
 import { MAX_ENTRY_CENTS } from '../../shared/domain/disbursement.js';
+import { isFedBankingDay, lastFedBankingDayOnOrBefore } from './fed-closures.js';
 
 /*
  * Reads a NACHA file the way a bank would, with two parsers written by different people, and checks the rules
@@ -397,7 +397,8 @@ function sum(values: readonly number[]): number {
  * expect, so a failure names the rule and the batch or entry that broke it.
  */
 export function assertBankRules(file: ReadFile, expected: BankRulesExpectation): void {
-  const settlement = effectiveEntryDate(expected.payDate);
+  // From the hand-written table of Fed closures, not from the calendar the file was written with.
+  const settlement = lastFedBankingDayOnOrBefore(expected.payDate);
   const funding = expected.fundingAccount;
   if (expected.balanced && !funding) throw new Error('assertBankRules: a balanced file needs expected.fundingAccount');
   // What the offset debit must look like, when there is one.
@@ -414,7 +415,7 @@ export function assertBankRules(file: ReadFile, expected: BankRulesExpectation):
     const date = batch.effectiveEntryDate;
     // Each of the three date rules separately, so a failure says which one: the last one implies the others,
     // but "not 2026-03-13" says less than "a Saturday".
-    expect(isBankingDay(date), `${where}: effective entry date ${date} is a banking day`).toBe(true);
+    expect(isFedBankingDay(date), `${where}: effective entry date ${date} is a banking day`).toBe(true);
     const onOrBefore = `${where}: effective entry date ${date} is on or before pay date ${expected.payDate}`;
     expect(date <= expected.payDate, onOrBefore).toBe(true);
     expect(date, `${where}: effective entry date is the last banking day on or before ${expected.payDate}`).toBe(

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { FED_CLOSURES } from '../support/fed-closures.js';
 import { describe, expect, it } from 'vitest';
 import {
   BANK_TIME_ZONE,
@@ -11,91 +12,6 @@ import {
   previousBankingDay,
   releaseBy,
 } from '../../shared/domain/banking-calendar.js';
-
-/**
- * The Federal Reserve Banks' closures, written out by hand from the published schedule (federalreserve.gov K.8,
- * "Holidays Observed by the Federal Reserve System") rather than computed: a Saturday holiday is absent (the
- * Banks open the Friday before), a Sunday one appears as the Monday after.
- */
-const FED_CLOSURES: Record<number, string[]> = {
-  2025: [
-    '2025-01-01',
-    '2025-01-20',
-    '2025-02-17',
-    '2025-05-26',
-    '2025-06-19',
-    '2025-07-04',
-    '2025-09-01',
-    '2025-10-13',
-    '2025-11-11',
-    '2025-11-27',
-    '2025-12-25',
-  ],
-  // Saturday July 4 is not moved.
-  2026: [
-    '2026-01-01',
-    '2026-01-19',
-    '2026-02-16',
-    '2026-05-25',
-    '2026-06-19',
-    '2026-09-07',
-    '2026-10-12',
-    '2026-11-11',
-    '2026-11-26',
-    '2026-12-25',
-  ],
-  // Saturday June 19 and Saturday December 25 are not moved; Sunday July 4 is closed Monday July 5.
-  2027: [
-    '2027-01-01',
-    '2027-01-18',
-    '2027-02-15',
-    '2027-05-31',
-    '2027-07-05',
-    '2027-09-06',
-    '2027-10-11',
-    '2027-11-11',
-    '2027-11-25',
-  ],
-  // Saturday January 1 and Saturday November 11 are not moved.
-  2028: [
-    '2028-01-17',
-    '2028-02-21',
-    '2028-05-29',
-    '2028-06-19',
-    '2028-07-04',
-    '2028-09-04',
-    '2028-10-09',
-    '2028-11-23',
-    '2028-12-25',
-  ],
-  // Sunday November 11 is closed Monday November 12.
-  2029: [
-    '2029-01-01',
-    '2029-01-15',
-    '2029-02-19',
-    '2029-05-28',
-    '2029-06-19',
-    '2029-07-04',
-    '2029-09-03',
-    '2029-10-08',
-    '2029-11-12',
-    '2029-11-22',
-    '2029-12-25',
-  ],
-  2030: [
-    '2030-01-01',
-    '2030-01-21',
-    '2030-02-18',
-    '2030-05-27',
-    '2030-06-19',
-    '2030-07-04',
-    '2030-09-02',
-    '2030-10-14',
-    '2030-11-11',
-    '2030-11-28',
-    '2030-12-25',
-  ],
-};
 
 // Test-side date helpers, independent of the module under test.
 const DAY_MS = 86_400_000;
