@@ -9,7 +9,7 @@ import { newId } from '../shared/adapters/ids.js';
 import { GSI1, GSI2, GSI3, descendingDate, keys } from '../shared/data/keys.js';
 import { PaystubRepository, type PaystubRecord } from '../shared/data/paystub-repository.js';
 import { PayrollRepository, type PayrollRecord } from '../shared/data/payroll-repository.js';
-import { paystubIdFor } from '../shared/use-cases/process-payroll.js';
+import { paystubIdFor } from '../shared/data/paystub-repository.js';
 import type { RunningStack } from '../test/support/local-stack.js';
 import { runLoad, type LoadResult } from './load.js';
 import { progress } from './machine.js';
@@ -60,6 +60,8 @@ async function seed(
       chunk_count: 2,
       chunks_done: new Set(),
       returned_employee_ids: new Set(),
+      returns_count: 0,
+      returns_amount: 0,
       processing_started_at: at,
       findings: [],
       disbursement: null,
@@ -97,6 +99,7 @@ async function seed(
             routing_number: '021000021',
             trace_number: `02100002${String(i + 1).padStart(7, '0')}`,
             status: 'scheduled',
+            effective_entry_date: null,
           },
           status: 'issued',
           created_at: at,

@@ -247,7 +247,15 @@ function registerRoute(registry: OpenAPIRegistry, route: RouteDef): void {
         body: {
           description: spec.body.description ?? 'A JSON object',
           required: spec.body.required ?? true,
-          content: { 'application/json': { schema: spec.body.schema, example: spec.body.example } },
+          content: {
+            'application/json': { schema: spec.body.schema, example: spec.body.example },
+            ...(spec.body.text && {
+              'text/plain': {
+                schema: { type: 'string', description: spec.body.text.description },
+                example: spec.body.text.example,
+              },
+            }),
+          },
         },
       }),
     },

@@ -9,6 +9,7 @@ import { Queue, sqsClient } from '../../shared/adapters/queue.js';
 import { required } from '../../shared/config/env.js';
 import { DisbursementSequenceRepository } from '../../shared/data/disbursement-sequence-repository.js';
 import { EmployeeRepository } from '../../shared/data/employee-repository.js';
+import { Transactions } from '../../shared/data/item.js';
 import { OrganizationRepository } from '../../shared/data/organization-repository.js';
 import { PayrollRepository } from '../../shared/data/payroll-repository.js';
 import { PaystubRepository } from '../../shared/data/paystub-repository.js';
@@ -29,6 +30,7 @@ export const services: ProcessorServices = {
   queue: new Queue(sqsClient(), required('PAYROLL_QUEUE_URL')),
   // The processor unwraps bank account numbers for the NACHA file, and nothing else.
   encryptor: fieldEncryptor('bank-account'),
+  transactions: new Transactions(table),
 };
 
 const message = z.discriminatedUnion('kind', [

@@ -178,6 +178,33 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/disbursement-returns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report what the bank sent back: returned deposits and notifications of change
+         * @description Post the return / notification-of-change file your bank (the ODFI) makes available after a file settles, as it is (`Content-Type: text/plain`), or the same items as JSON. Each item is matched to the deposit by the original entry's trace number.
+         *
+         *     - A **return** (addenda type 99, R code) marks the paystub's `payment` `returned` with the code and its reason, adds to the run's `returns`, and emits `payment.returned`. The paystub stays `issued` and year-to-date totals do not change: the wages were earned. R02, R03 and R04 (account closed, missing or invalid) set the employee's `bank_account.status` to `invalid`: the next payroll answers 422 `missing_bank_account` for them until a new `bank_account` is set.
+         *     - A **notification of change** (SEC code COR, addenda type 98: C01, C02, C03, C05, C06, C07) corrects the employee's bank account if it is still the account the deposit went to, and emits `employee.bank_account_corrected` (masked). Other change codes are recorded, not applied.
+         *
+         *     The whole report is checked before any of it is applied: a malformed file is 400 naming each bad line, and nothing changes. Applying is idempotent: sending the same report again (or twice at once) applies each item once; the repeats answer `already_applied`. At most 10,000 items per list.
+         *
+         *     Requires a token with the `write:payroll` scope. Rate limit: the payroll-write bucket.
+         */
+        post: operations["postDisbursementReturns"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/paystubs": {
         parameters: {
             query?: never;
@@ -734,6 +761,58 @@ export type components = {
             /** @example bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1 */
             request_id: string;
         };
+        /** @description The `data` of `employee.bank_account_corrected` */
+        BankAccountCorrectedData: {
+            employee_id: string;
+            /** @description The paystub whose deposit the notification of change is about */
+            paystub_id: string;
+            payroll_id: string;
+            code: string;
+            trace_number: string;
+            /** @description The corrected account, masked: never the full account number */
+            bank_account: {
+                /** @enum {string} */
+                account_type: "checking" | "savings";
+                routing_number: string;
+                account_number_last4: string;
+                /** @enum {string} */
+                status: "active" | "invalid";
+            };
+            /**
+             * Format: date-time
+             * @description UTC, ISO 8601 with milliseconds
+             * @example 2026-11-21T10:02:28.752Z
+             */
+            corrected_at: string;
+        };
+        BankReportOutcome: {
+            trace_number: string;
+            /** @enum {string} */
+            type: "return" | "correction";
+            code: string;
+            /**
+             * @description `applied`: this request changed the payment; `already_applied`: an earlier report did (nothing changed now); `unknown_trace`: no deposit of your organization carried this trace number
+             * @enum {string}
+             */
+            outcome: "applied" | "unknown_trace" | "already_applied";
+            /** @description The paystub whose deposit it is, when known */
+            paystub_id?: string;
+            /** @description A correction: whether the employee's bank account was changed (only while it is still the account the deposit went to) */
+            account_updated?: boolean;
+        };
+        BankReportOutcomes: {
+            /** @description One per item, in the order of the report */
+            outcomes: components["schemas"]["BankReportOutcome"][];
+        };
+        BankReportResponse: {
+            /** @example 200 */
+            status: number;
+            /** @example Report applied */
+            message: string;
+            data: components["schemas"]["BankReportOutcomes"];
+            /** @example bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1 */
+            request_id: string;
+        };
         Disbursement: {
             /**
              * @description `pay_` and a lowercase ULID
@@ -805,8 +884,19 @@ export type components = {
                 account_type: "checking" | "savings";
                 routing_number: string;
                 account_number_last4: string;
-                /** @enum {string} */
-                status: "active";
+                /**
+                 * @description `invalid`: the bank returned a deposit to this account as closed, missing or invalid (R02, R03, R04); the employee cannot be paid until a new `bank_account` is set
+                 * @enum {string}
+                 */
+                status: "active" | "invalid";
+                /** @description Why the account is `invalid`: the return that made it so; `null` while `active` */
+                status_reason: string | null;
+                /**
+                 * Format: date-time
+                 * @description When a bank's notification of change last corrected this account; `null` if never
+                 * @example 2026-11-21T10:02:28.752Z
+                 */
+                corrected_at: string | null;
             } | null;
             /**
              * Format: date-time
@@ -1180,15 +1270,15 @@ export type components = {
              */
             id: string;
             /** @enum {string} */
-            type: "payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated";
+            type: "payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "employee.bank_account_corrected";
             /**
              * Format: date-time
              * @description UTC, ISO 8601 with milliseconds
              * @example 2026-11-21T10:02:28.752Z
              */
             timestamp: string;
-            /** @description Payroll events: the run (`payroll_id`, `status`, `type`, the period, `pay_date`, `effective_entry_date`, `release_by`, `employee_count`, `totals`, `content_hash`) plus what the event adds (`reason`, `findings`, `disbursement`). `paystub.generated`: `payroll_id`, `paystub_count`, `pay_date`, `paystubs_url`. */
-            data: {
+            /** @description Payroll events: the run (`payroll_id`, `status`, `type`, the period, `pay_date`, `effective_entry_date`, `release_by`, `employee_count`, `totals`, `content_hash`) plus what the event adds (`reason`, `findings`, `disbursement`). `paystub.generated`: `payroll_id`, `paystub_count`, `pay_date`, `paystubs_url`. `payment.returned`: `PaymentReturnedData`. `employee.bank_account_corrected`: `BankAccountCorrectedData`. */
+            data: components["schemas"]["PaymentReturnedData"] | components["schemas"]["BankAccountCorrectedData"] | {
                 [key: string]: unknown;
             };
             payroll_id: string | null;
@@ -1232,6 +1322,27 @@ export type components = {
             data: components["schemas"]["Event"];
             /** @example bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1 */
             request_id: string;
+        };
+        /** @description The `data` of `payment.returned` */
+        PaymentReturnedData: {
+            paystub_id: string;
+            employee_id: string;
+            payroll_id: string;
+            /**
+             * @description The deposit that came back (the net pay)
+             * @example 3200
+             */
+            amount: number;
+            code: string;
+            /** @description The return code's standard reason */
+            reason: string;
+            trace_number: string;
+            /**
+             * Format: date-time
+             * @description UTC, ISO 8601 with milliseconds
+             * @example 2026-11-21T10:02:28.752Z
+             */
+            returned_at: string;
         };
         Payroll: {
             /**
@@ -1335,6 +1446,15 @@ export type components = {
                  */
                 created_at: string;
             } | null;
+            /** @description Deposits of the run the bank returned (POST /v1/disbursement-returns), and their total */
+            returns: {
+                count: number;
+                /**
+                 * @description Money as a JSON number with at most two decimals
+                 * @example 3200
+                 */
+                amount: number;
+            };
             failure_reason: string | null;
         };
         /** @description The computed totals; nothing was stored */
@@ -1582,7 +1702,7 @@ export type components = {
              */
             issued_date: string;
             /**
-             * @description `voided` for a cancelled run (sandbox) or a returned deposit; still readable
+             * @description `voided` for a run that was cancelled (sandbox) or failed; still readable. A returned deposit leaves the paystub `issued`: the wages were earned (see `payment.status`)
              * @enum {string}
              */
             status: "issued" | "voided";
@@ -1633,8 +1753,29 @@ export type components = {
                 routing_number: string;
                 /** @description The NACHA trace number of the deposit; `null` when the net pay is zero */
                 trace_number: string | null;
-                /** @enum {string} */
+                /**
+                 * @description `scheduled`: in the file; `returned`: the bank sent the deposit back (see `return`); `cancelled`: the run was cancelled or failed before its file was released; `no_payment`: zero net pay
+                 * @enum {string}
+                 */
                 status: "scheduled" | "no_payment" | "returned" | "cancelled";
+                /**
+                 * Format: date
+                 * @description The day the deposit settles (the batch header of the file); `null` when nothing is paid
+                 * @example 2026-11-20
+                 */
+                effective_entry_date: string | null;
+                /** @description Present once the bank returned the deposit (POST /v1/disbursement-returns) */
+                return?: {
+                    code: string;
+                    /** @description The return code's standard reason */
+                    reason: string;
+                    /**
+                     * Format: date-time
+                     * @description UTC, ISO 8601 with milliseconds
+                     * @example 2026-11-21T10:02:28.752Z
+                     */
+                    returned_at: string;
+                };
             };
             notes: string | null;
             /**
@@ -1697,7 +1838,7 @@ export type components = {
              */
             issued_date: string;
             /**
-             * @description `voided` for a cancelled run (sandbox) or a returned deposit; still readable
+             * @description `voided` for a run that was cancelled (sandbox) or failed; still readable. A returned deposit leaves the paystub `issued`: the wages were earned (see `payment.status`)
              * @enum {string}
              */
             status: "issued" | "voided";
@@ -1748,8 +1889,29 @@ export type components = {
                 routing_number: string;
                 /** @description The NACHA trace number of the deposit; `null` when the net pay is zero */
                 trace_number: string | null;
-                /** @enum {string} */
+                /**
+                 * @description `scheduled`: in the file; `returned`: the bank sent the deposit back (see `return`); `cancelled`: the run was cancelled or failed before its file was released; `no_payment`: zero net pay
+                 * @enum {string}
+                 */
                 status: "scheduled" | "no_payment" | "returned" | "cancelled";
+                /**
+                 * Format: date
+                 * @description The day the deposit settles (the batch header of the file); `null` when nothing is paid
+                 * @example 2026-11-20
+                 */
+                effective_entry_date: string | null;
+                /** @description Present once the bank returned the deposit (POST /v1/disbursement-returns) */
+                return?: {
+                    code: string;
+                    /** @description The return code's standard reason */
+                    reason: string;
+                    /**
+                     * Format: date-time
+                     * @description UTC, ISO 8601 with milliseconds
+                     * @example 2026-11-21T10:02:28.752Z
+                     */
+                    returned_at: string;
+                };
             };
             notes: string | null;
             /**
@@ -1928,7 +2090,7 @@ export type components = {
             /** Format: uri */
             url: string;
             /** @description `null`: every event type */
-            events: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated")[] | null;
+            events: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "employee.bank_account_corrected")[] | null;
             description: string | null;
             /**
              * @description `unreliable`: paused after 5 consecutive failed events, until set `active` again
@@ -1986,7 +2148,7 @@ export type components = {
             /** Format: uri */
             url: string;
             /** @description `null`: every event type */
-            events: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated")[] | null;
+            events: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "employee.bank_account_corrected")[] | null;
             description: string | null;
             /**
              * @description `unreliable`: paused after 5 consecutive failed events, until set `active` again
@@ -2183,7 +2345,9 @@ export interface operations {
                      *               "account_type": "checking",
                      *               "routing_number": "021000021",
                      *               "account_number_last4": "6789",
-                     *               "status": "active"
+                     *               "status": "active",
+                     *               "status_reason": null,
+                     *               "corrected_at": null
                      *             },
                      *             "created_at": "2026-11-02T09:14:03.120Z",
                      *             "updated_at": "2026-11-02T09:14:03.120Z"
@@ -2300,7 +2464,9 @@ export interface operations {
                      *           "account_type": "checking",
                      *           "routing_number": "021000021",
                      *           "account_number_last4": "6789",
-                     *           "status": "active"
+                     *           "status": "active",
+                     *           "status_reason": null,
+                     *           "corrected_at": null
                      *         },
                      *         "created_at": "2026-11-02T09:14:03.120Z",
                      *         "updated_at": "2026-11-02T09:14:03.120Z"
@@ -2400,7 +2566,9 @@ export interface operations {
                      *           "account_type": "checking",
                      *           "routing_number": "021000021",
                      *           "account_number_last4": "6789",
-                     *           "status": "active"
+                     *           "status": "active",
+                     *           "status_reason": null,
+                     *           "corrected_at": null
                      *         },
                      *         "created_at": "2026-11-02T09:14:03.120Z",
                      *         "updated_at": "2026-11-02T09:14:03.120Z"
@@ -2486,7 +2654,9 @@ export interface operations {
                      *           "account_type": "checking",
                      *           "routing_number": "021000021",
                      *           "account_number_last4": "6789",
-                     *           "status": "active"
+                     *           "status": "active",
+                     *           "status_reason": null,
+                     *           "corrected_at": null
                      *         },
                      *         "created_at": "2026-11-02T09:14:03.120Z",
                      *         "updated_at": "2026-11-02T09:14:03.120Z"
@@ -2623,7 +2793,9 @@ export interface operations {
                      *           "account_type": "checking",
                      *           "routing_number": "021000021",
                      *           "account_number_last4": "6789",
-                     *           "status": "active"
+                     *           "status": "active",
+                     *           "status_reason": null,
+                     *           "corrected_at": null
                      *         },
                      *         "created_at": "2026-11-02T09:14:03.120Z",
                      *         "updated_at": "2026-11-02T09:14:03.120Z"
@@ -3057,6 +3229,10 @@ export interface operations {
                      *           "effective_entry_date": "2026-11-20",
                      *           "created_at": "2026-11-17T15:02:27.310Z"
                      *         },
+                     *         "returns": {
+                     *           "count": 0,
+                     *           "amount": 0
+                     *         },
                      *         "failure_reason": null
                      *       },
                      *       "request_id": "bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1"
@@ -3487,6 +3663,142 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    postDisbursementReturns: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The JSON form: the returns and the corrections the bank reported */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "returns": [
+                 *         {
+                 *           "trace_number": "021000020000001",
+                 *           "code": "R03"
+                 *         }
+                 *       ],
+                 *       "corrections": [
+                 *         {
+                 *           "trace_number": "021000020000002",
+                 *           "code": "C01",
+                 *           "corrected_data": "987654321"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @default [] */
+                    returns?: {
+                        /** @description The trace number of the entry the service sent (`payment.trace_number` of the paystub) */
+                        trace_number: string;
+                        /**
+                         * @description The return reason code
+                         * @example R03
+                         */
+                        code: string;
+                    }[];
+                    /** @default [] */
+                    corrections?: {
+                        /** @description The trace number of the entry the service sent (`payment.trace_number` of the paystub) */
+                        trace_number: string;
+                        /**
+                         * @description The change code
+                         * @example C01
+                         */
+                        code: string;
+                        /**
+                         * @description The corrected data field of the addenda record, as the bank sent it: C01 the account number; C02 the routing number; C03 the routing number, blanks, the account number; C05 the transaction code (22 checking, 32 savings); C06 the account number, blanks, the transaction code; C07 routing, account and transaction code
+                         * @example 123456780
+                         */
+                        corrected_data: string;
+                    }[];
+                };
+                /**
+                 * @example 101 021000021 0110000152611241405A094101ODFI                   SANDBOX RDFI
+                 *     5220SANDBOX RETURNS                     1234567890PPDRETURN          261124   1011000010000001
+                 *     621021000021XXXXX6789        00002589502m9q3r5v7x8y0abRETURNED DEPOSIT        1011000010000001
+                 *     799R03021000020000001      01100001                                            011000010000001
+                 *     822000000200021000020000000000000000002589501234567890                         011000010000001
+                 *     9000001000001000000020002100002000000000000000000258950
+                 *     9999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999
+                 *     9999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999
+                 *     9999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999
+                 *     9999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999
+                 */
+                "text/plain": string;
+            };
+        };
+        responses: {
+            /** @description One outcome per item, in order */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 200,
+                     *       "message": "Report applied",
+                     *       "data": {
+                     *         "outcomes": [
+                     *           {
+                     *             "trace_number": "021000020000001",
+                     *             "type": "return",
+                     *             "code": "R03",
+                     *             "outcome": "applied",
+                     *             "paystub_id": "stub_01kfz8f7k3m5n7q9s1t3v5x7ef"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "request_id": "bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BankReportResponse"];
+                };
+            };
+            /** @description A malformed file (`invalid_record`, one problem per bad line, `field` names the line) or JSON body: nothing was applied */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The body is over 6 MB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.optional"];
+                    Warning: components["headers"]["Warning.optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     listPaystubs: {
         parameters: {
             query?: {
@@ -3552,7 +3864,8 @@ export interface operations {
                      *               "account_number_last4": "6789",
                      *               "routing_number": "021000021",
                      *               "trace_number": "021000020000001",
-                     *               "status": "scheduled"
+                     *               "status": "scheduled",
+                     *               "effective_entry_date": "2026-11-20"
                      *             },
                      *             "notes": null,
                      *             "created_at": "2026-11-21T10:02:25.118Z"
@@ -3644,7 +3957,8 @@ export interface operations {
                      *           "account_number_last4": "6789",
                      *           "routing_number": "021000021",
                      *           "trace_number": "021000020000001",
-                     *           "status": "scheduled"
+                     *           "status": "scheduled",
+                     *           "effective_entry_date": "2026-11-20"
                      *         },
                      *         "notes": null,
                      *         "created_at": "2026-11-21T10:02:25.118Z",
@@ -3792,7 +4106,7 @@ export interface operations {
                  */
                 "application/json": {
                     url: string;
-                    events?: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated")[] | null;
+                    events?: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "employee.bank_account_corrected")[] | null;
                     description?: string | null;
                 };
             };
@@ -4052,7 +4366,7 @@ export interface operations {
                  */
                 "application/json": {
                     url?: string;
-                    events?: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated")[] | null;
+                    events?: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "employee.bank_account_corrected")[] | null;
                     description?: string | null;
                     /** @enum {string} */
                     status?: "active" | "disabled";
@@ -4257,7 +4571,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only events of this type */
-                type?: "payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated";
+                type?: "payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "employee.bank_account_corrected";
                 /** @description Only this run's events */
                 payroll_id?: string;
                 /** @description Only events with a delivery in this status */

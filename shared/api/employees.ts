@@ -20,7 +20,17 @@ export const employee = z
         account_type: z.enum(['checking', 'savings']),
         routing_number: z.string().regex(/^\d{9}$/),
         account_number_last4: z.string().regex(/^\d{4}$/),
-        status: z.enum(['active']),
+        status: z.enum(['active', 'invalid']).meta({
+          description:
+            '`invalid`: the bank returned a deposit to this account as closed, missing or invalid (R02, R03, R04); the employee cannot be paid until a new `bank_account` is set',
+        }),
+        status_reason: z
+          .string()
+          .nullable()
+          .meta({ description: 'Why the account is `invalid`: the return that made it so; `null` while `active`' }),
+        corrected_at: timestamp
+          .nullable()
+          .meta({ description: "When a bank's notification of change last corrected this account; `null` if never" }),
       })
       .nullable()
       .meta({ description: 'Never the full account number; `null` without direct deposit' }),
@@ -46,6 +56,8 @@ const EMPLOYEE_EXAMPLE = {
     routing_number: '021000021',
     account_number_last4: '6789',
     status: 'active',
+    status_reason: null,
+    corrected_at: null,
   },
   created_at: '2026-11-02T09:14:03.120Z',
   updated_at: '2026-11-02T09:14:03.120Z',

@@ -4,7 +4,7 @@ import { PAYROLL_STATUSES } from '../domain/payroll-status.js';
 import type { payrollView } from '../use-cases/payroll-view.js';
 import type { SubmitOutcome } from '../use-cases/submit-payroll.js';
 import { listPayrollsQuery, payrollBodySchemas, payrollIdParams, submitPayrollQuery } from '../schemas/payroll.js';
-import { EXAMPLE_IDS, date, fits, id, page, timestamp, totals, type Fits } from './common.js';
+import { EXAMPLE_IDS, amount, date, fits, id, page, timestamp, totals, type Fits } from './common.js';
 import { routes, type RouteDef } from './route.js';
 
 /** The body `validatePayrollBody` checks: its header schema with the entries it validates one by one. */
@@ -118,6 +118,9 @@ const payroll = payrollSummary
       .strictObject(disbursementTotals)
       .nullable()
       .meta({ description: "The NACHA file's control totals, once written" }),
+    returns: z
+      .strictObject({ count: z.int().min(0), amount })
+      .meta({ description: 'Deposits of the run the bank returned (POST /v1/disbursement-returns), and their total' }),
     failure_reason: z.string().nullable(),
   })
   .meta({ id: 'Payroll' });
@@ -180,6 +183,7 @@ const FULL = {
   ],
   findings: [],
   disbursement: DISBURSEMENT,
+  returns: { count: 0, amount: 0 },
   failure_reason: null,
 } satisfies z.input<typeof payroll>;
 

@@ -18,9 +18,10 @@ const paystubFields = {
   period_end: date,
   pay_date: date,
   issued_date: date,
-  status: z
-    .enum(['issued', 'voided'])
-    .meta({ description: '`voided` for a cancelled run (sandbox) or a returned deposit; still readable' }),
+  status: z.enum(['issued', 'voided']).meta({
+    description:
+      '`voided` for a run that was cancelled (sandbox) or failed; still readable. A returned deposit leaves the paystub `issued`: the wages were earned (see `payment.status`)',
+  }),
   hours_worked: z.number().min(0),
   gross_pay: amount,
   bonuses: amount,
@@ -39,7 +40,21 @@ const paystubFields = {
       .string()
       .nullable()
       .meta({ description: 'The NACHA trace number of the deposit; `null` when the net pay is zero' }),
-    status: z.enum(['scheduled', 'no_payment', 'returned', 'cancelled']),
+    status: z.enum(['scheduled', 'no_payment', 'returned', 'cancelled']).meta({
+      description:
+        '`scheduled`: in the file; `returned`: the bank sent the deposit back (see `return`); `cancelled`: the run was cancelled or failed before its file was released; `no_payment`: zero net pay',
+    }),
+    effective_entry_date: date.nullable().meta({
+      description: 'The day the deposit settles (the batch header of the file); `null` when nothing is paid',
+    }),
+    return: z
+      .strictObject({
+        code: z.string().regex(/^R\d{2}$/),
+        reason: z.string().meta({ description: "The return code's standard reason" }),
+        returned_at: timestamp,
+      })
+      .optional()
+      .meta({ description: 'Present once the bank returned the deposit (POST /v1/disbursement-returns)' }),
   }),
   notes: z.string().nullable(),
   created_at: timestamp,
@@ -75,6 +90,7 @@ const ITEM = {
     routing_number: '021000021',
     trace_number: '021000020000001',
     status: 'scheduled',
+    effective_entry_date: '2026-11-20',
   },
   notes: null,
   created_at: '2026-11-21T10:02:25.118Z',

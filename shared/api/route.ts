@@ -8,7 +8,7 @@ export type RateBucket = 'read' | 'payroll_write' | 'employee_write';
  * The Lambda function that serves a route: one per resource (functions/api/<name>.ts), each the composition root
  * of what its routes use, and each with one role holding the union of its routes' `access`.
  */
-export type FunctionName = 'employees' | 'payroll' | 'paystubs' | 'webhooks' | 'admin' | 'docs';
+export type FunctionName = 'employees' | 'payroll' | 'returns' | 'paystubs' | 'webhooks' | 'admin' | 'docs';
 
 /**
  * What a route's function may touch beyond the table reads and writes every authenticated route needs (token
@@ -64,6 +64,11 @@ export interface RequestBody {
   validatedBy?: 'use-case';
   description?: string;
   examples?: Record<string, { summary: string; value: unknown }>;
+  /**
+   * Also accepted as `Content-Type: text/plain` (a bank's file): the handler then gets the text as `body`, and the
+   * use case reads it.
+   */
+  text?: { description: string; example: string };
 }
 
 /**

@@ -1,4 +1,5 @@
 import { apiKeyRoutes } from './api-keys.js';
+import { disbursementReturnRoutes } from './disbursement-returns.js';
 import { docsRoutes } from './docs.js';
 import { employeeRoutes } from './employees.js';
 import { logRoutes } from './logs.js';
@@ -17,6 +18,7 @@ import { webhookRoutes } from './webhooks.js';
 export const routeById = {
   ...employeeRoutes,
   ...payrollRoutes,
+  ...disbursementReturnRoutes,
   ...paystubRoutes,
   ...webhookRoutes,
   ...logRoutes,

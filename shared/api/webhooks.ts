@@ -10,7 +10,7 @@ import {
   updateWebhookBody,
   webhookIdParams,
 } from '../schemas/webhook.js';
-import { EXAMPLE_IDS, fits, id, page, timestamp, type Fits } from './common.js';
+import { EXAMPLE_IDS, amount, fits, id, page, timestamp, type Fits } from './common.js';
 import { routes } from './route.js';
 
 export const webhook = z
@@ -51,14 +51,46 @@ const attempt = z.strictObject({
   error: z.string().nullable(),
 });
 
+const paymentReturnedData = z
+  .strictObject({
+    paystub_id: z.string(),
+    employee_id: z.string(),
+    payroll_id: z.string(),
+    amount: amount.meta({ description: 'The deposit that came back (the net pay)' }),
+    code: z.string().regex(/^R\d{2}$/),
+    reason: z.string().meta({ description: "The return code's standard reason" }),
+    trace_number: z.string(),
+    returned_at: timestamp,
+  })
+  .meta({ id: 'PaymentReturnedData', description: 'The `data` of `payment.returned`' });
+
+const bankAccountCorrectedData = z
+  .strictObject({
+    employee_id: z.string(),
+    paystub_id: z.string().meta({ description: 'The paystub whose deposit the notification of change is about' }),
+    payroll_id: z.string(),
+    code: z.string().regex(/^C\d{2}$/),
+    trace_number: z.string(),
+    bank_account: z
+      .strictObject({
+        account_type: z.enum(['checking', 'savings']),
+        routing_number: z.string(),
+        account_number_last4: z.string(),
+        status: z.enum(['active', 'invalid']),
+      })
+      .meta({ description: 'The corrected account, masked: never the full account number' }),
+    corrected_at: timestamp,
+  })
+  .meta({ id: 'BankAccountCorrectedData', description: 'The `data` of `employee.bank_account_corrected`' });
+
 export const event = z
   .strictObject({
     id: id('evt', EXAMPLE_IDS.event),
     type: z.enum(EVENT_TYPES),
     timestamp,
-    data: z.record(z.string(), z.unknown()).meta({
+    data: z.union([paymentReturnedData, bankAccountCorrectedData, z.record(z.string(), z.unknown())]).meta({
       description:
-        'Payroll events: the run (`payroll_id`, `status`, `type`, the period, `pay_date`, `effective_entry_date`, `release_by`, `employee_count`, `totals`, `content_hash`) plus what the event adds (`reason`, `findings`, `disbursement`). `paystub.generated`: `payroll_id`, `paystub_count`, `pay_date`, `paystubs_url`.',
+        'Payroll events: the run (`payroll_id`, `status`, `type`, the period, `pay_date`, `effective_entry_date`, `release_by`, `employee_count`, `totals`, `content_hash`) plus what the event adds (`reason`, `findings`, `disbursement`). `paystub.generated`: `payroll_id`, `paystub_count`, `pay_date`, `paystubs_url`. `payment.returned`: `PaymentReturnedData`. `employee.bank_account_corrected`: `BankAccountCorrectedData`.',
     }),
     payroll_id: z.string().nullable(),
     deliveries: z.array(

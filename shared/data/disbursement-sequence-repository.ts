@@ -1,4 +1,4 @@
-import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
 import { fileIdModifierFor, LEGACY_TRACE_FLOOR, MAX_TRACE_SEQUENCE } from '../domain/disbursement.js';
@@ -6,6 +6,7 @@ import type { TransactItems } from './item.js';
 import { parseItem } from './item.js';
 import { TTL_ATTRIBUTE, keys } from './keys.js';
 
+const traceBlockItem = z.object({ payroll_id: z.string(), start: z.number().int(), entries: z.number().int() });
 const counterItem = z.object({ value: z.number().int().nonnegative() });
 
 /** A file-ID counter only matters on its creation date; it is kept a while for whoever reads the table. */
@@ -45,6 +46,9 @@ export class DisbursementSequenceRepository {
       now: Date;
       /** An organization whose earlier files were numbered per run (see `sequences_since` in its settings). */
       legacy?: boolean;
+      /** The run the block is for, and how many of its sequences are its entries (the rest are offset debits). */
+      payrollId: string;
+      entries: number;
     },
   ): Promise<DisbursementReservation> {
     const traceKey = keys.traceSequence(orgId, request.odfi);
@@ -76,8 +80,51 @@ export class DisbursementSequenceRepository {
       items: [
         this.advance(traceKey, tracesUsed, used + request.traceCount),
         this.advance(fileKey, filesMade, fileIndex + 1, expires),
+        // What matches a bank's return back to the run: trace → block → entry index → employee → paystub.
+        {
+          Put: {
+            TableName: this.table.tableName,
+            Item: {
+              ...keys.traceBlock(orgId, request.odfi, traceStart),
+              entity: 'trace_block',
+              payroll_id: request.payrollId,
+              start: traceStart,
+              entries: request.entries,
+            },
+          },
+        },
       ],
     };
+  }
+
+  /**
+   * The run whose entries carry this trace number, and the entry's index in its submission: the block of the
+   * organization's sequences for that ODFI that starts at or before the trace's sequence. Offset debits, and files
+   * numbered per run before sequences existed, match no entry.
+   */
+  async entryOf(orgId: string, traceNumber: string): Promise<{ payrollId: string; index: number } | undefined> {
+    if (!/^\d{15}$/.test(traceNumber)) return undefined;
+    const odfi = traceNumber.slice(0, 8);
+    const sequence = Number(traceNumber.slice(8));
+    const out = await this.table.doc.send(
+      new QueryCommand({
+        TableName: this.table.tableName,
+        KeyConditionExpression: 'PK = :pk AND SK BETWEEN :first AND :this',
+        ExpressionAttributeValues: {
+          ':pk': keys.orgPartition(orgId),
+          ':first': keys.traceBlockPrefix(odfi),
+          ':this': keys.traceBlock(orgId, odfi, sequence).SK,
+        },
+        ScanIndexForward: false,
+        Limit: 1,
+        ConsistentRead: true,
+      }),
+    );
+    const item = out.Items?.[0];
+    if (!item) return undefined;
+    const block = parseItem(traceBlockItem, item, 'trace block');
+    const index = sequence - block.start;
+    return index < block.entries ? { payrollId: block.payroll_id, index } : undefined;
   }
 
   /** Moves a counter from the value read to `next`, on the condition nobody moved it in between. */

@@ -3,7 +3,7 @@ import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
 import { ConcurrentModificationError, EmployeeAlreadyExistsError, NotFoundError } from '../domain/errors.js';
 import { batchGetAll } from './batch.js';
-import { cancelledConditions, parseItem } from './item.js';
+import { cancelledConditions, parseItem, type TransactItems } from './item.js';
 import { keys } from './keys.js';
 import { queryPage, type Page } from './paginate.js';
 
@@ -13,7 +13,12 @@ const storedBankAccount = z.object({
   account_number_last4: z.string(),
   /** Envelope-encrypted full account number; never leaves the service except inside a NACHA file. */
   account_number_ciphertext: z.string(),
-  status: z.enum(['active']),
+  /** `invalid`: the bank returned a deposit to it as closed, missing or invalid (R02, R03, R04). */
+  status: z.enum(['active', 'invalid']),
+  /** Why it is `invalid`: the return that made it so. */
+  status_reason: z.string().nullable().default(null),
+  /** When a bank's notification of change last corrected it. */
+  corrected_at: z.string().nullable().default(null),
 });
 export type StoredBankAccount = z.infer<typeof storedBankAccount>;
 
@@ -136,17 +141,7 @@ export class EmployeeRepository {
   async replace(previous: EmployeeRecord, next: EmployeeRecord): Promise<void> {
     const t = this.table.tableName;
     const emailChanged = previous.email.toLowerCase() !== next.email.toLowerCase();
-    const items: NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']> = [
-      {
-        Put: {
-          TableName: t,
-          Item: { ...keys.employee(next.organization_id, next.employee_id), entity: 'employee', ...next },
-          ConditionExpression: 'version = :version AND #status = :active',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':version': previous.version, ':active': 'active' },
-        },
-      },
-    ];
+    const items: TransactItems = [this.replaceItem(previous, next)];
     if (emailChanged) {
       items.push(
         {
@@ -178,6 +173,19 @@ export class EmployeeRepository {
       if (failed?.[1]) throw new EmployeeAlreadyExistsError();
       throw err;
     }
+  }
+
+  /** The write of `replace` for a transaction of its own: only if nobody changed the employee since `previous`. */
+  replaceItem(previous: EmployeeRecord, next: EmployeeRecord): TransactItems[number] {
+    return {
+      Put: {
+        TableName: this.table.tableName,
+        Item: { ...keys.employee(next.organization_id, next.employee_id), entity: 'employee', ...next },
+        ConditionExpression: 'version = :version AND #status = :active',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':version': previous.version, ':active': 'active' },
+      },
+    };
   }
 
   /** Removal keeps the record (paystubs refer to it) and frees the email for a new onboarding. */

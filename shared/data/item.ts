@@ -1,4 +1,5 @@
-import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { TableRef } from '../adapters/dynamo.js';
 import type { z } from 'zod';
 
 /** Operations of one DynamoDB transaction: what the repositories' `alsoWrite` parameters take and return. */
@@ -24,4 +25,23 @@ export function cancelledConditions(err: unknown): boolean[] | undefined {
   const e = err as { name?: string; CancellationReasons?: { Code?: string }[] };
   if (e?.name !== 'TransactionCanceledException' || !e.CancellationReasons) return undefined;
   return e.CancellationReasons.map((r) => r.Code === 'ConditionalCheckFailed');
+}
+
+/**
+ * Writes the operations of several repositories in one transaction: 'ok', or for a cancelled transaction which
+ * operations failed their condition (all false when it lost to a concurrent transaction: read again and retry).
+ */
+export class Transactions {
+  constructor(private readonly table: TableRef) {}
+
+  async write(items: TransactItems): Promise<'ok' | boolean[]> {
+    try {
+      await this.table.doc.send(new TransactWriteCommand({ TransactItems: items }));
+      return 'ok';
+    } catch (err) {
+      const failed = cancelledConditions(err);
+      if (!failed) throw err;
+      return failed;
+    }
+  }
 }

@@ -22,6 +22,7 @@
  * | rate limit state  | RATE#<key>#<bucket>    | RATE                    | (ttl 2 min)     |
  * | trace sequence    | ORG#<org>              | SEQ#TRACE#<odfi>        | `value`: the last trace sequence reserved |
  * | file ID sequence  | ORG#<org>              | SEQ#FILE#<destination>#<creation date> | `value`: files that day (ttl 35 days) |
+ * | trace block       | ORG#<org>              | TRACEBLOCK#<odfi>#<first sequence, 7 digits> | the run whose entries carry it |
  *
  * Paystubs get a partition each rather than living under the organization, so a 25,000-employee run spreads
  * its writes instead of pressing on one partition key; the organization is checked on every read.
@@ -85,6 +86,11 @@ export const keys = {
     PK: `ORG#${orgId}`,
     SK: `SEQ#FILE#${destination}#${creationDate}`,
   }),
+  traceBlock: (orgId: string, odfi: string, start: number): Key => ({
+    PK: `ORG#${orgId}`,
+    SK: `${keys.traceBlockPrefix(odfi)}${String(start).padStart(7, '0')}`,
+  }),
+  traceBlockPrefix: (odfi: string) => `TRACEBLOCK#${odfi}#`,
 } as const;
 
 /**

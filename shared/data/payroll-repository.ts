@@ -70,6 +70,9 @@ const payrollItem = z.object({
   /** The first of the run's block of trace sequences: entry i of the submission is `trace_start + i`. */
   trace_start: z.number().int().positive().nullable().default(null),
   file_id_modifier: z.string().nullable().default(null),
+  /** Deposits of the run the bank returned, and their amount: added to by each return, once per deposit. */
+  returns_count: z.number().int().default(0),
+  returns_amount: cents.default(0),
 });
 export type PayrollRecord = z.infer<typeof payrollItem>;
 
@@ -178,6 +181,19 @@ export class PayrollRepository {
       }
       throw err;
     }
+  }
+
+  /** Counts one returned deposit of `amount` cents in the run's `returns`, in the return's transaction. */
+  returnTallyItem(orgId: string, payrollId: string, amount: number): TransactItems[number] {
+    return {
+      Update: {
+        TableName: this.table.tableName,
+        Key: keys.payroll(orgId, payrollId),
+        UpdateExpression: 'ADD returns_count :one, returns_amount :amount',
+        ConditionExpression: 'attribute_exists(PK)',
+        ExpressionAttributeValues: { ':one': 1, ':amount': amount },
+      },
+    };
   }
 
   async get(orgId: string, payrollId: string): Promise<PayrollRecord | undefined> {

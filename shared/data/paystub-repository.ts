@@ -1,12 +1,23 @@
 import { GetCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
+import { deterministicId } from '../adapters/ids.js';
 import { batchGetAll, batchPutAll } from './batch.js';
-import { isConditionalCheckFailure, parseItem } from './item.js';
+import { isConditionalCheckFailure, parseItem, type TransactItems } from './item.js';
 import { GSI1, GSI2, GSI3, descendingDate, keys } from './keys.js';
 import { queryPage, type Page } from './paginate.js';
 
 const cents = z.number().int();
+
+const paymentReturn = z.object({ code: z.string(), reason: z.string(), returned_at: z.string() });
+const paymentCorrection = z.object({
+  code: z.string(),
+  received_at: z.string(),
+  /** Whether the employee's account was changed (it was still the account the deposit went to). */
+  applied: z.boolean(),
+});
+export type PaymentReturn = z.infer<typeof paymentReturn>;
+export type PaymentCorrection = z.infer<typeof paymentCorrection>;
 
 const paystubItem = z.object({
   paystub_id: z.string(),
@@ -32,11 +43,22 @@ const paystubItem = z.object({
     routing_number: z.string(),
     trace_number: z.string().nullable(),
     status: z.enum(['scheduled', 'no_payment', 'returned', 'cancelled']),
+    /** The day the deposit settles (null: nothing was paid, or a paystub written before the field existed). */
+    effective_entry_date: z.string().nullable().default(null),
+    /** Set once, by the bank's return of the deposit. */
+    return: paymentReturn.optional(),
+    /** Set once, by the bank's notification of change about the account the deposit went to. */
+    correction: paymentCorrection.optional(),
   }),
   status: z.enum(['issued', 'voided']),
   created_at: z.string(),
 });
 export type PaystubRecord = z.infer<typeof paystubItem>;
+
+/** A paystub's id is derived from its run and employee: a re-run writes the same paystub, never a second one. */
+export function paystubIdFor(payrollId: string, employeeId: string): string {
+  return deterministicId('stub', payrollId, employeeId);
+}
 
 const parse = (item: Record<string, unknown>) => parseItem(paystubItem, item, 'paystub');
 
@@ -87,6 +109,36 @@ export class PaystubRepository {
   /** Whole, deterministic items: writing a chunk's paystubs twice leaves exactly one paystub per employee. */
   async putAll(paystubs: readonly PaystubRecord[]): Promise<void> {
     await batchPutAll(this.table, paystubs.map(toItem));
+  }
+
+  /**
+   * The write that marks a paystub's payment returned, for a transaction: only once (a second return of the same
+   * deposit fails the condition, and its transaction with it), and only the payment that carried this trace number.
+   */
+  returnItem(p: PaystubRecord, returned: PaymentReturn): TransactItems[number] {
+    return {
+      Update: {
+        TableName: this.table.tableName,
+        Key: keys.paystub(p.paystub_id),
+        UpdateExpression: 'SET payment.#status = :returned, payment.#return = :return',
+        ConditionExpression: 'payment.trace_number = :trace AND payment.#status <> :returned',
+        ExpressionAttributeNames: { '#status': 'status', '#return': 'return' },
+        ExpressionAttributeValues: { ':returned': 'returned', ':return': returned, ':trace': p.payment.trace_number },
+      },
+    };
+  }
+
+  /** The write that records a notification of change on the payment it is about: only the first one. */
+  correctionItem(p: PaystubRecord, correction: PaymentCorrection): TransactItems[number] {
+    return {
+      Update: {
+        TableName: this.table.tableName,
+        Key: keys.paystub(p.paystub_id),
+        UpdateExpression: 'SET payment.correction = :correction',
+        ConditionExpression: 'payment.trace_number = :trace AND attribute_not_exists(payment.correction)',
+        ExpressionAttributeValues: { ':correction': correction, ':trace': p.payment.trace_number },
+      },
+    };
   }
 
   async get(orgId: string, paystubId: string): Promise<PaystubRecord | undefined> {

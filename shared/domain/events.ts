@@ -9,6 +9,8 @@ export const EVENT_TYPES = [
   'payroll.failed',
   'payroll.cancelled',
   'paystub.generated',
+  'payment.returned',
+  'employee.bank_account_corrected',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -15,13 +15,15 @@ import { headerOf, requestContext, requestIdOf, type ApiEvent } from './middlewa
 import type { Principal } from './principal.js';
 
 type Out<S> = S extends z.ZodType<infer T> ? T : Record<string, string>;
-type BodyOf<R extends RouteDef> = R['body'] extends { validatedBy: 'use-case' }
-  ? Record<string, unknown>
-  : R['body'] extends { schema: z.ZodType<infer T>; required: false }
-    ? T | undefined
-    : R['body'] extends { schema: z.ZodType<infer T> }
-      ? T
-      : undefined;
+type BodyOf<R extends RouteDef> = R['body'] extends { text: object }
+  ? Record<string, unknown> | string
+  : R['body'] extends { validatedBy: 'use-case' }
+    ? Record<string, unknown>
+    : R['body'] extends { schema: z.ZodType<infer T>; required: false }
+      ? T | undefined
+      : R['body'] extends { schema: z.ZodType<infer T> }
+        ? T
+        : undefined;
 
 /** What a use case is called with: the caller and the request, validated against the route's declaration. */
 export interface ApiRequest<R extends RouteDef> {
@@ -46,7 +48,9 @@ function parse(schema: z.ZodType, value: unknown, Problem: typeof InvalidRequest
 function validated(route: RouteDef, event: ApiEvent) {
   const declared = route.body;
   let body: unknown;
-  if (declared && event.jsonBody === undefined) {
+  if (declared?.text && event.textBody !== undefined) {
+    body = event.textBody;
+  } else if (declared && event.jsonBody === undefined) {
     if (declared.required !== false || declared.validatedBy)
       throw new InvalidRequestError([{ code: 'required', message: 'A JSON object body is required' }]);
   } else if (declared) {
@@ -82,7 +86,7 @@ export function apiRoute<R extends RouteDef>(route: R, gate: Gate | undefined, f
     if (route.bucket) chain.use(rateLimitCheck(route.bucket, gate));
     chain.use(authorize(route.scope));
   }
-  return chain.use(jsonBody()).handler(async (event) => {
+  return chain.use(jsonBody({ text: route.body?.text !== undefined })).handler(async (event) => {
     const requestId = requestIdOf(event);
     const result = await fn({
       principal: event.principal!,

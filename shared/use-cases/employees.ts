@@ -31,6 +31,8 @@ export function employeeView(e: EmployeeRecord) {
       routing_number: e.bank_account.routing_number,
       account_number_last4: e.bank_account.account_number_last4,
       status: e.bank_account.status,
+      status_reason: e.bank_account.status_reason,
+      corrected_at: e.bank_account.corrected_at,
     },
     created_at: e.created_at,
     updated_at: e.updated_at,
@@ -82,6 +84,8 @@ async function storedBankAccount(
     account_number_last4: input.account_number.slice(-4),
     account_number_ciphertext: await s.encryptor.encrypt(input.account_number, orgId),
     status: 'active',
+    status_reason: null,
+    corrected_at: null,
   };
 }
 

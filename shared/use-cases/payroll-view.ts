@@ -84,6 +84,7 @@ function full(r: PayrollRecord, employeeIds: string[]) {
     status_history: r.status_history.map((h) => ({ status: h.status, at: h.at, reason: h.reason ?? null })),
     findings: r.findings.map((f) => ({ code: f.code, message: f.message, employee_id: f.employee_id ?? null })),
     disbursement: disbursementTotals(r),
+    returns: { count: r.returns_count, amount: centsToNumber(r.returns_amount) },
     failure_reason: r.failure_reason,
   };
 }

@@ -3,6 +3,7 @@ import type { PayrollRecord, PayrollRepository } from '../data/payroll-repositor
 import type { Page } from '../data/paginate.js';
 import { NotFoundError } from '../domain/errors.js';
 import { centsToNumber, sumCents } from '../domain/money.js';
+import { effectiveEntryDate } from '../domain/banking-calendar.js';
 import { formatHours } from '../domain/payroll.js';
 
 export interface PaystubServices {
@@ -59,7 +60,17 @@ export function paystubView(
     },
     benefits: centsToNumber(p.deductions.benefits ?? 0),
     net_pay: centsToNumber(p.net_pay),
-    payment: p.payment,
+    payment: {
+      method: p.payment.method,
+      account_type: p.payment.account_type,
+      account_number_last4: p.payment.account_number_last4,
+      routing_number: p.payment.routing_number,
+      trace_number: p.payment.trace_number,
+      status: p.payment.status,
+      effective_entry_date:
+        p.payment.effective_entry_date ?? (p.payment.trace_number === null ? null : effectiveEntryDate(p.pay_date)),
+      ...(p.payment.return && { return: p.payment.return }),
+    },
     notes: p.notes,
     ...(ytd && {
       year_to_date: {

@@ -1,6 +1,6 @@
 import type { FieldEncryptor } from '../adapters/envelope-encryption.js';
-import { deterministicId } from '../adapters/ids.js';
 import { buildNachaFile, entryDetailRecord, NachaFormatError, traceNumber } from '../adapters/nacha.js';
+import { writeReturnFile } from '../adapters/nacha-returns.js';
 import { objectKeys, type ObjectStore } from '../adapters/object-store.js';
 import type { Queue } from '../adapters/queue.js';
 import {
@@ -9,8 +9,8 @@ import {
 } from '../data/disbursement-sequence-repository.js';
 import type { EmployeeRepository } from '../data/employee-repository.js';
 import type { OrganizationRepository } from '../data/organization-repository.js';
-import type { PaystubRecord, PaystubRepository } from '../data/paystub-repository.js';
-import type { TransactItems } from '../data/item.js';
+import { paystubIdFor, type PaystubRecord, type PaystubRepository } from '../data/paystub-repository.js';
+import type { TransactItems, Transactions } from '../data/item.js';
 import type { PayrollRecord, PayrollRepository } from '../data/payroll-repository.js';
 import { effectiveEntryDate } from '../domain/banking-calendar.js';
 import { bankToday, fileNumbering, offsetEntryCount } from '../domain/disbursement.js';
@@ -18,6 +18,7 @@ import { complianceFindings, type EmployeeFacts } from '../domain/compliance.js'
 import { centsToNumber, parseMoney } from '../domain/money.js';
 import { deductionsTotal, netPay, type PayrollEntry } from '../domain/payroll.js';
 import type { OrganizationSettings } from '../domain/settings.js';
+import { applyBankReport, readBankReport } from './disbursement-returns.js';
 import { dispatchQuietly, payrollEvent, type EventServices } from './events.js';
 import { transitionWithEvents } from './payroll-transitions.js';
 import type { StoredSubmission } from './submit-payroll.js';
@@ -50,19 +51,19 @@ export interface ProcessorServices extends EventServices {
   objects: ObjectStore;
   queue: Queue;
   encryptor: FieldEncryptor;
+  transactions: Transactions;
 }
 
-/** An account number that makes the run end `failed`, as a returned deposit would (sandbox only). */
+/**
+ * A sandbox account number whose deposit comes back: the run completes, then the bank's return (R03) of that one
+ * deposit is written as a bank would and applied through POST /v1/disbursement-returns' own code.
+ */
 export const SIMULATED_RETURN_ACCOUNT = '000000000';
 
 interface ChunkFile {
   /** Index of the first entry of this chunk in the run: trace sequences are `trace_start + offset + i`. */
   offset: number;
   entries: PayrollEntry[];
-}
-
-export function paystubIdFor(payrollId: string, employeeId: string): string {
-  return deterministicId('stub', payrollId, employeeId);
 }
 
 export async function processMessage(s: ProcessorServices, message: ProcessorMessage): Promise<void> {
@@ -188,6 +189,8 @@ async function planWithReservation(
       traceCount: record.employee_count + (settings.funding_account ? offsetEntryCount(record.totals.net_pay) : 0),
       now,
       legacy: settings.sequences_since === undefined,
+      payrollId: record.payroll_id,
+      entries: record.employee_count,
     });
     const outcome = await s.payrolls.planChunks(
       record.organization_id,
@@ -236,6 +239,7 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
     const odfi = record.originator.originating_dfi_identification;
     const issued = record.processing_started_at;
     const { traceStart } = fileNumbering(record);
+    const effectiveDate = effectiveEntryDate(record.pay_date);
     const paystubs: PaystubRecord[] = [];
     const records: string[] = [];
     const returned: string[] = [];
@@ -289,6 +293,7 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
           routing_number: bank.routing_number,
           trace_number: trace,
           status: net > 0 ? 'scheduled' : 'no_payment',
+          effective_entry_date: net > 0 ? effectiveDate : null,
         },
         status: 'issued',
         created_at: issued,
@@ -317,6 +322,8 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
 
 async function finalizeRun(s: ProcessorServices, orgId: string, payrollId: string): Promise<void> {
   const record = await s.payrolls.get(orgId, payrollId);
+  // A finalize delivered again after completion: the sandbox's returns may not have been applied yet.
+  if (record?.status === 'completed') return simulateBankReturns(s, record);
   if (
     record?.status !== 'processing' ||
     record.chunk_count === null ||
@@ -370,23 +377,6 @@ async function finalizeRun(s: ProcessorServices, orgId: string, payrollId: strin
   const processed = payrollEvent(s.deps, { ...record, disbursement }, 'payroll.processed', {
     disbursement: disbursementSummary(disbursement),
   });
-  if (record.returned_employee_ids.size > 0) {
-    const returned = [...record.returned_employee_ids].sort();
-    await voidPaystubs(
-      s,
-      payrollId,
-      (await loadSubmission(s, record)).employees.map((e) => e.employee_id),
-      'returned',
-    );
-    const reason = `The bank returned the deposit of ${returned.length} employee(s): R03 no account / unable to locate account`;
-    await transitionWithEvents(s, record, 'failed', {
-      events: [processed, { type: 'payroll.failed', extra: { reason, returned_employee_ids: returned } }],
-      reason,
-      set: { disbursement, failure_reason: `Deposit returned (R03) for ${returned.join(', ')}` },
-      at: now,
-    });
-    return;
-  }
   // One batched paystub.generated per run (not one per paystub): a 25,000-employee run is one event, with a link.
   await transitionWithEvents(s, record, 'completed', {
     events: [
@@ -405,6 +395,36 @@ async function finalizeRun(s: ProcessorServices, orgId: string, payrollId: strin
     set: { disbursement },
     at: now,
   });
+  await simulateBankReturns(s, (await s.payrolls.get(orgId, payrollId))!);
+}
+
+/**
+ * The sandbox's bank: the deposits to account 000000000 of a completed run come back R03, in a return file written
+ * as a bank writes one and applied by the code that applies a bank's file. Idempotent: applied again, it changes
+ * nothing (the finalize message may be delivered more than once).
+ */
+async function simulateBankReturns(s: ProcessorServices, record: PayrollRecord): Promise<void> {
+  if (record.environment !== 'sandbox' || record.returned_employee_ids.size === 0 || !record.originator) return;
+  const stubs = (
+    await s.paystubs.getMany([...record.returned_employee_ids].sort().map((id) => paystubIdFor(record.payroll_id, id)))
+  ).filter((p) => p.payment.trace_number !== null && !p.payment.return);
+  if (stubs.length === 0) return;
+  const file = writeReturnFile(
+    record.originator.immediate_destination.trim(),
+    stubs[0]!.payment.routing_number,
+    record.originator.company_identification,
+    s.deps.now(),
+    stubs.map((p) => ({
+      originalTrace: p.payment.trace_number!,
+      code: 'R03',
+      amountCents: p.net_pay,
+      routingNumber: p.payment.routing_number,
+      accountLast4: p.payment.account_number_last4,
+      accountType: p.payment.account_type,
+      individualId: p.employee_id.slice(-15),
+    })),
+  );
+  await applyBankReport(s, record.organization_id, readBankReport(file));
 }
 
 function disbursementSummary(d: PayrollRecord['disbursement']) {

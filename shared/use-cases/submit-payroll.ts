@@ -248,6 +248,8 @@ export async function submitPayroll(
     originator: null,
     funding_account: null,
     trace_start: null,
+    returns_count: 0,
+    returns_amount: 0,
     file_id_modifier: null,
   };
   // The confirmation event is written with the run itself: no accepted run is ever without its payroll.submitted.

@@ -484,7 +484,15 @@ describe('api stack', () => {
   });
 
   it('has one function per resource (docs answering what no route claims) and the audit ingester, all nodejs22.x on arm64 with active tracing', () => {
-    expect(FUNCTIONS.map((f) => f.name)).toEqual(['employees', 'payroll', 'paystubs', 'webhooks', 'admin', 'docs']);
+    expect(FUNCTIONS.map((f) => f.name)).toEqual([
+      'employees',
+      'payroll',
+      'returns',
+      'paystubs',
+      'webhooks',
+      'admin',
+      'docs',
+    ]);
     template.resourceCountIs('AWS::Lambda::Function', FUNCTIONS.length + 1);
     const functions = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Function');
     for (const fn of functions) {
@@ -695,11 +703,12 @@ describe('least privilege', () => {
   );
 
   const bucketRoutes = ROUTES.filter((r) => r.access.some((a) => a.startsWith('bucket:')));
-  it('has the routes that reach the bucket: submit, get, disbursement and cancel', () => {
+  it('has the routes that reach the bucket: submit, get, disbursement, cancel and the bank report', () => {
     expect(bucketRoutes.map((r) => r.id).sort()).toEqual([
       'cancelPayroll',
       'getDisbursement',
       'getPayroll',
+      'postDisbursementReturns',
       'submitPayroll',
     ]);
   });
@@ -729,11 +738,17 @@ describe('least privilege', () => {
     expect(decryptingWorkers.sort()).toEqual(['deliverer', 'processor']);
   });
 
-  // submit, cancel and redeliver fan events out (shared/use-cases/events.ts): the organization's webhooks by a
-  // base-table Query, each delivery opened by a transaction of Updates, events Put in the state change's transaction.
+  // submit, cancel, redeliver and the bank report fan events out (shared/use-cases/events.ts): the organization's
+  // webhooks by a base-table Query, each delivery opened by a transaction of Updates, events Put in the state
+  // change's transaction.
   const dispatching = ROUTES.filter((r) => (r.access as readonly Access[]).includes('queue:webhooks:send'));
-  it('has the routes that dispatch events: submit, cancel and redeliver', () => {
-    expect(dispatching.map((r) => r.id).sort()).toEqual(['cancelPayroll', 'redeliverEvent', 'submitPayroll']);
+  it('has the routes that dispatch events: submit, cancel, redeliver and the bank report', () => {
+    expect(dispatching.map((r) => r.id).sort()).toEqual([
+      'cancelPayroll',
+      'postDisbursementReturns',
+      'redeliverEvent',
+      'submitPayroll',
+    ]);
   });
   it.each(dispatching.map((r) => [r.id, r] as const))(
     '%s can do what the event fan-out does, sending to the webhook queue alone',

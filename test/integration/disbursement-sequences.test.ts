@@ -8,7 +8,15 @@ import { MAX_TRACE_SEQUENCE, fileNumbering } from '../../shared/domain/disbursem
 import { createTestTable, type TestTable } from '../support/engines.js';
 
 const NOW = new Date('2026-11-25T15:00:00Z');
-const request = { odfi: '02100002', destination: '021000021', creationDate: '2026-11-25', traceCount: 3, now: NOW };
+const request = {
+  odfi: '02100002',
+  destination: '021000021',
+  creationDate: '2026-11-25',
+  traceCount: 3,
+  now: NOW,
+  payrollId: 'pay_seq',
+  entries: 3,
+};
 
 /** Reserves and commits, as a run's plan does (the counters' updates in the plan's transaction). */
 async function commit(repo: DisbursementSequenceRepository, table: TestTable, r = request) {

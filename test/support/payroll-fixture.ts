@@ -19,6 +19,7 @@ import {
   type ProcessorServices,
 } from '../../shared/use-cases/process-payroll.js';
 import { DisbursementSequenceRepository } from '../../shared/data/disbursement-sequence-repository.js';
+import { Transactions } from '../../shared/data/item.js';
 import { createTestBucket, createTestQueues, createTestTable, testS3Client, testSqsClient } from './engines.js';
 
 /** A whole payroll world on the real engines: its own table, queues and bucket, an organization and employees. */
@@ -38,6 +39,7 @@ export async function payrollWorld(employeeCount: number, options: { accountNumb
     objects: new ObjectStore(testS3Client(), bucket),
     queue: new Queue(testSqsClient(), queues.payroll),
     encryptor: new FieldEncryptor(new LocalDataKeyProvider(randomBytes(32).toString('base64'))),
+    transactions: new Transactions(table),
     deps: systemDeps,
   };
   const employeeIds: string[] = [];

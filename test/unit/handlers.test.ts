@@ -345,6 +345,8 @@ describe('storage outcomes', () => {
       routing_number: '021000021',
       account_number_last4: '6789',
       status: 'active',
+      status_reason: null,
+      corrected_at: null,
     });
     expect(JSON.stringify(res.body)).not.toContain('123456789"');
     const written = JSON.stringify(ddb.commandCalls(TransactWriteCommand)[0]!.args[0].input);

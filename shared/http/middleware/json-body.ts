@@ -1,14 +1,21 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { InvalidRequestError } from '../../domain/errors.js';
-import type { ApiEvent } from './request-context.js';
+import { headerOf, type ApiEvent } from './request-context.js';
 
-/** A request body must be a JSON object; anything else is 400 invalid_request_body before the handler runs. */
-export function jsonBody(): MiddlewareObj<ApiEvent, APIGatewayProxyResult> {
+/**
+ * A request body must be a JSON object; anything else is 400 invalid_request_body before the handler runs. A route
+ * that also takes text gets a `text/plain` body as it is.
+ */
+export function jsonBody(options: { text?: boolean } = {}): MiddlewareObj<ApiEvent, APIGatewayProxyResult> {
   return {
     before: ({ event }) => {
       if (event.body === null || event.body === undefined || event.body === '') return;
       const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+      if (options.text && /^text\/plain\b/i.test(headerOf(event, 'content-type') ?? '')) {
+        event.textBody = text;
+        return;
+      }
       let parsed: unknown;
       try {
         parsed = JSON.parse(text);

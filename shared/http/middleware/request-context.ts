@@ -6,7 +6,7 @@ import { MissingCredentialsError, UnauthorizedError } from '../../domain/errors.
 import { corsHeaders } from '../cors.js';
 import type { Principal } from '../principal.js';
 
-export type ApiEvent = APIGatewayProxyEvent & { principal?: Principal; jsonBody?: unknown };
+export type ApiEvent = APIGatewayProxyEvent & { principal?: Principal; jsonBody?: unknown; textBody?: string };
 
 /** A request header, whatever the case of its name. */
 export function headerOf(event: APIGatewayProxyEvent, name: string): string | undefined {

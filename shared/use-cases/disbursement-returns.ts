@@ -1,0 +1,288 @@
+import type { FieldEncryptor } from '../adapters/envelope-encryption.js';
+import { parseReturnFile } from '../adapters/nacha-returns.js';
+import type { ObjectStore } from '../adapters/object-store.js';
+import type { DisbursementSequenceRepository } from '../data/disbursement-sequence-repository.js';
+import type { EmployeeRecord, EmployeeRepository } from '../data/employee-repository.js';
+import type { TransactItems, Transactions } from '../data/item.js';
+import type { PayrollRepository } from '../data/payroll-repository.js';
+import { paystubIdFor, type PaystubRecord, type PaystubRepository } from '../data/paystub-repository.js';
+import { InvalidRequestError, type ProblemDetail } from '../domain/errors.js';
+import { centsToNumber } from '../domain/money.js';
+import {
+  ACCOUNT_UNUSABLE_CODES,
+  type BankReportItem,
+  type CorrectedAccount,
+  isCorrectionCode,
+  type ReportOutcome,
+  RETURN_REASONS,
+} from '../domain/returns.js';
+import { bankReportBody } from '../schemas/disbursement-returns.js';
+import { problemsFromZod } from '../schemas/problems.js';
+import { dispatchQuietly, type EventServices } from './events.js';
+import { payrollEmployeeIds } from './payroll-employee-ids.js';
+
+/*
+ * What the bank reports back about a released file, applied to the payments it is about. Every item is matched by
+ * the trace number the entry carried (unique per organization and ODFI), and applied at most once: each write is
+ * a transaction conditioned on the payment not carrying that return (or correction) yet, so the same report sent
+ * twice, or twice at once, changes each payment once and emits each event once.
+ */
+
+export interface ReturnServices extends EventServices {
+  payrolls: PayrollRepository;
+  paystubs: PaystubRepository;
+  employees: EmployeeRepository;
+  sequences: DisbursementSequenceRepository;
+  objects: ObjectStore;
+  encryptor: FieldEncryptor;
+  transactions: Transactions;
+}
+
+export interface ItemOutcome {
+  trace_number: string;
+  type: 'return' | 'correction';
+  code: string;
+  outcome: ReportOutcome;
+  paystub_id?: string;
+  /** A correction: whether the employee's account was changed (it was still the account the deposit went to). */
+  account_updated?: boolean;
+}
+
+/** The items of a report: the bank's file (text) or the JSON form. Nothing is returned unless all of it is valid. */
+export function readBankReport(body: string | Record<string, unknown>): BankReportItem[] {
+  if (typeof body === 'string') {
+    const reading = parseReturnFile(body);
+    if (!reading.ok)
+      throw new InvalidRequestError(
+        reading.problems.map(
+          (p): ProblemDetail => ({
+            field: `line ${p.line}`,
+            code: 'invalid_record',
+            message: `Line ${p.line}: ${p.message}`,
+          }),
+        ),
+      );
+    return reading.items;
+  }
+  const parsed = bankReportBody.safeParse(body);
+  if (!parsed.success) throw new InvalidRequestError(problemsFromZod(parsed.error, body));
+  return [
+    ...parsed.data.returns.map((r): BankReportItem => ({ type: 'return', trace_number: r.trace_number, code: r.code })),
+    ...parsed.data.corrections.map(
+      (c): BankReportItem => ({
+        type: 'correction',
+        trace_number: c.trace_number,
+        code: c.code,
+        corrected: c.corrected,
+      }),
+    ),
+  ];
+}
+
+/** Items about different payments are applied in parallel (this many at once); those about one payment in order. */
+const CONCURRENCY = 8;
+
+export async function applyBankReport(
+  s: ReturnServices,
+  orgId: string,
+  items: readonly BankReportItem[],
+): Promise<ItemOutcome[]> {
+  const outcomes: ItemOutcome[] = new Array(items.length);
+  const byPayment = new Map<string, number[]>();
+  for (const [i, item] of items.entries()) {
+    const key = `${item.type}#${item.trace_number}`;
+    byPayment.set(key, [...(byPayment.get(key) ?? []), i]);
+  }
+  const groups = [...byPayment.values()];
+  const find = paystubFinder(s, orgId);
+  let next = 0;
+  const worker = async () => {
+    while (next < groups.length) {
+      for (const i of groups[next++]!) outcomes[i] = await applyItem(s, items[i]!, find);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, groups.length) }, worker));
+  return outcomes;
+}
+
+/** Trace number → paystub, through the run's block of sequences and its stored list of employees. */
+function paystubFinder(s: ReturnServices, orgId: string) {
+  return async (trace: string): Promise<PaystubRecord | undefined> => {
+    const entry = await s.sequences.entryOf(orgId, trace);
+    if (!entry) return undefined;
+    const employeeId = (await payrollEmployeeIds(s.objects, orgId, entry.payrollId))[entry.index];
+    if (!employeeId) return undefined;
+    const stub = await s.paystubs.get(orgId, paystubIdFor(entry.payrollId, employeeId));
+    return stub?.payment.trace_number === trace ? stub : undefined;
+  };
+}
+
+async function applyItem(
+  s: ReturnServices,
+  item: BankReportItem,
+  find: (trace: string) => Promise<PaystubRecord | undefined>,
+): Promise<ItemOutcome> {
+  const base = { trace_number: item.trace_number, type: item.type, code: item.code };
+  const stub = await find(item.trace_number);
+  if (!stub) return { ...base, outcome: 'unknown_trace' };
+  const known = { ...base, paystub_id: stub.paystub_id };
+  if (item.type === 'return') {
+    if (stub.payment.return) return { ...known, outcome: 'already_applied' };
+    return { ...known, outcome: (await applyReturn(s, stub, item.code)) ? 'applied' : 'already_applied' };
+  }
+  if (stub.payment.correction)
+    return { ...known, outcome: 'already_applied', account_updated: stub.payment.correction.applied };
+  const applied = await applyCorrection(s, stub, item.code, item.corrected);
+  return applied === 'already_applied'
+    ? { ...known, outcome: 'already_applied', account_updated: false }
+    : { ...known, outcome: 'applied', account_updated: applied };
+}
+
+/** The employee's account is still the one the payment went to (a replaced account is left alone). */
+function paidAccount(
+  e: EmployeeRecord | undefined,
+  stub: PaystubRecord,
+): e is EmployeeRecord & {
+  bank_account: NonNullable<EmployeeRecord['bank_account']>;
+} {
+  const bank = e?.bank_account;
+  return (
+    e?.status === 'active' &&
+    !!bank &&
+    bank.routing_number === stub.payment.routing_number &&
+    bank.account_number_last4 === stub.payment.account_number_last4 &&
+    bank.account_type === stub.payment.account_type
+  );
+}
+
+const ATTEMPTS = 5;
+
+/**
+ * Marks the payment returned, counts it in the run's `returns`, records `payment.returned` and, for R02/R03/R04,
+ * marks the employee's account `invalid` (if it is still the account paid), in one transaction. Returns false if
+ * the payment was already returned (another request got there first).
+ */
+async function applyReturn(s: ReturnServices, stub: PaystubRecord, code: string): Promise<boolean> {
+  const now = s.deps.now().toISOString();
+  const reason = RETURN_REASONS[code]!;
+  const event = {
+    event_id: s.deps.newId('evt'),
+    organization_id: stub.organization_id,
+    type: 'payment.returned' as const,
+    payroll_id: stub.payroll_id,
+    data: {
+      paystub_id: stub.paystub_id,
+      employee_id: stub.employee_id,
+      payroll_id: stub.payroll_id,
+      amount: centsToNumber(stub.net_pay),
+      code,
+      reason,
+      trace_number: stub.payment.trace_number,
+      returned_at: now,
+    },
+    created_at: now,
+  };
+  for (let attempt = 1; ; attempt++) {
+    const items: TransactItems = [
+      s.paystubs.returnItem(stub, { code, reason, returned_at: now }),
+      s.payrolls.returnTallyItem(stub.organization_id, stub.payroll_id, stub.net_pay),
+      ...s.events.items([event]),
+    ];
+    const employee = ACCOUNT_UNUSABLE_CODES.includes(code)
+      ? await s.employees.get(stub.organization_id, stub.employee_id)
+      : undefined;
+    if (paidAccount(employee, stub) && employee.bank_account.status === 'active') {
+      items.push(
+        s.employees.replaceItem(employee, {
+          ...employee,
+          bank_account: {
+            ...employee.bank_account,
+            status: 'invalid',
+            status_reason: `Deposit returned ${code}: ${reason}`,
+          },
+          version: employee.version + 1,
+          updated_at: now,
+        }),
+      );
+    }
+    const committed = await s.transactions.write(items);
+    if (committed === 'ok') break;
+    if (committed[0]) return false; // the payment is returned already
+    if (attempt >= ATTEMPTS) throw new Error(`Could not apply the return of ${stub.payment.trace_number}`);
+    // The employee changed between the read and the write: read it again.
+  }
+  await dispatchQuietly(s, [event]);
+  return true;
+}
+
+/**
+ * Records the notification of change on the payment and, when the employee's account is still the one paid,
+ * corrects it (the new account number encrypted like any other) and records `employee.bank_account_corrected`.
+ * Returns whether the account was changed, or 'already_applied'.
+ */
+async function applyCorrection(
+  s: ReturnServices,
+  stub: PaystubRecord,
+  code: string,
+  corrected: CorrectedAccount,
+): Promise<boolean | 'already_applied'> {
+  const orgId = stub.organization_id;
+  const ciphertext = corrected.account_number ? await s.encryptor.encrypt(corrected.account_number, orgId) : undefined;
+  for (let attempt = 1; ; attempt++) {
+    const now = s.deps.now().toISOString();
+    const employee = await s.employees.get(orgId, stub.employee_id);
+    const applies = isCorrectionCode(code) && paidAccount(employee, stub);
+    const items: TransactItems = [s.paystubs.correctionItem(stub, { code, received_at: now, applied: applies })];
+    const events = [];
+    if (applies) {
+      const bank = employee.bank_account;
+      const account = {
+        ...bank,
+        ...(corrected.routing_number && { routing_number: corrected.routing_number }),
+        ...(corrected.account_type && { account_type: corrected.account_type }),
+        ...(corrected.account_number && {
+          account_number_last4: corrected.account_number.slice(-4),
+          account_number_ciphertext: ciphertext!,
+        }),
+        corrected_at: now,
+      };
+      items.push(
+        s.employees.replaceItem(employee, {
+          ...employee,
+          bank_account: account,
+          version: employee.version + 1,
+          updated_at: now,
+        }),
+      );
+      events.push({
+        event_id: s.deps.newId('evt'),
+        organization_id: orgId,
+        type: 'employee.bank_account_corrected' as const,
+        payroll_id: stub.payroll_id,
+        data: {
+          employee_id: stub.employee_id,
+          paystub_id: stub.paystub_id,
+          payroll_id: stub.payroll_id,
+          code,
+          trace_number: stub.payment.trace_number,
+          bank_account: {
+            account_type: account.account_type,
+            routing_number: account.routing_number,
+            account_number_last4: account.account_number_last4,
+            status: account.status,
+          },
+          corrected_at: now,
+        },
+        created_at: now,
+      });
+      items.push(...s.events.items(events));
+    }
+    const committed = await s.transactions.write(items);
+    if (committed === 'ok') {
+      await dispatchQuietly(s, events);
+      return applies;
+    }
+    if (committed[0]) return 'already_applied';
+    if (attempt >= ATTEMPTS) throw new Error(`Could not apply the correction of ${stub.payment.trace_number}`);
+  }
+}
