@@ -69,7 +69,10 @@ function employeeProblems(entries: unknown[], found: Map<string, EmployeeRecord>
       problems.push({
         field: `employees[${i}].employee_id`,
         code: 'missing_bank_account',
-        message: `Employee ${id} has no active bank account on file`,
+        message:
+          employee.bank_account?.status === 'invalid'
+            ? `Employee ${id}'s bank account is invalid (${employee.bank_account.status_reason ?? 'returned by the bank'}): set a new bank_account`
+            : `Employee ${id} has no active bank account on file`,
       });
     }
   });

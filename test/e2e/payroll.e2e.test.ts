@@ -251,7 +251,7 @@ describe('payroll over HTTPS', () => {
     expect((await api.POST('/v1/payroll/{id}/cancel', at('pay_unknown'))).response.status).toBe(404);
   });
 
-  it('simulates a rejected and a failed run in the sandbox', async () => {
+  it('simulates a rejected run, and a returned deposit in a run that completes, in the sandbox', async () => {
     const ids = [await employee()];
     const rejected = accepted(
       await api.POST('/v1/payroll', {
@@ -269,10 +269,18 @@ describe('payroll over HTTPS', () => {
       routing_number: '021000021',
       account_type: 'checking',
     });
-    const failed = accepted(await api.POST('/v1/payroll', { body: run([bounce]) }));
-    const f = await settled(failed.payroll_id);
-    expect(f.status).toBe('failed');
-    expect(f.failure_reason).toContain('R03');
+    const returned = accepted(await api.POST('/v1/payroll', { body: run([bounce]) }));
+    const f = await settled(returned.payroll_id);
+    expect(f.status).toBe('completed');
+    const { returns } = await vi.waitFor(
+      async () => {
+        const now = (await api.GET('/v1/payroll/{id}', at(returned.payroll_id))).data!.data;
+        if (now.returns.count === 0) throw new Error('the deposit has not come back yet');
+        return now;
+      },
+      { timeout: 10_000, interval: 50 },
+    );
+    expect(returns.count).toBe(1);
   });
 
   it('lists the history with filters and pages', async () => {

@@ -200,7 +200,9 @@ export async function startLocalStack(
       let body: string | undefined;
       if (opts.body !== undefined) {
         body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
-        headers['Content-Type'] ??= 'application/json';
+        // Case-insensitive, as HTTP is: a `content-type` given by a client must not get a second Content-Type.
+        if (!Object.keys(headers).some((k) => k.toLowerCase() === 'content-type'))
+          headers['Content-Type'] = 'application/json';
         headers['Content-Length'] = String(Buffer.byteLength(body));
       }
       // Every answer is checked against docs/openapi.json: a mismatch fails the test that made the request.
