@@ -174,12 +174,20 @@ export function parseCorrectedData(code: string, field: string): CorrectedAccoun
       account(parts[0]);
       type(parts[1]);
       break;
-    case 'C07':
-      // Routing (1-9), account (10-26) and transaction code (27-28), with no blank between the first two.
+    case 'C07': {
+      // Routing (1-9), account (10-26) and transaction code (27-28), with no blank between the first two. Some
+      // banks' software right-aligns the code in the field instead: blanks then separate account and code.
       routing(field.slice(0, 9));
-      account(field.slice(9, 26).trim());
-      type(field.slice(26, 28).trim());
+      const rest = field.slice(9).trim().split(/\s+/);
+      if (rest.length === 2) {
+        account(rest[0]);
+        type(rest[1]);
+      } else {
+        account(field.slice(9, 26).trim());
+        type(field.slice(26, 28).trim());
+      }
       break;
+    }
     default:
       break; // a change the service records but does not apply (a name, an identification number…)
   }
