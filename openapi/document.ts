@@ -269,7 +269,7 @@ const DESCRIPTION = `Onboard employees, submit payroll runs, get NACHA direct-de
 
 **Authentication.** \`Authorization: Bearer pk_sandbox_…\` (or \`pk_live_…\`). Each operation names the scope it needs (\`x-required-scope\`). Another organization's ids answer 404, never 403.
 
-**Rate limits.** Each key has three buckets: read (every GET, 300/min), payroll-write (every write under /v1/payroll, 100/min) and employee-write (every other write: employees, settings, API keys, webhooks, redeliveries; 100/min). Authenticated answers carry \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\`; past the limit, \`429 rate_limited\` with \`Retry-After\`.
+**Rate limits.** Each key has three buckets: read (every GET, 300/min), payroll-write (every write under /v1/payroll, and /v1/disbursement-returns; 100/min) and employee-write (every other write: employees, settings, API keys, webhooks, redeliveries; 100/min). Authenticated answers carry \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\`; past the limit, \`429 rate_limited\` with \`Retry-After\`.
 
 **Pagination.** Lists take \`limit\` (1–100, default 50) and \`page_token\`, and answer \`next_page_token\` (\`null\` on the last page). Page tokens are signed over your organization and the query.
 

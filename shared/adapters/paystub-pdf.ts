@@ -49,6 +49,13 @@ export interface PaystubDocument {
     routing_number: string;
     trace_number: string | null;
     status: string;
+    /** The day the deposit settles, YYYY-MM-DD; absent or null when nothing is paid. */
+    effective_entry_date?: string | null;
+    /**
+     * Set once the bank returned the deposit: a NACHA return code (`R03`), its standard reason, and when the
+     * return was recorded (ISO 8601). The paystub stays issued: the wages were earned, they were not received.
+     */
+    return?: { code: string; reason: string; returned_at: string };
   };
 }
 
@@ -135,6 +142,28 @@ function checkPayment(p: PaystubDocument['payment']): void {
   if (!/^\d{9}$/.test(p.routing_number)) throw new PaystubPdfError('routing_number must be 9 digits');
   if (p.trace_number !== null && !/^\d{15}$/.test(p.trace_number))
     throw new PaystubPdfError('trace_number must be 15 digits');
+  if (p.effective_entry_date != null && !isCalendarDate(p.effective_entry_date))
+    throw new PaystubPdfError('effective_entry_date must be YYYY-MM-DD');
+  if (p.return !== undefined) {
+    if (!/^R\d{2}$/.test(p.return.code)) throw new PaystubPdfError('The return code must be R and two digits');
+    if (!isPrintable(p.return.reason, 200))
+      throw new PaystubPdfError('The return reason must be printable text of at most 200 characters');
+    returnedDay(p.return.returned_at);
+  }
+}
+
+/** Text fit to print: not blank, bounded, and without control, format (bidi, zero-width) or unassigned characters. */
+function isPrintable(text: string, max: number): boolean {
+  return text.trim().length > 0 && text.length <= max && !/\p{C}/u.test(text);
+}
+
+/** The UTC calendar day of an ISO 8601 timestamp with a zone (`2026-11-21T10:02:28.752Z` → `2026-11-21`). */
+function returnedDay(timestamp: string): string {
+  const zoned = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+  // The zone makes the instant, and so its UTC day, the same whatever the machine's time zone.
+  const ms = zoned.test(timestamp) && isCalendarDate(timestamp.slice(0, 10)) ? Date.parse(timestamp) : Number.NaN;
+  if (Number.isNaN(ms)) throw new PaystubPdfError('returned_at must be an ISO 8601 timestamp with a time zone');
+  return new Date(ms).toISOString().slice(0, 10);
 }
 
 interface Fonts {
@@ -205,6 +234,22 @@ function fit(
   return { text: `${t.trimEnd()}\u2026`, size: minSize };
 }
 
+/** Encodable text broken into lines no wider than `width`, at word boundaries (a longer word is cut with `fit`). */
+function wrap(font: PDFFont, text: string, size: number, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of encodable(font, text).split(' ')) {
+    const next = line ? `${line} ${word}` : word;
+    if (advance(font, next, size) <= width) line = next;
+    else {
+      if (line) lines.push(line);
+      line = advance(font, word, size) <= width ? word : fit(font, word, size, size, width).text;
+    }
+  }
+  if (line) lines.push(line);
+  return lines;
+}
+
 type Gray = ReturnType<typeof grayscale>;
 
 class Canvas {
@@ -255,6 +300,9 @@ class Canvas {
 export async function renderPaystubPdf(doc: PaystubDocument): Promise<Buffer> {
   checkPayment(doc.payment);
   const voided = doc.status === 'voided';
+  const p = doc.payment;
+  // The API sets both together; either one is enough to say so.
+  const returned = p.return !== undefined || p.status === 'returned';
 
   // Every value is formatted (and so validated) before the first drawing call.
   const period = formatPeriod(doc.period_start, doc.period_end);
@@ -270,6 +318,13 @@ export async function renderPaystubPdf(doc: PaystubDocument): Promise<Buffer> {
     ytdGross: doc.year_to_date ? formatUsd(doc.year_to_date.gross_pay) : '\u2014',
     ytdNet: doc.year_to_date ? formatUsd(doc.year_to_date.net_pay) : '\u2014',
   };
+  const settles = p.effective_entry_date ? formatDate(p.effective_entry_date) : null;
+  const how = p.return
+    ? `: ${p.return.code} ${p.return.reason}, on ${formatDate(returnedDay(p.return.returned_at))}`
+    : '';
+  const returnNotice = returned
+    ? `Deposit returned by the bank${how}. The wages remain earned; this statement is not a record of payment.`
+    : null;
   const hours = formatHours(doc.hours_worked_hundredths);
   const deductions = orderedDeductions(doc.deductions).map(
     ([name, cents]) => [deductionLabel(name), formatUsd(cents)] as const,
@@ -307,6 +362,27 @@ export async function renderPaystubPdf(doc: PaystubDocument): Promise<Buffer> {
       color: grayscale(1),
     });
     y -= 8;
+  }
+
+  if (returnNotice) {
+    // Outlined where VOID is filled: the paystub stands, only the deposit failed. Placed above the net pay, which
+    // this deposit did not deliver.
+    y -= 16;
+    const textX = LEFT + 18;
+    const lines = wrap(fonts.regular, returnNotice, 9.5, RIGHT - 12 - textX);
+    const height = 28 + 12.5 * lines.length;
+    page.drawRectangle({
+      x: LEFT,
+      y: y - height,
+      width: RIGHT - LEFT,
+      height,
+      borderColor: INK,
+      borderWidth: 1,
+    });
+    page.drawRectangle({ x: LEFT, y: y - height, width: 4, height, color: INK });
+    c.text('DEPOSIT RETURNED', textX, y - 16, { size: 11, bold: true });
+    for (const [i, line] of lines.entries()) c.text(line, textX, y - 31 - 12.5 * i);
+    y -= height;
   }
 
   // Employee on the left, the statement's references on the right.
@@ -430,15 +506,18 @@ export async function renderPaystubPdf(doc: PaystubDocument): Promise<Buffer> {
 
   // The deposit: where the money went, with only the last four digits of the account.
   y -= 23;
-  const p = doc.payment;
   c.label('Payment', LEFT, y);
   c.label('Amount', RIGHT, y, 'right');
   c.rule(y - 6, 0.75, INK);
   y -= 20;
-  const status = p.status.replace(/_/g, ' ');
+  const status = returned ? 'returned' : p.status.replace(/_/g, ' ');
   const deposit = `Direct deposit to ${p.account_type} ${MASK}${p.account_number_last4}, routing ${p.routing_number}, trace ${p.trace_number ?? 'not yet assigned'}, status ${status}`;
   c.text(deposit, LEFT, y, { size: 9, minSize: 7.5, maxWidth: RIGHT - LEFT - 70 });
   c.text(money.net, RIGHT, y, { bold: true, align: 'right' });
+  if (settles) {
+    y -= 13;
+    c.text(`Settlement date (effective entry date) ${settles}`, LEFT, y, { size: 8.5, color: MUTED });
+  }
   c.rule(y - 6, 0.4, RULE);
 
   // Footer.
