@@ -314,7 +314,7 @@ describe('authorization matrix: dead tokens and another organization, against re
     );
     expect([...unknownPath, ...unknownQuery]).toEqual([]);
     // The tables the it.each blocks run over are never empty: a filter gone wrong would skip them silently.
-    expect(authenticated).toHaveLength(31);
+    expect(authenticated).toHaveLength(32);
     expect(withIds).toHaveLength(18);
     expect(collections).toHaveLength(8);
     // Every kind of resource the table names is made for real in the owner's organization.
@@ -367,6 +367,26 @@ describe('authorization matrix: dead tokens and another organization, against re
       for (const secret of ownerSecrets) expect(foreign.text).not.toContain(secret);
     },
   );
+
+  it("POST /v1/disbursement-returns with another organization's token: the owner's trace numbers are unknown to it", async () => {
+    const trace = (await stack.request('GET', `/v1/paystubs/${ids.paystub}`, { token: owner.token })).body.data.payment
+      .trace_number;
+    expect(trace).toMatch(/^\d{15}$/);
+    const res = await stack.request('POST', '/v1/disbursement-returns', {
+      token: intruder.token,
+      body: {
+        returns: [{ trace_number: trace, code: 'R03' }],
+        corrections: [{ trace_number: trace, code: 'C01', corrected_data: '99887766' }],
+      },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.data.outcomes.map((o: { outcome: string }) => o.outcome)).toEqual([
+      'unknown_trace',
+      'unknown_trace',
+    ]);
+    for (const secret of ownerSecrets) expect(res.text).not.toContain(secret);
+    // And the owner's payment, run and employee are untouched: checked by 'left every resource of the owner as it was'.
+  });
 
   it.each(authenticated.map((r) => [`${r.method} ${r.path}`, r] as const))(
     '%s: 401 with an expired token',
