@@ -16,7 +16,7 @@ import {
   type ReportOutcome,
   RETURN_REASONS,
 } from '../domain/returns.js';
-import { bankReportBody } from '../schemas/disbursement-returns.js';
+import { bankReportBody, MAX_REPORT_ITEMS } from '../schemas/disbursement-returns.js';
 import { problemsFromZod } from '../schemas/problems.js';
 import { dispatchQuietly, type EventServices } from './events.js';
 import { payrollEmployeeIds } from './payroll-employee-ids.js';
@@ -62,6 +62,13 @@ export function readBankReport(body: string | Record<string, unknown>): BankRepo
           }),
         ),
       );
+    if (reading.items.length > MAX_REPORT_ITEMS)
+      throw new InvalidRequestError([
+        {
+          code: 'too_big',
+          message: `A report may carry at most ${MAX_REPORT_ITEMS} items; this file has ${reading.items.length}: post it in parts`,
+        },
+      ]);
     return reading.items;
   }
   const parsed = bankReportBody.safeParse(body);

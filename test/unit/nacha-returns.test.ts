@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseReturnFile, writeReturnFile } from '../../shared/adapters/nacha-returns.js';
+import { InvalidRequestError } from '../../shared/domain/errors.js';
 import { parseCorrectedData, RETURN_REASONS } from '../../shared/domain/returns.js';
+import { readBankReport } from '../../shared/use-cases/disbursement-returns.js';
 import { bankReturnFile, corruptLine } from '../support/bank-return-file.js';
 
 /**
@@ -182,6 +184,21 @@ describe('reading a return / NOC file', () => {
       ok: true,
       items: [{ type: 'return', trace_number: TRACE_A, code: 'R03', line: 4 }],
     });
+  });
+});
+
+describe('the size of a report', () => {
+  it('refuses a file of more than 10,000 items before reading any of it into effect, and takes 10,000', () => {
+    const returns = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        originalTrace: `02100002${String(i + 1).padStart(7, '0')}`,
+        code: 'R01',
+        amountCents: 100,
+        routing: '011000015',
+        account: '12345678',
+      }));
+    expect(readBankReport(bankReturnFile(OPTIONS, { returns: returns(10_000) }))).toHaveLength(10_000);
+    expect(() => readBankReport(bankReturnFile(OPTIONS, { returns: returns(10_001) }))).toThrow(InvalidRequestError);
   });
 });
 
