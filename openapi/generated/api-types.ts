@@ -194,7 +194,7 @@ export type paths = {
          *     - A **return** (addenda type 99, R code) marks the paystub's `payment` `returned` with the code and its reason, adds to the run's `returns`, and emits `payment.returned`. The paystub stays `issued` and year-to-date totals do not change: the wages were earned. R02, R03 and R04 (account closed, missing or invalid) set the employee's `bank_account.status` to `invalid`: the next payroll answers 422 `missing_bank_account` for them until a new `bank_account` is set.
          *     - A **notification of change** (SEC code COR, addenda type 98: C01, C02, C03, C05, C06, C07) corrects the employee's bank account if it is still the account the deposit went to, and emits `employee.bank_account_corrected` (masked). Other change codes are recorded, not applied.
          *
-         *     The whole report is checked before any of it is applied: a malformed file is 400 naming each bad line, and nothing changes. Applying is idempotent: sending the same report again (or twice at once) applies each item once; the repeats answer `already_applied`. At most 10,000 items per list.
+         *     The whole report is checked before any of it is applied: a malformed file is 400 naming each bad line, and nothing changes. Applying is idempotent: sending the same report again (or twice at once) applies each item once; the repeats answer `already_applied`. At most 10,000 items per file or per list. If a request fails or times out half-way, post the same report again: what was applied answers `already_applied`, the rest is applied.
          *
          *     Requires a token with the `write:payroll` scope. Rate limit: the payroll-write bucket.
          */
