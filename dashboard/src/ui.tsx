@@ -110,6 +110,8 @@ const TONE: Record<string, string> = {
   revoked: 'neutral',
   failed: 'bad',
   rejected: 'bad',
+  returned: 'bad',
+  invalid: 'bad',
 };
 
 export function StatusBadge({ status }: { status: string }) {

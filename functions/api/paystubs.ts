@@ -55,7 +55,8 @@ export const handler = apiRouter(
         net_pay: stub.net_pay,
         // The statement's "gross earnings" include bonuses, so its year-to-date gross does too.
         year_to_date: { gross_pay: ytd.gross_pay + ytd.bonuses, net_pay: ytd.net_pay },
-        payment: stub.payment,
+        // As the JSON answers it: a stub written before settlement dates were stored still prints its date.
+        payment: paystubView(stub).payment,
       });
       return {
         status: 200,

@@ -607,6 +607,45 @@ describe.skipIf(!hasChromium)('developer dashboard in Chromium', () => {
     }
   });
 
+  it('shows a deposit the bank returned on the run, and the employee’s account as invalid', async () => {
+    const stubs = await stack.request('GET', `/v1/paystubs?payroll_id=${payrollId}&limit=100`, { token });
+    const ada = (stubs.body.data.paystubs as { employee_name: string; payment: { trace_number: string } }[]).find(
+      (p) => p.employee_name === 'Ada Lovelace',
+    )!;
+    const posted = await stack.request('POST', '/v1/disbursement-returns', {
+      token,
+      body: { returns: [{ trace_number: ada.payment.trace_number, code: 'R03' }] },
+    });
+    expect(posted.status, posted.text).toBe(200);
+    expect(posted.body.data.outcomes[0].outcome).toBe('applied');
+
+    await page.goto(`${base}/dashboard/#/payrolls/${payrollId}`);
+    await page.getByTestId('returns-table').waitFor();
+    await page.getByTestId('paystub-table').waitFor();
+    expect(await page.getByTestId('returns').textContent()).toMatch(
+      /Returned by the bank: 1 deposit, \$[\d,]+\.\d\d\./,
+    );
+    const rows = page.getByTestId('returns-table').locator('tbody tr');
+    expect(await rows.count()).toBe(1);
+    const row = (await rows.first().textContent()) ?? '';
+    expect(row).toContain('Ada Lovelace');
+    expect(row).toContain('R03');
+    expect(row).toContain('No account / unable to locate account');
+    const deposit = page.getByTestId('paystub-table').getByRole('row').filter({ hasText: 'Ada Lovelace' });
+    expect(await deposit.locator('td[data-label="Deposit"]').textContent()).toContain('returned R03');
+    expect(await deposit.locator('td[data-label="Deposit"]').textContent()).toContain('settles Nov 20, 2026');
+
+    await nav(page, 'Employees').click();
+    await page.getByTestId('invalid-accounts').waitFor();
+    expect(await page.getByTestId('invalid-accounts').textContent()).toContain(
+      '1 employee has an invalid bank account',
+    );
+    const employee = page.getByTestId('employee-table').getByRole('row').filter({ hasText: 'Ada Lovelace' });
+    expect(await employee.locator('td[data-label="Direct deposit"]').textContent()).toContain(
+      'invalid Deposit returned R03: No account / unable to locate account',
+    );
+  });
+
   it('sends a revoked session back to sign-in with the reason', async () => {
     const { page: p, context: ctx } = await newPage(LAPTOP);
     try {

@@ -7,7 +7,7 @@ import {
   formatUsd,
   renderPaystubPdf,
 } from '../../shared/adapters/paystub-pdf.js';
-import { samplePaystub } from '../fixtures/paystub-document.js';
+import { returnedPaystub, samplePaystub } from '../fixtures/paystub-document.js';
 
 const sample = samplePaystub;
 
@@ -85,6 +85,94 @@ describe('renderPaystubPdf', () => {
     expect(text).toContain(
       'Direct deposit to savings \u2022\u2022\u2022\u20226789, routing 021000021, trace not yet assigned, status no payment',
     );
+  });
+
+  it('prints the settlement date (effective entry date) when there is one', async () => {
+    const { lines } = await read(await renderPaystubPdf(sample));
+    expect(lines).toContain('Settlement date (effective entry date) Apr 3, 2026');
+    for (const effective_entry_date of [null, undefined]) {
+      const { text } = await read(
+        await renderPaystubPdf({
+          ...sample,
+          payment: { ...sample.payment, trace_number: null, status: 'no_payment', effective_entry_date },
+        }),
+      );
+      expect(text).not.toContain('Settlement date');
+    }
+  });
+
+  it('says plainly that a returned deposit was returned, with its code, reason and day, and keeps the wages', async () => {
+    const { text, lines, pages } = await read(await renderPaystubPdf(returnedPaystub));
+    expect(pages).toBe(1);
+    const flat = text.replace(/\s+/g, ' ');
+    expect(lines).toContain('DEPOSIT RETURNED');
+    expect(flat).toContain(
+      'Deposit returned by the bank: R03 No account / unable to locate account, on Apr 6, 2026. The wages remain earned; this statement is not a record of payment.',
+    );
+    expect(lines).toContain(
+      'Direct deposit to checking \u2022\u2022\u2022\u20226789, routing 021000021, trace 021000020000001, status returned $2,589.50',
+    );
+    expect(lines).toContain('Settlement date (effective entry date) Apr 3, 2026');
+    // Still an issued statement of earned wages: the figures stand, and it is not voided.
+    expect(lines).toContain('Net pay $2,589.50 $15,716.45');
+    expect(text).not.toMatch(/VOID/);
+    const scheduled = await read(await renderPaystubPdf(sample));
+    expect(scheduled.text).not.toMatch(/returned/i);
+  });
+
+  it('shows the return as returned even if only the return details are given', async () => {
+    const { text } = await read(
+      await renderPaystubPdf({ ...returnedPaystub, payment: { ...returnedPaystub.payment, status: 'scheduled' } }),
+    );
+    expect(text).toContain('status returned');
+    expect(text.replace(/\s+/g, ' ')).toContain('Deposit returned by the bank: R03');
+  });
+
+  it('wraps a long return reason inside the page, and dates the return by its UTC day', async () => {
+    const reason =
+      'File record edit criteria / entry with invalid account number initiated under questionable circumstances';
+    const { text, pages } = await read(
+      await renderPaystubPdf({
+        ...returnedPaystub,
+        status: 'voided',
+        payment: {
+          ...returnedPaystub.payment,
+          return: { code: 'R17', reason, returned_at: '2026-04-06T21:30:00-05:00' },
+        },
+      }),
+    );
+    expect(pages).toBe(1);
+    expect(text.replace(/\s+/g, ' ')).toContain(`R17 ${reason}, on Apr 7, 2026. The wages remain earned`);
+    expect(text).toContain('This paystub has been voided.');
+  });
+
+  it('refuses a malformed return code, reason or time, and a malformed settlement date', async () => {
+    const ret = returnedPaystub.payment.return!;
+    const bad = [
+      { ...ret, code: 'R3' },
+      { ...ret, code: 'R003' },
+      { ...ret, code: 'C03' },
+      { ...ret, code: 'r03' },
+      { ...ret, reason: '' },
+      { ...ret, reason: '   ' },
+      { ...ret, reason: 'No account\u0007' },
+      { ...ret, reason: 'No account\n/ unable' },
+      { ...ret, reason: '\u202eNo account' },
+      { ...ret, reason: 'x'.repeat(201) },
+      { ...ret, returned_at: 'yesterday' },
+      { ...ret, returned_at: '2026-04-06' },
+      { ...ret, returned_at: '2026-04-06T14:05:09' },
+      { ...ret, returned_at: '2026-02-30T14:05:09Z' },
+    ];
+    for (const r of bad)
+      await expect(
+        renderPaystubPdf({ ...returnedPaystub, payment: { ...returnedPaystub.payment, return: r } }),
+        JSON.stringify(r),
+      ).rejects.toBeInstanceOf(PaystubPdfError);
+    for (const effective_entry_date of ['2026-04-31', 'Apr 3, 2026', ''])
+      await expect(
+        renderPaystubPdf({ ...sample, payment: { ...sample.payment, effective_entry_date } }),
+      ).rejects.toBeInstanceOf(PaystubPdfError);
   });
 
   it('refuses anything but four digits as the account, without echoing it', async () => {

@@ -9,8 +9,10 @@ import {
   formValue,
   PageTitle,
   SectionHead,
+  StatusBadge,
   TableRegion,
   useAsync,
+  When,
 } from '../ui.js';
 
 /** The API lists employees page by page and has no search: the dashboard loads up to this many and filters them here. */
@@ -51,6 +53,10 @@ export function EmployeesPage() {
   const [added, setAdded] = useState<string>('');
 
   const shown = useMemo(() => (list.data?.employees ?? []).filter((e) => matches(e, query)), [list.data, query]);
+  const invalidCount = useMemo(
+    () => (list.data?.employees ?? []).filter((e) => e.bank_account?.status === 'invalid').length,
+    [list.data],
+  );
   const { problem, invalid } = fieldProblems(formError);
 
   const add = async (e: Event) => {
@@ -265,6 +271,16 @@ export function EmployeesPage() {
         {list.data && !list.data.complete && (
           <p class="small muted">Only the first {LOAD_LIMIT} employees are searched.</p>
         )}
+        {invalidCount > 0 && (
+          <p class="alert alert-warn" data-testid="invalid-accounts">
+            <strong>
+              {invalidCount} employee{invalidCount === 1 ? ' has' : 's have'} an invalid bank account.
+            </strong>{' '}
+            The bank returned a deposit to it as closed, missing or invalid: the next payroll refuses{' '}
+            {invalidCount === 1 ? 'this employee' : 'them'} until a new <code>bank_account</code> is set (
+            <code>PATCH /v1/employees/{'{id}'}</code>).
+          </p>
+        )}
         {shown.length > 0 && (
           <TableRegion label="Employees">
             <table class="table responsive" data-testid="employee-table">
@@ -301,11 +317,7 @@ export function EmployeesPage() {
                       {formatDate(e.start_date)}
                     </td>
                     <td data-label="Direct deposit">
-                      {e.bank_account ? (
-                        `${e.bank_account.account_type} ••${e.bank_account.account_number_last4}`
-                      ) : (
-                        <span class="muted">none</span>
-                      )}
+                      {e.bank_account ? <BankAccount account={e.bank_account} /> : <span class="muted">none</span>}
                     </td>
                   </tr>
                 ))}
@@ -314,6 +326,27 @@ export function EmployeesPage() {
           </TableRegion>
         )}
       </section>
+    </>
+  );
+}
+
+/** The masked account; when the bank refused it, that it is invalid and why; when the bank corrected it, when. */
+function BankAccount({ account }: { account: NonNullable<Employee['bank_account']> }) {
+  return (
+    <>
+      <span class="nowrap">
+        {account.account_type} ••{account.account_number_last4}
+      </span>
+      {account.status === 'invalid' && (
+        <div class="small">
+          <StatusBadge status="invalid" /> {account.status_reason ?? 'The bank returned a deposit to this account.'}
+        </div>
+      )}
+      {account.corrected_at && (
+        <div class="small muted">
+          Corrected by the bank <When iso={account.corrected_at} />
+        </div>
+      )}
     </>
   );
 }

@@ -13,6 +13,7 @@ import {
   TableRegion,
   useAsync,
   usePolling,
+  When,
 } from '../ui.js';
 import { isUnfinished, ProgressBar } from './payrolls.js';
 
@@ -153,7 +154,25 @@ function RunView({ payroll }: { payroll: PayrollDetail }) {
             , {payroll.disbursement.batch_count} batch{payroll.disbursement.batch_count === 1 ? '' : 'es'}.
           </p>
         )}
+        {(payroll.disbursement || payroll.returns.count > 0) && (
+          <p class={payroll.returns.count > 0 ? 'alert alert-warn' : 'muted small'} data-testid="returns">
+            {payroll.returns.count > 0 ? (
+              <>
+                <strong>
+                  Returned by the bank: {payroll.returns.count} deposit{payroll.returns.count === 1 ? '' : 's'},{' '}
+                  {formatMoney(payroll.returns.amount)}.
+                </strong>{' '}
+                The wages stay earned and their paystubs issued: only the deposit failed. Pay the employee again (for
+                example by an off-cycle run) once their bank account is fixed.
+              </>
+            ) : (
+              'No deposit returned by the bank.'
+            )}
+          </p>
+        )}
       </section>
+
+      {payroll.returns.count > 0 && <ReturnedPayments payrollId={payroll.payroll_id} count={payroll.returns.count} />}
 
       <section aria-labelledby="history-title">
         <h2 id="history-title">History</h2>
@@ -169,6 +188,97 @@ function RunView({ payroll }: { payroll: PayrollDetail }) {
 
       {!moving && payroll.status !== 'pending' && <Paystubs payrollId={payroll.payroll_id} status={payroll.status} />}
     </>
+  );
+}
+
+/** The run's paystubs are searched up to this many for its returned payments: the API has no filter for them. */
+const RETURN_SEARCH_LIMIT = 5000;
+
+/** The run's returned payments, found by reading its paystubs page by page until all `count` of them are found. */
+async function loadReturned(payrollId: string, count: number): Promise<{ returned: Paystub[]; complete: boolean }> {
+  const returned: Paystub[] = [];
+  let read = 0;
+  let next: string | null = null;
+  do {
+    const page: Page<Paystub> = await listPage<Paystub>('/v1/paystubs', 'paystubs', {
+      payroll_id: payrollId,
+      limit: 100,
+      page_token: next,
+    });
+    read += page.items.length;
+    returned.push(...page.items.filter((p) => p.payment?.return || p.payment?.status === 'returned'));
+    next = page.next_page_token;
+  } while (next && returned.length < count && read < RETURN_SEARCH_LIMIT);
+  return { returned, complete: returned.length >= count || next === null };
+}
+
+function ReturnedPayments({ payrollId, count }: { payrollId: string; count: number }) {
+  const list = useAsync(() => loadReturned(payrollId, count), [payrollId, count]);
+  const items = list.data?.returned ?? [];
+  return (
+    <section aria-labelledby="returns-title">
+      <h2 id="returns-title">Returned payments</h2>
+      <ErrorBox error={list.error} title="The returned payments could not be loaded" />
+      {list.loading && !list.data && <p aria-live="polite">Loading the returned payments…</p>}
+      {list.data && !list.data.complete && (
+        <p class="small muted">
+          Only the first {RETURN_SEARCH_LIMIT} paystubs of the run were searched: {items.length} of {count} returned
+          payments shown.
+        </p>
+      )}
+      {items.length > 0 && (
+        <TableRegion label="Returned payments of this run">
+          <table class="table responsive" data-testid="returns-table">
+            <thead>
+              <tr>
+                <th scope="col">Employee</th>
+                <th scope="col" class="num">
+                  Amount
+                </th>
+                <th scope="col">Account</th>
+                <th scope="col">Return</th>
+                <th scope="col">Returned</th>
+              </tr>
+            </thead>
+            <tbody>
+              {items.map((p) => (
+                <tr key={p.paystub_id}>
+                  <td data-label="Employee">
+                    <strong>{p.employee_name}</strong>
+                    <div class="small muted">
+                      <code>{p.employee_id}</code>
+                    </div>
+                  </td>
+                  <td data-label="Amount" class="num">
+                    {formatMoney(p.net_pay)}
+                  </td>
+                  <td data-label="Account" class="small">
+                    {p.payment.account_type} ••{p.payment.account_number_last4}
+                    {p.payment.trace_number && (
+                      <div class="muted">
+                        trace <code>{p.payment.trace_number}</code>
+                      </div>
+                    )}
+                  </td>
+                  <td data-label="Return">
+                    {p.payment.return ? (
+                      <>
+                        <span class="badge badge-bad">{p.payment.return.code}</span> {p.payment.return.reason}
+                      </>
+                    ) : (
+                      <span class="muted">—</span>
+                    )}
+                  </td>
+                  <td data-label="Returned" class="nowrap">
+                    <When iso={p.payment.return?.returned_at} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableRegion>
+      )}
+    </section>
   );
 }
 
@@ -292,7 +402,17 @@ function Paystubs({ payrollId, status }: { payrollId: string; status: string }) 
                     {p.payment?.account_number_last4
                       ? `${p.payment.account_type} ••${p.payment.account_number_last4}`
                       : '—'}
-                    <div class="muted">{p.payment?.status}</div>
+                    {p.payment?.status === 'returned' ? (
+                      <div>
+                        <StatusBadge status="returned" />
+                        {p.payment.return && <span class="muted"> {p.payment.return.code}</span>}
+                      </div>
+                    ) : (
+                      <div class="muted">{p.payment?.status}</div>
+                    )}
+                    {p.payment?.effective_entry_date && (
+                      <div class="muted nowrap">settles {formatDate(p.payment.effective_entry_date)}</div>
+                    )}
                   </td>
                   <td data-label="PDF" class="actions">
                     <button
