@@ -5064,12 +5064,12 @@ export interface operations {
                     pay_groups?: string[];
                     pay_schedules?: string[];
                     /**
-                     * @description Money: a JSON number or a numeric string, at most two decimals, never negative
+                     * @description Money, at most 99999999.99 (the most one direct deposit carries)
                      * @example 3200.00
                      */
                     max_net_pay_per_employee?: number | string;
                     /**
-                     * @description Money: a JSON number or a numeric string, at most two decimals, never negative
+                     * @description Money, at most 9999999999.99 (the most one disbursement file carries)
                      * @example 3200.00
                      */
                     max_payroll_total?: number | string;

@@ -5,9 +5,17 @@
  */
 export type Cents = number;
 
-const DECIMAL = /^(0|[1-9]\d{0,14})(?:\.(\d{1,2}))?$/;
+const DECIMAL = /^(0|[1-9]\d*)(?:\.(\d{1,2}))?$/;
 
-export type MoneyParse = { ok: true; cents: Cents } | { ok: false; reason: 'negative' | 'format' | 'precision' };
+/**
+ * The most any amount may be written as: 13 integer digits, far above what one NACHA file carries
+ * (9,999,999,999.99) and still exact as integer cents. Longer amounts are refused as out of range, never parsed.
+ */
+export const MAX_PARSED_INTEGER_DIGITS = 13;
+
+export type MoneyParse =
+  | { ok: true; cents: Cents }
+  | { ok: false; reason: 'negative' | 'format' | 'precision' | 'out_of_range' };
 
 export function parseMoney(value: unknown): MoneyParse {
   let text: string;
@@ -25,7 +33,8 @@ export function parseMoney(value: unknown): MoneyParse {
       ? { ok: false, reason: 'negative' }
       : { ok: false, reason: 'format' };
   }
-  const m = DECIMAL.exec(text);
+  const m = text.length <= 64 ? DECIMAL.exec(text) : null;
+  if (m && m[1]!.length > MAX_PARSED_INTEGER_DIGITS) return { ok: false, reason: 'out_of_range' };
   if (!m) return /^\d+\.\d{3,}$/.test(text) ? { ok: false, reason: 'precision' } : { ok: false, reason: 'format' };
   const cents = Number(m[1]) * 100 + Number((m[2] ?? '').padEnd(2, '0'));
   return { ok: true, cents };

@@ -49,6 +49,7 @@ export const money = z
       negative: { code: 'negative_pay', message: 'Must not be negative' },
       precision: { code: 'invalid_precision', message: 'At most two decimal places' },
       format: { code: 'invalid_amount', message: 'Must be a decimal amount such as 1234.56' },
+      out_of_range: { code: 'out_of_range', message: 'Must be at most 9999999999999.99' },
     } as const;
     const problem = byReason[parsed.reason];
     ctx.addIssue({ code: 'custom', message: problem.message, params: { code: problem.code } });

@@ -320,14 +320,19 @@ export function validatePayrollBody(body: Record<string, unknown>): {
         });
       }
       // What a NACHA entry carries (CONTRACT §5): refused here, never found by the processor once paystubs exist.
+      // Every amount parsed is below 10^13 dollars, so these plain sums are finite and compare correctly; the exact
+      // (checked) arithmetic only runs once they are known to fit.
+      const deductions = Object.values(entry.deductions).reduce((sum, cents) => sum + cents, 0);
       const amounts: [string[], number][] = [
         [['gross_pay'], entry.gross_pay],
         [['bonuses'], entry.bonuses],
-        [['deductions'], deductionsTotal(entry)],
-        [[], netPay(entry)],
+        [['deductions'], deductions],
+        [[], entry.gross_pay + entry.bonuses - deductions],
       ];
+      let fits = true;
       for (const [field, cents] of amounts) {
         if (cents <= MAX_ENTRY_CENTS) continue;
+        fits = false;
         problems.push({
           field: fieldPath([...prefix, ...field]),
           code: 'invalid_request_body',
@@ -335,6 +340,7 @@ export function validatePayrollBody(body: Record<string, unknown>): {
           message: `${field.length === 0 ? 'Net pay' : field[0]} is above ${formatCents(MAX_ENTRY_CENTS)}, the most one direct deposit carries`,
         });
       }
+      if (!fits) return;
       if (netPay(entry) < 0) {
         problems.push({
           field: fieldPath(prefix),

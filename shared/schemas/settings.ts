@@ -1,6 +1,8 @@
 import * as z from 'zod';
 import { isValidRoutingNumber, withCheckDigit } from '../domain/aba.js';
 import { ACH_CHARACTERS } from '../domain/ach-text.js';
+import { MAX_ENTRY_CENTS, MAX_TOTAL_CENTS } from '../domain/disbursement.js';
+import { formatCents } from '../domain/money.js';
 import { money, routingNumber } from './common.js';
 import { bankAccountInput } from './employee.js';
 
@@ -62,12 +64,22 @@ export const originatorInput = z.strictObject({
   immediate_origin_name: achName(23),
 });
 
+/** A cap no payment or file could ever reach is refused: nothing impossible to pay is ever configured. */
+function bounded(max: number, what: string) {
+  return money
+    .refine((cents) => cents <= max, {
+      message: `Must be at most ${formatCents(max)}, ${what}`,
+      params: { code: 'out_of_range' },
+    })
+    .meta({ description: `Money, at most ${formatCents(max)} (${what})` });
+}
+
 export const updateSettingsBody = z.strictObject({
   employment_types: valueList.optional(),
   pay_groups: valueList.optional(),
   pay_schedules: valueList.optional(),
-  max_net_pay_per_employee: money.optional(),
-  max_payroll_total: money.optional(),
+  max_net_pay_per_employee: bounded(MAX_ENTRY_CENTS, 'the most one direct deposit carries').optional(),
+  max_payroll_total: bounded(MAX_TOTAL_CENTS, 'the most one disbursement file carries').optional(),
   originator: originatorInput.partial().optional(),
   funding_account: bankAccountInput.nullable().optional(),
 });

@@ -47,6 +47,11 @@ describe('money', () => {
     ['1.', 'format'],
     ['.5', 'format'],
     ['1,000', 'format'],
+    // More than 13 integer digits: no amount could be paid, and cents would no longer be exact integers.
+    ['99999999999999.99', 'out_of_range'],
+    ['999999999999999.99', 'out_of_range'],
+    [1e20, 'out_of_range'],
+    ['9'.repeat(400), 'format'],
   ])('rejects %j as %s', (input, reason) => {
     expect(parseMoney(input)).toEqual({ ok: false, reason });
   });
@@ -85,5 +90,12 @@ describe('money', () => {
 
   it('refuses a total beyond the safe integer range instead of rounding', () => {
     expect(() => sumCents([Number.MAX_SAFE_INTEGER, 1])).toThrow(RangeError);
+  });
+});
+
+describe('the largest amount parsed', () => {
+  it('parses 13 integer digits exactly: every parsed amount is a safe integer of cents', () => {
+    expect(parseMoney('9999999999999.99')).toEqual({ ok: true, cents: 999_999_999_999_999 });
+    expect(Number.isSafeInteger(999_999_999_999_999)).toBe(true);
   });
 });

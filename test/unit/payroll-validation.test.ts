@@ -181,6 +181,23 @@ describe('amounts a NACHA file can carry (CONTRACT §5): refused at submission, 
     ).toBe(400);
   });
 
+  it.each([
+    // Found by an outside check: these answered 500 (a total no longer exact, then a RangeError).
+    [{ gross_pay: '99999999999999.99' }, ['employees[0].gross_pay']],
+    [{ gross_pay: '9999999999999.99' }, ['employees[0].gross_pay', 'employees[0]']],
+    [
+      {
+        gross_pay: '1.00',
+        deductions: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`d${i}`, '9999999999999.99'])),
+      },
+      ['employees[0].deductions'],
+    ],
+  ])('refuses the extreme %o with 400 out_of_range naming %o, never a 500', (extra, fields) => {
+    const found = problems(body({ employees: [entry(extra)] }));
+    expect(found.map((p) => p.field)).toEqual(fields);
+    expect(found.every((p) => p.reason === 'out_of_range')).toBe(true);
+  });
+
   it('accepts a net total of exactly 9,999,999,999.99 and refuses one cent more, on `employees`', () => {
     // 100 entries of 99,999,999.99 = 9,999,999,999.00; one more entry brings the total to the boundary.
     const full = ids(100).map((employee_id) => entry({ employee_id, gross_pay: MAX_ENTRY }));

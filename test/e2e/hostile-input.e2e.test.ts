@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalStack, type RunningStack } from '../support/local-stack.js';
+import { typedClient, type TypedClient } from '../support/typed-client.js';
+
+/**
+ * Inputs an attacker or a careless client sends, over HTTPS against the local stack: each answered in the envelope
+ * with a 4xx that names the problem, never a 500, and never with an answer larger than the request. `stack.request`
+ * is used where the typed client cannot express the input (out-of-schema values).
+ */
+
+let stack: RunningStack;
+let token: string;
+let api: TypedClient;
+let employeeId: string;
+
+beforeAll(async () => {
+  stack = await startLocalStack();
+  ({ token } = await stack.createOrganization('Hostile input'));
+  api = typedClient(stack, token);
+  const created = await api.POST('/v1/employees', {
+    body: {
+      first_name: 'Hal',
+      last_name: 'Hostile',
+      email: 'hal@example.com',
+      employment_type: 'full_time',
+      pay_group: 'default',
+      pay_schedule: 'biweekly',
+      start_date: '2020-01-06',
+      bank_account: { account_number: '12345678', routing_number: '021000021', account_type: 'checking' },
+    },
+  });
+  employeeId = created.data!.data.employee_id;
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+describe('numeric extremes', () => {
+  it.each([
+    ['99999999999999.99', 'employees[0].gross_pay'],
+    ['9999999999999.99', 'employees[0].gross_pay'],
+    [1e20, 'employees[0].gross_pay'],
+  ])('a dry run with gross_pay %j is 400 out_of_range naming %s', async (gross, field) => {
+    const res = await stack.request('POST', '/v1/payroll?dry_run=true', {
+      token,
+      body: {
+        pay_period_start: '2026-11-01',
+        pay_period_end: '2026-11-14',
+        pay_date: '2026-11-20',
+        employees: [{ employee_id: employeeId, gross_pay: gross, hours_worked: 80 }],
+      },
+    });
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.error.details).toEqual(
+      expect.arrayContaining([expect.objectContaining({ field, reason: 'out_of_range' })]),
+    );
+  });
+
+  it('refuses a compliance cap no payment or file could reach, stores nothing, and keeps every payroll possible', async () => {
+    const before = (await api.GET('/v1/settings')).data!.data;
+    for (const [field, value] of [
+      ['max_net_pay_per_employee', '999999999999999.99'],
+      ['max_net_pay_per_employee', '100000000.00'],
+      ['max_payroll_total', '10000000000.00'],
+    ] as const) {
+      const res = await stack.request('PATCH', '/v1/settings', { token, body: { [field]: value } });
+      expect(res.status, `${field} ${value}: ${res.text}`).toBe(400);
+      expect(res.body.error.details).toEqual([expect.objectContaining({ field, code: 'out_of_range' })]);
+    }
+    const after = await api.GET('/v1/settings');
+    expect(after.response.status).toBe(200);
+    expect(after.data!.data).toEqual(before);
+    // The most each can be is accepted.
+    const most = await api.PATCH('/v1/settings', {
+      body: { max_net_pay_per_employee: '99999999.99', max_payroll_total: '9999999999.99' },
+    });
+    expect(most.response.status).toBe(200);
+    expect(most.data!.data).toMatchObject({ max_net_pay_per_employee: 99999999.99, max_payroll_total: 9999999999.99 });
+  });
+});
