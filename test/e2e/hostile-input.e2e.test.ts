@@ -79,3 +79,31 @@ describe('numeric extremes', () => {
     expect(most.data!.data).toMatchObject({ max_net_pay_per_employee: 99999999.99, max_payroll_total: 9999999999.99 });
   });
 });
+
+describe('malformed paths and ambiguous credentials', () => {
+  it.each(['/v1/employees/%ZZ', '/v1/paystubs/%E0%A4%A', '/v1/payroll/%', '/%ZZ'])(
+    'GET %s is 404 in the envelope, never a 500',
+    async (path) => {
+      const res = await stack.request('GET', path, { token, validate: false });
+      expect(res.status).toBe(404);
+      expect(res.body).toMatchObject({ status: 404, error: { code: 'not_found' } });
+    },
+  );
+
+  it.each([
+    ['two spellings of the header, one token each', { Authorization: 'TOKEN', authorization: 'Bearer pk_sandbox_x' }],
+    ['the same token twice', { Authorization: ['TOKEN', 'TOKEN'] }],
+  ])('refuses %s with 401', async (_, headers) => {
+    const withToken = Object.fromEntries(
+      Object.entries(headers).map(([k, v]) => [
+        k,
+        Array.isArray(v) ? v.map((t) => t.replace('TOKEN', `Bearer ${token}`)) : v.replace('TOKEN', `Bearer ${token}`),
+      ]),
+    );
+    const res = await stack.request('GET', '/v1/employees', { headers: withToken });
+    expect(res.status).toBe(401);
+    expect(res.body.error).toMatchObject({ code: 'unauthorized' });
+    // One header is still fine.
+    expect((await stack.request('GET', '/v1/employees', { token })).status).toBe(200);
+  });
+});

@@ -1,10 +1,10 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { InsecureTransportError, InsufficientScopeError } from '../../domain/errors.js';
+import { InsecureTransportError, InsufficientScopeError, UnauthorizedError } from '../../domain/errors.js';
 import { hasScope } from '../../domain/scopes.js';
 import type { Scope } from '../../domain/scopes.js';
 import type { Gate } from '../gate.js';
-import { type ApiEvent, headerOf } from './request-context.js';
+import { type ApiEvent, headerOf, headerValuesOf } from './request-context.js';
 
 /** Keys this container stamped `last_used_at` on, and when: the stamp is written at most once a minute per key. */
 const lastStamped = new Map<string, number>();
@@ -31,6 +31,9 @@ export function httpsOnly(): MiddlewareObj<ApiEvent, APIGatewayProxyResult> {
 export function authenticate(gate: Gate): MiddlewareObj<ApiEvent, APIGatewayProxyResult> {
   return {
     before: async ({ event }) => {
+      // Two credentials are ambiguous: which one a proxy, a log or this service reads first differs. Refused.
+      if (headerValuesOf(event, 'authorization').length > 1)
+        throw new UnauthorizedError('Send exactly one Authorization header');
       const principal = await gate.authenticator.authenticate(headerOf(event, 'authorization'));
       event.principal = principal;
       await stampLastUsed(gate, principal.organizationId, principal.apiKeyId);

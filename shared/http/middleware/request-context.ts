@@ -16,6 +16,24 @@ export function headerOf(event: APIGatewayProxyEvent, name: string): string | un
   return key === undefined ? undefined : (headers[key] ?? undefined);
 }
 
+/**
+ * Every value a header was sent with, whatever the case of its name: API Gateway keeps them all in
+ * `multiValueHeaders` (one key per spelling), while `headers` keeps one value per spelling.
+ */
+export function headerValuesOf(event: APIGatewayProxyEvent, name: string): string[] {
+  const wanted = name.toLowerCase();
+  const multi = event.multiValueHeaders ?? {};
+  const fromMulti = Object.keys(multi)
+    .filter((k) => k.toLowerCase() === wanted)
+    .flatMap((k) => multi[k] ?? []);
+  if (fromMulti.length > 0) return fromMulti;
+  const headers = event.headers ?? {};
+  return Object.keys(headers)
+    .filter((k) => k.toLowerCase() === wanted)
+    .map((k) => headers[k])
+    .filter((v): v is string => v !== undefined);
+}
+
 export function requestIdOf(event: APIGatewayProxyEvent): string {
   return event.requestContext?.requestId || 'unknown';
 }
