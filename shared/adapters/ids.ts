@@ -3,7 +3,7 @@ import { monotonicFactory } from 'ulid';
 
 const ulid = monotonicFactory();
 
-export type IdPrefix = 'org' | 'key' | 'emp' | 'pay' | 'stub' | 'evt' | 'whk' | 'req';
+export type IdPrefix = 'org' | 'key' | 'emp' | 'pay' | 'stub' | 'evt' | 'whk' | 'req' | 'acct';
 
 /** Time-ordered ids (ULID) with a readable type prefix: lists sort by creation without another attribute. */
 export function newId(prefix: IdPrefix): string {

@@ -1,5 +1,11 @@
 import { withCheckDigit } from '../domain/aba.js';
-import { type AccountType, type BankReportItem, isReturnCode, parseCorrectedData } from '../domain/returns.js';
+import {
+  type AccountType,
+  type BankReportItem,
+  isDishonoredOrContested,
+  isReturnCode,
+  parseCorrectedData,
+} from '../domain/returns.js';
 
 /*
  * The NACHA file a bank sends an originator back: return entries (addenda type 99: the return reason code and the
@@ -25,16 +31,35 @@ const CHANGE_CODE = /^C(0[1-9]|1[34])$/;
 interface BatchTally {
   line: number;
   cor: boolean;
+  company: string;
   count: number;
   hash: number;
   debit: number;
   credit: number;
 }
 
+/**
+ * The file's records with their line numbers, read as banks' own software reads what arrives: a byte-order mark is
+ * dropped, blank lines are skipped, a record whose trailing blanks were trimmed in transit is padded back to 94
+ * characters, and a file sent without line breaks is cut every 94 characters.
+ */
+function recordsOf(text: string): { n: number; raw: string }[] {
+  const body = text.replace(/^\uFEFF/, '');
+  if (!/[\r\n]/.test(body) && body.length > RECORD_LENGTH && body.length % RECORD_LENGTH === 0)
+    return Array.from({ length: body.length / RECORD_LENGTH }, (_, i) => ({
+      n: i + 1,
+      raw: body.slice(i * RECORD_LENGTH, (i + 1) * RECORD_LENGTH),
+    }));
+  return body
+    .replace(/\r\n?/g, '\n')
+    .split('\n')
+    .map((raw, i) => ({ n: i + 1, raw: raw.length < RECORD_LENGTH ? raw.padEnd(RECORD_LENGTH, ' ') : raw }))
+    .filter((r) => r.raw.trim() !== '');
+}
+
 /** Reads a bank's return / notification-of-change file. Nothing is returned unless all of it is well formed. */
 export function parseReturnFile(text: string): ReturnFileReading {
-  const lines = text.replace(/\r\n?/g, '\n').split('\n');
-  while (lines.length > 0 && lines.at(-1)!.trim() === '') lines.pop();
+  const lines = recordsOf(text);
   const problems: ReturnFileProblem[] = [];
   const items: BankReportItem[] = [];
   const fail = (line: number, message: string) => problems.push({ line, message });
@@ -43,18 +68,23 @@ export function parseReturnFile(text: string): ReturnFileReading {
   let state: 'start' | 'file' | 'batch' | 'entry' | 'end' = 'start';
   let batch: BatchTally | undefined;
   let entry: { line: number; trace: string } | undefined;
-  const file = { batches: 0, count: 0, hash: 0, debit: 0, credit: 0 };
+  let file = { batches: 0, count: 0, hash: 0, debit: 0, credit: 0 };
 
-  for (const [index, raw] of lines.entries()) {
-    const n = index + 1;
+  for (const { n, raw } of lines) {
     if (raw.length !== RECORD_LENGTH) {
       fail(n, `A record is ${RECORD_LENGTH} characters; this one is ${raw.length}`);
       continue;
     }
     const type = raw[0];
     if (state === 'end') {
-      if (raw !== FILLER) fail(n, 'Only filler records (all 9s) may follow the file control record');
-      continue;
+      if (raw === FILLER) continue;
+      if (type !== '1') {
+        fail(n, 'Only filler records (all 9s), or the header of another file, may follow a file control record');
+        continue;
+      }
+      // Several files sent as one: each is checked on its own.
+      state = 'start';
+      file = { batches: 0, count: 0, hash: 0, debit: 0, credit: 0 };
     }
     if (state === 'entry' && type !== '7') {
       fail(entry!.line, 'An entry of a return file must be followed by its addenda record (type 7)');
@@ -69,7 +99,7 @@ export function parseReturnFile(text: string): ReturnFileReading {
         if (state !== 'file') fail(n, 'A batch header record (type 5) must follow the file header or a batch control');
         const sec = raw.slice(50, 53);
         if (!/^[A-Z]{3}$/.test(sec)) fail(n, `The standard entry class code "${sec}" is not valid`);
-        batch = { line: n, cor: sec === 'COR', count: 0, hash: 0, debit: 0, credit: 0 };
+        batch = { line: n, cor: sec === 'COR', company: raw.slice(40, 50), count: 0, hash: 0, debit: 0, credit: 0 };
         state = 'batch';
         break;
       }
@@ -118,18 +148,28 @@ export function parseReturnFile(text: string): ReturnFileReading {
           break;
         }
         if (raw.slice(79, 94) !== entry!.trace) fail(n, "The addenda's trace number is not its entry's trace number");
+        const company = batch.company;
         if (!batch.cor) {
-          if (!isReturnCode(code)) fail(n, `"${code}" is not a return reason code`);
-          else items.push({ type: 'return', trace_number: original, code, line: n });
+          if (isDishonoredOrContested(code))
+            fail(n, `${code} is a dishonored or contested return, not a return of an entry: settle it with your bank`);
+          else if (!isReturnCode(code)) fail(n, `"${code}" is not a return reason code`);
+          else items.push({ type: 'return', trace_number: original, code, line: n, company_identification: company });
           break;
         }
         if (!CHANGE_CODE.test(code)) {
           fail(n, `"${code}" is not a change code`);
           break;
         }
+        // Data the service cannot apply does not block the rest of the file: it is recorded as not applied.
         const corrected = parseCorrectedData(code, raw.slice(35, 64));
-        if (typeof corrected === 'string') fail(n, `${code}: ${corrected}`);
-        else items.push({ type: 'correction', trace_number: original, code, corrected, line: n });
+        items.push({
+          type: 'correction',
+          trace_number: original,
+          code,
+          line: n,
+          company_identification: company,
+          ...(typeof corrected === 'string' ? { corrected: {}, unusable: corrected } : { corrected }),
+        });
         break;
       }
       case '8': {
@@ -176,7 +216,7 @@ export function parseReturnFile(text: string): ReturnFileReading {
   }
   if (state !== 'end' && problems.length === 0) {
     fail(
-      lines.length,
+      lines.at(-1)?.n ?? 1,
       state === 'start' ? 'The file has no file header record' : 'The file has no file control record',
     );
   }

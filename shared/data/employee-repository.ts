@@ -19,6 +19,8 @@ const storedBankAccount = z.object({
   status_reason: z.string().nullable().default(null),
   /** When a bank's notification of change last corrected it. */
   corrected_at: z.string().nullable().default(null),
+  /** Names this account (a new one each time an account is set): a payment records which account it went to. */
+  account_ref: z.string().nullable().default(null),
 });
 export type StoredBankAccount = z.infer<typeof storedBankAccount>;
 

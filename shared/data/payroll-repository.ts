@@ -260,6 +260,31 @@ export class PayrollRepository {
   }
 
   /**
+   * Every run of the organization that reserved trace numbers, for matching a bank's return to a run planned before
+   * trace blocks were recorded. Read only when a trace has no block; all pages.
+   */
+  async listPlanned(orgId: string): Promise<PayrollRecord[]> {
+    const out: PayrollRecord[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await queryPage(
+        this.table,
+        {
+          KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+          FilterExpression: 'attribute_exists(trace_start) AND trace_start <> :null',
+          ExpressionAttributeValues: { ':pk': keys.orgPartition(orgId), ':prefix': keys.payrollPrefix, ':null': null },
+        },
+        1000,
+        start,
+        parse,
+      );
+      out.push(...page.items);
+      start = page.lastKey;
+    } while (start);
+    return out;
+  }
+
+  /**
    * Moves the payroll to `to` if it is in a status that may move there, appending to its history. Returns false
    * when the condition fails (another worker moved it, or it is already there): transitions are idempotent.
    * `set` adds attributes in the same write; `alsoWrite` adds items to the same transaction (events, window release).

@@ -45,6 +45,8 @@ const paystubItem = z.object({
     status: z.enum(['scheduled', 'no_payment', 'returned', 'cancelled']),
     /** The day the deposit settles (null: nothing was paid, or a paystub written before the field existed). */
     effective_entry_date: z.string().nullable().default(null),
+    /** The employee's `bank_account.account_ref` the deposit went to (internal: never answered). */
+    account_ref: z.string().nullable().optional(),
     /** Set once, by the bank's return of the deposit. */
     return: paymentReturn.optional(),
     /** Set once, by the bank's notification of change about the account the deposit went to. */
@@ -139,6 +141,49 @@ export class PaystubRepository {
         ExpressionAttributeValues: { ':correction': correction, ':trace': p.payment.trace_number },
       },
     };
+  }
+
+  /**
+   * Voids paystubs in place (16 at a time), never from a copy read earlier: a payment still `scheduled` becomes
+   * `cancelled`; a returned one, or one with nothing to pay, keeps its payment. Ids with no paystub are skipped.
+   * Returns how many were voided.
+   */
+  async voidAll(paystubIds: readonly string[]): Promise<number> {
+    let voided = 0;
+    let next = 0;
+    const update = async (id: string, withPayment: boolean) => {
+      try {
+        await this.table.doc.send(
+          new UpdateCommand({
+            TableName: this.table.tableName,
+            Key: keys.paystub(id),
+            UpdateExpression: withPayment
+              ? 'SET #status = :voided, payment.#status = :cancelled'
+              : 'SET #status = :voided',
+            ConditionExpression: withPayment
+              ? 'attribute_exists(PK) AND payment.#status = :scheduled'
+              : 'attribute_exists(PK)',
+            ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: {
+              ':voided': 'voided',
+              ...(withPayment && { ':cancelled': 'cancelled', ':scheduled': 'scheduled' }),
+            },
+          }),
+        );
+        return true;
+      } catch (err) {
+        if (isConditionalCheckFailure(err)) return false;
+        throw err;
+      }
+    };
+    const worker = async () => {
+      while (next < paystubIds.length) {
+        const id = paystubIds[next++]!;
+        if ((await update(id, true)) || (await update(id, false))) voided++;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(16, paystubIds.length) }, worker));
+    return voided;
   }
 
   async get(orgId: string, paystubId: string): Promise<PaystubRecord | undefined> {

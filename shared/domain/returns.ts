@@ -58,19 +58,6 @@ export const RETURN_REASONS: Readonly<Record<string, string>> = {
   R51: 'Item related to RCK entry is ineligible or RCK entry is improper',
   R52: 'Stop payment on item related to RCK entry',
   R53: 'Item and RCK entry presented for payment',
-  R61: 'Misrouted return',
-  R62: 'Return of erroneous or reversing debit',
-  R67: 'Duplicate return',
-  R68: 'Untimely return',
-  R69: 'Field error(s)',
-  R70: 'Permissible return entry not accepted / return not requested by ODFI',
-  R71: 'Misrouted dishonored return',
-  R72: 'Untimely dishonored return',
-  R73: 'Timely original return',
-  R74: 'Corrected return',
-  R75: 'Return not a duplicate',
-  R76: 'No errors found',
-  R77: 'Non-acceptance of R62 dishonored return',
   R80: 'IAT entry coding error',
   R81: 'Non-participant in IAT program',
   R82: 'Invalid foreign receiving DFI identification',
@@ -80,6 +67,12 @@ export const RETURN_REASONS: Readonly<Record<string, string>> = {
 };
 
 export const isReturnCode = (code: string): boolean => Object.hasOwn(RETURN_REASONS, code);
+
+/**
+ * R61–R77 are not returns of an entry but what follows one (a misrouted, dishonored or contested return): applied
+ * as a return, they would count money back that the return did not bring. They are settled with the bank.
+ */
+export const isDishonoredOrContested = (code: string): boolean => /^R(6[1-9]|7[0-7])$/.test(code);
 
 /** The account is closed, does not exist or cannot be valid: no further deposit may go to it. */
 export const ACCOUNT_UNUSABLE_CODES: readonly string[] = ['R02', 'R03', 'R04'];
@@ -112,6 +105,8 @@ export interface ReturnItem {
   code: string;
   /** 1-based line of the addenda record, when the item came from a file. */
   line?: number;
+  /** The company identification of the batch it came in (a file): it must be the run's originator. */
+  company_identification?: string;
 }
 
 export interface CorrectionItem {
@@ -121,6 +116,9 @@ export interface CorrectionItem {
   code: string;
   corrected: CorrectedAccount;
   line?: number;
+  company_identification?: string;
+  /** Corrected data the service cannot apply (an account number with letters…): recorded, never applied. */
+  unusable?: string;
 }
 
 export type BankReportItem = ReturnItem | CorrectionItem;

@@ -6,8 +6,11 @@ const traceNumber = z
   .regex(/^\d{15}$/, { message: 'A trace number is 15 digits' })
   .meta({ description: 'The trace number of the entry the service sent (`payment.trace_number` of the paystub)' });
 
-/** At most this many items in one report (a bank's daily return file is far smaller). */
-export const MAX_REPORT_ITEMS = 10_000;
+/**
+ * At most this many items in one report: a bank's daily return file is far smaller (returns run at well under 1% of
+ * entries), and this many are applied within the API's time limit.
+ */
+export const MAX_REPORT_ITEMS = 2_000;
 
 const returnItem = z.strictObject({
   trace_number: traceNumber,

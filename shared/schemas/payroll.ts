@@ -5,7 +5,6 @@ import { parseMoney, type Cents } from '../domain/money.js';
 import { MAX_ENTRY_CENTS, MAX_TOTAL_CENTS } from '../domain/disbursement.js';
 import { formatCents } from '../domain/money.js';
 import {
-  deductionsTotal,
   MAX_EMPLOYEES_PER_PAYROLL,
   netPay,
   periodDays,

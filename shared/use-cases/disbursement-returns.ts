@@ -4,7 +4,7 @@ import type { ObjectStore } from '../adapters/object-store.js';
 import type { DisbursementSequenceRepository } from '../data/disbursement-sequence-repository.js';
 import type { EmployeeRecord, EmployeeRepository } from '../data/employee-repository.js';
 import type { TransactItems, Transactions } from '../data/item.js';
-import type { PayrollRepository } from '../data/payroll-repository.js';
+import type { PayrollRecord, PayrollRepository } from '../data/payroll-repository.js';
 import { paystubIdFor, type PaystubRecord, type PaystubRepository } from '../data/paystub-repository.js';
 import { InvalidRequestError, type ProblemDetail } from '../domain/errors.js';
 import { centsToNumber } from '../domain/money.js';
@@ -86,8 +86,12 @@ export function readBankReport(body: string | Record<string, unknown>): BankRepo
   ];
 }
 
-/** Items about different payments are applied in parallel (this many at once); those about one payment in order. */
-const CONCURRENCY = 8;
+/**
+ * Items about different payments are applied in parallel, this many at once; those about one payment in order.
+ * Kept small: every return of a run also adds to the run's own counter, and transactions meeting on that one item
+ * are cancelled and retried.
+ */
+const CONCURRENCY = 4;
 
 export async function applyBankReport(
   s: ReturnServices,
@@ -101,7 +105,7 @@ export async function applyBankReport(
     byPayment.set(key, [...(byPayment.get(key) ?? []), i]);
   }
   const groups = [...byPayment.values()];
-  const find = paystubFinder(s, orgId);
+  const find = paymentFinder(s, orgId);
   let next = 0;
   const worker = async () => {
     while (next < groups.length) {
@@ -112,40 +116,88 @@ export async function applyBankReport(
   return outcomes;
 }
 
-/** Trace number → paystub, through the run's block of sequences and its stored list of employees. */
-function paystubFinder(s: ReturnServices, orgId: string) {
-  return async (trace: string): Promise<PaystubRecord | undefined> => {
+interface Found {
+  stub: PaystubRecord;
+  payroll: PayrollRecord;
+}
+
+/**
+ * Trace number → the deposit's paystub and its run, through the run's block of sequences and its stored list of
+ * employees (runs planned before blocks were recorded are found from their `trace_start`, read once per report).
+ * Only a deposit that was released (its payment `scheduled` or `returned`) is found: a cancelled run's file never
+ * reached the bank. Runs are read once per report.
+ */
+function paymentFinder(s: ReturnServices, orgId: string) {
+  const runs = new Map<string, Promise<PayrollRecord | undefined>>();
+  const run = (payrollId: string) => {
+    if (!runs.has(payrollId)) runs.set(payrollId, s.payrolls.get(orgId, payrollId));
+    return runs.get(payrollId)!;
+  };
+  let planned: Promise<PayrollRecord[]> | undefined;
+  const entryOf = async (trace: string) => {
     const entry = await s.sequences.entryOf(orgId, trace);
+    if (entry) return entry;
+    planned ??= s.payrolls.listPlanned(orgId);
+    const sequence = Number(trace.slice(8));
+    const covering = (await planned).find(
+      (r) =>
+        r.trace_start !== null &&
+        r.originator?.originating_dfi_identification === trace.slice(0, 8) &&
+        sequence >= r.trace_start &&
+        sequence < r.trace_start + r.employee_count,
+    );
+    return covering && { payrollId: covering.payroll_id, index: sequence - covering.trace_start! };
+  };
+  return async (item: BankReportItem): Promise<Found | undefined> => {
+    const entry = await entryOf(item.trace_number);
     if (!entry) return undefined;
+    const payroll = await run(entry.payrollId);
+    // A file's batch names the originator whose entries it returns: another company's batch is not about this run.
+    if (
+      !payroll ||
+      (item.company_identification !== undefined &&
+        item.company_identification !== payroll.originator?.company_identification)
+    )
+      return undefined;
     const employeeId = (await payrollEmployeeIds(s.objects, orgId, entry.payrollId))[entry.index];
     if (!employeeId) return undefined;
     const stub = await s.paystubs.get(orgId, paystubIdFor(entry.payrollId, employeeId));
-    return stub?.payment.trace_number === trace ? stub : undefined;
+    if (stub?.payment.trace_number !== item.trace_number) return undefined;
+    if (stub.payment.status !== 'scheduled' && stub.payment.status !== 'returned') return undefined;
+    return { stub, payroll };
   };
 }
 
 async function applyItem(
   s: ReturnServices,
   item: BankReportItem,
-  find: (trace: string) => Promise<PaystubRecord | undefined>,
+  find: (item: BankReportItem) => Promise<Found | undefined>,
 ): Promise<ItemOutcome> {
   const base = { trace_number: item.trace_number, type: item.type, code: item.code };
-  const stub = await find(item.trace_number);
-  if (!stub) return { ...base, outcome: 'unknown_trace' };
+  const found = await find(item);
+  if (!found) return { ...base, outcome: 'unknown_trace' };
+  const { stub } = found;
   const known = { ...base, paystub_id: stub.paystub_id };
   if (item.type === 'return') {
     if (stub.payment.return) return { ...known, outcome: 'already_applied' };
-    return { ...known, outcome: (await applyReturn(s, stub, item.code)) ? 'applied' : 'already_applied' };
+    const applied = await applyReturn(s, stub, item.code);
+    if (applied) return { ...known, outcome: 'applied' };
+    // Another request returned it first, or the run was cancelled in between.
+    const now = await s.paystubs.get(stub.organization_id, stub.paystub_id);
+    return { ...known, outcome: now?.payment.return ? 'already_applied' : 'unknown_trace' };
   }
   if (stub.payment.correction)
     return { ...known, outcome: 'already_applied', account_updated: stub.payment.correction.applied };
-  const applied = await applyCorrection(s, stub, item.code, item.corrected);
+  const applied = await applyCorrection(s, stub, item.code, item.unusable === undefined ? item.corrected : undefined);
   return applied === 'already_applied'
     ? { ...known, outcome: 'already_applied', account_updated: false }
     : { ...known, outcome: 'applied', account_updated: applied };
 }
 
-/** The employee's account is still the one the payment went to (a replaced account is left alone). */
+/**
+ * The employee's account is still the one the payment went to (a replaced account is left alone): the same account
+ * reference when both carry one, else the same routing number, last four digits and type.
+ */
 function paidAccount(
   e: EmployeeRecord | undefined,
   stub: PaystubRecord,
@@ -153,16 +205,19 @@ function paidAccount(
   bank_account: NonNullable<EmployeeRecord['bank_account']>;
 } {
   const bank = e?.bank_account;
+  if (e?.status !== 'active' || !bank) return false;
+  if (bank.account_ref && stub.payment.account_ref) return bank.account_ref === stub.payment.account_ref;
   return (
-    e?.status === 'active' &&
-    !!bank &&
     bank.routing_number === stub.payment.routing_number &&
     bank.account_number_last4 === stub.payment.account_number_last4 &&
     bank.account_type === stub.payment.account_type
   );
 }
 
-const ATTEMPTS = 5;
+/** A transaction that met another on one of its items is tried again after a short, growing, random pause. */
+const backoff = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * 25 * 2 ** attempt));
+
+const ATTEMPTS = 8;
 
 /**
  * Marks the payment returned, counts it in the run's `returns`, records `payment.returned` and, for R02/R03/R04,
@@ -214,9 +269,10 @@ async function applyReturn(s: ReturnServices, stub: PaystubRecord, code: string)
     }
     const committed = await s.transactions.write(items);
     if (committed === 'ok') break;
-    if (committed[0]) return false; // the payment is returned already
+    if (committed[0]) return false; // the payment is returned already, or no longer scheduled
     if (attempt >= ATTEMPTS) throw new Error(`Could not apply the return of ${stub.payment.trace_number}`);
-    // The employee changed between the read and the write: read it again.
+    // The employee changed between the read and the write, or another transaction met this one: again.
+    await backoff(attempt);
   }
   await dispatchQuietly(s, [event]);
   return true;
@@ -231,17 +287,18 @@ async function applyCorrection(
   s: ReturnServices,
   stub: PaystubRecord,
   code: string,
-  corrected: CorrectedAccount,
+  /** Undefined: the data could not be applied (recorded, not applied). */
+  corrected: CorrectedAccount | undefined,
 ): Promise<boolean | 'already_applied'> {
   const orgId = stub.organization_id;
-  const ciphertext = corrected.account_number ? await s.encryptor.encrypt(corrected.account_number, orgId) : undefined;
+  const ciphertext = corrected?.account_number ? await s.encryptor.encrypt(corrected.account_number, orgId) : undefined;
   for (let attempt = 1; ; attempt++) {
     const now = s.deps.now().toISOString();
     const employee = await s.employees.get(orgId, stub.employee_id);
-    const applies = isCorrectionCode(code) && paidAccount(employee, stub);
+    const applies = corrected !== undefined && isCorrectionCode(code) && paidAccount(employee, stub);
     const items: TransactItems = [s.paystubs.correctionItem(stub, { code, received_at: now, applied: applies })];
     const events = [];
-    if (applies) {
+    if (applies && corrected) {
       const bank = employee.bank_account;
       const account = {
         ...bank,
@@ -291,5 +348,6 @@ async function applyCorrection(
     }
     if (committed[0]) return 'already_applied';
     if (attempt >= ATTEMPTS) throw new Error(`Could not apply the correction of ${stub.payment.trace_number}`);
+    await backoff(attempt);
   }
 }

@@ -86,6 +86,7 @@ async function storedBankAccount(
     status: 'active',
     status_reason: null,
     corrected_at: null,
+    account_ref: s.deps.newId('acct'),
   };
 }
 

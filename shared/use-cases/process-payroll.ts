@@ -18,6 +18,7 @@ import { complianceFindings, type EmployeeFacts } from '../domain/compliance.js'
 import { centsToNumber, parseMoney } from '../domain/money.js';
 import { deductionsTotal, netPay, type PayrollEntry } from '../domain/payroll.js';
 import type { OrganizationSettings } from '../domain/settings.js';
+import { MAX_REPORT_ITEMS } from '../schemas/disbursement-returns.js';
 import { applyBankReport, readBankReport } from './disbursement-returns.js';
 import { dispatchQuietly, payrollEvent, type EventServices } from './events.js';
 import { transitionWithEvents } from './payroll-transitions.js';
@@ -291,6 +292,7 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
           account_type: bank.account_type,
           account_number_last4: bank.account_number_last4,
           routing_number: bank.routing_number,
+          account_ref: bank.account_ref,
           trace_number: trace,
           status: net > 0 ? 'scheduled' : 'no_payment',
           effective_entry_date: net > 0 ? effectiveDate : null,
@@ -409,22 +411,25 @@ async function simulateBankReturns(s: ProcessorServices, record: PayrollRecord):
     await s.paystubs.getMany([...record.returned_employee_ids].sort().map((id) => paystubIdFor(record.payroll_id, id)))
   ).filter((p) => p.payment.trace_number !== null && !p.payment.return);
   if (stubs.length === 0) return;
-  const file = writeReturnFile(
-    record.originator.immediate_destination.trim(),
-    stubs[0]!.payment.routing_number,
-    record.originator.company_identification,
-    s.deps.now(),
-    stubs.map((p) => ({
-      originalTrace: p.payment.trace_number!,
-      code: 'R03',
-      amountCents: p.net_pay,
-      routingNumber: p.payment.routing_number,
-      accountLast4: p.payment.account_number_last4,
-      accountType: p.payment.account_type,
-      individualId: p.employee_id.slice(-15),
-    })),
-  );
-  await applyBankReport(s, record.organization_id, readBankReport(file));
+  // In files of at most what one report may carry, as a bank would split them.
+  for (let i = 0; i < stubs.length; i += MAX_REPORT_ITEMS) {
+    const file = writeReturnFile(
+      record.originator.immediate_destination.trim(),
+      stubs[0]!.payment.routing_number,
+      record.originator.company_identification,
+      s.deps.now(),
+      stubs.slice(i, i + MAX_REPORT_ITEMS).map((p) => ({
+        originalTrace: p.payment.trace_number!,
+        code: 'R03',
+        amountCents: p.net_pay,
+        routingNumber: p.payment.routing_number,
+        accountLast4: p.payment.account_number_last4,
+        accountType: p.payment.account_type,
+        individualId: p.employee_id.slice(-15),
+      })),
+    );
+    await applyBankReport(s, record.organization_id, readBankReport(file));
+  }
 }
 
 function disbursementSummary(d: PayrollRecord['disbursement']) {
@@ -439,23 +444,17 @@ function disbursementSummary(d: PayrollRecord['disbursement']) {
   );
 }
 
-/** Re-writes the run's paystubs as voided: read by their derived ids from the base table (strongly consistent). */
+/**
+ * Marks the run's paystubs voided, by their derived ids, each with a conditional update of its own: a payment still
+ * `scheduled` becomes `cancelled`, one the bank has returned in the meantime keeps its return (a whole-item write
+ * from an earlier read would erase it). A paystub not written yet is left unwritten.
+ */
 export async function voidPaystubs(
   s: Pick<ProcessorServices, 'paystubs'>,
   payrollId: string,
   employeeIds: readonly string[],
-  paymentStatus: 'returned' | 'cancelled',
 ): Promise<number> {
-  const ids = employeeIds.map((employeeId) => paystubIdFor(payrollId, employeeId));
-  const stubs = await s.paystubs.getMany(ids);
-  await s.paystubs.putAll(
-    stubs.map((p) => ({
-      ...p,
-      status: 'voided',
-      payment: { ...p.payment, status: p.payment.trace_number === null ? p.payment.status : paymentStatus },
-    })),
-  );
-  return stubs.length;
+  return s.paystubs.voidAll(employeeIds.map((employeeId) => paystubIdFor(payrollId, employeeId)));
 }
 
 /**
@@ -471,7 +470,6 @@ export async function voidWrittenPaystubs(
     s,
     record.payroll_id,
     await payrollEmployeeIds(s.objects, record.organization_id, record.payroll_id),
-    'cancelled',
   );
 }
 

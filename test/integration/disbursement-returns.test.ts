@@ -1,6 +1,8 @@
+import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { paystubIdFor, type PaystubRecord } from '../../shared/data/paystub-repository.js';
 import type { BankReportItem } from '../../shared/domain/returns.js';
+import { cancelPayroll } from '../../shared/use-cases/cancel-payroll.js';
 import { applyBankReport } from '../../shared/use-cases/disbursement-returns.js';
 import { updateEmployee } from '../../shared/use-cases/employees.js';
 import { submitPayroll } from '../../shared/use-cases/submit-payroll.js';
@@ -116,5 +118,83 @@ describe('applying a bank report on the real engines', () => {
     ]);
     expect(outcomes.map((o) => o.outcome)).toEqual(['unknown_trace', 'unknown_trace']);
     expect((await world.services.payrolls.get(orgId, run.payrollId))!.returns_count).toBe(0);
+  });
+
+  it('keeps a return that lands while the run is cancelled (sandbox), and a repost then changes nothing', async () => {
+    const world = await payrollWorld(4);
+    const orgId = world.org.organization_id;
+    const run = await completedRun(world);
+    const items: BankReportItem[] = run.stubs.map((p) => ({
+      type: 'return',
+      trace_number: p.payment.trace_number!,
+      code: 'R01',
+    }));
+    // The cancel voids paystubs while the returns are applied; whichever comes first, no return is lost.
+    await Promise.all([
+      cancelPayroll(world.services, 'sandbox', orgId, run.payrollId),
+      applyBankReport(services(world), orgId, items),
+    ]);
+    const after = await world.services.paystubs.getMany(run.stubs.map((p) => p.paystub_id));
+    expect(after.every((p) => p.status === 'voided')).toBe(true);
+    const returned = after.filter((p) => p.payment.status === 'returned');
+    expect(returned.every((p) => p.payment.return?.code === 'R01')).toBe(true);
+    expect(after.filter((p) => p.payment.status === 'cancelled')).toHaveLength(4 - returned.length);
+    const count = (await world.services.payrolls.get(orgId, run.payrollId))!.returns_count;
+    expect(count).toBe(returned.length);
+    // Posting again: the returned ones are already applied, the cancelled ones were never released.
+    const again = await applyBankReport(services(world), orgId, items);
+    expect(again.filter((o) => o.outcome === 'applied')).toEqual([]);
+    expect((await world.services.payrolls.get(orgId, run.payrollId))!.returns_count).toBe(count);
+    const events = (await world.services.events.list(orgId, { type: 'payment.returned' }, 100)).items;
+    expect(events).toHaveLength(count);
+  });
+
+  it("answers unknown_trace for another company's batch, and finds runs planned before trace blocks existed", async () => {
+    const world = await payrollWorld(2);
+    const orgId = world.org.organization_id;
+    const run = await completedRun(world);
+    const trace = run.stubs[0]!.payment.trace_number!;
+    const company = (await world.services.payrolls.get(orgId, run.payrollId))!.originator!;
+    const other = await applyBankReport(services(world), orgId, [
+      { type: 'return', trace_number: trace, code: 'R01', company_identification: 'OTHERCO123' },
+    ]);
+    expect(other[0]!.outcome).toBe('unknown_trace');
+    // A run planned before blocks were recorded: its block item is absent, its trace_start is on the run.
+    const blocks = await world.table.doc.send(
+      new QueryCommand({
+        TableName: world.table.tableName,
+        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+        ExpressionAttributeValues: { ':pk': `ORG#${orgId}`, ':prefix': 'TRACEBLOCK#' },
+      }),
+    );
+    expect(blocks.Items).toHaveLength(1);
+    await world.table.doc.send(
+      new DeleteCommand({
+        TableName: world.table.tableName,
+        Key: { PK: blocks.Items![0]!.PK, SK: blocks.Items![0]!.SK },
+      }),
+    );
+    const legacy = await applyBankReport(services(world), orgId, [
+      { type: 'return', trace_number: trace, code: 'R01', company_identification: company.company_identification },
+    ]);
+    expect(legacy[0]).toMatchObject({ outcome: 'applied', paystub_id: run.stubs[0]!.paystub_id });
+  });
+
+  it('leaves alone a new account that only looks like the one paid (same bank, type and last four digits)', async () => {
+    const world = await payrollWorld(1, { accountNumber: () => '11110000' });
+    const orgId = world.org.organization_id;
+    const run = await completedRun(world);
+    const [employee] = world.employeeIds;
+    await updateEmployee(world.services, orgId, employee!, {
+      bank_account: { account_number: '22220000', routing_number: '021000021', account_type: 'checking' },
+    });
+    const stub = run.stubs[0]!;
+    expect(stub.payment).toMatchObject({ routing_number: '021000021', account_type: 'checking' });
+    const [outcome] = await applyBankReport(services(world), orgId, [
+      { type: 'return', trace_number: stub.payment.trace_number!, code: 'R02' },
+    ]);
+    expect(outcome!.outcome).toBe('applied');
+    // The payment is returned, but the account it went to is no longer the employee's: the new one stays active.
+    expect((await world.services.employees.get(orgId, employee!))!.bank_account!.status).toBe('active');
   });
 });

@@ -70,14 +70,15 @@ describe('reading a return / NOC file', () => {
     expect(reading).toEqual({
       ok: true,
       items: [
-        { type: 'return', trace_number: TRACE_A, code: 'R03', line: 4 },
-        { type: 'return', trace_number: TRACE_B, code: 'R16', line: 6 },
+        { type: 'return', trace_number: TRACE_A, code: 'R03', line: 4, company_identification: '1234567890' },
+        { type: 'return', trace_number: TRACE_B, code: 'R16', line: 6, company_identification: '1234567890' },
         {
           type: 'correction',
           trace_number: TRACE_C,
           code: 'C03',
           corrected: { routing_number: '021000021', account_number: '99998888' },
           line: 10,
+          company_identification: '1234567890',
         },
         {
           type: 'correction',
@@ -85,6 +86,7 @@ describe('reading a return / NOC file', () => {
           code: 'C06',
           corrected: { account_number: '4444', account_type: 'savings' },
           line: 12,
+          company_identification: '1234567890',
         },
         {
           type: 'correction',
@@ -92,6 +94,7 @@ describe('reading a return / NOC file', () => {
           code: 'C07',
           corrected: { routing_number: '021000021', account_number: '55556666', account_type: 'checking' },
           line: 14,
+          company_identification: '1234567890',
         },
       ],
     });
@@ -102,7 +105,13 @@ describe('reading a return / NOC file', () => {
   });
 
   it.each([
-    ['a short record', 3, (l: string) => l.slice(0, 90), /94 characters; this one is 90/],
+    ['a long record', 3, (l: string) => `${l}XX`, /94 characters; this one is 96/],
+    [
+      'a dishonored return',
+      4,
+      (l: string) => `${l.slice(0, 3)}R69${l.slice(6)}`,
+      /R69 is a dishonored or contested return/,
+    ],
     [
       'an unknown return code',
       4,
@@ -141,12 +150,6 @@ describe('reading a return / NOC file', () => {
       /total credit is 1/,
     ],
     ['a change code the rules do not have', 10, (l: string) => `${l.slice(0, 3)}C42${l.slice(6)}`, /not a change code/],
-    [
-      'a corrected routing number with a bad check digit',
-      10,
-      (l: string) => `${l.slice(0, 35)}021000022${l.slice(44)}`,
-      /routing number "021000022" is not valid/,
-    ],
     ['an unknown record type', 2, (l: string) => `4${l.slice(1)}`, /"4" is not a NACHA record type/],
   ])('refuses %s, naming its line', (_, line, mutate, message) => {
     const problems = problemsOf(corruptLine(FILE, line, mutate));
@@ -163,8 +166,41 @@ describe('reading a return / NOC file', () => {
     const fileControl = lines.findIndex((l) => l.startsWith('9') && l !== '9'.repeat(94));
     const extra = [...lines.slice(0, fileControl + 1), lines[1]!].join('\n');
     expect(problemsOf(extra)).toEqual([
-      { line: fileControl + 2, message: 'Only filler records (all 9s) may follow the file control record' },
+      {
+        line: fileControl + 2,
+        message: 'Only filler records (all 9s), or the header of another file, may follow a file control record',
+      },
     ]);
+  });
+
+  it('reads what transit does to a file: a byte-order mark, trimmed trailing blanks, blank lines, no line breaks', () => {
+    const items = (parseReturnFile(FILE) as { items: unknown[] }).items;
+    const lines = FILE.split('\n');
+    expect(parseReturnFile(`\uFEFF${FILE}`)).toEqual({ ok: true, items });
+    expect(parseReturnFile(lines.map((l) => l.trimEnd()).join('\n'))).toEqual({ ok: true, items });
+    const spaced = parseReturnFile(lines.join('\n\n'));
+    expect(spaced.ok && spaced.items.map((i) => i.trace_number)).toEqual(
+      items.map((i) => (i as { trace_number: string }).trace_number),
+    );
+    const unbroken = parseReturnFile(lines.join(''));
+    expect(unbroken.ok && unbroken.items.length).toBe(items.length);
+  });
+
+  it('reads several files sent as one, each checked on its own', () => {
+    const reading = parseReturnFile(`${FILE}\n${FILE}`);
+    expect(reading.ok && reading.items.length).toBe(10);
+  });
+
+  it('records corrected data it cannot apply (a routing number that fails its check) instead of refusing the file', () => {
+    const bad = corruptLine(FILE, 10, (l) => `${l.slice(0, 35)}021000022${l.slice(44)}`);
+    const reading = parseReturnFile(bad);
+    expect(reading.ok).toBe(true);
+    expect(reading.ok && reading.items[2]).toMatchObject({
+      type: 'correction',
+      code: 'C03',
+      corrected: {},
+      unusable: expect.stringContaining('"021000022" is not valid'),
+    });
   });
 
   it('reads back the file the sandbox writes for its simulated returns', () => {
@@ -182,13 +218,13 @@ describe('reading a return / NOC file', () => {
     expect(file.split('\n').every((l) => l.length === 94)).toBe(true);
     expect(parseReturnFile(file)).toEqual({
       ok: true,
-      items: [{ type: 'return', trace_number: TRACE_A, code: 'R03', line: 4 }],
+      items: [{ type: 'return', trace_number: TRACE_A, code: 'R03', line: 4, company_identification: '1234567890' }],
     });
   });
 });
 
 describe('the size of a report', () => {
-  it('refuses a file of more than 10,000 items before reading any of it into effect, and takes 10,000', () => {
+  it('refuses a file of more than 2,000 items before applying any of it, and takes 2,000', () => {
     const returns = (n: number) =>
       Array.from({ length: n }, (_, i) => ({
         originalTrace: `02100002${String(i + 1).padStart(7, '0')}`,
@@ -197,8 +233,8 @@ describe('the size of a report', () => {
         routing: '011000015',
         account: '12345678',
       }));
-    expect(readBankReport(bankReturnFile(OPTIONS, { returns: returns(10_000) }))).toHaveLength(10_000);
-    expect(() => readBankReport(bankReturnFile(OPTIONS, { returns: returns(10_001) }))).toThrow(InvalidRequestError);
+    expect(readBankReport(bankReturnFile(OPTIONS, { returns: returns(2_000) }))).toHaveLength(2_000);
+    expect(() => readBankReport(bankReturnFile(OPTIONS, { returns: returns(2_001) }))).toThrow(InvalidRequestError);
   });
 });
 
