@@ -46,8 +46,10 @@ export const ERROR_CODES = {
     'duplicate_payroll_window',
     'payroll_immutable',
     'payroll_not_cancellable',
+    'payroll_rejected',
     'conflict',
   ],
+  410: ['disbursement_withdrawn'],
   413: ['payload_too_large'],
   422: [
     'employee_not_found',
@@ -97,6 +99,12 @@ const ERROR_EXAMPLES: Record<ErrorStatus, unknown> = {
       code: 'duplicate_payroll_window',
       payroll_id: EXAMPLE_IDS.payroll,
       message: `A regular payroll for this pay period was already submitted: ${EXAMPLE_IDS.payroll}`,
+    },
+  ]),
+  410: error(410, 'disbursement_withdrawn', 'Disbursement file withdrawn', [
+    {
+      code: 'disbursement_withdrawn',
+      message: 'The run was cancelled: its disbursement file is withdrawn and must not be sent to a bank',
     },
   ]),
   413: error(413, 'payload_too_large', 'Payload too large', [

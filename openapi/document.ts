@@ -210,6 +210,7 @@ function responsesOf(route: RouteDef): RouteConfig['responses'] {
     ],
     [404, own(404, errors[404])],
     [409, own(409, errors[409])],
+    [410, own(410, errors[410])],
     [413, own(413, errors[413] ?? (spec.body ? 'The body is over 6 MB' : undefined))],
     [422, own(422, errors[422])],
     [

@@ -7,7 +7,12 @@ import { EmployeeRepository } from '../../shared/data/employee-repository.js';
 import { OrganizationRepository } from '../../shared/data/organization-repository.js';
 import { PayrollRepository } from '../../shared/data/payroll-repository.js';
 import { PaystubRepository } from '../../shared/data/paystub-repository.js';
-import { NotFoundError, PayrollImmutableError } from '../../shared/domain/errors.js';
+import {
+  DisbursementWithdrawnError,
+  NoDisbursementError,
+  NotFoundError,
+  PayrollImmutableError,
+} from '../../shared/domain/errors.js';
 import { apiRouter } from '../../shared/http/api-handler.js';
 import { ok } from '../../shared/http/envelope.js';
 import { gateOver } from '../../shared/http/gate.js';
@@ -78,7 +83,11 @@ export const handler = apiRouter(
     /** The NACHA file as text/plain, or with `Accept: application/json` its control totals. 404 until it exists. */
     getDisbursement: async ({ principal, params, header }) => {
       const record = await payrolls.get(principal.organizationId, params.id);
-      if (!record?.disbursement) throw new NotFoundError();
+      if (!record) throw new NotFoundError();
+      if (record.status === 'cancelled' || record.status === 'failed')
+        throw new DisbursementWithdrawnError(record.status);
+      if (record.status === 'rejected') throw new NoDisbursementError();
+      if (!record.disbursement) throw new NotFoundError();
       if ((header('accept') ?? '').includes('application/json')) {
         return ok({ payroll_id: record.payroll_id, ...payrollView.disbursementTotals(record)! });
       }

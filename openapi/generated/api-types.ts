@@ -1120,7 +1120,40 @@ export type components = {
                  * @example employee_already_exists
                  * @enum {string}
                  */
-                code: "employee_already_exists" | "duplicate_payroll_window" | "payroll_immutable" | "payroll_not_cancellable" | "conflict";
+                code: "employee_already_exists" | "duplicate_payroll_window" | "payroll_immutable" | "payroll_not_cancellable" | "payroll_rejected" | "conflict";
+                /** @example Invalid request body */
+                message: string;
+                details: components["schemas"]["ProblemDetail"][];
+            };
+            /** @example bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1 */
+            request_id: string;
+        };
+        /**
+         * @description The error envelope of a 410 answer.
+         * @example {
+         *       "status": 410,
+         *       "error": {
+         *         "code": "disbursement_withdrawn",
+         *         "message": "Disbursement file withdrawn",
+         *         "details": [
+         *           {
+         *             "code": "disbursement_withdrawn",
+         *             "message": "The run was cancelled: its disbursement file is withdrawn and must not be sent to a bank"
+         *           }
+         *         ]
+         *       },
+         *       "request_id": "bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1"
+         *     }
+         */
+        Error410: {
+            /** @enum {number} */
+            status: 410;
+            error: {
+                /**
+                 * @example disbursement_withdrawn
+                 * @enum {string}
+                 */
+                code: "disbursement_withdrawn";
                 /** @example Invalid request body */
                 message: string;
                 details: components["schemas"]["ProblemDetail"][];
@@ -3526,7 +3559,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description No run with this id, or its file is not written yet */
+            /** @description No run with this id, or its file is not written yet (the run is `pending` or `processing`) */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3538,6 +3571,34 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `payroll_rejected`: the run was rejected by its compliance checks and never has a file */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description `disbursement_withdrawn`: the run was cancelled or failed; its file must not reach a bank */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.optional"];
+                    Warning: components["headers"]["Warning.optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error410"];
                 };
             };
             429: components["responses"]["RateLimited"];

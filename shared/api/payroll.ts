@@ -352,7 +352,11 @@ export const payrollRoutes = routes('payroll', {
         },
       },
     ],
-    errors: { 404: 'No run with this id, or its file is not written yet' },
+    errors: {
+      404: 'No run with this id, or its file is not written yet (the run is `pending` or `processing`)',
+      409: '`payroll_rejected`: the run was rejected by its compliance checks and never has a file',
+      410: '`disbursement_withdrawn`: the run was cancelled or failed; its file must not reach a bank',
+    },
   },
   cancelPayroll: {
     method: 'POST',

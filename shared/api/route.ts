@@ -27,7 +27,7 @@ export type Access =
   | 'queue:webhooks:send';
 
 /** The statuses an operation may answer beyond those derived from its route (auth, scope, rate limit, 500). */
-export type DocumentedError = 400 | 403 | 404 | 409 | 413 | 422;
+export type DocumentedError = 400 | 403 | 404 | 409 | 410 | 413 | 422;
 
 export interface SuccessResponse {
   status: 200 | 201 | 202;

@@ -14,6 +14,8 @@ export interface EmployeeFacts {
 }
 
 export const SIMULATE_REJECT_NOTE = 'simulate:reject';
+/** Sandbox: an entry noted so makes its run fail in processing, after its paystubs are written. */
+export const SIMULATE_FAIL_NOTE = 'simulate:fail';
 
 /**
  * The checks a run must pass before money moves, run again at processing time because employees and settings

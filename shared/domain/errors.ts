@@ -18,6 +18,7 @@ export type ErrorKind =
   | 'not_found'
   | 'method_not_allowed'
   | 'conflict' // the current state forbids it
+  | 'gone' // it existed and was withdrawn for good
   | 'too_large'
   | 'unprocessable' // well-formed, but refers to what cannot be used
   | 'rate_limited';
@@ -77,8 +78,8 @@ export class InsufficientScopeError extends DomainError {
 }
 
 export class NotFoundError extends DomainError {
-  constructor() {
-    super('not_found', 'not_found', 'Not found');
+  constructor(details: ProblemDetail[] = []) {
+    super('not_found', 'not_found', 'Not found', details);
   }
 }
 
@@ -176,6 +177,27 @@ export class IdempotencyKeyReusedError extends DomainError {
   constructor() {
     super('unprocessable', 'idempotency_key_reused', 'Idempotency key reused with a different request', [
       { code: 'idempotency_key_reused', message: 'This key was used with a different body in the last 24 hours' },
+    ]);
+  }
+}
+
+/** The file of a run that was cancelled or failed: it existed, or could have, and must not reach a bank. */
+export class DisbursementWithdrawnError extends DomainError {
+  constructor(status: 'cancelled' | 'failed') {
+    super('gone', 'disbursement_withdrawn', 'Disbursement file withdrawn', [
+      {
+        code: 'disbursement_withdrawn',
+        message: `The run was ${status}: its disbursement file is withdrawn and must not be sent to a bank`,
+      },
+    ]);
+  }
+}
+
+/** A run that will never have a file (its compliance checks refused it): not the 404 of an unknown id. */
+export class NoDisbursementError extends DomainError {
+  constructor() {
+    super('conflict', 'payroll_rejected', 'The payroll was rejected: it has no disbursement file', [
+      { code: 'payroll_rejected', message: 'A rejected run never has a disbursement file: see its findings' },
     ]);
   }
 }

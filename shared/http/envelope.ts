@@ -40,12 +40,13 @@ export function renderSuccess(result: ApiResult, requestId: string): APIGatewayP
   return {
     statusCode: result.status,
     headers: { ...BASE_HEADERS, ...result.headers, 'X-Request-Id': requestId },
-    body: JSON.stringify({
+    // Ends with a newline, as text answers do: two calls in a terminal print on two lines.
+    body: `${JSON.stringify({
       status: result.status,
       message: result.message,
       data: result.data ?? null,
       request_id: requestId,
-    }),
+    })}\n`,
   };
 }
 
@@ -66,7 +67,7 @@ export function renderError(error: unknown, requestId: string): APIGatewayProxyR
   return {
     statusCode: http.status,
     headers: { ...BASE_HEADERS, ...http.headers, 'X-Request-Id': requestId },
-    body: JSON.stringify(body),
+    body: `${JSON.stringify(body)}\n`,
   };
 }
 

@@ -17,6 +17,7 @@ const STATUS: Record<ErrorKind, number> = {
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  gone: 410,
   too_large: 413,
   unprocessable: 422,
   rate_limited: 429,

@@ -17,7 +17,14 @@ export function routeNotFound(routes: readonly RouteDef[]) {
     .use(errorEnvelope())
     .handler(async (event) => {
       const methods = matcher.matches(event.path ?? '/').map((m) => m.route.method);
-      if (methods.length === 0) throw new NotFoundError();
+      if (methods.length === 0)
+        throw new NotFoundError([
+          {
+            code: 'unknown_path',
+            message:
+              'No endpoint has this path: the API reference is at /docs, the OpenAPI document at /v1/openapi.json',
+          },
+        ]);
       const preflight = event.httpMethod === 'OPTIONS' ? corsPreflight(methods) : undefined;
       if (preflight) return preflight;
       throw new MethodNotAllowedError(methods);

@@ -14,7 +14,7 @@ import type { TransactItems, Transactions } from '../data/item.js';
 import type { PayrollRecord, PayrollRepository } from '../data/payroll-repository.js';
 import { effectiveEntryDate } from '../domain/banking-calendar.js';
 import { bankToday, fileNumbering, offsetEntryCount } from '../domain/disbursement.js';
-import { complianceFindings, type EmployeeFacts } from '../domain/compliance.js';
+import { complianceFindings, type EmployeeFacts, SIMULATE_FAIL_NOTE } from '../domain/compliance.js';
 import { centsToNumber, parseMoney } from '../domain/money.js';
 import { deductionsTotal, netPay, type PayrollEntry } from '../domain/payroll.js';
 import type { OrganizationSettings } from '../domain/settings.js';
@@ -334,6 +334,14 @@ async function finalizeRun(s: ProcessorServices, orgId: string, payrollId: strin
   )
     return;
   if (record.chunks_done.size < record.chunk_count) return; // the last chunk will send finalize again
+  // The sandbox's processing failure: after the paystubs exist, before the file is released.
+  if (
+    record.environment === 'sandbox' &&
+    (await loadSubmission(s, record)).employees.some((e) => e.notes === SIMULATE_FAIL_NOTE)
+  ) {
+    await failRun(s, orgId, payrollId, 'Processing failed on request (notes: simulate:fail)');
+    return;
+  }
   const parts = await Promise.all(
     Array.from({ length: record.chunk_count }, async (_, i) => {
       const text = await s.objects.getText(objectKeys.chunkEntries(orgId, payrollId, i));

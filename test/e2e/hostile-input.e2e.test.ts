@@ -107,3 +107,16 @@ describe('malformed paths and ambiguous credentials', () => {
     expect((await stack.request('GET', '/v1/employees', { token })).status).toBe(200);
   });
 });
+
+describe('what a new user meets first', () => {
+  it('GET / points to the API reference, and every JSON answer ends with a newline', async () => {
+    const root = await stack.request('GET', '/', { validate: false });
+    expect(root.status).toBe(404);
+    expect(root.body.error.details).toEqual([
+      expect.objectContaining({ code: 'unknown_path', message: expect.stringContaining('/docs') }),
+    ]);
+    expect(root.text.endsWith('}\n')).toBe(true);
+    const listed = await stack.request('GET', '/v1/employees', { token });
+    expect(listed.text.endsWith('}\n')).toBe(true);
+  });
+});

@@ -283,6 +283,61 @@ describe('payroll over HTTPS', () => {
     expect(returns.count).toBe(1);
   });
 
+  it('fails a run on request (simulate:fail): paystubs voided, file withdrawn (410); a rejected run answers 409', async () => {
+    const ids = [await employee(), await employee()];
+    const failing = accepted(
+      await api.POST('/v1/payroll', {
+        body: run(ids, {
+          employees: [
+            { employee_id: ids[0]!, gross_pay: 10, hours_worked: 1, notes: 'simulate:fail' },
+            { employee_id: ids[1]!, gross_pay: 20, hours_worked: 1 },
+          ],
+        }),
+      }),
+    );
+    const f = await settled(failing.payroll_id);
+    expect(f.status).toBe('failed');
+    expect(f.failure_reason).toContain('simulate:fail');
+    const stubs = await api.GET('/v1/paystubs', { params: { query: { payroll_id: failing.payroll_id } } });
+    expect(stubs.data!.data.paystubs.map((p) => [p.status, p.payment.status])).toEqual([
+      ['voided', 'cancelled'],
+      ['voided', 'cancelled'],
+    ]);
+    const withdrawn = await api.GET('/v1/payroll/{id}/disbursement', { ...at(failing.payroll_id), parseAs: 'text' });
+    expect(withdrawn.response.status).toBe(410);
+    expect(withdrawn.error).toMatchObject({ error: { code: 'disbursement_withdrawn' } });
+
+    // A cancelled run's file is withdrawn too.
+    const done = accepted(await api.POST('/v1/payroll', { body: run([ids[1]!]) }));
+    expect((await settled(done.payroll_id)).status).toBe('completed');
+    expect(
+      (await api.GET('/v1/payroll/{id}/disbursement', { ...at(done.payroll_id), parseAs: 'text' })).response.status,
+    ).toBe(200);
+    expect((await api.POST('/v1/payroll/{id}/cancel', at(done.payroll_id))).response.status).toBe(200);
+    const gone = await api.GET('/v1/payroll/{id}/disbursement', {
+      params: { path: { id: done.payroll_id }, header: { Accept: 'application/json' } },
+    });
+    expect(gone.response.status).toBe(410);
+
+    // A rejected run exists and will never have a file: told apart from an unknown id.
+    const rejected = accepted(
+      await api.POST('/v1/payroll', {
+        body: run([ids[0]!], {
+          employees: [{ employee_id: ids[0]!, gross_pay: 10, hours_worked: 1, notes: 'simulate:reject' }],
+        }),
+      }),
+    );
+    expect((await settled(rejected.payroll_id)).status).toBe('rejected');
+    const never = await api.GET('/v1/payroll/{id}/disbursement', { ...at(rejected.payroll_id), parseAs: 'text' });
+    expect(never.response.status).toBe(409);
+    expect(never.error).toMatchObject({ error: { code: 'payroll_rejected' } });
+    const unknown = await api.GET('/v1/payroll/{id}/disbursement', {
+      ...at('pay_00000000000000000000000000'),
+      parseAs: 'text',
+    });
+    expect(unknown.response.status).toBe(404);
+  });
+
   it('lists the history with filters and pages', async () => {
     const all = await api.GET('/v1/payroll', { params: { query: { limit: 100 } } });
     expect(all.response.status).toBe(200);
