@@ -23,6 +23,9 @@ const STATUS: Record<ErrorKind, number> = {
   rate_limited: 429,
 };
 
+/** At most this many problems are listed in `details`, then one `too_many_problems` entry says how many more. */
+export const MAX_DETAILS = 100;
+
 export interface HttpError {
   status: number;
   headers: Record<string, string>;
@@ -51,6 +54,12 @@ export function httpErrorOf(error: DomainError): HttpError {
   } else if (error instanceof IdempotencyKeyReusedError) {
     // The key travels in a request header: the problem names it.
     details = details.map((d) => ({ field: 'Idempotency-Key', ...d }));
+  }
+  if (details.length > MAX_DETAILS) {
+    details = [
+      ...details.slice(0, MAX_DETAILS),
+      { code: 'too_many_problems', message: `…and ${details.length - MAX_DETAILS} more` },
+    ];
   }
   return { status: STATUS[error.kind], headers, details, extra };
 }

@@ -123,8 +123,11 @@ const deductions = z
     }
     const out: Record<string, Cents> = {};
     const entries = Object.entries(value);
-    if (entries.length > 20)
+    // Checked before reading any of them: 50,000 names are one problem, not 50,000.
+    if (entries.length > 20) {
       ctx.addIssue({ code: 'custom', message: 'At most 20 named deductions', params: { code: 'out_of_range' } });
+      return z.NEVER;
+    }
     for (const [name, amount] of entries) {
       if (!DEDUCTION_NAME.test(name) || name === 'total') {
         ctx.addIssue({
@@ -219,7 +222,7 @@ export function validatePayrollBody(body: Record<string, unknown>): {
     throw new TooManyEmployeesError();
   const problems: PayrollProblem[] = [];
   const header = headerSchema.safeParse(body);
-  if (!header.success) problems.push(...toPayrollProblems(problemsFromZod(header.error, body)));
+  if (!header.success) for (const p of toPayrollProblems(problemsFromZod(header.error, body))) problems.push(p);
 
   const start =
     typeof body.pay_period_start === 'string' && isCalendarDate(body.pay_period_start)
@@ -298,7 +301,7 @@ export function validatePayrollBody(body: Record<string, unknown>): {
       }
       const parsed = entrySchema.safeParse(raw);
       if (!parsed.success) {
-        problems.push(...toPayrollProblems(problemsFromZod(parsed.error, raw, prefix)));
+        for (const p of toPayrollProblems(problemsFromZod(parsed.error, raw, prefix))) problems.push(p);
         return;
       }
       const e = parsed.data;

@@ -18,6 +18,8 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   return cur;
 }
 
+const UNKNOWN_KEYS_LISTED = 20;
+
 /**
  * zod issues as the contract's `details`: every problem, each with the field path and a stable code.
  * Custom refinements name their own code through `params.code`.
@@ -31,9 +33,18 @@ export function problemsFromZod(
   for (const issue of error.issues) {
     const path = [...prefix, ...issue.path];
     if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) {
-        out.push({ field: fieldPath([...path, key]), code: 'unknown_field', message: `Unknown field "${key}"` });
+      // Named one by one up to a few, never echoing more than 64 characters of a name: a body of thousands of
+      // unknown keys is answered in a few lines, not in a copy of itself.
+      for (const key of issue.keys.slice(0, UNKNOWN_KEYS_LISTED)) {
+        const name = key.length > 64 ? `${key.slice(0, 64)}…` : key;
+        out.push({ field: fieldPath([...path, name]), code: 'unknown_field', message: `Unknown field "${name}"` });
       }
+      if (issue.keys.length > UNKNOWN_KEYS_LISTED)
+        out.push({
+          field: fieldPath(path) || undefined,
+          code: 'unknown_field',
+          message: `${issue.keys.length - UNKNOWN_KEYS_LISTED} more unknown fields`,
+        });
       continue;
     }
     const value = valueAt(input, issue.path);

@@ -120,3 +120,56 @@ describe('what a new user meets first', () => {
     expect(listed.text.endsWith('}\n')).toBe(true);
   });
 });
+
+describe('error amplification', () => {
+  const payroll = (entry: Record<string, unknown>, n = 1) => ({
+    pay_period_start: '2026-11-01',
+    pay_period_end: '2026-11-14',
+    pay_date: '2026-11-20',
+    employees: Array.from({ length: n }, () => ({
+      employee_id: employeeId,
+      gross_pay: 100,
+      hours_worked: 8,
+      ...entry,
+    })),
+  });
+
+  it.each([
+    [
+      '50,000 deduction names',
+      () => payroll({ deductions: Object.fromEntries(Array.from({ length: 50_000 }, (_, i) => [`d${i}`, 1])) }),
+    ],
+    ['5,000 entries each with a bad amount', () => ({ ...payroll({ gross_pay: 'x' }, 5_000) })],
+    [
+      '20,000 unknown keys',
+      () => ({
+        ...payroll({}),
+        ...Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`k${i}${'x'.repeat(20)}`, 1])),
+      }),
+    ],
+  ])('%s: a 400 smaller than the body, at most 100 details, in well under a second', async (_, make) => {
+    const body = JSON.stringify(make());
+    const started = Date.now();
+    const res = await stack.request('POST', '/v1/payroll?dry_run=true', { token, body, validate: false });
+    const took = Date.now() - started;
+    expect(res.status, res.text.slice(0, 300)).toBe(400);
+    expect(res.body.error.details.length).toBeLessThanOrEqual(101);
+    expect(res.text.length).toBeLessThan(body.length);
+    expect(res.text.length).toBeLessThan(64 * 1024);
+    expect(took).toBeLessThan(4_000); // a bound (it took 5 s and ended in a 500 before), not a speed target
+  });
+
+  it('names the problems beyond the first 100 in one too_many_problems entry', async () => {
+    const res = await stack.request('POST', '/v1/payroll?dry_run=true', {
+      token,
+      body: payroll({ gross_pay: 'x' }, 150),
+      validate: false,
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error.details).toHaveLength(101);
+    expect(res.body.error.details[100]).toEqual({
+      code: 'too_many_problems',
+      message: expect.stringMatching(/…and \d+ more/),
+    });
+  });
+});
