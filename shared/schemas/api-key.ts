@@ -1,9 +1,9 @@
 import * as z from 'zod';
 import { TOKEN_TYPES } from '../domain/scopes.js';
-import { limitParam, pageTokenParam } from './common.js';
+import { limitParam, pageTokenParam, text } from './common.js';
 
 export const createApiKeyBody = z.strictObject({
-  name: z.string().trim().min(1).max(100),
+  name: z.string().trim().min(1).pipe(text(100)),
   type: z.enum(TOKEN_TYPES),
   expires_at: z.iso
     .datetime({ offset: true, message: 'Must be an ISO 8601 date-time' })

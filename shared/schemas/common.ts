@@ -11,7 +11,25 @@ export const calendarDate = z
   })
   .meta({ format: 'date', example: '2026-11-01' });
 
-export const personName = z.string().trim().min(1).max(100);
+/**
+ * Control characters (NUL, ESC, CR, LF, tab, DEL, C1) and the bidirectional overrides and isolates (U+202A–U+202E,
+ * U+2066–U+2069): text that reaches PDFs, NACHA files, logs and dashboards must print as what it says.
+ */
+const UNPRINTABLE = /[\u0000-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/;
+
+/** A string of printable text, at most `max` characters. */
+export function text(max: number) {
+  return z
+    .string()
+    .max(max)
+    .refine((value) => !UNPRINTABLE.test(value), {
+      message: 'Must not contain control characters or bidirectional overrides',
+      params: { code: 'invalid_characters' },
+    })
+    .meta({ pattern: '^[^\\u0000-\\u001F\\u007F-\\u009F\\u202A-\\u202E\\u2066-\\u2069]*$' });
+}
+
+export const personName = z.string().trim().min(1).pipe(text(100));
 
 export const email = z
   .string()

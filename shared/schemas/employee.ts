@@ -8,6 +8,7 @@ import {
   pageTokenParam,
   personName,
   routingNumber,
+  text,
 } from './common.js';
 
 export const bankAccountInput = z.strictObject({
@@ -17,7 +18,7 @@ export const bankAccountInput = z.strictObject({
 });
 export type BankAccountInput = z.infer<typeof bankAccountInput>;
 
-const configuredValue = z.string().min(1).max(100);
+const configuredValue = text(100).min(1);
 
 export const createEmployeeBody = z.strictObject({
   first_name: personName,

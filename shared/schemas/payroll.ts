@@ -12,7 +12,7 @@ import {
   type PayrollSubmission,
 } from '../domain/payroll.js';
 import { PAYROLL_STATUSES } from '../domain/payroll-status.js';
-import { calendarDate, limitParam, money, pageTokenParam } from './common.js';
+import { calendarDate, limitParam, money, pageTokenParam, text } from './common.js';
 import { fieldPath, problemsFromZod } from './problems.js';
 
 /** The contract's payroll problem codes, with the kind of refusal each one is. */
@@ -180,7 +180,7 @@ const entrySchema = z.strictObject({
   hours_worked: hours,
   bonuses: money.optional(),
   deductions: deductions.optional(),
-  notes: z.string().max(500).nullable().optional(),
+  notes: text(500).nullable().optional(),
 });
 
 const headerSchema = z.strictObject({

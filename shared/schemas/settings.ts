@@ -3,11 +3,11 @@ import { isValidRoutingNumber, withCheckDigit } from '../domain/aba.js';
 import { ACH_CHARACTERS } from '../domain/ach-text.js';
 import { MAX_ENTRY_CENTS, MAX_TOTAL_CENTS } from '../domain/disbursement.js';
 import { formatCents } from '../domain/money.js';
-import { money, routingNumber } from './common.js';
+import { money, routingNumber, text } from './common.js';
 import { bankAccountInput } from './employee.js';
 
 const valueList = z
-  .array(z.string().min(1).max(100))
+  .array(text(100).min(1))
   .min(1)
   .max(50)
   .refine((list) => new Set(list).size === list.length, {

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { DELIVERY_STATUSES, EVENT_TYPES } from '../domain/events.js';
-import { limitParam, pageTokenParam } from './common.js';
+import { limitParam, pageTokenParam, text } from './common.js';
 
 const events = z
   .array(z.enum(EVENT_TYPES))
@@ -14,14 +14,14 @@ const events = z
 export const createWebhookBody = z.strictObject({
   url: z.string().min(1).max(2048),
   events: events.nullable().optional(),
-  description: z.string().max(500).nullable().optional(),
+  description: text(500).nullable().optional(),
 });
 
 /** `status` may be set to active (re-enabling a paused endpoint) or disabled; `unreliable` is set only by the service. */
 export const updateWebhookBody = z.strictObject({
   url: z.string().min(1).max(2048).optional(),
   events: events.nullable().optional(),
-  description: z.string().max(500).nullable().optional(),
+  description: text(500).nullable().optional(),
   status: z.enum(['active', 'disabled']).optional(),
 });
 

@@ -173,3 +173,58 @@ describe('error amplification', () => {
     });
   });
 });
+
+describe('text that would not print as what it says', () => {
+  it.each([
+    ['NUL', 'Ada\u0000'],
+    ['ESC', 'Ada\u001b[31m'],
+    ['CR/LF', 'Ada\r\nX-Injected: 1'],
+    ['right-to-left override', 'Ada\u202Egpj.exe'],
+    ['a bidirectional isolate', 'Ada\u2066x'],
+  ])('a name with %s is 400 invalid_characters naming the field', async (_, name) => {
+    const res = await stack.request('POST', '/v1/employees', {
+      token,
+      body: {
+        first_name: name,
+        last_name: 'Lovelace',
+        email: `ada.${Math.random()}@example.com`,
+        employment_type: 'full_time',
+        pay_group: 'default',
+        pay_schedule: 'biweekly',
+        start_date: '2026-01-05',
+      },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error.details).toEqual([
+      expect.objectContaining({ field: 'first_name', code: 'invalid_characters' }),
+    ]);
+  });
+
+  it('refuses control characters in payroll notes, webhook descriptions and key names; accepts accents and CJK', async () => {
+    const notes = await stack.request('POST', '/v1/payroll?dry_run=true', {
+      token,
+      body: {
+        pay_period_start: '2026-11-01',
+        pay_period_end: '2026-11-14',
+        pay_date: '2026-11-20',
+        employees: [{ employee_id: employeeId, gross_pay: 100, hours_worked: 8, notes: 'bonus\u0007' }],
+      },
+    });
+    expect(notes.status).toBe(400);
+    expect(notes.body.error.details).toEqual([
+      expect.objectContaining({ field: 'employees[0].notes', reason: 'invalid_characters' }),
+    ]);
+    const hook = await stack.request('POST', '/v1/webhooks', {
+      token,
+      body: { url: 'http://127.0.0.1:9/hooks', description: 'ledger\u202E' },
+    });
+    expect(hook.status).toBe(400);
+    const key = await stack.request('POST', '/v1/api-keys', { token, body: { name: 'ci\nkey', type: 'read-only' } });
+    expect(key.status).toBe(400);
+    const fine = await api.PATCH('/v1/employees/{id}', {
+      params: { path: { id: employeeId } },
+      body: { first_name: 'Zoë 李' },
+    });
+    expect(fine.response.status).toBe(200);
+  });
+});
