@@ -113,8 +113,9 @@ export class ApiStack extends Stack {
             ip: AccessLogField.contextIdentitySourceIp(),
             userAgent: AccessLogField.contextIdentityUserAgent(),
             httpMethod: AccessLogField.contextHttpMethod(),
+            // The route template only: a path can carry what a client should never have put there (a token, an
+            // account number), and API Gateway cannot redact it. The function's own line has the redacted path.
             resourcePath: AccessLogField.contextResourcePath(),
-            path: AccessLogField.contextPath(),
             protocol: AccessLogField.contextProtocol(),
             status: AccessLogField.contextStatus(),
             responseLength: AccessLogField.contextResponseLength(),

@@ -17,8 +17,13 @@ export function auditRetentionStart(now: Date): string {
   return new Date(now.getTime() - AUDIT_RETENTION_DAYS * DAY_MS).toISOString();
 }
 
-/** Anything shaped like an API token, whatever its length (a truncated or mistyped token is still a secret). */
-const TOKEN_LIKE = /pk_(?:sandbox|live)_[0-9A-Za-z]*/g;
+/**
+ * Anything shaped like a secret the service issues, whatever its length (a truncated or mistyped one is still a
+ * secret): API tokens (`pk_sandbox_…`, `pk_live_…`) and webhook signing secrets (`whsec_…`, base64).
+ */
+const SECRET_LIKE = /(?:pk_(?:sandbox|live)_[0-9A-Za-z]*|whsec_[0-9A-Za-z+/=]*)/g;
+/** A token's body without its prefix: 43 base62 characters (no id of this API is a bare run of 32 or more). */
+const BARE_SECRET_RUN = /[0-9A-Za-z+/=]{32,}/g;
 /** A path segment of nothing but 4 to 17 digits is what a bank account number looks like; no id of this API does. */
 const DIGITS_SEGMENT = /^\d{4,17}$/;
 /** In free text (a user agent), only long runs: version numbers stay readable. */
@@ -33,13 +38,13 @@ export const REDACTED = '[redacted]';
  */
 export function redactPath(path: string): string {
   return path
-    .replace(TOKEN_LIKE, REDACTED)
+    .replace(SECRET_LIKE, REDACTED)
     .split('/')
-    .map((segment) => (DIGITS_SEGMENT.test(segment) ? REDACTED : segment))
+    .map((segment) => (DIGITS_SEGMENT.test(segment) ? REDACTED : segment.replace(BARE_SECRET_RUN, REDACTED)))
     .join('/');
 }
 
 /** A user agent is whatever the client sent: the same scrubbing, for text rather than path segments. */
 export function redactFreeText(text: string): string {
-  return text.replace(TOKEN_LIKE, REDACTED).replace(LONG_DIGIT_RUN, REDACTED);
+  return text.replace(SECRET_LIKE, REDACTED).replace(BARE_SECRET_RUN, REDACTED).replace(LONG_DIGIT_RUN, REDACTED);
 }

@@ -30,7 +30,7 @@ export function webhookView(w: WebhookRecord) {
 }
 
 /** `whsec_` and 24 random bytes in base64: the Standard Webhooks secret format its libraries read. */
-function newSecret(): string {
+export function newWebhookSecret(): string {
   return `whsec_${randomBytes(24).toString('base64')}`;
 }
 
@@ -46,7 +46,7 @@ export async function createWebhook(
   input: { url: string; events?: EventType[] | null; description?: string | null },
 ) {
   const url = await safeUrl(s, input.url);
-  const secret = newSecret();
+  const secret = newWebhookSecret();
   const now = s.deps.now().toISOString();
   const record: WebhookRecord = {
     webhook_id: s.deps.newId('whk'),
@@ -111,7 +111,7 @@ export async function updateWebhook(
 
 /** A new secret, shown once; the current one keeps signing for 24 h beside it, older ones are dropped. */
 export async function rotateWebhookSecret(s: WebhookServices, orgId: string, webhookId: string) {
-  const secret = newSecret();
+  const secret = newWebhookSecret();
   const ciphertext = await s.encryptor.encrypt(secret, orgId);
   const record = await mutate(s, orgId, webhookId, (w, now) => {
     const current = w.secrets.find((x) => x.expires_at === null) ?? w.secrets[0];

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startLocalStack, type RunningStack } from '../support/local-stack.js';
 import { typedClient, type TypedClient } from '../support/typed-client.js';
 
@@ -226,5 +226,28 @@ describe('text that would not print as what it says', () => {
       body: { first_name: 'Zoë 李' },
     });
     expect(fine.response.status).toBe(200);
+  });
+});
+
+describe('secrets a client puts in a path', () => {
+  it('never reach a log line or the audit log: the token, its body alone, a webhook secret', async () => {
+    const secrets = [token, token.slice('pk_sandbox_'.length), 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwAAAA'];
+    for (const secret of secrets) {
+      const res = await stack.request('GET', `/v1/employees/${encodeURIComponent(secret)}`, { token });
+      expect(res.status).toBe(404);
+    }
+    const logs = await vi.waitFor(
+      async () => {
+        const page = await stack.request('GET', '/v1/logs?limit=100', { token });
+        const found = page.body.data.logs.filter((l: { path: string }) => l.path.startsWith('/v1/employees/['));
+        if (found.length < secrets.length) throw new Error('the audit lines have not arrived yet');
+        return page.text;
+      },
+      { timeout: 15_000, interval: 100 },
+    );
+    for (const secret of secrets) {
+      expect(logs).not.toContain(secret);
+      expect(stack.output()).not.toContain(secret);
+    }
   });
 });

@@ -2,6 +2,7 @@ import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { emitAudit } from '../../adapters/audit-sink.js';
 import { logger } from '../../adapters/logger.js';
+import { redactFreeText, redactPath } from '../../domain/audit.js';
 import { MissingCredentialsError, UnauthorizedError } from '../../domain/errors.js';
 import { corsHeaders } from '../cors.js';
 import type { Principal } from '../principal.js';
@@ -57,12 +58,16 @@ function audit(event: ApiEvent, error: unknown, status: number, latencyMs: numbe
     api_key_id: identity?.apiKeyId ?? null,
     organization_id: identity?.organizationId ?? null,
     method: event.httpMethod,
-    // Bounded as the audit log stores them: a hostile request must not make its own line unreadable.
-    path: (event.path || '/').slice(0, 2048),
+    // Redacted before the line is written (a token or account number put in a path), and bounded as the audit
+    // log stores it: a hostile request must not make its own line unreadable.
+    path: redactPath((event.path || '/').slice(0, 2048)),
     route: event.requestContext?.resourcePath ?? null,
     status,
     source_ip: event.requestContext?.identity?.sourceIp?.slice(0, 64) ?? null,
-    user_agent: event.requestContext?.identity?.userAgent?.slice(0, 1024) ?? null,
+    user_agent: (() => {
+      const agent = event.requestContext?.identity?.userAgent;
+      return agent ? redactFreeText(agent.slice(0, 1024)) : null;
+    })(),
     at: new Date().toISOString(),
     latency_ms: latencyMs,
     auth_failure: failure?.reason ?? null,
@@ -81,7 +86,7 @@ export function requestContext(): MiddlewareObj<ApiEvent, APIGatewayProxyResult>
     const line = {
       request_id: requestId,
       method: request.event.httpMethod,
-      path: request.event.path,
+      path: redactPath(request.event.path ?? '/'),
       route: request.event.requestContext?.resourcePath,
       status,
       latency_ms: Date.now() - (startedAt.get(request.event) ?? Date.now()),
