@@ -167,7 +167,7 @@ export type paths = {
         put?: never;
         /**
          * Cancel a payroll run (sandbox only)
-         * @description Sandbox only. Cancels a `pending` or `completed` run: its window is freed and its paystubs become `voided` (still readable). Cancelling twice answers the cancelled run again.
+         * @description Sandbox only. Cancels a `pending`, `processing` or `completed` run: the cancel wins over processing (the run never becomes `completed` afterwards), its window is freed, every paystub of it becomes `voided` (still readable, payments `cancelled`), and its file is withdrawn (410). Cancelling twice answers the cancelled run again.
          *
          *     Requires a token with the `write:payroll` scope. Rate limit: the payroll-write bucket.
          */
@@ -3706,7 +3706,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error404"];
                 };
             };
-            /** @description `payroll_not_cancellable`: the run is being processed, or already rejected or failed */
+            /** @description `payroll_not_cancellable`: the run was rejected, failed or cancelled */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

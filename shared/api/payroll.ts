@@ -367,7 +367,7 @@ export const payrollRoutes = routes('payroll', {
     access: ['bucket:read', 'queue:webhooks:send'],
     tag: 'Payroll',
     description:
-      'Sandbox only. Cancels a `pending` or `completed` run: its window is freed and its paystubs become `voided` (still readable). Cancelling twice answers the cancelled run again.',
+      'Sandbox only. Cancels a `pending`, `processing` or `completed` run: the cancel wins over processing (the run never becomes `completed` afterwards), its window is freed, every paystub of it becomes `voided` (still readable, payments `cancelled`), and its file is withdrawn (410). Cancelling twice answers the cancelled run again.',
     params: payrollParams,
     success: [
       {
@@ -382,7 +382,7 @@ export const payrollRoutes = routes('payroll', {
     errors: {
       403: '`sandbox_only`: outside the sandbox',
       404: 'No run with this id in your organization',
-      409: '`payroll_not_cancellable`: the run is being processed, or already rejected or failed',
+      409: '`payroll_not_cancellable`: the run was rejected, failed or cancelled',
     },
   },
   replacePayroll: {

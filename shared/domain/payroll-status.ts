@@ -4,19 +4,20 @@
  *
  *   pending ──► processing ──► completed ──► cancelled (sandbox only; its paystubs are voided)
  *      │            ├────────► rejected   (a compliance check failed)
- *      │            └────────► failed     (disbursement or processing failed)
+ *      │            ├────────► failed     (disbursement or processing failed)
+ *      │            └────────► cancelled  (sandbox only: the cancel wins over the chunks still being written)
  *      ├─────────────────────► cancelled  (sandbox only)
  *      └─────────────────────► failed
  *
- * A run that is processing cannot be cancelled: its chunks are being written, and cancelling under them would
- * leave paystubs issued for a cancelled run. Cancel it once it has completed instead.
+ * A cancel that meets a run in `processing` wins: the run never becomes `completed` afterwards (every step of the
+ * processor is conditional on `processing`), and a chunk that finishes after the cancel voids the paystubs it wrote.
  */
 export const PAYROLL_STATUSES = ['pending', 'processing', 'completed', 'rejected', 'failed', 'cancelled'] as const;
 export type PayrollStatus = (typeof PAYROLL_STATUSES)[number];
 
 const ALLOWED: Record<PayrollStatus, readonly PayrollStatus[]> = {
   pending: ['processing', 'failed', 'cancelled'],
-  processing: ['completed', 'rejected', 'failed'],
+  processing: ['completed', 'rejected', 'failed', 'cancelled'],
   completed: ['cancelled'],
   rejected: [],
   failed: [],

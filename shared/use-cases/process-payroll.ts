@@ -223,6 +223,13 @@ function centsOf(text: string): number {
 
 async function processChunk(s: ProcessorServices, orgId: string, payrollId: string, chunk: number): Promise<void> {
   const record = await s.payrolls.get(orgId, payrollId);
+  if ((record?.status === 'cancelled' || record?.status === 'failed') && record.chunk_count !== null) {
+    // Delivered again after the run ended, perhaps after a crash between writing its paystubs and marking it done:
+    // whatever this chunk wrote is voided.
+    const file = await s.objects.getJson<ChunkFile>(objectKeys.chunk(orgId, payrollId, chunk));
+    if (file) await s.paystubs.voidAll(file.entries.map((e) => paystubIdFor(payrollId, e.employee_id)));
+    return;
+  }
   if (
     record?.status !== 'processing' ||
     record.chunk_count === null ||
@@ -306,7 +313,12 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
       s.objects.putText(objectKeys.chunkEntries(orgId, payrollId, chunk), records.join('\n'), 'text/plain'),
     ]);
     const updated = await s.payrolls.markChunkDone(orgId, payrollId, chunk, returned, s.deps.now().toISOString());
-    if (!updated) return;
+    if (!updated) {
+      // The run was cancelled (or failed) while this chunk was written: the cancel voided what existed then, and
+      // this chunk voids what it added since. No paystub of a cancelled run stays `issued`.
+      await s.paystubs.voidAll(paystubs.map((p) => p.paystub_id));
+      return;
+    }
     if (updated.chunks_done.size === updated.chunk_count) {
       await s.queue.send({
         kind: 'finalize',
@@ -414,7 +426,13 @@ async function finalizeRun(s: ProcessorServices, orgId: string, payrollId: strin
  * nothing (the finalize message may be delivered more than once).
  */
 async function simulateBankReturns(s: ProcessorServices, record: PayrollRecord): Promise<void> {
-  if (record.environment !== 'sandbox' || record.returned_employee_ids.size === 0 || !record.originator) return;
+  if (
+    record.status !== 'completed' ||
+    record.environment !== 'sandbox' ||
+    record.returned_employee_ids.size === 0 ||
+    !record.originator
+  )
+    return;
   const stubs = (
     await s.paystubs.getMany([...record.returned_employee_ids].sort().map((id) => paystubIdFor(record.payroll_id, id)))
   ).filter((p) => p.payment.trace_number !== null && !p.payment.return);

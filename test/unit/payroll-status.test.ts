@@ -16,6 +16,7 @@ const allowed: [PayrollStatus, PayrollStatus][] = [
   ['processing', 'completed'],
   ['processing', 'rejected'],
   ['processing', 'failed'],
+  ['processing', 'cancelled'],
   ['completed', 'cancelled'],
 ];
 
@@ -36,7 +37,7 @@ describe('payroll state machine', () => {
   });
 
   it('derives the condition of each transition from the table', () => {
-    expect(sourcesOf('cancelled').sort()).toEqual(['completed', 'pending']);
+    expect(sourcesOf('cancelled').sort()).toEqual(['completed', 'pending', 'processing']);
     expect(sourcesOf('processing')).toEqual(['pending']);
   });
 });
