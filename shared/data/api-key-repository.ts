@@ -3,7 +3,7 @@ import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
 import { SCOPES, TOKEN_TYPES } from '../domain/scopes.js';
 import { cancelledConditions, isConditionalCheckFailure, parseItem } from './item.js';
-import { keys } from './keys.js';
+import { keys, TTL_ATTRIBUTE } from './keys.js';
 import { queryPage, type Page } from './paginate.js';
 
 const apiKeyRecord = z.object({
@@ -36,8 +36,17 @@ const tokenItem = z.object({
   scopes: z.array(z.enum(SCOPES)),
   expires_at: z.string().nullable(),
   issued_at: z.string().nullable().default(null),
+  /**
+   * A token that no longer works is kept as a tombstone (400 days, as the audit log), so a request that still
+   * presents it is refused as the organization's: revoked with its key, or replaced by a later rotation.
+   */
+  revoked_at: z.string().nullable().default(null),
+  revoked_reason: z.enum(['revoked', 'rotated_out']).nullable().default(null),
 });
 export type TokenRecord = z.infer<typeof tokenItem>;
+
+/** How long a tombstone is kept: as long as the audit log keeps the lines it explains. */
+const TOMBSTONE_SECONDS = 400 * 86_400;
 
 function tokenOf(record: ApiKeyRecord, issuedAt: string, expiresAt: string | null): TokenRecord {
   return {
@@ -48,6 +57,8 @@ function tokenOf(record: ApiKeyRecord, issuedAt: string, expiresAt: string | nul
     scopes: record.scopes,
     expires_at: expiresAt,
     issued_at: issuedAt,
+    revoked_at: null,
+    revoked_reason: null,
   };
 }
 
@@ -156,15 +167,37 @@ export class ApiKeyRepository {
               ExpressionAttributeValues: { ':expiry': oldExpiry },
             },
           },
-          ...(key.previous_token_hash ? [{ Delete: { TableName: t, Key: keys.token(key.previous_token_hash) } }] : []),
+          ...(key.previous_token_hash ? [this.tombstone(key.previous_token_hash, at, 'rotated_out')] : []),
         ],
       }),
     );
     return rotated;
   }
 
-  /** Marks the key revoked and deletes its token items in one transaction: the next lookup finds nothing. */
-  async revoke(key: ApiKeyRecord, revokedAt: string): Promise<'revoked' | 'already_revoked'> {
+  /** The token stops working for good, and stays findable as the organization's (see `revoked_at`). */
+  private tombstone(hash: string, at: string, reason: 'revoked' | 'rotated_out') {
+    return {
+      Update: {
+        TableName: this.table.tableName,
+        Key: keys.token(hash),
+        UpdateExpression: 'SET revoked_at = :at, revoked_reason = :reason, #ttl = :ttl',
+        ConditionExpression: 'attribute_exists(PK)',
+        ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
+        ExpressionAttributeValues: {
+          ':at': at,
+          ':reason': reason,
+          ':ttl': Math.floor(Date.parse(at) / 1000) + TOMBSTONE_SECONDS,
+        },
+      },
+    };
+  }
+
+  /**
+   * Marks the key revoked and turns every token it has into a tombstone, in one transaction conditioned on the
+   * tokens it read: a rotation that committed in between fails the condition ('changed'), and the caller reads the
+   * key again, so no token handed out by a concurrent rotation outlives the revocation.
+   */
+  async revoke(key: ApiKeyRecord, revokedAt: string): Promise<'revoked' | 'already_revoked' | 'changed'> {
     try {
       await this.table.doc.send(
         new TransactWriteCommand({
@@ -174,21 +207,22 @@ export class ApiKeyRepository {
                 TableName: this.table.tableName,
                 Key: keys.apiKey(key.organization_id, key.api_key_id),
                 UpdateExpression: 'SET revoked_at = :now',
-                ConditionExpression: 'attribute_exists(PK) AND revoked_at = :null',
-                ExpressionAttributeValues: { ':now': revokedAt, ':null': null },
+                ConditionExpression: 'attribute_exists(PK) AND revoked_at = :null AND token_hash = :hash',
+                ExpressionAttributeValues: { ':now': revokedAt, ':null': null, ':hash': key.token_hash },
               },
             },
-            { Delete: { TableName: this.table.tableName, Key: keys.token(key.token_hash) } },
-            ...(key.previous_token_hash
-              ? [{ Delete: { TableName: this.table.tableName, Key: keys.token(key.previous_token_hash) } }]
-              : []),
+            this.tombstone(key.token_hash, revokedAt, 'revoked'),
+            ...(key.previous_token_hash ? [this.tombstone(key.previous_token_hash, revokedAt, 'revoked')] : []),
           ],
         }),
       );
       return 'revoked';
     } catch (err) {
-      if (cancelledConditions(err)?.[0]) return 'already_revoked';
-      throw err;
+      const failed = cancelledConditions(err);
+      if (!failed) throw err;
+      const now = await this.get(key.organization_id, key.api_key_id);
+      if (now?.revoked_at) return 'already_revoked';
+      return 'changed';
     }
   }
 

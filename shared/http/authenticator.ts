@@ -28,6 +28,14 @@ export class Authenticator {
     const record = await this.lookup(tokenHash);
     if (!record) throw new UnauthorizedError('The token is unknown or revoked');
     const identity = { organizationId: record.organization_id, apiKeyId: record.api_key_id };
+    // A tombstone: the organization's token, refused, and attributed to it in its audit log.
+    if (record.revoked_at !== null)
+      throw new UnauthorizedError(
+        record.revoked_reason === 'rotated_out'
+          ? 'The token was replaced by a later rotation of its key'
+          : 'The token is unknown or revoked',
+        identity,
+      );
     if (record.environment !== this.environment)
       throw new UnauthorizedError('The token belongs to another environment', identity);
     if (record.expires_at !== null && Date.parse(record.expires_at) <= this.now()) {

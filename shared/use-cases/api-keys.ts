@@ -2,7 +2,8 @@ import type { Deps } from '../adapters/clock.js';
 import { generateToken, hashToken, tokenHint, type Environment } from '../adapters/tokens.js';
 import type { ApiKeyRecord, ApiKeyRepository } from '../data/api-key-repository.js';
 import type { OrganizationRepository } from '../data/organization-repository.js';
-import { NotFoundError } from '../domain/errors.js';
+import { cancelledConditions } from '../data/item.js';
+import { ConcurrentModificationError, NotFoundError } from '../domain/errors.js';
 import { SCOPES_BY_TYPE, type TokenType } from '../domain/scopes.js';
 import { defaultSettings } from '../domain/settings.js';
 
@@ -81,13 +82,21 @@ export async function rotateApiKey(
   if (!key || key.revoked_at) throw new NotFoundError();
   const token = generateToken(key.environment);
   const now = deps.now();
-  const record = await apiKeys.rotate(
-    key,
-    { hash: hashToken(token), hint: tokenHint(token) },
-    now.toISOString(),
-    new Date(now.getTime() + graceSeconds * 1000).toISOString(),
-  );
-  return { record, token };
+  try {
+    const record = await apiKeys.rotate(
+      key,
+      { hash: hashToken(token), hint: tokenHint(token) },
+      now.toISOString(),
+      new Date(now.getTime() + graceSeconds * 1000).toISOString(),
+    );
+    return { record, token };
+  } catch (err) {
+    // Lost to a revocation (404, as for a revoked key) or to another rotation (409): never a 500.
+    if (!cancelledConditions(err)) throw err;
+    const current = await apiKeys.get(orgId, apiKeyId);
+    if (!current || current.revoked_at) throw new NotFoundError();
+    throw new ConcurrentModificationError();
+  }
 }
 
 export async function revokeApiKey(
@@ -99,9 +108,18 @@ export async function revokeApiKey(
   const key = await apiKeys.get(orgId, apiKeyId);
   if (!key) throw new NotFoundError();
   if (key.revoked_at) return key;
-  const revokedAt = deps.now().toISOString();
-  const outcome = await apiKeys.revoke(key, revokedAt);
-  return outcome === 'revoked' ? { ...key, revoked_at: revokedAt } : ((await apiKeys.get(orgId, apiKeyId)) ?? key);
+  let current = key;
+  for (let attempt = 1; ; attempt++) {
+    const revokedAt = deps.now().toISOString();
+    const outcome = await apiKeys.revoke(current, revokedAt);
+    if (outcome === 'revoked') return { ...current, revoked_at: revokedAt };
+    const now = await apiKeys.get(orgId, apiKeyId);
+    if (!now) throw new NotFoundError();
+    if (outcome === 'already_revoked' || now.revoked_at) return now;
+    // A rotation committed between the read and the revocation: revoke what the key has now, its new token too.
+    if (attempt >= 10) throw new ConcurrentModificationError();
+    current = now;
+  }
 }
 
 /** A new organization, its default settings and its first admin key, created atomically. */

@@ -251,3 +251,43 @@ describe('secrets a client puts in a path', () => {
     }
   });
 });
+
+describe("a refused key is the organization's to see", () => {
+  it("lists requests with a revoked or a rotated-out key in the organization's audit log, with the reason", async () => {
+    const created = await api.POST('/v1/api-keys', { body: { name: 'leaked', type: 'read-only' } });
+    const leaked = created.data!.data;
+    expect(
+      (await api.POST('/v1/api-keys/{id}/rotate', { params: { path: { id: leaked.api_key_id } } })).response.status,
+    ).toBe(200);
+    const second = await api.POST('/v1/api-keys/{id}/rotate', { params: { path: { id: leaked.api_key_id } } });
+    // The first token was replaced twice: out for good, yet still known as this organization's.
+    const rotatedOut = await stack.request('GET', '/v1/employees', { token: leaked.token });
+    expect(rotatedOut.status).toBe(401);
+    expect(rotatedOut.headers['www-authenticate']).toContain('replaced by a later rotation');
+    await api.DELETE('/v1/api-keys/{id}', { params: { path: { id: leaked.api_key_id } } });
+    const revoked = await vi.waitFor(
+      async () => {
+        const res = await stack.request('GET', '/v1/employees', { token: second.data!.data.token });
+        if (res.status !== 401) throw new Error('not refused yet (cache bound)');
+        return res;
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+    expect(revoked.headers['www-authenticate']).toContain('unknown or revoked');
+    const lines = await vi.waitFor(
+      async () => {
+        const page = await api.GET('/v1/logs', { params: { query: { status: 401, limit: 100 } } });
+        const mine = page.data!.data.logs.filter((l) => l.api_key_id === leaked.api_key_id);
+        if (mine.length < 2) throw new Error('audit lines not there yet');
+        return mine;
+      },
+      { timeout: 15_000, interval: 100 },
+    );
+    expect(lines.map((l) => l.auth_failure).sort()).toEqual(
+      expect.arrayContaining([
+        'The token is unknown or revoked',
+        'The token was replaced by a later rotation of its key',
+      ]),
+    );
+  });
+});

@@ -9,7 +9,7 @@ import { EmployeeRepository } from '../../shared/data/employee-repository.js';
 import { OrganizationRepository } from '../../shared/data/organization-repository.js';
 import { queryPage } from '../../shared/data/paginate.js';
 import { ConcurrentModificationError, EmployeeAlreadyExistsError } from '../../shared/domain/errors.js';
-import { createApiKey, createOrganization, revokeApiKey } from '../../shared/use-cases/api-keys.js';
+import { createApiKey, createOrganization, revokeApiKey, rotateApiKey } from '../../shared/use-cases/api-keys.js';
 import {
   createEmployee,
   deleteEmployee,
@@ -54,7 +54,7 @@ describe('organizations and tokens', () => {
     expect(all.Items!.map((i) => i.entity).sort()).toEqual(['api_key', 'organization', 'settings', 'token']);
   });
 
-  it('revokes a key by deleting its token item in the same transaction, once', async () => {
+  it('revokes a key by turning its token item into a tombstone in the same transaction, once', async () => {
     const { org, apiKeys } = await setup();
     const issued = await createApiKey(apiKeys, systemDeps, org.organization_id, 'sandbox', {
       name: 'temp',
@@ -63,7 +63,12 @@ describe('organizations and tokens', () => {
     expect(await apiKeys.findByTokenHash(hashToken(issued.token))).toBeDefined();
     const revoked = await revokeApiKey(apiKeys, systemDeps, org.organization_id, issued.record.api_key_id);
     expect(revoked.revoked_at).not.toBeNull();
-    expect(await apiKeys.findByTokenHash(hashToken(issued.token))).toBeUndefined();
+    // Kept as the organization's, marked revoked: a request with it is refused and attributed (see the audit log).
+    expect(await apiKeys.findByTokenHash(hashToken(issued.token))).toMatchObject({
+      organization_id: org.organization_id,
+      revoked_at: revoked.revoked_at,
+      revoked_reason: 'revoked',
+    });
     expect(await apiKeys.revoke(issued.record, new Date().toISOString())).toBe('already_revoked');
   });
 });
@@ -152,5 +157,30 @@ describe('queryPage', () => {
     const second = await read(6, first.lastKey);
     expect(second.items).toEqual(['S#12', 'S#15', 'S#18', 'S#21', 'S#24', 'S#27']);
     expect(second.lastKey).toBeUndefined();
+  });
+});
+
+describe('revocation racing rotation', () => {
+  it('leaves no working token after 20 concurrent rotate/revoke pairs, and never fails with a 500-kind error', async () => {
+    const { org, apiKeys } = await setup();
+    for (let i = 0; i < 20; i++) {
+      const issued = await createApiKey(apiKeys, systemDeps, org.organization_id, 'sandbox', {
+        name: `race ${i}`,
+        type: 'read-only',
+      });
+      const [rotated, revoked] = await Promise.allSettled([
+        rotateApiKey(apiKeys, systemDeps, org.organization_id, issued.record.api_key_id),
+        revokeApiKey(apiKeys, systemDeps, org.organization_id, issued.record.api_key_id),
+      ]);
+      expect(revoked.status).toBe('fulfilled');
+      const tokens = [issued.token];
+      if (rotated.status === 'fulfilled') tokens.push(rotated.value.token);
+      else expect((rotated.reason as Error).name).toMatch(/NotFoundError|ConcurrentModificationError/);
+      for (const token of tokens) {
+        const found = await apiKeys.findByTokenHash(hashToken(token));
+        // Every token either call handed out is refused: absent, or a tombstone.
+        expect(found === undefined || found.revoked_at !== null, `race ${i}`).toBe(true);
+      }
+    }
   });
 });
