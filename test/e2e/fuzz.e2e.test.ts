@@ -44,6 +44,15 @@ const weird = fc.oneof(
     '1e309',
     '-0',
     '0.1+0.2',
+    // Numeric extremes, undecodable escapes, control and bidirectional characters.
+    '99999999999999.99',
+    '9999999999999.99',
+    '1'.repeat(40),
+    '%E0%A4%A',
+    '%ZZ',
+    'a\u0007b',
+    'a\r\nb',
+    '\u2066x\u2069',
   ),
 );
 const jsonValue = fc.letrec((tie) => ({
@@ -53,7 +62,7 @@ const jsonValue = fc.letrec((tie) => ({
     fc.boolean(),
     fc.integer(),
     fc.double(),
-    fc.constantFrom(1e308, -1e308, 0.1 + 0.2, 2 ** 53 + 1, -0, 1e21, 123456789012345.67),
+    fc.constantFrom(1e308, -1e308, 0.1 + 0.2, 2 ** 53 + 1, -0, 1e21, 123456789012345.67, 99999999999999.99, 1e20),
     weird,
     fc.array(tie('value'), { maxLength: 5 }),
     fc.dictionary(
@@ -78,6 +87,25 @@ const body = fc.oneof(
     )[0]!,
   })),
   fc.constant({ text: `{"employees":${'1,'.repeat(10)}}`, type: 'application/json' }),
+  // Amplification: many problems from one body (named deductions, unknown keys, entries each wrong).
+  fc.constantFrom(
+    {
+      text: JSON.stringify({
+        employees: [{ deductions: Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`d${i}`, 1])) }],
+      }),
+      type: 'application/json',
+    },
+    {
+      text: JSON.stringify(
+        Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`unknown_${i}`, 'x'.repeat(30)])),
+      ),
+      type: 'application/json',
+    },
+    {
+      text: JSON.stringify({ employees: Array.from({ length: 3000 }, () => ({ gross_pay: 'x', hours_worked: -1 })) }),
+      type: 'application/json',
+    },
+  ),
 );
 const query = fc.dictionary(
   fc.oneof(
@@ -347,6 +375,22 @@ function concrete(path: string, segment: string): string {
 /** Routes whose success answer is a document of its own, not the envelope. */
 const RAW_SUCCESS = new Set(['/v1/openapi.json']);
 
+/** The largest and the slowest answer of the run, printed beside the count when the file ends. */
+const extremes = { largest: { bytes: 0, what: '' }, slowest: { ms: 0, what: '' }, count: 0, serverErrors: 0 };
+
+/** Sends and measures: the answer's size and time are kept for the summary. */
+async function timed(described: string, send: () => Promise<HttpResponse>): Promise<HttpResponse> {
+  const started = performance.now();
+  const res = await send();
+  const ms = performance.now() - started;
+  extremes.count++;
+  if (res.status >= 500) extremes.serverErrors++;
+  if (res.raw.length > extremes.largest.bytes)
+    extremes.largest = { bytes: res.raw.length, what: described.slice(0, 160) };
+  if (ms > extremes.slowest.ms) extremes.slowest = { ms, what: described.slice(0, 160) };
+  return res;
+}
+
 function check(res: HttpResponse, described: string, path: string): void {
   expect(res.status, described).toBeLessThan(500);
   expect(res.headers['x-request-id'], described).toBeTruthy();
@@ -451,12 +495,20 @@ describe(`hostile input: ${TOTAL} generated requests over every route`, () => {
             if (r.auth === 'garbage')
               headers.Authorization = `Bearer ${r.segment.slice(0, 200).replace(/[^\x21-\x7e]/g, '')}`;
             const withBody = r.route.method !== 'GET' && r.route.method !== 'DELETE';
-            const res = await stack.request(r.route.method, path, {
-              headers,
-              body: withBody ? r.body.text : undefined,
-              validate: false,
-            });
-            check(res, `${r.route.method} ${path.slice(0, 200)} ${withBody ? r.body.text.slice(0, 200) : ''}`, path);
+            const described = `${r.route.method} ${path.slice(0, 200)} ${withBody ? r.body.text.slice(0, 200) : ''}`;
+            const res = await timed(described, () =>
+              stack.request(r.route.method, path, {
+                headers,
+                body: withBody ? r.body.text : undefined,
+                validate: false,
+              }),
+            );
+            check(res, described, path);
+            // A refusal never answers with more than was sent (beyond a small envelope).
+            if (res.status >= 400)
+              expect(res.raw.length, described).toBeLessThanOrEqual(
+                Math.max(withBody ? r.body.text.length : 0, 16_384),
+              );
             sent++;
           }
         }),
@@ -491,11 +543,13 @@ describe(`hostile input: ${TOTAL} generated requests over every route`, () => {
             );
             const withBody = r.route.method !== 'GET' && r.route.method !== 'DELETE';
             const text = r.route.id === 'submitPayroll' ? JSON.stringify(payroll(r.window)) : '{}';
-            const res = await stack.request(r.route.method, path, {
-              headers: r.padding ? { ...headers, 'X-Padding': 'p'.repeat(r.padding) } : headers,
-              body: withBody ? text : undefined,
-              validate: false,
-            });
+            const res = await timed(`${r.route.method} ${path} (header set)`, () =>
+              stack.request(r.route.method, path, {
+                headers: r.padding ? { ...headers, 'X-Padding': 'p'.repeat(r.padding) } : headers,
+                body: withBody ? text : undefined,
+                validate: false,
+              }),
+            );
             const shown = JSON.stringify(r.headers, (_, v) =>
               typeof v === 'string' && v.length > 120 ? `${v.slice(0, 120)}…(${v.length})` : v,
             );
@@ -519,5 +573,11 @@ describe(`hostile input: ${TOTAL} generated requests over every route`, () => {
       expect(res.body.error.code).toBe('payload_too_large');
       check(res, `oversized body, attempt ${i + 1}`, '/v1/employees');
     }
+  });
+
+  afterAll(() => {
+    console.log(
+      `fuzz: ${extremes.count} requests, ${extremes.serverErrors} × 5xx; largest answer ${extremes.largest.bytes} bytes (${extremes.largest.what}); slowest ${Math.round(extremes.slowest.ms)} ms (${extremes.slowest.what})`,
+    );
   });
 });
