@@ -30,8 +30,8 @@ export type PayrollDetail = Schemas['Payroll'];
 export type PayrollStatus = Payroll['status'];
 export type Totals = Schemas['PayrollTotals'];
 
-/** A paystub as the list answers it (without year-to-date totals). */
-export type Paystub = Schemas['PaystubListItem'];
+/** A paystub, as the list and the single read answer it (with its year-to-date totals). */
+export type Paystub = Schemas['Paystub'];
 
 export type Employee = Schemas['Employee'];
 

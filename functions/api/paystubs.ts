@@ -7,7 +7,7 @@ import { apiRouter } from '../../shared/http/api-handler.js';
 import { ok } from '../../shared/http/envelope.js';
 import { gateOver } from '../../shared/http/gate.js';
 import { listPage } from '../../shared/http/pagination.js';
-import { getPaystub, listPaystubs, paystubView } from '../../shared/use-cases/paystubs.js';
+import { getPaystub, listPaystubs, paystubView, yearToDate } from '../../shared/use-cases/paystubs.js';
 
 const table = defaultTable();
 const services = { paystubs: new PaystubRepository(table), payrolls: new PayrollRepository(table) };
@@ -30,7 +30,12 @@ export const handler = apiRouter(
       const page = await listPage({ orgId, query: `paystubs:${JSON.stringify(filters)}` }, query.page_token, (start) =>
         listPaystubs(services, orgId, filters, query.limit, start),
       );
-      return ok({ paystubs: page.items.map((p) => paystubView(p)), next_page_token: page.next_page_token });
+      // Year-to-date on every item, from the employees' ledgers: one batched read for the page.
+      const ytd = await yearToDate(services, orgId, page.items);
+      return ok({
+        paystubs: page.items.map((p) => paystubView(p, ytd.get(p.paystub_id))),
+        next_page_token: page.next_page_token,
+      });
     },
     getPaystub: async ({ principal, params, header }) => {
       const { stub, ytd } = await getPaystub(services, principal.organizationId, params.id);

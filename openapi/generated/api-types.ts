@@ -1841,126 +1841,13 @@ export type components = {
                 net_pay: number;
             };
         };
-        PaystubListItem: {
-            /**
-             * @description `stub_` and a lowercase ULID
-             * @example stub_01kfz8f7k3m5n7q9s1t3v5x7ef
-             */
-            paystub_id: string;
-            employee_id: string;
-            payroll_id: string;
-            employee_name: string;
-            /**
-             * Format: date
-             * @example 2026-11-20
-             */
-            period_start: string;
-            /**
-             * Format: date
-             * @example 2026-11-20
-             */
-            period_end: string;
-            /**
-             * Format: date
-             * @example 2026-11-20
-             */
-            pay_date: string;
-            /**
-             * Format: date
-             * @example 2026-11-20
-             */
-            issued_date: string;
-            /**
-             * @description `voided` for a run that was cancelled (sandbox) or failed; still readable. A returned deposit leaves the paystub `issued`: the wages were earned (see `payment.status`)
-             * @enum {string}
-             */
-            status: "issued" | "voided";
-            hours_worked: number;
-            /**
-             * @description Money as a JSON number with at most two decimals
-             * @example 3200
-             */
-            gross_pay: number;
-            /**
-             * @description Money as a JSON number with at most two decimals
-             * @example 3200
-             */
-            bonuses: number;
-            /**
-             * @description Each named deduction, and `total`
-             * @example {
-             *       "taxes": 640.5,
-             *       "benefits": 120,
-             *       "total": 760.5
-             *     }
-             */
-            deductions: {
-                /**
-                 * @description The sum of the deductions
-                 * @example 760.5
-                 */
-                total: number;
-            } & {
-                [key: string]: number;
-            };
-            /**
-             * @description Repeats the `benefits` deduction (0 without one)
-             * @example 3200
-             */
-            benefits: number;
-            /**
-             * @description Money as a JSON number with at most two decimals
-             * @example 3200
-             */
-            net_pay: number;
-            payment: {
-                /** @enum {string} */
-                method: "direct_deposit";
-                /** @enum {string} */
-                account_type: "checking" | "savings";
-                account_number_last4: string;
-                routing_number: string;
-                /** @description The NACHA trace number of the deposit; `null` when the net pay is zero */
-                trace_number: string | null;
-                /**
-                 * @description `scheduled`: in the file; `returned`: the bank sent the deposit back (see `return`); `cancelled`: the run was cancelled or failed before its file was released; `no_payment`: zero net pay
-                 * @enum {string}
-                 */
-                status: "scheduled" | "no_payment" | "returned" | "cancelled";
-                /**
-                 * Format: date
-                 * @description The day the deposit settles (the batch header of the file); `null` when nothing is paid
-                 * @example 2026-11-20
-                 */
-                effective_entry_date: string | null;
-                /** @description Present once the bank returned the deposit (POST /v1/disbursement-returns) */
-                return?: {
-                    code: string;
-                    /** @description The return code's standard reason */
-                    reason: string;
-                    /**
-                     * Format: date-time
-                     * @description UTC, ISO 8601 with milliseconds
-                     * @example 2026-11-21T10:02:28.752Z
-                     */
-                    returned_at: string;
-                };
-            };
-            notes: string | null;
-            /**
-             * Format: date-time
-             * @description UTC, ISO 8601 with milliseconds
-             * @example 2026-11-21T10:02:28.752Z
-             */
-            created_at: string;
-        };
         PaystubListResponse: {
             /** @example 200 */
             status: number;
             /** @example OK */
             message: string;
             data: {
-                paystubs: components["schemas"]["PaystubListItem"][];
+                paystubs: components["schemas"]["Paystub"][];
                 /** @description Opaque and signed; pass it as `page_token` for the next page. `null` on the last page. */
                 next_page_token: string | null;
             };
@@ -3929,7 +3816,13 @@ export interface operations {
                      *               "effective_entry_date": "2026-11-20"
                      *             },
                      *             "notes": null,
-                     *             "created_at": "2026-11-21T10:02:25.118Z"
+                     *             "created_at": "2026-11-21T10:02:25.118Z",
+                     *             "year_to_date": {
+                     *               "gross_pay": 19200,
+                     *               "bonuses": 450,
+                     *               "deductions": 4563,
+                     *               "net_pay": 15087
+                     *             }
                      *           }
                      *         ],
                      *         "next_page_token": null

@@ -23,6 +23,7 @@
  * | trace sequence    | ORG#<org>              | SEQ#TRACE#<odfi>        | `value`: the last trace sequence reserved |
  * | file ID sequence  | ORG#<org>              | SEQ#FILE#<destination>#<creation date> | `value`: files that day (ttl 35 days) |
  * | trace block       | ORG#<org>              | TRACEBLOCK#<odfi>#<first sequence, 7 digits> | the run whose entries carry it |
+ * | year-to-date ledger | YTD#<employee>#<year> | YTD                    | `stubs`: each issued paystub's amounts, by paystub id |
  *
  * Paystubs get a partition each rather than living under the organization, so a 25,000-employee run spreads
  * its writes instead of pressing on one partition key; the organization is checked on every read.
@@ -91,6 +92,7 @@ export const keys = {
     SK: `${keys.traceBlockPrefix(odfi)}${String(start).padStart(7, '0')}`,
   }),
   traceBlockPrefix: (odfi: string) => `TRACEBLOCK#${odfi}#`,
+  yearToDate: (employeeId: string, year: string): Key => ({ PK: `YTD#${employeeId}#${year}`, SK: 'YTD' }),
 } as const;
 
 /**

@@ -105,6 +105,45 @@ const shift = (date: string, days: number) =>
 const daysBetween = (a: string, b: string) =>
   Math.round((Date.parse(`${b}T00:00:00Z`) - Date.parse(`${a}T00:00:00Z`)) / DAY_MS);
 
+/**
+ * Employees created before this instant may have paystubs written before year-to-date ledgers existed: the first
+ * ledger of such an employee's year is filled from the employee index (one query, once per employee and year).
+ * Later employees' paystubs all have their lines. Set past the release that introduced ledgers.
+ */
+export const LEDGERS_SINCE = '2026-11-26T00:00:00.000Z';
+
+/** A paystub's line in its employee's ledger of the year: what year-to-date totals are summed from. */
+export interface LedgerLine {
+  pay_date: string;
+  payroll_id: string;
+  gross_pay: number;
+  bonuses: number;
+  deductions: number;
+  net_pay: number;
+}
+const ledgerLine = z.object({
+  pay_date: z.string(),
+  payroll_id: z.string(),
+  gross_pay: cents,
+  bonuses: cents,
+  deductions: cents,
+  net_pay: cents,
+});
+const ledgerItem = z.object({ organization_id: z.string() });
+export type Ledger = Map<string, LedgerLine>;
+
+const lineOf = (p: PaystubRecord): LedgerLine => ({
+  pay_date: p.pay_date,
+  payroll_id: p.payroll_id,
+  gross_pay: p.gross_pay,
+  bonuses: p.bonuses,
+  deductions: p.deductions_total,
+  net_pay: p.net_pay,
+});
+
+const ledgerKeyOf = (p: Pick<PaystubRecord, 'employee_id' | 'pay_date'>) =>
+  keys.yearToDate(p.employee_id, p.pay_date.slice(0, 4));
+
 export class PaystubRepository {
   constructor(private readonly table: TableRef) {}
 
@@ -144,6 +183,66 @@ export class PaystubRepository {
   }
 
   /**
+   * Adds paystubs to their employees' ledgers of the year, one atomic update each (16 at a time), so runs of one
+   * employee written at once never lose each other's lines; adding a line twice changes nothing. Each line is an
+   * attribute of its own (`L#<paystub id>`), so no map has to exist first. A ledger created here for an employee
+   * who may have paystubs from before ledgers existed (`mayHaveOlder`) is filled with them from the employee index.
+   */
+  async addToLedgers(paystubs: readonly PaystubRecord[], mayHaveOlder: (p: PaystubRecord) => boolean): Promise<void> {
+    await eachAtMost(16, paystubs, async (p) => {
+      const out = await this.table.doc.send(
+        new UpdateCommand({
+          TableName: this.table.tableName,
+          Key: ledgerKeyOf(p),
+          UpdateExpression: 'SET organization_id = :org, entity = :entity, #line = :line',
+          ExpressionAttributeNames: { '#line': `L#${p.paystub_id}` },
+          ExpressionAttributeValues: { ':org': p.organization_id, ':entity': 'ytd_ledger', ':line': lineOf(p) },
+          ReturnValues: 'UPDATED_OLD',
+        }),
+      );
+      if (out.Attributes?.organization_id !== undefined || !mayHaveOlder(p)) return;
+      const year = p.pay_date.slice(0, 4);
+      const older = await this.yearOf(p.organization_id, p.employee_id, { pay_date: `${year}-12-31`, paystub_id: '~' });
+      await eachAtMost(
+        4,
+        older.filter((o) => o.status === 'issued' && o.paystub_id !== p.paystub_id),
+        (o) =>
+          this.table.doc.send(
+            new UpdateCommand({
+              TableName: this.table.tableName,
+              Key: ledgerKeyOf(o),
+              UpdateExpression: 'SET #line = if_not_exists(#line, :line)',
+              ExpressionAttributeNames: { '#line': `L#${o.paystub_id}` },
+              ExpressionAttributeValues: { ':line': lineOf(o) },
+            }),
+          ),
+      );
+    });
+  }
+
+  /** The ledgers of these employees' years, by `<employee>#<year>`: one batched read for a page of paystubs. */
+  async ledgers(
+    orgId: string,
+    of: readonly Pick<PaystubRecord, 'employee_id' | 'pay_date'>[],
+  ): Promise<Map<string, Ledger>> {
+    const wanted = new Map(of.map((p) => [`${p.employee_id}#${p.pay_date.slice(0, 4)}`, ledgerKeyOf(p)]));
+    const items = await batchGetAll(this.table, [...wanted.values()]);
+    const out = new Map<string, Ledger>();
+    for (const item of items) {
+      if (parseItem(ledgerItem, item, 'year-to-date ledger').organization_id !== orgId) continue;
+      const [, employee, year] = String(item.PK).split('#');
+      const lines = Object.entries(item)
+        .filter(([name]) => name.startsWith('L#'))
+        .map(([name, line]): [string, LedgerLine] => [
+          name.slice(2),
+          parseItem(ledgerLine, line as Record<string, unknown>, 'ledger line'),
+        ]);
+      out.set(`${employee}#${year}`, new Map(lines));
+    }
+    return out;
+  }
+
+  /**
    * Voids paystubs in place (16 at a time), never from a copy read earlier: a payment still `scheduled` becomes
    * `cancelled`; a returned one, or one with nothing to pay, keeps its payment. Ids with no paystub are skipped.
    * Returns how many were voided.
@@ -153,23 +252,42 @@ export class PaystubRepository {
     let next = 0;
     const update = async (id: string, withPayment: boolean) => {
       try {
-        await this.table.doc.send(
-          new UpdateCommand({
-            TableName: this.table.tableName,
-            Key: keys.paystub(id),
-            UpdateExpression: withPayment
-              ? 'SET #status = :voided, payment.#status = :cancelled'
-              : 'SET #status = :voided',
-            ConditionExpression: withPayment
-              ? 'attribute_exists(PK) AND payment.#status = :scheduled'
-              : 'attribute_exists(PK)',
-            ExpressionAttributeNames: { '#status': 'status' },
-            ExpressionAttributeValues: {
-              ':voided': 'voided',
-              ...(withPayment && { ':cancelled': 'cancelled', ':scheduled': 'scheduled' }),
-            },
-          }),
-        );
+        await this.table.doc
+          .send(
+            new UpdateCommand({
+              TableName: this.table.tableName,
+              Key: keys.paystub(id),
+              UpdateExpression: withPayment
+                ? 'SET #status = :voided, payment.#status = :cancelled'
+                : 'SET #status = :voided',
+              ConditionExpression: withPayment
+                ? 'attribute_exists(PK) AND payment.#status = :scheduled'
+                : 'attribute_exists(PK)',
+              ExpressionAttributeNames: { '#status': 'status' },
+              ExpressionAttributeValues: {
+                ':voided': 'voided',
+                ...(withPayment && { ':cancelled': 'cancelled', ':scheduled': 'scheduled' }),
+              },
+              ReturnValues: 'ALL_NEW',
+            }),
+          )
+          .then(async (out) => {
+            // A voided paystub leaves its employee's year-to-date: the ledger line goes with it.
+            const stub = parse(out.Attributes!);
+            await this.table.doc
+              .send(
+                new UpdateCommand({
+                  TableName: this.table.tableName,
+                  Key: ledgerKeyOf(stub),
+                  UpdateExpression: 'REMOVE #line',
+                  ConditionExpression: 'attribute_exists(PK)',
+                  ExpressionAttributeNames: { '#line': `L#${stub.paystub_id}` },
+                }),
+              )
+              .catch((err) => {
+                if (!isConditionalCheckFailure(err)) throw err;
+              });
+          });
         return true;
       } catch (err) {
         if (isConditionalCheckFailure(err)) return false;
@@ -335,4 +453,13 @@ export class PaystubRepository {
     } while (start);
     return out.filter((p) => p.pay_date < upTo.pay_date || p.paystub_id <= upTo.paystub_id);
   }
+}
+
+/** Runs `fn` over `items`, at most `limit` at a time. */
+async function eachAtMost<T>(limit: number, items: readonly T[], fn: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }

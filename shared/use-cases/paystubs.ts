@@ -101,10 +101,52 @@ export async function listPaystubs(
   return { items: page.items.filter((p) => shown.has(p.payroll_id)), lastKey: page.lastKey };
 }
 
-/** A paystub with its year-to-date totals: the employee's issued paystubs of the same calendar year up to this one. */
-export async function getPaystub(s: PaystubServices, orgId: string, paystubId: string) {
-  const stub = await s.paystubs.get(orgId, paystubId);
-  if (!stub || !(await visibleRuns(s, orgId, [stub.payroll_id])).has(stub.payroll_id)) throw new NotFoundError();
+export interface YearToDate {
+  gross_pay: number;
+  bonuses: number;
+  deductions: number;
+  net_pay: number;
+}
+
+/**
+ * Year-to-date totals as of each paystub: the employee's issued paystubs of the same calendar year, in pay-date
+ * order then by id, up to and including it, counting only runs that have an outcome. Summed from each employee's
+ * ledger of the year (one batched read for a whole page, never a query per paystub); a voided paystub's line left
+ * the ledger when it was voided. A paystub with no line (written before ledgers existed) is summed from the
+ * employee index instead.
+ */
+export async function yearToDate(
+  s: PaystubServices,
+  orgId: string,
+  stubs: readonly PaystubRecord[],
+): Promise<Map<string, YearToDate>> {
+  const ledgers = await s.paystubs.ledgers(orgId, stubs);
+  const runs = new Set<string>();
+  for (const ledger of ledgers.values()) for (const line of ledger.values()) runs.add(line.payroll_id);
+  const shown = await visibleRuns(s, orgId, runs);
+  const out = new Map<string, YearToDate>();
+  for (const stub of stubs) {
+    const ledger = ledgers.get(`${stub.employee_id}#${stub.pay_date.slice(0, 4)}`);
+    if (!ledger || (stub.status === 'issued' && !ledger.has(stub.paystub_id))) {
+      out.set(stub.paystub_id, await yearToDateFromIndex(s, orgId, stub));
+      continue;
+    }
+    const ytd = { gross_pay: 0, bonuses: 0, deductions: 0, net_pay: 0 };
+    for (const [id, line] of ledger) {
+      const before = line.pay_date < stub.pay_date || (line.pay_date === stub.pay_date && id <= stub.paystub_id);
+      if (!before || !shown.has(line.payroll_id)) continue;
+      ytd.gross_pay += line.gross_pay;
+      ytd.bonuses += line.bonuses;
+      ytd.deductions += line.deductions;
+      ytd.net_pay += line.net_pay;
+    }
+    out.set(stub.paystub_id, ytd);
+  }
+  return out;
+}
+
+/** The same totals from the employee index: for paystubs written before ledgers existed. */
+async function yearToDateFromIndex(s: PaystubServices, orgId: string, stub: PaystubRecord): Promise<YearToDate> {
   const year = await s.paystubs.yearOf(orgId, stub.employee_id, stub);
   const shown = await visibleRuns(
     s,
@@ -112,11 +154,18 @@ export async function getPaystub(s: PaystubServices, orgId: string, paystubId: s
     year.map((p) => p.payroll_id),
   );
   const counted = year.filter((p) => p.status === 'issued' && shown.has(p.payroll_id));
-  const ytd = {
+  return {
     gross_pay: sumCents(counted.map((p) => p.gross_pay)),
     bonuses: sumCents(counted.map((p) => p.bonuses)),
     deductions: sumCents(counted.map((p) => p.deductions_total)),
     net_pay: sumCents(counted.map((p) => p.net_pay)),
   };
+}
+
+/** A paystub with its year-to-date totals. */
+export async function getPaystub(s: PaystubServices, orgId: string, paystubId: string) {
+  const stub = await s.paystubs.get(orgId, paystubId);
+  if (!stub || !(await visibleRuns(s, orgId, [stub.payroll_id])).has(stub.payroll_id)) throw new NotFoundError();
+  const ytd = (await yearToDate(s, orgId, [stub])).get(stub.paystub_id)!;
   return { stub, ytd };
 }

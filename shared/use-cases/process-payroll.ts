@@ -9,7 +9,7 @@ import {
 } from '../data/disbursement-sequence-repository.js';
 import type { EmployeeRepository } from '../data/employee-repository.js';
 import type { OrganizationRepository } from '../data/organization-repository.js';
-import { paystubIdFor, type PaystubRecord, type PaystubRepository } from '../data/paystub-repository.js';
+import { LEDGERS_SINCE, paystubIdFor, type PaystubRecord, type PaystubRepository } from '../data/paystub-repository.js';
 import type { TransactItems, Transactions } from '../data/item.js';
 import type { PayrollRecord, PayrollRepository } from '../data/payroll-repository.js';
 import { effectiveEntryDate } from '../domain/banking-calendar.js';
@@ -310,6 +310,7 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
     }
     await Promise.all([
       s.paystubs.putAll(paystubs),
+      s.paystubs.addToLedgers(paystubs, (p) => (employees.get(p.employee_id)?.created_at ?? '') < LEDGERS_SINCE),
       s.objects.putText(objectKeys.chunkEntries(orgId, payrollId, chunk), records.join('\n'), 'text/plain'),
     ]);
     const updated = await s.payrolls.markChunkDone(orgId, payrollId, chunk, returned, s.deps.now().toISOString());

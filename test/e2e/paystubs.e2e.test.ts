@@ -290,4 +290,27 @@ describe('GET /v1/paystubs/{id}', () => {
     const after = (await api.GET('/v1/paystubs/{id}', at(retroStub!))).data!.data;
     expect(after.year_to_date).toEqual({ gross_pay: 1000, bonuses: 300, deductions: 250, net_pay: 1050 });
   });
+
+  it('carries year_to_date on every list item, equal to the single read, before and after a run is cancelled', async () => {
+    const compare = async () => {
+      for (const employee of emp) {
+        const items = (await list({ employee_id: employee, limit: 100 })).data!.data.paystubs;
+        expect(items.length).toBeGreaterThan(0);
+        for (const item of items) {
+          expect(item.year_to_date, item.paystub_id).toBeDefined();
+          const single = (await api.GET('/v1/paystubs/{id}', at(item.paystub_id))).data!.data;
+          expect(item.year_to_date, item.paystub_id).toEqual(single.year_to_date);
+        }
+      }
+    };
+    await compare();
+    // A run of the year cancelled: every later paystub of its employees drops its amounts, in the list too.
+    const [retroStub] = ids(await list({ payroll_id: runs.retro }));
+    const before = (await list({ payroll_id: runs.retro })).data!.data.paystubs[0]!.year_to_date;
+    expect((await api.POST('/v1/payroll/{id}/cancel', at(runs.jan1!))).response.status).toBe(200);
+    const afterCancel = (await list({ payroll_id: runs.retro })).data!.data.paystubs[0]!;
+    expect(afterCancel.paystub_id).toBe(retroStub);
+    expect(afterCancel.year_to_date.gross_pay).toBeLessThan(before.gross_pay);
+    await compare();
+  });
 });
