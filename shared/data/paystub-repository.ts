@@ -154,7 +154,8 @@ export class PaystubRepository {
 
   /**
    * The write that marks a paystub's payment returned, for a transaction: only once (a second return of the same
-   * deposit fails the condition, and its transaction with it), and only the payment that carried this trace number.
+   * deposit fails the condition, and its transaction with it), only the payment that carried this trace number, and
+   * only while it is `scheduled`.
    */
   returnItem(p: PaystubRecord, returned: PaymentReturn): TransactItems[number] {
     return {
@@ -162,9 +163,15 @@ export class PaystubRepository {
         TableName: this.table.tableName,
         Key: keys.paystub(p.paystub_id),
         UpdateExpression: 'SET payment.#status = :returned, payment.#return = :return',
-        ConditionExpression: 'payment.trace_number = :trace AND payment.#status <> :returned',
+        // Only a deposit still out: not one returned already, nor one whose run was cancelled in the meantime.
+        ConditionExpression: 'payment.trace_number = :trace AND payment.#status = :scheduled',
         ExpressionAttributeNames: { '#status': 'status', '#return': 'return' },
-        ExpressionAttributeValues: { ':returned': 'returned', ':return': returned, ':trace': p.payment.trace_number },
+        ExpressionAttributeValues: {
+          ':returned': 'returned',
+          ':scheduled': 'scheduled',
+          ':return': returned,
+          ':trace': p.payment.trace_number,
+        },
       },
     };
   }
