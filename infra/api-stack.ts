@@ -111,7 +111,7 @@ export class ApiStack extends Stack {
             extendedRequestId: AccessLogField.contextExtendedRequestId(),
             requestTime: AccessLogField.contextRequestTime(),
             ip: AccessLogField.contextIdentitySourceIp(),
-            userAgent: AccessLogField.contextIdentityUserAgent(),
+            // No user agent: whatever a client sends there is logged unredacted (the function's line redacts it).
             httpMethod: AccessLogField.contextHttpMethod(),
             // The route template only: a path can carry what a client should never have put there (a token, an
             // account number), and API Gateway cannot redact it. The function's own line has the redacted path.

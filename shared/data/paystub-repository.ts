@@ -105,13 +105,6 @@ const shift = (date: string, days: number) =>
 const daysBetween = (a: string, b: string) =>
   Math.round((Date.parse(`${b}T00:00:00Z`) - Date.parse(`${a}T00:00:00Z`)) / DAY_MS);
 
-/**
- * Employees created before this instant may have paystubs written before year-to-date ledgers existed: the first
- * ledger of such an employee's year is filled from the employee index (one query, once per employee and year).
- * Later employees' paystubs all have their lines. Set past the release that introduced ledgers.
- */
-export const LEDGERS_SINCE = '2026-11-26T00:00:00.000Z';
-
 /** A paystub's line in its employee's ledger of the year: what year-to-date totals are summed from. */
 export interface LedgerLine {
   pay_date: string;
@@ -192,10 +185,11 @@ export class PaystubRepository {
   /**
    * Adds paystubs to their employees' ledgers of the year, one atomic update each (16 at a time), so runs of one
    * employee written at once never lose each other's lines; adding a line twice changes nothing. Each line is an
-   * attribute of its own (`L#<paystub id>`), so no map has to exist first. A ledger created here for an employee
-   * who may have paystubs from before ledgers existed (`mayHaveOlder`) is filled with them from the employee index.
+   * attribute of its own (`L#<paystub id>`), so no map has to exist first. A ledger created here is filled with
+   * the employee's paystubs of that year written before ledgers existed, from the employee index (one query, once
+   * per employee and year; empty for an employee with no earlier paystub).
    */
-  async addToLedgers(paystubs: readonly PaystubRecord[], mayHaveOlder: (p: PaystubRecord) => boolean): Promise<void> {
+  async addToLedgers(paystubs: readonly PaystubRecord[]): Promise<void> {
     await eachAtMost(16, paystubs, async (p) => {
       const out = await this.table.doc.send(
         new UpdateCommand({
@@ -207,7 +201,7 @@ export class PaystubRepository {
           ReturnValues: 'UPDATED_OLD',
         }),
       );
-      if (out.Attributes?.organization_id !== undefined || !mayHaveOlder(p)) return;
+      if (out.Attributes?.organization_id !== undefined) return;
       const year = p.pay_date.slice(0, 4);
       const older = await this.yearOf(p.organization_id, p.employee_id, { pay_date: `${year}-12-31`, paystub_id: '~' });
       await eachAtMost(

@@ -37,7 +37,14 @@ export const REDACTED = '[redacted]';
  * recorded): those parts are replaced before anything is stored.
  */
 export function redactPath(path: string): string {
-  return path
+  // Redacted as the client meant it: a secret sent percent-encoded (`%2B`, `%2F`, `%3D`) is still the secret.
+  let decoded = path;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    // An undecodable path is redacted as it came.
+  }
+  return decoded
     .replace(SECRET_LIKE, REDACTED)
     .split('/')
     .map((segment) => (DIGITS_SEGMENT.test(segment) ? REDACTED : segment.replace(BARE_SECRET_RUN, REDACTED)))

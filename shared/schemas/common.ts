@@ -12,10 +12,12 @@ export const calendarDate = z
   .meta({ format: 'date', example: '2026-11-01' });
 
 /**
- * Control characters (NUL, ESC, CR, LF, tab, DEL, C1) and the bidirectional overrides and isolates (U+202A–U+202E,
- * U+2066–U+2069): text that reaches PDFs, NACHA files, logs and dashboards must print as what it says.
+ * Text that reaches PDFs, NACHA files, logs and dashboards must print as what it says. Refused: control characters
+ * (Cc: NUL, ESC, CR, LF, tab, DEL, C1), format characters (Cf: the bidirectional overrides and isolates U+202A–U+202E
+ * and U+2066–U+2069, direction marks, a byte-order mark, invisible tags), line and paragraph separators and lone
+ * surrogates. Zero-width joiners and non-joiners (U+200C, U+200D) stay: some scripts and emoji need them.
  */
-const UNPRINTABLE = /[\u0000-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/;
+const UNPRINTABLE = /(?![\u200C\u200D])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u;
 
 /** A string of printable text, at most `max` characters. */
 export function text(max: number) {
@@ -23,10 +25,10 @@ export function text(max: number) {
     .string()
     .max(max)
     .refine((value) => !UNPRINTABLE.test(value), {
-      message: 'Must not contain control characters or bidirectional overrides',
+      message: 'Must not contain control characters, bidirectional overrides or other invisible formatting',
       params: { code: 'invalid_characters' },
     })
-    .meta({ pattern: '^[^\\u0000-\\u001F\\u007F-\\u009F\\u202A-\\u202E\\u2066-\\u2069]*$' });
+    .meta({ pattern: '^(?:(?![\\u200C\\u200D])[^\\p{Cc}\\p{Cf}\\p{Zl}\\p{Zp}\\p{Cs}]|[\\u200C\\u200D])*$' });
 }
 
 export const personName = z.string().trim().min(1).pipe(text(100));
@@ -67,7 +69,7 @@ export const money = z
       negative: { code: 'negative_pay', message: 'Must not be negative' },
       precision: { code: 'invalid_precision', message: 'At most two decimal places' },
       format: { code: 'invalid_amount', message: 'Must be a decimal amount such as 1234.56' },
-      out_of_range: { code: 'out_of_range', message: 'Must be at most 9999999999999.99' },
+      out_of_range: { code: 'out_of_range', message: 'Too large: no amount has more than 13 digits before the point' },
     } as const;
     const problem = byReason[parsed.reason];
     ctx.addIssue({ code: 'custom', message: problem.message, params: { code: problem.code } });

@@ -1,8 +1,8 @@
-import type { PaystubFilters, PaystubRecord, PaystubRepository } from '../data/paystub-repository.js';
+import type { LedgerLine, PaystubFilters, PaystubRecord, PaystubRepository } from '../data/paystub-repository.js';
 import type { PayrollRecord, PayrollRepository } from '../data/payroll-repository.js';
 import type { Page } from '../data/paginate.js';
 import { NotFoundError } from '../domain/errors.js';
-import { centsToNumber, sumCents } from '../domain/money.js';
+import { centsToNumber } from '../domain/money.js';
 import { effectiveEntryDate } from '../domain/banking-calendar.js';
 import { formatHours } from '../domain/payroll.js';
 
@@ -110,10 +110,11 @@ export interface YearToDate {
 
 /**
  * Year-to-date totals as of each paystub: the employee's issued paystubs of the same calendar year, in pay-date
- * order then by id, up to and including it, counting only runs that have an outcome. Summed from each employee's
- * ledger of the year (one batched read for a whole page, never a query per paystub); a voided paystub's line left
- * the ledger when it was voided. A paystub with no line (written before ledgers existed) is summed from the
- * employee index instead.
+ * order then by id, up to and including it, of completed runs. Summed from each employee's ledger of the year (one
+ * batched read for a whole page, and one for the runs' statuses: never a query per paystub). A voided paystub's line
+ * left the ledger when it was voided, and a line of a run that did not complete is not counted even if it stayed.
+ * An employee-year without a ledger (paystubs written before ledgers existed) is summed from the employee index,
+ * once per employee-year, in parallel.
  */
 export async function yearToDate(
   s: PaystubServices,
@@ -121,45 +122,72 @@ export async function yearToDate(
   stubs: readonly PaystubRecord[],
 ): Promise<Map<string, YearToDate>> {
   const ledgers = await s.paystubs.ledgers(orgId, stubs);
-  const runs = new Set<string>();
-  for (const ledger of ledgers.values()) for (const line of ledger.values()) runs.add(line.payroll_id);
-  const shown = await visibleRuns(s, orgId, runs);
+  const runIds = new Set<string>();
+  for (const ledger of ledgers.values()) for (const line of ledger.values()) runIds.add(line.payroll_id);
+  const completed = new Set(
+    (await s.payrolls.getMany(orgId, [...runIds])).filter((r) => r.status === 'completed').map((r) => r.payroll_id),
+  );
   const out = new Map<string, YearToDate>();
+  const legacy = new Map<string, PaystubRecord[]>();
   for (const stub of stubs) {
-    const ledger = ledgers.get(`${stub.employee_id}#${stub.pay_date.slice(0, 4)}`);
+    const yearKey = `${stub.employee_id}#${stub.pay_date.slice(0, 4)}`;
+    const ledger = ledgers.get(yearKey);
     if (!ledger || (stub.status === 'issued' && !ledger.has(stub.paystub_id))) {
-      out.set(stub.paystub_id, await yearToDateFromIndex(s, orgId, stub));
+      legacy.set(yearKey, [...(legacy.get(yearKey) ?? []), stub]);
       continue;
     }
-    const ytd = { gross_pay: 0, bonuses: 0, deductions: 0, net_pay: 0 };
-    for (const [id, line] of ledger) {
-      const before = line.pay_date < stub.pay_date || (line.pay_date === stub.pay_date && id <= stub.paystub_id);
-      if (!before || !shown.has(line.payroll_id)) continue;
-      ytd.gross_pay += line.gross_pay;
-      ytd.bonuses += line.bonuses;
-      ytd.deductions += line.deductions;
-      ytd.net_pay += line.net_pay;
-    }
-    out.set(stub.paystub_id, ytd);
+    const lines = [...ledger].map(([id, line]) => ({ ...line, paystub_id: id }));
+    out.set(
+      stub.paystub_id,
+      sumUpTo(lines, stub, (l) => completed.has(l.payroll_id)),
+    );
   }
+  await Promise.all(
+    [...legacy.values()].map(async (group) => {
+      const latest = group.reduce((a, b) => (asOf(b, a) ? a : b));
+      const year = (await s.paystubs.yearOf(orgId, latest.employee_id, latest)).filter((p) => p.status === 'issued');
+      const shown = await visibleRuns(
+        s,
+        orgId,
+        year.map((p) => p.payroll_id),
+      );
+      const lines = year.map((p) => ({
+        paystub_id: p.paystub_id,
+        pay_date: p.pay_date,
+        payroll_id: p.payroll_id,
+        gross_pay: p.gross_pay,
+        bonuses: p.bonuses,
+        deductions: p.deductions_total,
+        net_pay: p.net_pay,
+      }));
+      for (const stub of group)
+        out.set(
+          stub.paystub_id,
+          sumUpTo(lines, stub, (l) => shown.has(l.payroll_id)),
+        );
+    }),
+  );
   return out;
 }
 
-/** The same totals from the employee index: for paystubs written before ledgers existed. */
-async function yearToDateFromIndex(s: PaystubServices, orgId: string, stub: PaystubRecord): Promise<YearToDate> {
-  const year = await s.paystubs.yearOf(orgId, stub.employee_id, stub);
-  const shown = await visibleRuns(
-    s,
-    orgId,
-    year.map((p) => p.payroll_id),
-  );
-  const counted = year.filter((p) => p.status === 'issued' && shown.has(p.payroll_id));
-  return {
-    gross_pay: sumCents(counted.map((p) => p.gross_pay)),
-    bonuses: sumCents(counted.map((p) => p.bonuses)),
-    deductions: sumCents(counted.map((p) => p.deductions_total)),
-    net_pay: sumCents(counted.map((p) => p.net_pay)),
-  };
+/** Whether `a` sorts at or before `b`: pay date, then paystub id. */
+const asOf = (a: { pay_date: string; paystub_id: string }, b: { pay_date: string; paystub_id: string }) =>
+  a.pay_date < b.pay_date || (a.pay_date === b.pay_date && a.paystub_id <= b.paystub_id);
+
+function sumUpTo(
+  lines: readonly (LedgerLine & { paystub_id: string })[],
+  stub: PaystubRecord,
+  counts: (line: LedgerLine) => boolean,
+): YearToDate {
+  const ytd = { gross_pay: 0, bonuses: 0, deductions: 0, net_pay: 0 };
+  for (const line of lines) {
+    if (!asOf(line, stub) || !counts(line)) continue;
+    ytd.gross_pay += line.gross_pay;
+    ytd.bonuses += line.bonuses;
+    ytd.deductions += line.deductions;
+    ytd.net_pay += line.net_pay;
+  }
+  return ytd;
 }
 
 /** A paystub with its year-to-date totals. */

@@ -9,7 +9,7 @@ import {
 } from '../data/disbursement-sequence-repository.js';
 import type { EmployeeRepository } from '../data/employee-repository.js';
 import type { OrganizationRepository } from '../data/organization-repository.js';
-import { LEDGERS_SINCE, paystubIdFor, type PaystubRecord, type PaystubRepository } from '../data/paystub-repository.js';
+import { paystubIdFor, type PaystubRecord, type PaystubRepository } from '../data/paystub-repository.js';
 import type { TransactItems, Transactions } from '../data/item.js';
 import type { PayrollRecord, PayrollRepository } from '../data/payroll-repository.js';
 import { effectiveEntryDate } from '../domain/banking-calendar.js';
@@ -310,14 +310,17 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
     }
     await Promise.all([
       s.paystubs.putAll(paystubs),
-      s.paystubs.addToLedgers(paystubs, (p) => (employees.get(p.employee_id)?.created_at ?? '') < LEDGERS_SINCE),
+      s.paystubs.addToLedgers(paystubs),
       s.objects.putText(objectKeys.chunkEntries(orgId, payrollId, chunk), records.join('\n'), 'text/plain'),
     ]);
     const updated = await s.payrolls.markChunkDone(orgId, payrollId, chunk, returned, s.deps.now().toISOString());
     if (!updated) {
-      // The run was cancelled (or failed) while this chunk was written: the cancel voided what existed then, and
-      // this chunk voids what it added since. No paystub of a cancelled run stays `issued`.
-      await s.paystubs.voidAll(paystubs.map((p) => p.paystub_id));
+      // No longer processing. Cancelled (or failed) while this chunk was written: the cancel voided what existed
+      // then, and this chunk voids what it added since, so no paystub of such a run stays `issued`. Completed (this
+      // was a late duplicate of a chunk already done): its paystubs are the run's, and stay as they are.
+      const now = await s.payrolls.get(orgId, payrollId);
+      if (now?.status === 'cancelled' || now?.status === 'failed')
+        await s.paystubs.voidAll(paystubs.map((p) => p.paystub_id));
       return;
     }
     if (updated.chunks_done.size === updated.chunk_count) {
@@ -339,6 +342,11 @@ async function finalizeRun(s: ProcessorServices, orgId: string, payrollId: strin
   const record = await s.payrolls.get(orgId, payrollId);
   // A finalize delivered again after completion: the sandbox's returns may not have been applied yet.
   if (record?.status === 'completed') return simulateBankReturns(s, record);
+  // After the run ended without completing (a failure whose voiding was cut short): finish voiding.
+  if (record?.status === 'failed' || record?.status === 'cancelled') {
+    await voidWrittenPaystubs(s, record);
+    return;
+  }
   if (
     record?.status !== 'processing' ||
     record.chunk_count === null ||

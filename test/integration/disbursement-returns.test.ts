@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { paystubIdFor, type PaystubRecord } from '../../shared/data/paystub-repository.js';
 import type { BankReportItem } from '../../shared/domain/returns.js';
 import { cancelPayroll } from '../../shared/use-cases/cancel-payroll.js';
+import { processMessage } from '../../shared/use-cases/process-payroll.js';
 import { applyBankReport } from '../../shared/use-cases/disbursement-returns.js';
 import { updateEmployee } from '../../shared/use-cases/employees.js';
 import { submitPayroll } from '../../shared/use-cases/submit-payroll.js';
@@ -196,5 +197,31 @@ describe('applying a bank report on the real engines', () => {
     expect(outcome!.outcome).toBe('applied');
     // The payment is returned, but the account it went to is no longer the employee's: the new one stays active.
     expect((await world.services.employees.get(orgId, employee!))!.bank_account!.status).toBe('active');
+  });
+
+  it('keeps the paystubs of a completed run when a late duplicate of one of its chunks arrives', async () => {
+    const world = await payrollWorld(3);
+    const orgId = world.org.organization_id;
+    const run = await completedRun(world);
+    // The duplicate read the run while it was still processing (a stale read), and reaches its end after completion.
+    const record = (await world.services.payrolls.get(orgId, run.payrollId))!;
+    const real = world.services.payrolls.get.bind(world.services.payrolls);
+    let stale = true;
+    world.services.payrolls.get = async (o, id) => {
+      if (stale) {
+        stale = false;
+        return { ...record, status: 'processing', chunks_done: new Set() };
+      }
+      return real(o, id);
+    };
+    await processMessage(world.services, {
+      kind: 'chunk',
+      organization_id: orgId,
+      payroll_id: run.payrollId,
+      chunk: 0,
+    });
+    world.services.payrolls.get = real;
+    const after = await world.services.paystubs.getMany(run.stubs.map((p) => p.paystub_id));
+    expect(after.map((p) => [p.status, p.payment.status])).toEqual(run.stubs.map(() => ['issued', 'scheduled']));
   });
 });

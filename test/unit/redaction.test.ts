@@ -28,6 +28,11 @@ describe('redaction of secrets in request paths and free text', () => {
     }
   });
 
+  it.each(Object.entries(SECRETS))('removes %s from a path when it is percent-encoded', (_, secret) => {
+    expect(redactPath(`/v1/employees/${encodeURIComponent(secret)}`)).not.toContain(secret);
+    expect(redactPath(`/v1/employees/${encodeURIComponent(secret)}`)).not.toMatch(/%2B|%2F|%3D/);
+  });
+
   it.each(Object.entries(SECRETS))('removes %s from a user agent', (_, secret) => {
     expect(redactFreeText(`curl/8.5.0 ${secret} (x)`)).not.toContain(secret);
   });
