@@ -33,16 +33,21 @@ const contentHash = z
   .meta({ description: 'SHA-256 of the canonical body: what idempotency compares' });
 const payrollId = id('pay', EXAMPLE_IDS.payroll);
 
+/** The run, its period and its settlement dates: the same in what a submission answers and in the summary. */
+const runPeriod = {
+  type: payrollType,
+  pay_period_start: date,
+  pay_period_end: date,
+  pay_date: date,
+  effective_entry_date: effectiveEntryDate,
+  release_by: releaseBy,
+};
+
 const submittedPayroll = z
   .strictObject({
     payroll_id: payrollId,
     status: z.literal('pending'),
-    type: payrollType,
-    pay_period_start: date,
-    pay_period_end: date,
-    pay_date: date,
-    effective_entry_date: effectiveEntryDate,
-    release_by: releaseBy,
+    ...runPeriod,
     employee_ids: z.array(z.string()),
     employee_count: z.int().min(1),
     totals,
@@ -68,12 +73,7 @@ const payrollSummary = z
   .strictObject({
     payroll_id: payrollId,
     status: z.enum(PAYROLL_STATUSES),
-    type: payrollType,
-    pay_period_start: date,
-    pay_period_end: date,
-    pay_date: date,
-    effective_entry_date: effectiveEntryDate,
-    release_by: releaseBy,
+    ...runPeriod,
     employee_count: z.int().min(1),
     totals,
     progress,

@@ -6,11 +6,16 @@ const GET_BATCH = 100;
 const WRITE_BATCH = 25;
 const MAX_ATTEMPTS = 8;
 
-const backoff = (attempt: number) =>
+/** A pause before attempt `attempt + 1`: doubling from 25 ms, at most 1 s, jittered (half to all of it). */
+export const backoff = (attempt: number) =>
   new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** attempt) * (0.5 + Math.random() / 2)));
 
 /** Runs `fn` over `items` with at most `parallel` calls in flight. */
-async function inParallel<T>(items: readonly T[], parallel: number, fn: (item: T) => Promise<void>): Promise<void> {
+export async function inParallel<T>(
+  items: readonly T[],
+  parallel: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const workers = Array.from({ length: Math.min(parallel, items.length) }, async () => {
     while (next < items.length) await fn(items[next++]!);

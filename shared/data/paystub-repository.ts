@@ -2,7 +2,7 @@ import { GetCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-
 import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
 import { deterministicId } from '../adapters/ids.js';
-import { batchGetAll, batchPutAll } from './batch.js';
+import { batchGetAll, batchPutAll, inParallel } from './batch.js';
 import { isConditionalCheckFailure, parseItem, type TransactItems } from './item.js';
 import { GSI1, GSI2, GSI3, descendingDate, keys } from './keys.js';
 import { queryPage, type Page } from './paginate.js';
@@ -125,7 +125,8 @@ const ledgerLine = z.object({
 const ledgerItem = z.object({ organization_id: z.string() });
 export type Ledger = Map<string, LedgerLine>;
 
-const lineOf = (p: PaystubRecord): LedgerLine => ({
+/** The line a paystub contributes to its employee's ledger of the year. */
+export const ledgerLineOf = (p: PaystubRecord): LedgerLine => ({
   pay_date: p.pay_date,
   payroll_id: p.payroll_id,
   gross_pay: p.gross_pay,
@@ -190,33 +191,34 @@ export class PaystubRepository {
    * per employee and year; empty for an employee with no earlier paystub).
    */
   async addToLedgers(paystubs: readonly PaystubRecord[]): Promise<void> {
-    await eachAtMost(16, paystubs, async (p) => {
+    await inParallel(paystubs, 16, async (p) => {
       const out = await this.table.doc.send(
         new UpdateCommand({
           TableName: this.table.tableName,
           Key: ledgerKeyOf(p),
           UpdateExpression: 'SET organization_id = :org, entity = :entity, #line = :line',
           ExpressionAttributeNames: { '#line': `L#${p.paystub_id}` },
-          ExpressionAttributeValues: { ':org': p.organization_id, ':entity': 'ytd_ledger', ':line': lineOf(p) },
+          ExpressionAttributeValues: { ':org': p.organization_id, ':entity': 'ytd_ledger', ':line': ledgerLineOf(p) },
           ReturnValues: 'UPDATED_OLD',
         }),
       );
       if (out.Attributes?.organization_id !== undefined) return;
       const year = p.pay_date.slice(0, 4);
       const older = await this.yearOf(p.organization_id, p.employee_id, { pay_date: `${year}-12-31`, paystub_id: '~' });
-      await eachAtMost(
-        4,
+      await inParallel(
         older.filter((o) => o.status === 'issued' && o.paystub_id !== p.paystub_id),
-        (o) =>
-          this.table.doc.send(
+        4,
+        async (o) => {
+          await this.table.doc.send(
             new UpdateCommand({
               TableName: this.table.tableName,
               Key: ledgerKeyOf(o),
               UpdateExpression: 'SET #line = if_not_exists(#line, :line)',
               ExpressionAttributeNames: { '#line': `L#${o.paystub_id}` },
-              ExpressionAttributeValues: { ':line': lineOf(o) },
+              ExpressionAttributeValues: { ':line': ledgerLineOf(o) },
             }),
-          ),
+          );
+        },
       );
     });
   }
@@ -250,59 +252,57 @@ export class PaystubRepository {
    */
   async voidAll(paystubIds: readonly string[]): Promise<number> {
     let voided = 0;
-    let next = 0;
-    const update = async (id: string, withPayment: boolean) => {
-      try {
-        await this.table.doc
-          .send(
-            new UpdateCommand({
-              TableName: this.table.tableName,
-              Key: keys.paystub(id),
-              UpdateExpression: withPayment
-                ? 'SET #status = :voided, payment.#status = :cancelled'
-                : 'SET #status = :voided',
-              ConditionExpression: withPayment
-                ? 'attribute_exists(PK) AND payment.#status = :scheduled'
-                : 'attribute_exists(PK)',
-              ExpressionAttributeNames: { '#status': 'status' },
-              ExpressionAttributeValues: {
-                ':voided': 'voided',
-                ...(withPayment && { ':cancelled': 'cancelled', ':scheduled': 'scheduled' }),
-              },
-              ReturnValues: 'ALL_NEW',
-            }),
-          )
-          .then(async (out) => {
-            // A voided paystub leaves its employee's year-to-date: the ledger line goes with it.
-            const stub = parse(out.Attributes!);
-            await this.table.doc
-              .send(
-                new UpdateCommand({
-                  TableName: this.table.tableName,
-                  Key: ledgerKeyOf(stub),
-                  UpdateExpression: 'REMOVE #line',
-                  ConditionExpression: 'attribute_exists(PK)',
-                  ExpressionAttributeNames: { '#line': `L#${stub.paystub_id}` },
-                }),
-              )
-              .catch((err) => {
-                if (!isConditionalCheckFailure(err)) throw err;
-              });
-          });
-        return true;
-      } catch (err) {
-        if (isConditionalCheckFailure(err)) return false;
-        throw err;
-      }
-    };
-    const worker = async () => {
-      while (next < paystubIds.length) {
-        const id = paystubIds[next++]!;
-        if ((await update(id, true)) || (await update(id, false))) voided++;
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(16, paystubIds.length) }, worker));
+    await inParallel(paystubIds, 16, async (id) => {
+      const stub = (await this.voidOne(id, true)) ?? (await this.voidOne(id, false));
+      if (!stub) return;
+      voided++;
+      // A voided paystub leaves its employee's year-to-date: the ledger line goes with it.
+      await this.table.doc
+        .send(
+          new UpdateCommand({
+            TableName: this.table.tableName,
+            Key: ledgerKeyOf(stub),
+            UpdateExpression: 'REMOVE #line',
+            ConditionExpression: 'attribute_exists(PK)',
+            ExpressionAttributeNames: { '#line': `L#${stub.paystub_id}` },
+          }),
+        )
+        .catch((err) => {
+          if (!isConditionalCheckFailure(err)) throw err;
+        });
+    });
     return voided;
+  }
+
+  /**
+   * Marks one paystub voided; `withPayment`: only if its payment is still `scheduled`, which becomes `cancelled`.
+   * The paystub as it now stands, or undefined when the condition failed (or there is no such paystub).
+   */
+  private async voidOne(id: string, withPayment: boolean): Promise<PaystubRecord | undefined> {
+    try {
+      const out = await this.table.doc.send(
+        new UpdateCommand({
+          TableName: this.table.tableName,
+          Key: keys.paystub(id),
+          UpdateExpression: withPayment
+            ? 'SET #status = :voided, payment.#status = :cancelled'
+            : 'SET #status = :voided',
+          ConditionExpression: withPayment
+            ? 'attribute_exists(PK) AND payment.#status = :scheduled'
+            : 'attribute_exists(PK)',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':voided': 'voided',
+            ...(withPayment && { ':cancelled': 'cancelled', ':scheduled': 'scheduled' }),
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return parse(out.Attributes!);
+    } catch (err) {
+      if (isConditionalCheckFailure(err)) return undefined;
+      throw err;
+    }
   }
 
   async get(orgId: string, paystubId: string): Promise<PaystubRecord | undefined> {
@@ -454,13 +454,4 @@ export class PaystubRepository {
     } while (start);
     return out.filter((p) => p.pay_date < upTo.pay_date || p.paystub_id <= upTo.paystub_id);
   }
-}
-
-/** Runs `fn` over `items`, at most `limit` at a time. */
-async function eachAtMost<T>(limit: number, items: readonly T[], fn: (item: T) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await fn(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }

@@ -3,6 +3,7 @@ import { parseReturnFile } from '../adapters/nacha-returns.js';
 import type { ObjectStore } from '../adapters/object-store.js';
 import type { DisbursementSequenceRepository } from '../data/disbursement-sequence-repository.js';
 import type { EmployeeRecord, EmployeeRepository } from '../data/employee-repository.js';
+import { backoff, inParallel } from '../data/batch.js';
 import type { TransactItems, Transactions } from '../data/item.js';
 import type { PayrollRecord, PayrollRepository } from '../data/payroll-repository.js';
 import { paystubIdFor, type PaystubRecord, type PaystubRepository } from '../data/paystub-repository.js';
@@ -104,15 +105,10 @@ export async function applyBankReport(
     const key = `${item.type}#${item.trace_number}`;
     byPayment.set(key, [...(byPayment.get(key) ?? []), i]);
   }
-  const groups = [...byPayment.values()];
   const find = paymentFinder(s, orgId);
-  let next = 0;
-  const worker = async () => {
-    while (next < groups.length) {
-      for (const i of groups[next++]!) outcomes[i] = await applyItem(s, items[i]!, find);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, groups.length) }, worker));
+  await inParallel([...byPayment.values()], CONCURRENCY, async (group) => {
+    for (const i of group) outcomes[i] = await applyItem(s, items[i]!, find);
+  });
   return outcomes;
 }
 
@@ -213,9 +209,6 @@ function paidAccount(
     bank.account_type === stub.payment.account_type
   );
 }
-
-/** A transaction that met another on one of its items is tried again after a short, growing, random pause. */
-const backoff = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * 25 * 2 ** attempt));
 
 const ATTEMPTS = 8;
 

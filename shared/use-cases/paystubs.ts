@@ -1,4 +1,10 @@
-import type { LedgerLine, PaystubFilters, PaystubRecord, PaystubRepository } from '../data/paystub-repository.js';
+import {
+  type LedgerLine,
+  ledgerLineOf,
+  type PaystubFilters,
+  type PaystubRecord,
+  type PaystubRepository,
+} from '../data/paystub-repository.js';
 import type { PayrollRecord, PayrollRepository } from '../data/payroll-repository.js';
 import type { Page } from '../data/paginate.js';
 import { NotFoundError } from '../domain/errors.js';
@@ -151,15 +157,7 @@ export async function yearToDate(
         orgId,
         year.map((p) => p.payroll_id),
       );
-      const lines = year.map((p) => ({
-        paystub_id: p.paystub_id,
-        pay_date: p.pay_date,
-        payroll_id: p.payroll_id,
-        gross_pay: p.gross_pay,
-        bonuses: p.bonuses,
-        deductions: p.deductions_total,
-        net_pay: p.net_pay,
-      }));
+      const lines = year.map((p) => ({ ...ledgerLineOf(p), paystub_id: p.paystub_id }));
       for (const stub of group)
         out.set(
           stub.paystub_id,

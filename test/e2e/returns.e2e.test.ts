@@ -398,6 +398,20 @@ describe('a bank return / notification-of-change file', () => {
     expect((await stubOf(org, run.payrollId, person.id)).payment.return!.reason).toBe(
       'Corporate customer advises not authorized',
     );
+    // A correction in the JSON form, with the addenda's corrected data as the bank wrote it.
+    const badData = await org.api.POST('/v1/disbursement-returns', {
+      body: { corrections: [{ trace_number: trace, code: 'C05', corrected_data: '99' }] },
+    });
+    expect(badData.response.status).toBe(400);
+    expect(badData.error!.error.details[0]).toMatchObject({ field: 'corrections[0].corrected_data' });
+    const corrected = await org.api.POST('/v1/disbursement-returns', {
+      body: { corrections: [{ trace_number: trace, code: 'C05', corrected_data: '32' }] },
+    });
+    expect(corrected.data!.data.outcomes).toEqual([
+      expect.objectContaining({ type: 'correction', code: 'C05', outcome: 'applied', account_updated: true }),
+    ]);
+    const account = (await org.api.GET('/v1/employees/{id}', at(person.id))).data!.data.bank_account!;
+    expect(account).toMatchObject({ account_type: 'savings', status: 'active' });
     // Another organization's trace numbers are unknown to this one.
     const other = await newOrg('Returns JSON other');
     const foreign = await other.api.POST('/v1/disbursement-returns', {

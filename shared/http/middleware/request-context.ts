@@ -64,10 +64,7 @@ function audit(event: ApiEvent, error: unknown, status: number, latencyMs: numbe
     route: event.requestContext?.resourcePath ?? null,
     status,
     source_ip: event.requestContext?.identity?.sourceIp?.slice(0, 64) ?? null,
-    user_agent: (() => {
-      const agent = event.requestContext?.identity?.userAgent;
-      return agent ? redactFreeText(agent.slice(0, 1024)) : null;
-    })(),
+    user_agent: redactFreeText(event.requestContext?.identity?.userAgent?.slice(0, 1024) ?? '') || null,
     at: new Date().toISOString(),
     latency_ms: latencyMs,
     auth_failure: failure?.reason ?? null,
