@@ -57,6 +57,8 @@ export const ERROR_CODES = {
     'pay_date_too_soon',
     'originator_not_configured',
     'idempotency_key_reused',
+    'api_key_limit_reached',
+    'webhook_limit_reached',
   ],
   429: ['rate_limited'],
   500: ['internal_error'],

@@ -10,7 +10,7 @@ import { Queue, sqsClient } from '../../shared/adapters/queue.js';
 import { config, required, webhookUrlPolicy } from '../../shared/config/env.js';
 import { EventRepository } from '../../shared/data/event-repository.js';
 import { WebhookRepository } from '../../shared/data/webhook-repository.js';
-import { deliverEvent, type DeliveryServices } from '../../shared/use-cases/events.js';
+import { deliverEvent, retryDelay, type DeliveryServices } from '../../shared/use-cases/events.js';
 
 const message = z.object({ organization_id: z.string(), event_id: z.string(), webhook_id: z.string() });
 const processor = new BatchProcessor(EventType.SQS);
@@ -47,7 +47,15 @@ async function handleRecord(record: SQSRecord): Promise<void> {
     return;
   }
   const receives = Number(record.attributes.ApproximateReceiveCount ?? '1');
-  const outcome = await deliverEvent(services, parsed.data, receives);
+  let outcome: Awaited<ReturnType<typeof deliverEvent>>;
+  try {
+    outcome = await deliverEvent(services, parsed.data, receives);
+  } catch (err) {
+    // An internal fault (a throttled or conflicting write) before the last attempt: retry on the configured
+    // schedule, not after the queue's whole visibility timeout. Best effort: if this fails too, the timeout applies.
+    await setVisibility(record, retryDelay(services.retryDelaysSeconds, receives)).catch(() => undefined);
+    throw err;
+  }
   if (outcome.kind === 'retry') {
     await setVisibility(record, outcome.delaySeconds);
     throw new DeliveryFailed(`attempt ${receives} failed; retrying in ${outcome.delaySeconds} s`);

@@ -1220,7 +1220,7 @@ export type components = {
                  * @example employee_not_found
                  * @enum {string}
                  */
-                code: "employee_not_found" | "missing_bank_account" | "pay_date_too_soon" | "originator_not_configured" | "idempotency_key_reused";
+                code: "employee_not_found" | "missing_bank_account" | "pay_date_too_soon" | "originator_not_configured" | "idempotency_key_reused" | "api_key_limit_reached" | "webhook_limit_reached";
                 /** @example Invalid request body */
                 message: string;
                 details: components["schemas"]["ProblemDetail"][];
@@ -4134,6 +4134,20 @@ export interface operations {
                     "application/json": components["schemas"]["Error413"];
                 };
             };
+            /** @description `webhook_limit_reached`: the organization already has 10 endpoints (delete one first) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error422"];
+                };
+            };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -5325,6 +5339,20 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description `api_key_limit_reached`: the organization already holds 50 active keys (revoke one first) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error422"];
                 };
             };
             429: components["responses"]["RateLimited"];

@@ -84,7 +84,11 @@ export const apiKeyRoutes = routes('admin', {
         location: true,
       },
     ],
-    errors: { 400: 'A malformed or unknown field, or `expires_at` not in the future', 413: 'The body is over 6 MB' },
+    errors: {
+      400: 'A malformed or unknown field, or `expires_at` not in the future',
+      413: 'The body is over 6 MB',
+      422: '`api_key_limit_reached`: the organization already holds 50 active keys (revoke one first)',
+    },
   },
   listApiKeys: {
     method: 'GET',

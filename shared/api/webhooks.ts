@@ -187,7 +187,11 @@ export const webhookRoutes = routes('webhooks', {
         location: true,
       },
     ],
-    errors: { 400: `A malformed or unknown field, or ${UNSAFE}`, 413: 'The body is over 6 MB' },
+    errors: {
+      400: `A malformed or unknown field, or ${UNSAFE}`,
+      413: 'The body is over 6 MB',
+      422: '`webhook_limit_reached`: the organization already has 10 endpoints (delete one first)',
+    },
   },
   listWebhooks: {
     method: 'GET',

@@ -61,6 +61,8 @@ const schema = z.object({
   PAYROLL_RATE_LIMIT_READ: intFromEnv(300),
   PAYROLL_RATE_LIMIT_PAYROLL_WRITE: intFromEnv(100),
   PAYROLL_RATE_LIMIT_EMPLOYEE_WRITE: intFromEnv(100),
+  /** An organization's keys together get this many times one key's limit per bucket (`0`: no organization bucket). */
+  PAYROLL_RATE_LIMIT_ORG_FACTOR: intFromEnv(3),
 });
 
 export type Config = z.infer<typeof schema>;

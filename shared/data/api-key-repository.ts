@@ -2,8 +2,10 @@ import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dy
 import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
 import { SCOPES, TOKEN_TYPES } from '../domain/scopes.js';
+import { ApiKeyLimitReachedError, ConcurrentModificationError } from '../domain/errors.js';
 import { cancelledConditions, isConditionalCheckFailure, parseItem } from './item.js';
 import { keys, TTL_ATTRIBUTE } from './keys.js';
+import { OrgQuota } from './org-quota.js';
 import { queryPage, type Page } from './paginate.js';
 
 const apiKeyRecord = z.object({
@@ -83,12 +85,36 @@ export function apiKeyItems(tableName: string, record: ApiKeyRecord, tokenHash: 
 }
 
 export class ApiKeyRepository {
-  constructor(private readonly table: TableRef) {}
+  /** At most 50 active keys per organization; an expired key no longer counts once the cap is reached. */
+  private readonly quota: OrgQuota;
+
+  constructor(
+    private readonly table: TableRef,
+    private readonly now: () => Date = () => new Date(),
+  ) {
+    this.quota = new OrgQuota(table, 'api_keys', (orgId) => this.countActive(orgId));
+  }
 
   async create(record: ApiKeyRecord): Promise<void> {
-    await this.table.doc.send(
-      new TransactWriteCommand({ TransactItems: apiKeyItems(this.table.tableName, record, record.token_hash) }),
+    await this.quota.write(
+      record.organization_id,
+      apiKeyItems(this.table.tableName, record, record.token_hash),
+      () => new ApiKeyLimitReachedError(this.quota.max),
+      () => new ConcurrentModificationError(),
     );
+  }
+
+  /** Keys neither revoked nor past their `expires_at`. */
+  private async countActive(orgId: string): Promise<number> {
+    const now = this.now().toISOString();
+    let active = 0;
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.list(orgId, 100, start);
+      active += page.items.filter((k) => !k.revoked_at && (k.expires_at === null || k.expires_at > now)).length;
+      start = page.lastKey;
+    } while (start);
+    return active;
   }
 
   async findByTokenHash(tokenHash: string): Promise<TokenRecord | undefined> {
@@ -216,6 +242,7 @@ export class ApiKeyRepository {
           ],
         }),
       );
+      await this.quota.release(key.organization_id);
       return 'revoked';
     } catch (err) {
       const failed = cancelledConditions(err);

@@ -2,6 +2,7 @@ import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@
 import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
 import { DELIVERY_STATUSES, EVENT_TYPES, type DeliveryStatus, type EventType } from '../domain/events.js';
+import { backoff } from './batch.js';
 import { queryFilter } from './filters.js';
 import { cancelledConditions, isConditionalCheckFailure, parseItem, type TransactItems } from './item.js';
 import { GSI2, keys } from './keys.js';
@@ -87,6 +88,36 @@ export class EventRepository {
       new GetCommand({ TableName: this.table.tableName, Key: keys.event(orgId, eventId), ConsistentRead: true }),
     );
     return out.Item && out.Item.entity === 'event' ? parseEvent(out.Item) : undefined;
+  }
+
+  /**
+   * Claims the event's one redelivery of the minute (CONTRACT §3): 0 when claimed, otherwise the seconds until the
+   * next one may be. One conditional write, so two concurrent requests cannot both claim it.
+   */
+  async claimRedelivery(orgId: string, eventId: string, now: Date, everySeconds: number): Promise<number> {
+    const at = now.toISOString();
+    const earliest = new Date(now.getTime() - everySeconds * 1000).toISOString();
+    try {
+      await this.table.doc.send(
+        new UpdateCommand({
+          TableName: this.table.tableName,
+          Key: keys.event(orgId, eventId),
+          UpdateExpression: 'SET last_redelivery_at = :at',
+          ConditionExpression:
+            'entity = :event AND (attribute_not_exists(last_redelivery_at) OR last_redelivery_at <= :earliest)',
+          ExpressionAttributeValues: { ':at': at, ':earliest': earliest, ':event': 'event' },
+        }),
+      );
+      return 0;
+    } catch (err) {
+      if (!isConditionalCheckFailure(err)) throw err;
+      const current = await this.table.doc.send(
+        new GetCommand({ TableName: this.table.tableName, Key: keys.event(orgId, eventId), ConsistentRead: true }),
+      );
+      const last = current.Item?.last_redelivery_at;
+      if (typeof last !== 'string') return everySeconds;
+      return Math.max(1, Math.ceil((Date.parse(last) + everySeconds * 1000 - now.getTime()) / 1000));
+    }
   }
 
   async deliveries(orgId: string, eventId: string): Promise<DeliveryRecord[]> {
@@ -335,15 +366,20 @@ export class EventRepository {
         ...alsoWrite,
       );
     }
-    try {
-      await this.table.doc.send(new TransactWriteCommand({ TransactItems: items }));
-      return true;
-    } catch (err) {
-      const failed = cancelledConditions(err);
-      if (failed?.[0]) return false;
-      // The endpoint was deleted meanwhile: the delivery still closes, without the endpoint's bookkeeping.
-      if (failed?.slice(2).some(Boolean)) return this.recordAttempt(orgId, eventId, webhookId, a, outcome);
-      throw err;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.table.doc.send(new TransactWriteCommand({ TransactItems: items }));
+        return true;
+      } catch (err) {
+        const failed = cancelledConditions(err);
+        if (failed?.[0]) return false;
+        // The endpoint was deleted meanwhile: the delivery still closes, without the endpoint's bookkeeping.
+        if (failed?.slice(2).some(Boolean)) return this.recordAttempt(orgId, eventId, webhookId, a, outcome);
+        // Lost to a concurrent transaction on the same items (another endpoint's delivery of the event closing):
+        // nothing was written, so write again rather than fail the attempt.
+        if (!failed || attempt >= 4) throw err;
+        await backoff(attempt);
+      }
     }
   }
 }

@@ -5,6 +5,7 @@
  * |-------------------|------------------------|-------------------------|-----------------|
  * | organization      | ORG#<org>              | ORG                     |                 |
  * | settings          | ORG#<org>              | SETTINGS                |                 |
+ * | quotas            | ORG#<org>              | QUOTAS                  | `api_keys`, `webhooks`: counts the caps are checked against |
  * | api key           | ORG#<org>              | APIKEY#<key>            |                 |
  * | token (by hash)   | TOKEN#<sha256>         | TOKEN                   |                 |
  * | employee          | ORG#<org>              | EMP#<employee>          |                 |
@@ -42,6 +43,7 @@ export interface Key {
 export const keys = {
   organization: (orgId: string): Key => ({ PK: `ORG#${orgId}`, SK: 'ORG' }),
   settings: (orgId: string): Key => ({ PK: `ORG#${orgId}`, SK: 'SETTINGS' }),
+  quotas: (orgId: string): Key => ({ PK: `ORG#${orgId}`, SK: 'QUOTAS' }),
   apiKey: (orgId: string, apiKeyId: string): Key => ({ PK: `ORG#${orgId}`, SK: `APIKEY#${apiKeyId}` }),
   apiKeyPrefix: 'APIKEY#',
   token: (tokenHash: string): Key => ({ PK: `TOKEN#${tokenHash}`, SK: 'TOKEN' }),

@@ -74,6 +74,14 @@ export class OrganizationRepository {
             },
           },
           ...apiKeyItems(this.table.tableName, firstKey, tokenHash),
+          // The caps' counters start with the first key (shared/data/org-quota.ts).
+          {
+            Put: {
+              TableName: this.table.tableName,
+              Item: { ...keys.quotas(org.organization_id), entity: 'quotas', api_keys: 1, webhooks: 0 },
+              ConditionExpression: 'attribute_not_exists(PK)',
+            },
+          },
         ],
       }),
     );

@@ -1,10 +1,11 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
-import { ConcurrentModificationError } from '../domain/errors.js';
+import { ConcurrentModificationError, WebhookLimitReachedError } from '../domain/errors.js';
 import { EVENT_TYPES, UNRELIABLE_AFTER_FAILED_EVENTS, WEBHOOK_STATUSES } from '../domain/events.js';
 import { isConditionalCheckFailure, parseItem, type TransactItems } from './item.js';
 import { keys } from './keys.js';
+import { OrgQuota } from './org-quota.js';
 import { queryPage, type Page } from './paginate.js';
 
 const webhookItem = z.object({
@@ -26,15 +27,27 @@ export type WebhookRecord = z.infer<typeof webhookItem>;
 const parse = (item: Record<string, unknown>) => parseItem(webhookItem, item, 'webhook');
 
 export class WebhookRepository {
-  constructor(private readonly table: TableRef) {}
+  /** At most 10 endpoints per organization, whatever their status. */
+  private readonly quota: OrgQuota;
+
+  constructor(private readonly table: TableRef) {
+    this.quota = new OrgQuota(table, 'webhooks', async (orgId) => (await this.all(orgId)).length);
+  }
 
   async create(w: WebhookRecord): Promise<void> {
-    await this.table.doc.send(
-      new PutCommand({
-        TableName: this.table.tableName,
-        Item: { ...keys.webhook(w.organization_id, w.webhook_id), entity: 'webhook', ...w },
-        ConditionExpression: 'attribute_not_exists(PK)',
-      }),
+    await this.quota.write(
+      w.organization_id,
+      [
+        {
+          Put: {
+            TableName: this.table.tableName,
+            Item: { ...keys.webhook(w.organization_id, w.webhook_id), entity: 'webhook', ...w },
+            ConditionExpression: 'attribute_not_exists(PK)',
+          },
+        },
+      ],
+      () => new WebhookLimitReachedError(this.quota.max),
+      () => new ConcurrentModificationError(),
     );
   }
 
@@ -97,6 +110,7 @@ export class WebhookRepository {
           ConditionExpression: 'attribute_exists(PK)',
         }),
       );
+      await this.quota.release(orgId);
       return true;
     } catch (err) {
       if (isConditionalCheckFailure(err)) return false;

@@ -181,6 +181,30 @@ export class IdempotencyKeyReusedError extends DomainError {
   }
 }
 
+/** CONTRACT §3: at most 50 active API keys per organization. */
+export class ApiKeyLimitReachedError extends DomainError {
+  constructor(max: number) {
+    super('unprocessable', 'api_key_limit_reached', 'API key limit reached', [
+      {
+        code: 'api_key_limit_reached',
+        message: `An organization may hold at most ${max} active API keys: revoke one you no longer use`,
+      },
+    ]);
+  }
+}
+
+/** CONTRACT §3: at most 10 webhook endpoints per organization. */
+export class WebhookLimitReachedError extends DomainError {
+  constructor(max: number) {
+    super('unprocessable', 'webhook_limit_reached', 'Webhook endpoint limit reached', [
+      {
+        code: 'webhook_limit_reached',
+        message: `An organization may register at most ${max} webhook endpoints: delete one you no longer use`,
+      },
+    ]);
+  }
+}
+
 /** The file of a run that was cancelled or failed: it existed, or could have, and must not reach a bank. */
 export class DisbursementWithdrawnError extends DomainError {
   constructor(status: 'cancelled' | 'failed') {

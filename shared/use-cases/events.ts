@@ -9,7 +9,7 @@ import { postWebhook, type Resolver } from '../adapters/webhook-url.js';
 import { type DeliveryAttempt, type EventRecord, EventRepository, type NewEvent } from '../data/event-repository.js';
 import type { PayrollRecord } from '../data/payroll-repository.js';
 import { type WebhookRecord, WebhookRepository } from '../data/webhook-repository.js';
-import { NotFoundError } from '../domain/errors.js';
+import { NotFoundError, RateLimitedError } from '../domain/errors.js';
 import { MAX_DELIVERY_ATTEMPTS, type EventType } from '../domain/events.js';
 import { payrollView } from './payroll-view.js';
 import { signingSecrets } from './webhooks.js';
@@ -178,6 +178,10 @@ export async function resumePendingDeliveries(
 
 export type DeliveryOutcome = { kind: 'done' } | { kind: 'retry'; delaySeconds: number } | { kind: 'failed' };
 
+/** The wait before the next attempt, after the `receives`-th. */
+export const retryDelay = (delaysSeconds: readonly number[], receives: number): number =>
+  delaysSeconds[receives - 1] ?? delaysSeconds.at(-1) ?? 30;
+
 /**
  * One attempt to deliver one event to one endpoint, signed per the Standard Webhooks specification. The queue
  * carries the retries: `receives` is the message's receive count, so attempts 1 and 2 ask for a retry after the
@@ -238,7 +242,7 @@ export async function deliverEvent(
     }
     if (receives < MAX_DELIVERY_ATTEMPTS) {
       await s.events.recordAttempt(m.organization_id, m.event_id, m.webhook_id, attempt, null);
-      return { kind: 'retry', delaySeconds: s.retryDelaysSeconds[receives - 1] ?? s.retryDelaysSeconds.at(-1) ?? 30 };
+      return { kind: 'retry', delaySeconds: retryDelay(s.retryDelaysSeconds, receives) };
     }
     await closeDelivery(s, m, webhook, attempt, 'failed');
     return { kind: 'failed' };
@@ -284,9 +288,15 @@ async function closeDelivery(
  * Sends an event again: to every endpoint it was delivered to (whatever the outcome), or, if it never had one, to
  * the endpoints subscribed now. The `webhook-id` stays the event id, so receivers recognise a repeat.
  */
+/** CONTRACT §3: at most one redelivery of an event per minute. */
+export const REDELIVERY_INTERVAL_SECONDS = 60;
+
 export async function redeliverEvent(s: EventServices, orgId: string, eventId: string): Promise<EventRecord> {
   const event = await s.events.get(orgId, eventId);
   if (!event) throw new NotFoundError();
+  // One redelivery per event per minute: a replay button, not a way to point POSTs at someone else's server.
+  const wait = await s.events.claimRedelivery(orgId, eventId, s.deps.now(), REDELIVERY_INTERVAL_SECONDS);
+  if (wait > 0) throw new RateLimitedError(wait);
   const endpoints = (await s.webhooks.all(orgId)).filter((w) => w.status !== 'disabled');
   const previous = new Set(Object.keys(event.deliveries));
   const targets =

@@ -127,4 +127,53 @@ describe('API key lifecycle', () => {
     expect(res.response.headers.get('warning')).toMatch(/^299 payroll-api "API key is 70 days old: rotate it/);
     expect((await admin.GET('/v1/employees')).response.headers.get('warning')).toBeNull();
   });
+
+  it('holds at most 50 active keys per organization, also when 60 creations race; a revoked or expired key frees its place', async () => {
+    const org = await stack.createOrganization('Key Cap Co');
+    const api = typedClient(stack, org.token);
+    const race = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => api.POST('/v1/api-keys', { body: { name: `k${i}`, type: 'read-only' } })),
+    );
+    const statuses = race.map((r) => r.response.status);
+    // The organization's first admin key is one of the 50.
+    expect(statuses.filter((s) => s === 201)).toHaveLength(49);
+    expect(statuses.filter((s) => s === 422)).toHaveLength(11);
+    expect(race.find((r) => r.response.status === 422)!.error!.error).toMatchObject({
+      code: 'api_key_limit_reached',
+      details: [expect.objectContaining({ code: 'api_key_limit_reached' })],
+    });
+    const made = race.filter((r) => r.response.status === 201).map((r) => r.data!.data);
+
+    // A revoked key frees its place, once.
+    expect(
+      (await api.DELETE('/v1/api-keys/{id}', { params: { path: { id: made[0]!.api_key_id } } })).response.status,
+    ).toBe(200);
+    expect(
+      (await api.POST('/v1/api-keys', { body: { name: 'after revoke', type: 'read-only' } })).response.status,
+    ).toBe(201);
+    expect((await api.POST('/v1/api-keys', { body: { name: 'over', type: 'read-only' } })).response.status).toBe(422);
+
+    // So does a key past its expiry, though nothing released it: the cap is checked against a recount.
+    const doc = DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        endpoint: stack.state.dynamodb_endpoint,
+        region: stack.state.region,
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      }),
+    );
+    await doc.send(
+      new UpdateCommand({
+        TableName: stack.state.table_name,
+        Key: { PK: `ORG#${org.organization_id}`, SK: `APIKEY#${made[1]!.api_key_id}` },
+        UpdateExpression: 'SET expires_at = :past',
+        ExpressionAttributeValues: { ':past': new Date(Date.now() - 60_000).toISOString() },
+      }),
+    );
+    expect(
+      (await api.POST('/v1/api-keys', { body: { name: 'after expiry', type: 'read-only' } })).response.status,
+    ).toBe(201);
+    expect((await api.POST('/v1/api-keys', { body: { name: 'over again', type: 'read-only' } })).response.status).toBe(
+      422,
+    );
+  });
 });

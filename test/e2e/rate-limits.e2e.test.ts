@@ -1,17 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalStack, type RunningStack } from '../support/local-stack.js';
-import { typedClient, type components, type operations, type TypedClient } from '../support/typed-client.js';
+import { typedClient, type components, type operations } from '../support/typed-client.js';
 
 /**
- * Limits of 5 per minute, so the sixth request of a bucket is the first refused. Every call goes through the client
+ * Limits of 5 per minute per key (15 per organization), so the sixth request of a bucket is the first refused. Every call goes through the client
  * typed from the OpenAPI document; the rate-limit headers are read from its `response.headers`.
  */
 let stack: RunningStack;
-let admin: TypedClient;
 
-async function freshKey(type: components['schemas']['ApiKey']['type'] = 'admin') {
-  const res = await admin.POST('/v1/api-keys', { body: { name: `k${Math.random()}`, type } });
-  return res.data!.data.token;
+/** A key of its own organization (each organization has its own bucket too), made with the CLI: no bucket spent. */
+async function freshKey(type: components['schemas']['ApiKey']['type'] = 'admin', orgId?: string) {
+  const org = orgId ?? (await stack.createOrganization(`Limits ${Math.random()}`)).organization_id;
+  const made = await stack.admin('token', 'create', '--org', org, '--type', type, '--json');
+  return JSON.parse(made.stdout).token as string;
 }
 
 const employee = (n: string): operations['createEmployee']['requestBody']['content']['application/json'] => ({
@@ -32,7 +33,6 @@ beforeAll(async () => {
       PAYROLL_RATE_LIMIT_PAYROLL_WRITE: '5',
     },
   });
-  admin = typedClient(stack, (await stack.createOrganization('Limits Co')).token);
 });
 
 afterAll(async () => {
@@ -123,10 +123,45 @@ describe('rate limits per token', () => {
   });
 
   it('keeps one bucket per key: another key is not affected', async () => {
-    const a = typedClient(stack, await freshKey('read-only'));
-    const b = typedClient(stack, await freshKey('read-only'));
+    const { organization_id } = await stack.createOrganization('Two Keys Co');
+    const a = typedClient(stack, await freshKey('read-only', organization_id));
+    const b = typedClient(stack, await freshKey('read-only', organization_id));
     for (let i = 0; i < 5; i++) await a.GET('/v1/employees');
     expect((await a.GET('/v1/employees')).response.status).toBe(429);
     expect((await b.GET('/v1/employees')).response.status).toBe(200);
+  });
+
+  it("caps an organization at 3 times a key's limit, however many keys it makes", async () => {
+    const { organization_id } = await stack.createOrganization('Many Keys Co');
+    const clients = await Promise.all(
+      Array.from({ length: 4 }, async () => typedClient(stack, await freshKey('read-only', organization_id))),
+    );
+    const statuses: number[] = [];
+    for (const api of clients.slice(0, 3)) {
+      for (let i = 0; i < 5; i++) statuses.push((await api.GET('/v1/employees')).response.status);
+    }
+    expect(statuses).toEqual(Array(15).fill(200));
+    // The fourth key has its own 5 left, but the organization's 15 are spent: the headers show the tighter bucket.
+    const fourth = await clients[3]!.GET('/v1/employees');
+    expect(fourth.response.status).toBe(429);
+    expect(fourth.error!.error.code).toBe('rate_limited');
+    expect(fourth.response.headers.get('x-ratelimit-limit')).toBe('15');
+    expect(fourth.response.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(Number(fourth.response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    // Another organization is not affected.
+    expect((await typedClient(stack, await freshKey('read-only')).GET('/v1/employees')).response.status).toBe(200);
+  });
+
+  it('spends nothing of the organization when a key is refused by its own bucket', async () => {
+    const { organization_id } = await stack.createOrganization('Noisy Key Co');
+    const noisy = typedClient(stack, await freshKey('read-only', organization_id));
+    const quiet = typedClient(stack, await freshKey('read-only', organization_id));
+    const burst = await Promise.all(Array.from({ length: 40 }, () => noisy.GET('/v1/employees')));
+    expect(burst.filter((r) => r.response.status === 200).length).toBeLessThanOrEqual(5);
+    // 40 tries by one key used at most 5 of the organization's 15: another key still gets its whole limit.
+    for (let i = 0; i < 5; i++) expect((await quiet.GET('/v1/employees')).response.status).toBe(200);
+    const sixth = await quiet.GET('/v1/employees');
+    expect(sixth.response.status).toBe(429);
+    expect(sixth.response.headers.get('x-ratelimit-limit')).toBe('5');
   });
 });

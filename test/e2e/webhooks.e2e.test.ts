@@ -202,7 +202,62 @@ describe('webhooks over the local stack', () => {
     const after = (await api.GET('/v1/events/{id}', at(event.id))).data!.data;
     expect(after.deliveries[0]!.status).toBe('succeeded');
     expect(after.deliveries[0]!.attempts).toHaveLength(4);
+    // CONTRACT §3: one redelivery per event per minute; the next is 429 with the wait, and sends nothing.
+    const tooSoon = await api.POST('/v1/events/{id}/redeliver', at(event.id));
+    expect(tooSoon.response.status).toBe(429);
+    expect(tooSoon.error!.error.code).toBe('rate_limited');
+    const wait = Number(tooSoon.response.headers.get('retry-after'));
+    expect(wait).toBeGreaterThanOrEqual(1);
+    expect(wait).toBeLessThanOrEqual(60);
+    const burst = await Promise.all(
+      Array.from({ length: 5 }, () => api.POST('/v1/events/{id}/redeliver', at(event.id))),
+    );
+    expect(burst.map((r) => r.response.status)).toEqual([429, 429, 429, 429, 429]);
+    expect(
+      (await api.GET('/v1/events/{id}', at(event.id))).data!.data.deliveries[0]!.attempts,
+      'no attempt beyond the one redelivery',
+    ).toHaveLength(4);
+    expect(receiver.received).toHaveLength(4);
     await receiver.close();
+  });
+
+  it('redelivers an event once, however many requests race for it', async () => {
+    const { api, employeeId } = await organization();
+    const receiver = await startReceiver();
+    await register(api, receiver.url, { events: ['payroll.completed'] });
+    const run = await submit(api, payroll(employeeId));
+    await receiver.waitFor((r) => r.length >= 1);
+    const event = (
+      await api.GET('/v1/events', { params: { query: { payroll_id: run.payroll_id } } })
+    ).data!.data.events.find((e) => e.type === 'payroll.completed')!;
+    const race = await Promise.all(
+      Array.from({ length: 8 }, () => api.POST('/v1/events/{id}/redeliver', at(event.id))),
+    );
+    expect(race.filter((r) => r.response.status === 202)).toHaveLength(1);
+    expect(race.filter((r) => r.response.status === 429)).toHaveLength(7);
+    await receiver.waitFor((r) => r.length >= 2);
+    await receiver.close();
+  });
+
+  it('registers at most 10 endpoints per organization, also when 15 registrations race', async () => {
+    const { api } = await organization();
+    const race = await Promise.all(
+      Array.from({ length: 15 }, (_, i) => api.POST('/v1/webhooks', { body: { url: `http://localhost:9/hook${i}` } })),
+    );
+    const statuses = race.map((r) => r.response.status);
+    expect(statuses.filter((s) => s === 201)).toHaveLength(10);
+    expect(statuses.filter((s) => s === 422)).toHaveLength(5);
+    const refused = race.find((r) => r.response.status === 422)!;
+    expect(refused.error!.error).toMatchObject({
+      code: 'webhook_limit_reached',
+      details: [expect.objectContaining({ code: 'webhook_limit_reached' })],
+    });
+    expect((await api.GET('/v1/webhooks', { params: { query: { limit: 100 } } })).data!.data.webhooks).toHaveLength(10);
+    // Deleting one frees its place, once.
+    const first = race.find((r) => r.response.status === 201)!.data!.data;
+    expect((await api.DELETE('/v1/webhooks/{id}', at(first.webhook_id))).response.status).toBe(200);
+    expect((await api.POST('/v1/webhooks', { body: { url: 'http://localhost:9/again' } })).response.status).toBe(201);
+    expect((await api.POST('/v1/webhooks', { body: { url: 'http://localhost:9/over' } })).response.status).toBe(422);
   });
 
   it('marks an endpoint unreliable and pauses it after five failed events, until re-enabled', async () => {

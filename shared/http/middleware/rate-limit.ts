@@ -42,16 +42,41 @@ const stamp = (event: RateLimitedEvent, response: APIGatewayProxyResult | null) 
   }
 };
 /**
- * Per key and bucket (read, payroll-write, employee-write), right after authentication and before any work: a
- * refused request has written nothing but its rate-limit state. Registered after `authenticate`.
+ * The answer of two buckets taken together: allowed only if both allow; the headers describe whichever has less
+ * left (a refusing bucket has none), and a refusal waits for the later of the two.
+ */
+export function combineDecisions(key: RateDecision, org: RateDecision | undefined): RateDecision {
+  if (!org) return key;
+  const refused = [key, org].filter((d) => !d.allowed);
+  const tighter = key.remaining <= org.remaining ? key : org;
+  if (refused.length === 0) return tighter;
+  const binding = refused.length === 2 ? (key.retryAfterSeconds >= org.retryAfterSeconds ? key : org) : refused[0]!;
+  return { ...binding, retryAfterSeconds: Math.max(...refused.map((d) => d.retryAfterSeconds)) };
+}
+
+/**
+ * Per key and bucket (read, payroll-write, employee-write), then per organization and bucket at
+ * `PAYROLL_RATE_LIMIT_ORG_FACTOR` times the key's limit (CONTRACT §3: more keys do not buy more throughput), right
+ * after authentication and before any work: a refused request has written nothing but its rate-limit state.
+ * The key's bucket is taken first and the organization's only if the key allowed the request, so a key hammering
+ * past its own limit spends nothing of its organization's bucket and cannot starve the organization's other keys.
+ * (When the organization refuses, the key's cell is spent: a key loses at most the requests its organization
+ * refused.) Registered after `authenticate`.
  */
 export function rateLimitCheck(bucket: RateBucket, gate: Gate): MiddlewareObj<RateLimitedEvent, APIGatewayProxyResult> {
   return {
     before: async ({ event }) => {
       const limit = perMinute(bucket);
       if (limit <= 0) return;
+      const factor = config().PAYROLL_RATE_LIMIT_ORG_FACTOR;
       // `authenticate` runs first and sets the principal, or refuses the request.
-      const decision = await gate.rateLimits.take(`${event.principal!.apiKeyId}#${bucket}`, { perMinute: limit });
+      const principal = event.principal!;
+      const key = await gate.rateLimits.take(`${principal.apiKeyId}#${bucket}`, { perMinute: limit });
+      const org =
+        key.allowed && factor > 0
+          ? await gate.rateLimits.take(`${principal.organizationId}#${bucket}`, { perMinute: limit * factor })
+          : undefined;
+      const decision = combineDecisions(key, org);
       event.rateLimit = decision;
       if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds);
     },
