@@ -1,4 +1,3 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { AuditRecord } from '../adapters/audit-sink.js';
 import type { TableRef } from '../adapters/dynamo.js';
 import { auditExpiresAt } from '../domain/audit.js';
@@ -6,7 +5,7 @@ import { auditRecordSchema } from '../schemas/audit.js';
 import { batchPutAll } from './batch.js';
 import { logger } from '../adapters/logger.js';
 import { TABLE_KEYS, TTL_ATTRIBUTE, keys } from './keys.js';
-import type { Page } from './paginate.js';
+import { DEFAULT_READ_BUDGET, queryPage, type Page, type ReadBudget } from './paginate.js';
 import { queryFilter } from './filters.js';
 
 /**
@@ -37,18 +36,6 @@ export interface AuditFilters {
   to?: string;
 }
 
-export interface AuditReadBudget {
-  /**
-   * Query calls one page may make. With a filter, DynamoDB evaluates items before filtering them, so a rare
-   * status over a year of lines could otherwise turn one API call into a read of the whole partition; past the
-   * budget the page ends short (possibly empty) with a token to go on from where the reading stopped.
-   */
-  maxReadsPerPage: number;
-  /** Items evaluated per Query when a filter is set: large enough that a selective filter still fills a page. */
-  filteredReadSize: number;
-}
-
-const DEFAULT_BUDGET: AuditReadBudget = { maxReadsPerPage: 10, filteredReadSize: 1_000 };
 /** Above every ASCII character a request id may contain: `<to>#<anything>` sorts below `<to>#\uffff`. */
 const SK_CEILING = '\uffff';
 
@@ -70,13 +57,10 @@ const parse = (item: Record<string, unknown>): AuditRecord | undefined => {
   return undefined;
 };
 
-const readable = (items: Record<string, unknown>[]): AuditRecord[] =>
-  items.map(parse).filter((r): r is AuditRecord => r !== undefined);
-
 export class AuditRepository {
   constructor(
     private readonly table: TableRef,
-    private readonly budget: AuditReadBudget = DEFAULT_BUDGET,
+    private readonly budget: ReadBudget = DEFAULT_READ_BUDGET,
   ) {}
 
   /** Whole-item puts in batches of 25; unprocessed items are retried, and a write that cannot finish throws. */
@@ -124,39 +108,20 @@ export class AuditRepository {
         values: { ':path': f.path_prefix },
       },
     ]);
-    const filtered = filter.FilterExpression !== undefined;
-
-    const raw: Record<string, unknown>[] = [];
-    let key = startKey;
-    let reads = 0;
-    do {
-      const out = await this.table.doc.send(
-        new QueryCommand({
-          TableName: this.table.tableName,
-          KeyConditionExpression: keyCondition,
-          ...filter,
-          ScanIndexForward: false,
-          // An audit read is never part of a read-modify-write; half the cost of a strongly consistent one.
-          ConsistentRead: false,
-          Limit: filtered ? this.budget.filteredReadSize : limit + 1 - raw.length,
-          ExclusiveStartKey: key,
-        }),
-      );
-      raw.push(...(out.Items ?? []));
-      key = out.LastEvaluatedKey;
-      reads++;
-    } while (key && raw.length <= limit && reads < this.budget.maxReadsPerPage);
-
-    // One item past the page says there is more; the cursor is then the last item shown (as in queryPage).
-    if (raw.length > limit) {
-      const page = raw.slice(0, limit);
-      const last = page.at(-1)!;
-      return {
-        items: readable(page),
-        lastKey: { [TABLE_KEYS.pk]: last[TABLE_KEYS.pk], [TABLE_KEYS.sk]: last[TABLE_KEYS.sk] },
-      };
-    }
-    // Otherwise either the range is exhausted, or the read budget ran out and the cursor is where reading stopped.
-    return { items: readable(raw), lastKey: key };
+    const page = await queryPage(
+      this.table,
+      {
+        KeyConditionExpression: keyCondition,
+        ...filter,
+        ScanIndexForward: false,
+        // An audit read is never part of a read-modify-write; half the cost of a strongly consistent one.
+        ConsistentRead: false,
+      },
+      limit,
+      startKey,
+      parse,
+      this.budget,
+    );
+    return { items: page.items.filter((r): r is AuditRecord => r !== undefined), lastKey: page.lastKey };
   }
 }

@@ -9,11 +9,27 @@ export interface Page<T> {
 }
 
 /**
+ * What one page may read (CONTRACT: every list has a read budget). With a filter, DynamoDB evaluates items before
+ * filtering them, so a filter that matches nothing in a 25,000-item partition could otherwise turn one API call
+ * into a read of the whole partition; past the budget the page ends short (possibly empty) with a cursor where the
+ * reading stopped.
+ */
+export interface ReadBudget {
+  /** Query calls one page may make. */
+  maxReadsPerPage: number;
+  /** Items evaluated per Query when a filter is set: large enough that a selective filter still fills a page. */
+  filteredReadSize: number;
+}
+
+export const DEFAULT_READ_BUDGET: ReadBudget = { maxReadsPerPage: 10, filteredReadSize: 1_000 };
+
+/**
  * One page of a query that may carry a filter. It reads one item past the page, so a page that happens to end
  * the results says so (no token leading to an empty page). DynamoDB applies `Limit` before the filter, so a
- * query can return fewer matches than asked; it reads on, each time asking only for what is still missing.
- * The next page starts after the last item returned, whose key is taken from the item itself (table keys, plus
- * the index's keys for an index query: `GSI1` → GSI1PK / GSI1SK).
+ * filtered query reads `filteredReadSize` items at a time and goes on until the page is full or the budget is
+ * spent. The next page starts after the last item returned, whose key is taken from the item itself (table keys,
+ * plus the index's keys for an index query: `GSI1` → GSI1PK / GSI1SK); or, when the budget ran out first, where
+ * the reading stopped.
  */
 export async function queryPage<T>(
   table: TableRef,
@@ -21,28 +37,29 @@ export async function queryPage<T>(
   limit: number,
   startKey: Record<string, unknown> | undefined,
   parse: (item: Record<string, unknown>) => T,
+  budget: ReadBudget = DEFAULT_READ_BUDGET,
 ): Promise<Page<T>> {
+  const filtered = Boolean(input.FilterExpression);
   const raw: Record<string, unknown>[] = [];
   let key = startKey;
+  let reads = 0;
   do {
     const out = await table.doc.send(
       new QueryCommand({
         ...input,
         TableName: table.tableName,
-        Limit: limit + 1 - raw.length,
+        Limit: filtered ? budget.filteredReadSize : limit + 1 - raw.length,
         ExclusiveStartKey: key,
       }),
     );
     raw.push(...(out.Items ?? []));
     key = out.LastEvaluatedKey;
-  } while (key && raw.length <= limit);
+    reads++;
+  } while (key && raw.length <= limit && reads < budget.maxReadsPerPage);
+  if (raw.length <= limit) return { items: raw.map(parse), lastKey: key };
   const page = raw.slice(0, limit);
   const keyNames: string[] = [TABLE_KEYS.pk, TABLE_KEYS.sk];
   if (input.IndexName) keyNames.push(`${input.IndexName}PK`, `${input.IndexName}SK`);
-  const last = page.at(-1);
-  const more = raw.length > limit;
-  return {
-    items: page.map(parse),
-    lastKey: more && last ? Object.fromEntries(keyNames.map((k) => [k, last[k]])) : undefined,
-  };
+  const last = page.at(-1)!;
+  return { items: page.map(parse), lastKey: Object.fromEntries(keyNames.map((k) => [k, last[k]])) };
 }

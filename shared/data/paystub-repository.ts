@@ -4,7 +4,7 @@ import type { TableRef } from '../adapters/dynamo.js';
 import { deterministicId } from '../adapters/ids.js';
 import { batchGetAll, batchPutAll, inParallel } from './batch.js';
 import { isConditionalCheckFailure, parseItem, type TransactItems } from './item.js';
-import { GSI1, GSI2, GSI3, descendingDate, keys } from './keys.js';
+import { GSI1, GSI2, GSI3, descendingDate, keys, type Key } from './keys.js';
 import { queryPage, type Page } from './paginate.js';
 
 const cents = z.number().int();
@@ -364,12 +364,31 @@ export class PaystubRepository {
    * that narrow read. `from`/`to` select paystubs whose period overlaps [from, to]; order is pay date descending,
    * then paystub id.
    */
+  /**
+   * Whether the filter's run and employee are the organization's. The indexes by run and by employee hold every
+   * organization's paystubs, so an id of another organization is answered (with nothing) without reading its
+   * index partition: how long the answer takes says nothing about another organization's runs.
+   */
+  private async filterIdsOwned(orgId: string, f: PaystubFilters): Promise<boolean> {
+    const owners = [
+      f.payrollId && keys.payroll(orgId, f.payrollId),
+      f.employeeId && keys.employee(orgId, f.employeeId),
+    ].filter((k): k is Key => Boolean(k));
+    const found = await Promise.all(
+      owners.map((Key) =>
+        this.table.doc.send(new GetCommand({ TableName: this.table.tableName, Key, ProjectionExpression: 'PK' })),
+      ),
+    );
+    return found.every((out) => out.Item !== undefined);
+  }
+
   async list(
     orgId: string,
     f: PaystubFilters,
     limit: number,
     startKey?: Record<string, unknown>,
   ): Promise<Page<PaystubRecord>> {
+    if (!(await this.filterIdsOwned(orgId, f))) return { items: [] };
     const names: Record<string, string> = { '#org': 'organization_id' };
     const values: Record<string, unknown> = { ':org': orgId };
     const filters = ['#org = :org'];

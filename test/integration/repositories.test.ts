@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { systemDeps } from '../../shared/adapters/clock.js';
 import { FieldEncryptor, LocalDataKeyProvider } from '../../shared/adapters/envelope-encryption.js';
@@ -8,6 +8,7 @@ import { ApiKeyRepository } from '../../shared/data/api-key-repository.js';
 import { EmployeeRepository } from '../../shared/data/employee-repository.js';
 import { OrganizationRepository } from '../../shared/data/organization-repository.js';
 import { queryPage } from '../../shared/data/paginate.js';
+import { PaystubRepository } from '../../shared/data/paystub-repository.js';
 import { ConcurrentModificationError, EmployeeAlreadyExistsError } from '../../shared/domain/errors.js';
 import { createApiKey, createOrganization, revokeApiKey, rotateApiKey } from '../../shared/use-cases/api-keys.js';
 import {
@@ -51,7 +52,9 @@ describe('organizations and tokens', () => {
     expect(found).toMatchObject({ organization_id: org.organization_id, type: 'admin', environment: 'sandbox' });
     const all = await table.doc.send(new ScanCommand({ TableName: table.tableName }));
     expect(JSON.stringify(all.Items)).not.toContain(org.token);
-    expect(all.Items!.map((i) => i.entity).sort()).toEqual(['api_key', 'organization', 'settings', 'token']);
+    // And the caps' counters (shared/data/org-quota.ts), starting at its first key.
+    expect(all.Items!.map((i) => i.entity).sort()).toEqual(['api_key', 'organization', 'quotas', 'settings', 'token']);
+    expect(all.Items!.find((i) => i.entity === 'quotas')).toMatchObject({ api_keys: 1, webhooks: 0 });
   });
 
   it('revokes a key by turning its token item into a tombstone in the same transaction, once', async () => {
@@ -157,6 +160,87 @@ describe('queryPage', () => {
     const second = await read(6, first.lastKey);
     expect(second.items).toEqual(['S#12', 'S#15', 'S#18', 'S#21', 'S#24', 'S#27']);
     expect(second.lastKey).toBeUndefined();
+  });
+
+  it('stops at its read budget with a short page and a cursor where reading stopped, however selective the filter', async () => {
+    const table = await createTestTable();
+    // 25 items, one match, at the end: as a filter that matches nothing in a run of 25,000.
+    for (let i = 0; i < 25; i++) {
+      await table.doc.send(
+        new PutCommand({
+          TableName: table.tableName,
+          Item: { PK: 'P', SK: `S#${String(i).padStart(2, '0')}`, keep: i === 24 },
+        }),
+      );
+    }
+    let queries = 0;
+    const send = table.doc.send.bind(table.doc);
+    const counted = {
+      ...table,
+      doc: {
+        send: (command: unknown) => {
+          if (command instanceof QueryCommand) queries++;
+          return (send as (c: unknown) => Promise<unknown>)(command);
+        },
+      },
+    } as unknown as typeof table;
+    // A tiny budget stands in for the real one (10 reads of 1,000 items).
+    const read = (start?: Record<string, unknown>) =>
+      queryPage(
+        counted,
+        {
+          KeyConditionExpression: 'PK = :pk',
+          FilterExpression: '#keep = :t',
+          ExpressionAttributeNames: { '#keep': 'keep' },
+          ExpressionAttributeValues: { ':pk': 'P', ':t': true },
+        },
+        50,
+        start,
+        (item) => item.SK as string,
+        { maxReadsPerPage: 2, filteredReadSize: 5 },
+      );
+    const first = await read();
+    expect(queries).toBe(2);
+    expect(first.items).toEqual([]);
+    expect(first.lastKey).toEqual({ PK: 'P', SK: 'S#09' });
+    const found: string[] = [];
+    let cursor = first.lastKey;
+    while (cursor) {
+      const page = await read(cursor);
+      found.push(...page.items);
+      cursor = page.lastKey;
+    }
+    expect(found).toEqual(['S#24']);
+    expect(queries).toBeLessThanOrEqual(8);
+  });
+});
+
+describe('paystub filters naming another organization', () => {
+  it("answers an empty page without reading the other organization's index partitions", async () => {
+    const table = await createTestTable();
+    let queries = 0;
+    const send = table.doc.send.bind(table.doc);
+    (table.doc as { send: unknown }).send = (command: unknown, ...rest: unknown[]) => {
+      if (command instanceof QueryCommand) queries++;
+      return (send as (...a: unknown[]) => Promise<unknown>)(command, ...rest);
+    };
+    const paystubs = new PaystubRepository(table);
+    const [orgA, orgB] = ['org_a', 'org_b'];
+    await table.doc.send(
+      new PutCommand({ TableName: table.tableName, Item: { PK: `ORG#${orgA}`, SK: 'PAYROLL#pay_1' } }),
+    );
+    await table.doc.send(new PutCommand({ TableName: table.tableName, Item: { PK: `ORG#${orgA}`, SK: 'EMP#emp_1' } }));
+    for (const filter of [
+      { payrollId: 'pay_1' },
+      { employeeId: 'emp_1' },
+      { payrollId: 'pay_1', employeeId: 'emp_1' },
+    ]) {
+      queries = 0;
+      expect(await paystubs.list(orgB, filter, 50)).toEqual({ items: [] });
+      expect(queries, `${JSON.stringify(filter)} of another organization`).toBe(0);
+      await paystubs.list(orgA, filter, 50);
+      expect(queries, `${JSON.stringify(filter)} of the organization`).toBe(1);
+    }
   });
 });
 
