@@ -1,8 +1,10 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AuditRecord } from '../adapters/audit-sink.js';
 import type { TableRef } from '../adapters/dynamo.js';
 import { auditExpiresAt } from '../domain/audit.js';
 import { auditRecordSchema } from '../schemas/audit.js';
 import { batchPutAll } from './batch.js';
+import { isConditionalCheckFailure } from './item.js';
 import { logger } from '../adapters/logger.js';
 import { TABLE_KEYS, TTL_ATTRIBUTE, keys } from './keys.js';
 import { DEFAULT_READ_BUDGET, queryPage, type Page, type ReadBudget } from './paginate.js';
@@ -22,7 +24,9 @@ import { queryFilter } from './filters.js';
  *
  * Failures with no organization (an unknown or malformed token) go to `AUDIT#UNAUTHENTICATED#<day>`: nobody reads
  * them through the API, operators read one day at a time, and that traffic comes from anyone on the Internet,
- * so a day bounds each collection an operator has to page through.
+ * so a day bounds each collection an operator has to page through. Anyone can send them, so they are not kept one
+ * item each (200 bad tokens would cost 200 writes kept 400 days): one burst line per source address and minute
+ * counts them, with their statuses, reasons and methods, and the first 20 request ids as a sample.
  *
  * Keys are deterministic (the request's own time and id), so a line written twice, as a retried delivery does,
  * is the same item.
@@ -35,6 +39,24 @@ export interface AuditFilters {
   from?: string;
   to?: string;
 }
+
+/** One source's failures of one minute that no organization owns, as one ingestion saw them. */
+export interface UnauthenticatedBurst {
+  /** `YYYY-MM-DDTHH:MM` (UTC). */
+  minute: string;
+  source_ip: string;
+  first_at: string;
+  last_at: string;
+  request_ids: string[];
+  statuses: number[];
+  reasons: string[];
+  methods: string[];
+  /** A hash of the group's request ids: the same group ingested twice is counted once. */
+  group_hash: string;
+}
+
+/** Request ids a burst line keeps as a sample. */
+export const BURST_SAMPLE = 20;
 
 /** Above every ASCII character a request id may contain: `<to>#<anything>` sorts below `<to>#\uffff`. */
 const SK_CEILING = '\uffff';
@@ -73,6 +95,57 @@ export class AuditRepository {
       }),
     );
     if (unique.size > 0) await batchPutAll(this.table, [...unique.values()]);
+  }
+
+  /**
+   * Counts one group of unattributed failures (one source, one minute) into its burst line. Idempotent per group:
+   * a delivery retried after a partial write carries the same group, whose hash the line remembers, and is not
+   * counted twice.
+   */
+  async addBurst(b: UnauthenticatedBurst): Promise<void> {
+    const key = keys.unauthenticatedBurst(b.minute, b.source_ip);
+    let count: number;
+    try {
+      const out = await this.table.doc.send(
+        new UpdateCommand({
+          TableName: this.table.tableName,
+          Key: key,
+          UpdateExpression:
+            'SET entity = :entity, source_ip = :ip, first_at = if_not_exists(first_at, :first), last_at = :last, #ttl = if_not_exists(#ttl, :ttl) ADD #count :n, statuses :statuses, reasons :reasons, methods :methods, groups :group',
+          ConditionExpression: 'NOT contains(groups, :hash)',
+          ExpressionAttributeNames: { '#count': 'count', '#ttl': TTL_ATTRIBUTE },
+          ExpressionAttributeValues: {
+            ':entity': 'audit_burst',
+            ':ip': b.source_ip,
+            ':first': b.first_at,
+            ':last': b.last_at,
+            ':ttl': auditExpiresAt(b.first_at),
+            ':n': b.request_ids.length,
+            ':statuses': new Set(b.statuses.map(String)),
+            ':reasons': new Set(b.reasons.length > 0 ? b.reasons : ['none']),
+            ':methods': new Set(b.methods),
+            ':group': new Set([b.group_hash]),
+            ':hash': b.group_hash,
+          },
+          ReturnValues: 'UPDATED_NEW',
+        }),
+      );
+      count = Number(out?.Attributes?.count ?? b.request_ids.length);
+    } catch (err) {
+      if (isConditionalCheckFailure(err)) return;
+      throw err;
+    }
+    // The sample: the first BURST_SAMPLE request ids of the minute (a race may add one group's worth more).
+    const before = count - b.request_ids.length;
+    if (before >= BURST_SAMPLE) return;
+    await this.table.doc.send(
+      new UpdateCommand({
+        TableName: this.table.tableName,
+        Key: key,
+        UpdateExpression: 'ADD request_ids :ids',
+        ExpressionAttributeValues: { ':ids': new Set(b.request_ids.slice(0, BURST_SAMPLE - before)) },
+      }),
+    );
   }
 
   /** Newest first. `from`/`to` narrow the key range; the key, status and path prefix are filters. */

@@ -19,7 +19,7 @@
  * | event (outbox)    | ORG#<org>              | EVENT#<event>           | GSI2: UNDISPATCHED_EVENTS / <created_at>#<event> until fanned out (sparse) |
  * | delivery          | ORG#<org>              | EVENT#<event>#DELIVERY#<webhook> | GSI2: PENDING_DELIVERIES / <last activity>#<org>#<event>#<webhook> while pending (sparse) |
  * | audit line        | ORG#<org>#AUDIT        | <at>#<request id>       | (ttl 400 days)  |
- * | audit line, no org | AUDIT#UNAUTHENTICATED#<yyyy-mm-dd> | <at>#<request id> | (ttl 400 days) |
+ * | audit burst, no org | AUDIT#UNAUTHENTICATED#<yyyy-mm-dd> | <yyyy-mm-ddThh:mm>#burst#<source ip> | count, statuses, reasons, ≤ 20 request ids (ttl 400 days) |
  * | rate limit state  | RATE#<key>#<bucket>    | RATE                    | (ttl 2 min)     |
  * | trace sequence    | ORG#<org>              | SEQ#TRACE#<odfi>        | `value`: the last trace sequence reserved |
  * | file ID sequence  | ORG#<org>              | SEQ#FILE#<destination>#<creation date> | `value`: files that day (ttl 35 days) |
@@ -82,6 +82,11 @@ export const keys = {
   unauthenticatedAuditLog: (at: string, requestId: string): Key => ({
     PK: `AUDIT#UNAUTHENTICATED#${at.slice(0, 10)}`,
     SK: `${at}#${requestId}`,
+  }),
+  /** One line per source address and minute for the failures no organization owns (`minute`: `YYYY-MM-DDTHH:MM`). */
+  unauthenticatedBurst: (minute: string, sourceIp: string): Key => ({
+    PK: `AUDIT#UNAUTHENTICATED#${minute.slice(0, 10)}`,
+    SK: `${minute}#burst#${sourceIp}`,
   }),
   rateLimit: (bucketKey: string): Key => ({ PK: `RATE#${bucketKey}`, SK: 'RATE' }),
   traceSequence: (orgId: string, odfi: string): Key => ({ PK: `ORG#${orgId}`, SK: `SEQ#TRACE#${odfi}` }),

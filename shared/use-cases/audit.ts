@@ -1,5 +1,7 @@
 import type { AuditRecord } from '../adapters/audit-sink.js';
-import type { AuditFilters, AuditRepository } from '../data/audit-repository.js';
+import { createHash } from 'node:crypto';
+import type { AuditFilters, AuditRepository, UnauthenticatedBurst } from '../data/audit-repository.js';
+import { inParallel } from '../data/batch.js';
 import type { Page } from '../data/paginate.js';
 import { auditRetentionStart, redactFreeText, redactPath } from '../domain/audit.js';
 
@@ -9,18 +11,50 @@ import { auditRetentionStart, redactFreeText, redactPath } from '../domain/audit
  * number a client put where it did not belong. Throws when the write fails: the caller must retry or keep the lines.
  */
 export async function ingestAuditRecords(
-  repo: Pick<AuditRepository, 'putAll'>,
+  repo: Pick<AuditRepository, 'putAll' | 'addBurst'>,
   records: readonly AuditRecord[],
 ): Promise<number> {
   if (records.length === 0) return 0;
-  await repo.putAll(
-    records.map((r) => ({
-      ...r,
-      path: redactPath(r.path),
-      user_agent: r.user_agent === null ? null : redactFreeText(r.user_agent),
-    })),
-  );
+  const attributed = records.filter((r) => r.organization_id !== null);
+  if (attributed.length > 0) {
+    await repo.putAll(
+      attributed.map((r) => ({
+        ...r,
+        path: redactPath(r.path),
+        user_agent: r.user_agent === null ? null : redactFreeText(r.user_agent),
+      })),
+    );
+  }
+  // Failures no organization owns (unknown or malformed tokens, from anyone): one burst line per source and minute.
+  await inParallel(bursts(records.filter((r) => r.organization_id === null)), 4, (b) => repo.addBurst(b));
   return records.length;
+}
+
+/** Groups unattributed lines by source address and minute. */
+export function bursts(records: readonly AuditRecord[]): UnauthenticatedBurst[] {
+  const groups = new Map<string, AuditRecord[]>();
+  for (const r of records) {
+    const key = `${r.at.slice(0, 16)} ${r.source_ip ?? 'unknown'}`;
+    groups.set(key, [...(groups.get(key) ?? []), r]);
+  }
+  return [...groups.values()].map((group) => {
+    const ats = group.map((r) => r.at).sort();
+    const ids = group.map((r) => r.request_id);
+    return {
+      minute: ats[0]!.slice(0, 16),
+      source_ip: group[0]!.source_ip ?? 'unknown',
+      first_at: ats[0]!,
+      last_at: ats.at(-1)!,
+      request_ids: ids,
+      statuses: [...new Set(group.map((r) => r.status))],
+      reasons: [...new Set(group.flatMap((r) => (r.auth_failure ? [r.auth_failure] : [])))],
+      methods: [...new Set(group.map((r) => r.method))],
+      group_hash: createHash('sha256')
+        .update([...ids].sort().join('\n'))
+        .digest('base64url')
+        .slice(0, 22),
+    };
+  });
 }
 
 /**

@@ -56,6 +56,57 @@ async function all(
 }
 
 describe('the audit repository', () => {
+  it('keeps one burst line per source and minute for failures no organization owns, counted once however often ingested', async () => {
+    const table = await createTestTable('audit');
+    const repo = new AuditRepository(table);
+    const anonymous = (i: number, ip: string) =>
+      line(new Date(Date.UTC(2026, 10, 21, 10, 2, 0, i * 100)).toISOString(), {
+        organization_id: null,
+        api_key_id: null,
+        status: 401,
+        source_ip: ip,
+        auth_failure: i % 2 ? 'The token is unknown or revoked' : 'Malformed token',
+      });
+    const attacker = Array.from({ length: 200 }, (_, i) => anonymous(i, '203.0.113.9'));
+    const another = Array.from({ length: 3 }, (_, i) => anonymous(i, '198.51.100.7'));
+    const owned = line('2026-11-21T10:02:30.000Z');
+    // Eight deliveries of 25, as the log subscription sends them; the second and fifth are delivered twice.
+    const deliveries = Array.from({ length: 8 }, (_, i) => attacker.slice(i * 25, i * 25 + 25));
+    for (const [i, d] of deliveries.entries()) {
+      await ingestAuditRecords(repo, i === 0 ? [...d, ...another, owned] : d);
+      if (i === 1 || i === 4) await ingestAuditRecords(repo, d);
+    }
+    const items = (
+      await table.doc.send(
+        new QueryCommand({
+          TableName: table.tableName,
+          KeyConditionExpression: 'PK = :pk',
+          ExpressionAttributeValues: { ':pk': 'AUDIT#UNAUTHENTICATED#2026-11-21' },
+        }),
+      )
+    ).Items!;
+    // 203 failures, 2 items: one per source address in that minute.
+    expect(items.map((i) => i.SK).sort()).toEqual([
+      '2026-11-21T10:02#burst#198.51.100.7',
+      '2026-11-21T10:02#burst#203.0.113.9',
+    ]);
+    const burst = items.find((i) => i.source_ip === '203.0.113.9')!;
+    expect(burst).toMatchObject({
+      entity: 'audit_burst',
+      count: 200,
+      first_at: attacker[0]!.at,
+      last_at: attacker[199]!.at,
+      statuses: new Set(['401']),
+      reasons: new Set(['Malformed token', 'The token is unknown or revoked']),
+      methods: new Set(['GET']),
+    });
+    expect(burst.request_ids).toEqual(new Set(attacker.slice(0, 20).map((r) => r.request_id)));
+    expect(burst.ttl).toBe(Math.floor(Date.parse(attacker[0]!.at) / 1000) + 400 * 86_400);
+    expect(items.find((i) => i.source_ip === '198.51.100.7')).toMatchObject({ count: 3 });
+    // The organization's own line is kept whole, in its log.
+    expect((await repo.list(ORG, {}, 10)).items.map((r) => r.request_id)).toEqual([owned.request_id]);
+  });
+
   it("lists an organization's lines newest first across days, in pages that add up to the whole", async () => {
     const table = await createTestTable('audit');
     const repo = new AuditRepository(table);

@@ -1,5 +1,5 @@
 import { gzipSync } from 'node:zlib';
-import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { CloudWatchLogsEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -81,10 +81,11 @@ describe('the audit ingest function', () => {
       status: 401,
       auth_failure: 'Unknown token',
     });
+    ddb.on(UpdateCommand).resolves({ Attributes: { count: 1 } });
     const out = await (await handler())(subscriptionEvent([...records, unauthenticated].map(powertoolsLine)));
     expect(out).toEqual({ ingested: 31 });
     const items = written();
-    expect(items.length).toBe(31);
+    expect(items.length).toBe(30);
     const first = items.find((i) => i.request_id === 'req-0')!;
     expect(first).toMatchObject({
       PK: 'ORG#org_1#AUDIT',
@@ -93,17 +94,24 @@ describe('the audit ingest function', () => {
       ...records[0],
     });
     expect(first.ttl).toBe(Math.floor(Date.parse(records[0]!.at) / 1000) + 400 * 86_400);
-    expect(items.find((i) => i.request_id === 'req-99')).toMatchObject({
-      PK: 'AUDIT#UNAUTHENTICATED#2026-11-21',
-      SK: `${unauthenticated.at}#req-99`,
+    // The failure no organization owns is counted into its source's burst line for the minute, not stored alone.
+    expect(items.find((i) => i.request_id === 'req-99')).toBeUndefined();
+    const [count, sample] = ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input);
+    expect(count).toMatchObject({
+      Key: {
+        PK: 'AUDIT#UNAUTHENTICATED#2026-11-21',
+        SK: `${unauthenticated.at.slice(0, 16)}#burst#${unauthenticated.source_ip}`,
+      },
     });
-    // 31 items: one group of 25 and one of 6.
+    expect(count!.ExpressionAttributeValues).toMatchObject({ ':n': 1, ':reasons': new Set(['Unknown token']) });
+    expect(sample!.ExpressionAttributeValues).toEqual({ ':ids': new Set(['req-99']) });
+    // 30 items: one group of 25 and one of 5.
     expect(
       ddb
         .commandCalls(BatchWriteCommand)
         .map((c) => c.args[0].input.RequestItems![TABLE]!.length)
         .sort(),
-    ).toEqual([25, 6]);
+    ).toEqual([25, 5]);
   });
 
   it('retries the items DynamoDB leaves unprocessed until every one is written', async () => {
