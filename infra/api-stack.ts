@@ -13,12 +13,13 @@ import {
 } from 'aws-cdk-lib/aws-apigateway';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { TABLE_DEFINITION } from '../shared/data/table-definition.js';
+import { TABLE_ACCESS } from '../shared/api/table-access.js';
 import type { FunctionName, RouteDef } from '../shared/api/route.js';
 import { functionsOf, ROUTES } from '../shared/api/routes.js';
 import { AuditLogIngestion } from './constructs/audit-log-ingestion.js';
 import { PayrollFunction } from './constructs/payroll-function.js';
 import { grantAccess, grantTable, type ServiceResources } from './constructs/service-access.js';
+import { StageWebAcl, webAclSettings } from './constructs/web-acl.js';
 import type { DeploymentEnvironment } from './stateful-stack.js';
 import { accessOf, apiHandlerOf } from './lambda-functions.js';
 import { pascal } from './names.js';
@@ -63,6 +64,8 @@ export class ApiStack extends Stack {
     return `/payroll/${this.stackName}/routes/`;
   }
   readonly auditLog: AuditLogIngestion;
+  /** The AWS WAF web ACL on the stage; absent only in a sandbox deployed with `-c waf=false` (constructs/web-acl.ts). */
+  readonly webAcl?: StageWebAcl;
   /** The URL clients prefix paths with: `<apiUrl>/v1/employees`. */
   readonly apiUrl: string;
 
@@ -201,11 +204,22 @@ export class ApiStack extends Stack {
           'The API is for machine clients holding API keys issued by the service itself, not Cognito users; see the AwsSolutions-APIG4 acknowledgment.',
       },
     );
-    Validations.of(this.api.deploymentStage).acknowledge({
-      id: 'AwsSolutions-APIG3',
-      reason:
-        'No WAF web ACL yet: the stage throttle bounds total traffic and every token has its own rate limit; a web ACL is a per-account cost decision left to the production rollout.',
-    });
+    // A per-source-IP rate limit in front of the stage (`-c wafRateLimitPer5Min`); a sandbox may go without it
+    // (`-c waf=false`), production never.
+    const waf = webAclSettings(this, props.environment);
+    if (waf) {
+      this.webAcl = new StageWebAcl(this, 'WebAcl', {
+        stage: this.api.deploymentStage,
+        name: `payroll-${props.environment}-${props.stage}-api`,
+        ...waf,
+      });
+    } else {
+      Validations.of(this.api.deploymentStage).acknowledge({
+        id: 'AwsSolutions-APIG3',
+        reason:
+          'A sandbox deployed with -c waf=false: the stage throttle bounds total traffic and every token has its own rate limit; production refuses the switch and always has the web ACL.',
+      });
+    }
     const cloudWatchRole = this.api.node.tryFindChild('CloudWatchRole');
     if (cloudWatchRole) {
       Validations.of(cloudWatchRole).acknowledge({
@@ -260,24 +274,10 @@ export class ApiStack extends Stack {
     });
     this.functions[name] = fn;
     for (const access of accessOf(routes)) grantAccess(fn, access, this.props);
-    // The docs function touches nothing but its logs: it answers before any token is read.
-    if (routes.every((r) => r.scope === null)) return fn;
-
-    // Every authenticated route reads the token item, stamps its last use and counts its rate limit, and the use
-    // cases write with transactions (ConditionCheck for invariants). No Scan: every access is by key or index.
-    grantTable(fn, this.props, {
-      actions: [
-        'dynamodb:GetItem',
-        'dynamodb:BatchGetItem',
-        'dynamodb:Query',
-        'dynamodb:PutItem',
-        'dynamodb:UpdateItem',
-        'dynamodb:DeleteItem',
-        'dynamodb:BatchWriteItem',
-        'dynamodb:ConditionCheckItem',
-      ],
-      indexes: TABLE_DEFINITION.globalSecondaryIndexes.map((index) => index.indexName),
-    });
+    // The function's table access, declared once (shared/api/table-access.ts); the docs function has none: it
+    // answers before any token is read.
+    const access = TABLE_ACCESS[name];
+    if (access) grantTable(fn, this.props, access);
     return fn;
   }
 

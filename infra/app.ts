@@ -1,10 +1,10 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { App, Tags, Validations } from 'aws-cdk-lib';
+import { App, Aspects, Tags, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { ApiStack, SERVICE_NAME } from './api-stack.js';
 import { DashboardStack } from './dashboard-stack.js';
-import { type DeploymentEnvironment, StatefulStack } from './stateful-stack.js';
+import { BankAccountKeyRoles, type DeploymentEnvironment, StatefulStack } from './stateful-stack.js';
 import { WorkersStack } from './workers-stack.js';
 
 export interface DeploymentContext {
@@ -96,6 +96,9 @@ export function addPayrollStacks(app: App): PayrollStacks {
     stage,
     api: { apiUrl: api.apiUrl, restApiId: api.api.restApiId },
   });
+
+  // The roles granted bank account key use go under the IAM path the key policy admits (stateful-stack.ts).
+  Aspects.of(app).add(new BankAccountKeyRoles(environment, stage));
 
   Tags.of(app).add('service', SERVICE_NAME);
   Tags.of(app).add('environment', environment);

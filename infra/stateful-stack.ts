@@ -1,16 +1,206 @@
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import {
+  Aws,
+  CfnOutput,
+  Duration,
+  type IAspect,
+  RemovalPolicy,
+  Stack,
+  type StackProps,
+  Validations,
+} from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import {
+  AccountRootPrincipal,
+  AnyPrincipal,
+  type CfnRole,
+  Effect,
+  Policy,
+  PolicyDocument,
+  PolicyStatement,
+  Role,
+} from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
-import type { Construct } from 'constructs';
+import type { Construct, IConstruct } from 'constructs';
+import type { KeyPurpose } from '../shared/adapters/envelope-encryption.js';
+import { WORK_FILE_PREFIX } from '../shared/adapters/object-store.js';
 import { QUEUE_DEFINITIONS, TABLE_DEFINITION } from '../shared/data/table-definition.js';
+import type { PayrollFunction } from './constructs/payroll-function.js';
 import { QueueWithDlq } from './constructs/queue-with-dlq.js';
 import { logBucket } from './constructs/log-bucket.js';
 import { pascal } from './names.js';
 
+/** Days the disbursement bucket keeps an object version after a write replaced it or a delete hid it. */
+export const NONCURRENT_VERSION_DAYS = 30;
+/** Days a processor work file (`WORK_FILE_PREFIX`) may outlive its run before the bucket expires it. */
+export const WORK_FILE_DAYS = 7;
+
 export type DeploymentEnvironment = 'sandbox' | 'production';
 export type QueueName = keyof typeof QUEUE_DEFINITIONS;
+
+/** The envelope purpose whose use of the key the key policy confines to named roles (see `keyPolicy`). */
+const BANK_ACCOUNT: KeyPurpose = 'bank-account';
+
+/** What a role does with bank account data keys: `decrypt` roles may also encrypt (their IAM policy says which). */
+export type BankAccountKeyUse = 'encrypt' | 'decrypt';
+
+/**
+ * The IAM path of the roles that may use the key with `purpose=bank-account`, e.g.
+ * `/payroll/production/main/bank-account-decrypt/`. A role ARN carries its path
+ * (`arn:aws:iam::<account>:role/<path><name>`), and so does `aws:PrincipalArn` for a role's sessions, so the key
+ * policy can name these roles by pattern without referring to them: the roles live in the API and workers stacks,
+ * which depend on this one, and a reference back would be a dependency cycle.
+ */
+export function bankAccountRolePath(environment: DeploymentEnvironment, stage: string, use: BankAccountKeyUse): string {
+  return `/payroll/${environment}/${stage}/bank-account-${use}/`;
+}
+
+/** CDK's key administrator actions (aws-kms `grantAdmin`), except `kms:Create*`, which also covers CreateGrant. */
+const KEY_ADMIN_ACTIONS = [
+  'kms:CreateAlias',
+  'kms:Describe*',
+  'kms:Enable*',
+  'kms:List*',
+  'kms:Put*',
+  'kms:Update*',
+  'kms:Revoke*',
+  'kms:Disable*',
+  'kms:Get*',
+  'kms:Delete*',
+  'kms:TagResource',
+  'kms:UntagResource',
+  'kms:ScheduleKeyDeletion',
+  'kms:CancelKeyDeletion',
+] as const;
+
+/**
+ * The key policy, in place of CDK's default (`kms:*` for the account), which lets any principal whose IAM policy
+ * says `kms:*` unwrap bank account data keys. Here the account (that is, IAM) keeps:
+ * - administration (KEY_ADMIN_ACTIONS), so the key can never become unmanageable, but no cryptographic use;
+ * - grants, only when an AWS service creates them for its resource (DynamoDB creates one for the table);
+ * - the use DynamoDB and S3 make of the key on a caller's behalf (kms:ViaService): the table and the
+ *   disbursement bucket are encrypted with it (grantTable and the bucket grants in service-access.ts);
+ * - envelope encryption with a `purpose` encryption context (shared/adapters/envelope-encryption.ts).
+ * On top of which two denies confine `purpose=bank-account`, for every principal (account root, administrators
+ * and AWS services included) whose ARN is not under the roles' path (`bankAccountRolePath`): decrypting (and
+ * re-encrypting, which would move a data key under another context) to the `decrypt` roles, encrypting and
+ * generating data keys to the `encrypt` and `decrypt` roles. IAM then says which of those roles may do what.
+ *
+ * An administrator can still rewrite this policy (kms:PutKeyPolicy must stay, or the key is unmanageable); that
+ * is a deliberate, logged act (CloudTrail), unlike reading bank account numbers with an account-wide `kms:*`.
+ */
+function keyPolicy(environment: DeploymentEnvironment, stage: string): PolicyDocument {
+  const account = new AccountRootPrincipal();
+  const roleArnsUnder = (...uses: BankAccountKeyUse[]) =>
+    uses.map(
+      (use) => `arn:${Aws.PARTITION}:iam::${Aws.ACCOUNT_ID}:role${bankAccountRolePath(environment, stage, use)}*`,
+    );
+  const bankAccount = { 'kms:EncryptionContext:purpose': BANK_ACCOUNT };
+  return new PolicyDocument({
+    statements: [
+      new PolicyStatement({
+        sid: 'KeyAdministration',
+        principals: [account],
+        actions: [...KEY_ADMIN_ACTIONS],
+        resources: ['*'],
+      }),
+      new PolicyStatement({
+        sid: 'GrantsForAwsResourcesOnly',
+        principals: [account],
+        actions: ['kms:CreateGrant'],
+        resources: ['*'],
+        conditions: { Bool: { 'kms:GrantIsForAWSResource': 'true' } },
+      }),
+      new PolicyStatement({
+        sid: 'UseThroughDynamoDbAndS3',
+        principals: [account],
+        actions: ['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey*', 'kms:ReEncrypt*'],
+        resources: ['*'],
+        conditions: {
+          StringEquals: {
+            'kms:ViaService': [`dynamodb.${Aws.REGION}.amazonaws.com`, `s3.${Aws.REGION}.amazonaws.com`],
+            'kms:CallerAccount': Aws.ACCOUNT_ID,
+          },
+        },
+      }),
+      new PolicyStatement({
+        sid: 'EnvelopeEncryptionByPurpose',
+        principals: [account],
+        actions: ['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey'],
+        resources: ['*'],
+        conditions: {
+          StringEquals: { 'kms:EncryptionContext:purpose': [BANK_ACCOUNT, 'webhook-secret'] satisfies KeyPurpose[] },
+        },
+      }),
+      new PolicyStatement({
+        sid: 'BankAccountDecryptOnlyByDecryptRoles',
+        effect: Effect.DENY,
+        principals: [new AnyPrincipal()],
+        actions: ['kms:Decrypt', 'kms:ReEncrypt*'],
+        resources: ['*'],
+        conditions: { StringEquals: bankAccount, StringNotLike: { 'aws:PrincipalArn': roleArnsUnder('decrypt') } },
+      }),
+      new PolicyStatement({
+        sid: 'BankAccountEncryptOnlyByServiceRoles',
+        effect: Effect.DENY,
+        principals: [new AnyPrincipal()],
+        actions: ['kms:Encrypt', 'kms:GenerateDataKey*'],
+        resources: ['*'],
+        conditions: {
+          StringEquals: bankAccount,
+          StringNotLike: { 'aws:PrincipalArn': roleArnsUnder('encrypt', 'decrypt') },
+        },
+      }),
+    ],
+  });
+}
+
+/**
+ * Puts every service function whose IAM policy lets it use the key with `purpose=bank-account` (the access
+ * 'kms:encrypt:bank-account' / 'kms:decrypt:bank-account', service-access.ts) under the role path the key policy
+ * admits, and no other. Derived from the grants themselves, at synthesis, so a route that gains or loses the
+ * access moves its role without anyone editing the key policy. Added to the app by addPayrollStacks (app.ts).
+ */
+export class BankAccountKeyRoles implements IAspect {
+  constructor(
+    private readonly environment: DeploymentEnvironment,
+    private readonly stage: string,
+  ) {}
+
+  visit(node: IConstruct): void {
+    // A PayrollFunction (its role and access policy), recognised by shape: importing the class here would load
+    // the route table with the stateful stack.
+    const role = node.node.tryFindChild('Role');
+    if (!(role instanceof Role) || !(node.node.tryFindChild('AccessPolicy') instanceof Policy)) return;
+    const use = bankAccountKeyUseOf(node as PayrollFunction);
+    if (use) (role.node.defaultChild as CfnRole).path = bankAccountRolePath(this.environment, this.stage, use);
+  }
+}
+
+/** What the function's access policy lets it do with bank account data keys, if anything. */
+export function bankAccountKeyUseOf(fn: PayrollFunction): BankAccountKeyUse | undefined {
+  const policy = fn.node.tryFindChild('AccessPolicy');
+  if (!(policy instanceof Policy)) return undefined;
+  interface RenderedStatement {
+    readonly Effect?: string;
+    readonly Action?: string | string[];
+    readonly Condition?: { readonly StringEquals?: Record<string, string | string[]> };
+  }
+  const asArray = <T>(value: T | T[] | undefined): T[] =>
+    value === undefined ? [] : Array.isArray(value) ? value : [value];
+  const rendered = policy.document.toJSON() as { Statement?: RenderedStatement | RenderedStatement[] } | undefined;
+  const actions = asArray(rendered?.Statement)
+    .filter(
+      (st) =>
+        st.Effect === 'Allow' &&
+        asArray(st.Condition?.StringEquals?.['kms:EncryptionContext:purpose']).includes(BANK_ACCOUNT),
+    )
+    .flatMap((st) => asArray(st.Action));
+  if (actions.some((a) => a === 'kms:Decrypt' || a.startsWith('kms:ReEncrypt'))) return 'decrypt';
+  if (actions.some((a) => a === 'kms:Encrypt' || a.startsWith('kms:GenerateDataKey'))) return 'encrypt';
+  return undefined;
+}
 
 export interface StatefulStackProps extends StackProps {
   readonly environment: DeploymentEnvironment;
@@ -41,6 +231,7 @@ export class StatefulStack extends Stack {
       enableKeyRotation: true,
       removalPolicy,
       pendingWindow: Duration.days(production ? 30 : 7),
+      policy: keyPolicy(props.environment, props.stage),
     });
 
     this.table = new Table(this, 'Table', {
@@ -81,7 +272,24 @@ export class StatefulStack extends Stack {
       objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
       serverAccessLogsBucket: this.accessLogsBucket,
       serverAccessLogsPrefix: 'disbursement-bucket/',
-      lifecycleRules: [{ abortIncompleteMultipartUploadAfter: Duration.days(7) }],
+      lifecycleRules: [
+        {
+          // Versioning keeps what a write replaced or a delete hid: kept 30 days (to undo a mistake), then gone.
+          id: 'ExpireNoncurrentVersions',
+          abortIncompleteMultipartUploadAfter: Duration.days(7),
+          noncurrentVersionExpiration: Duration.days(NONCURRENT_VERSION_DAYS),
+          expiredObjectDeleteMarker: true,
+        },
+        {
+          // The processor's work files (no account numbers: the runs' pending entries) are deleted when their run
+          // ends; this expires any a run left behind (one cancelled where no processor step saw it), and the
+          // versions deletes leave. No run is processing a week after it started.
+          id: 'ExpireWorkFiles',
+          prefix: WORK_FILE_PREFIX,
+          expiration: Duration.days(WORK_FILE_DAYS),
+          noncurrentVersionExpiration: Duration.days(1),
+        },
+      ],
       removalPolicy,
       autoDeleteObjects: !production,
     });

@@ -2,6 +2,7 @@ import type { AuditRecord } from '../shared/adapters/audit-sink.js';
 import type { TableRef } from '../shared/adapters/dynamo.js';
 import { AuditRepository } from '../shared/data/audit-repository.js';
 import { ingestAuditRecords } from '../shared/use-cases/audit.js';
+import { asFunction } from '../shared/adapters/table-guard.js';
 
 /**
  * The local stand-in for the deployed audit pipeline (log line → CloudWatch Logs → subscription → table): the
@@ -52,7 +53,8 @@ export function startAuditBatcher(table: TableRef, options: AuditBatcherOptions 
     const batch = buffer;
     buffer = [];
     try {
-      await ingestAuditRecords(repo, batch);
+      // As the ingestion function, within its grant (on AWS, a function of its own).
+      await asFunction('audit-ingest', () => ingestAuditRecords(repo, batch));
     } catch (err) {
       // Put the lines back in front of the newer ones: the next tick tries again (keys are deterministic).
       buffer = [...batch, ...buffer];

@@ -17,6 +17,7 @@ import { renderError } from '../shared/http/envelope.js';
 import type { RouteDef } from '../shared/api/route.js';
 import { routeMatcher } from '../shared/api/routes.js';
 import { isDashboardRequest, serveDashboard } from './dashboard-files.js';
+import { asFunction } from '../shared/adapters/table-guard.js';
 
 /**
  * The local stand-in for API Gateway: it turns each HTTPS request into the same REST proxy event API Gateway
@@ -159,10 +160,14 @@ export async function dispatch(req: IncomingMessage, res: ServerResponse): Promi
     }
     const match = routeMatcher.find(req.method ?? 'GET', url.pathname);
     // As API Gateway routes: a declared method goes to its route's function, anything else to the docs function.
-    const entry = `api/${match?.route.function ?? 'docs'}`;
+    const fn = match?.route.function ?? 'docs';
+    const entry = `api/${fn}`;
     const event = toEvent(req, url, body, requestId, match?.route, match?.params ?? {});
     const handler = await loadHandler(entry);
-    const result = (await handler(event, lambdaContext(entry, requestId), () => undefined)) as APIGatewayProxyResult;
+    // Inside the function's own table grant (shared/adapters/table-guard.ts), as its role on AWS.
+    const result = (await asFunction(fn, () =>
+      handler(event, lambdaContext(entry, requestId), () => undefined),
+    )) as APIGatewayProxyResult;
     send(res, result);
   } catch (err) {
     // A handler renders its own errors; reaching here means the adapter itself failed.

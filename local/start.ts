@@ -2,7 +2,8 @@ import { rmSync } from 'node:fs';
 import { createServer as createNetServer } from 'node:net';
 import type { Server } from 'node:http';
 import { setAuditSink } from '../shared/adapters/audit-sink.js';
-import { defaultTable } from '../shared/adapters/dynamo.js';
+import { defaultTable, documentClient } from '../shared/adapters/dynamo.js';
+import { asFunction, guardTable } from '../shared/adapters/table-guard.js';
 import { startAuditBatcher, type AuditBatcher } from './audit-batcher.js';
 import { localCertificate } from './certificate.js';
 import { startLocalWorkers, type Worker } from './workers.js';
@@ -111,6 +112,8 @@ async function main(): Promise<void> {
       process.env,
       handlerEnvironment({ ...partial, https_port: httpsPort, http_port: httpPort, base_url: '' }, secrets),
     );
+    // Each function's table calls are held to its grant, as its IAM role holds it on AWS (shared/adapters/table-guard.ts).
+    guardTable(documentClient());
     // Audit lines are batched into the table in process (deployed, they go through CloudWatch Logs): audit-batcher.ts.
     // For the benchmark that measures what the audit log costs a request: PAYROLL_LOCAL_AUDIT=off drops the lines,
     // =log writes them to stdout as a deployed function does (nothing ingests them; GET /v1/logs stays empty).
@@ -138,10 +141,15 @@ async function main(): Promise<void> {
     // the fan-out opens here are newer than it, so they are not taken for lost and sent a second time.
     const now = new Date();
     const sweeps = await import('../functions/processor/resume-stuck-payrolls.js');
-    const { resumed } = await sweeps.sweep({ runs: now, events: now, deliveries: now }, now);
+    const { resumed } = await asFunction('sweeper', () =>
+      sweeps.sweep({ runs: now, events: now, deliveries: now }, now),
+    );
     // EventBridge runs the sweeper every 5 minutes on AWS; here it runs every minute.
     const sweeper = setInterval(
-      () => void sweeps.handler().catch((err) => process.stderr.write(`sweeper: ${String(err)}\n`)),
+      () =>
+        void asFunction('sweeper', () => sweeps.handler()).catch((err) =>
+          process.stderr.write(`sweeper: ${String(err)}\n`),
+        ),
       60_000,
     );
     sweeper.unref();

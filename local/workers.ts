@@ -8,6 +8,8 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { StackState } from './stack-state.js';
+import { documentClient } from '../shared/adapters/dynamo.js';
+import { asFunction, guardTable } from '../shared/adapters/table-guard.js';
 
 /**
  * The local stand-in for Lambda's SQS event source: long-polls a queue, hands each batch to the same handler
@@ -175,8 +177,14 @@ export async function startLocalWorkers(
   state: StackState,
   concurrency = Number(process.env.PAYROLL_LOCAL_WORKER_CONCURRENCY ?? 4),
 ): Promise<Worker[]> {
-  const { handler: processPayroll } = await import('../functions/processor/process-payroll.js');
-  const { handler: deliverEvent } = await import('../functions/webhooks/deliver-event.js');
+  const { handler: processPayrollHandler } = await import('../functions/processor/process-payroll.js');
+  const { handler: deliverEventHandler } = await import('../functions/webhooks/deliver-event.js');
+  // Each within its own table grant, as its role holds it on AWS (shared/adapters/table-guard.ts).
+  guardTable(documentClient());
+  const processPayroll: typeof processPayrollHandler = (event, context) =>
+    asFunction('processor', () => processPayrollHandler(event, context));
+  const deliverEvent: typeof deliverEventHandler = (event, context) =>
+    asFunction('deliverer', () => deliverEventHandler(event, context));
   const sqs = new SQSClient({
     endpoint: state.sqs_endpoint,
     region: state.region,

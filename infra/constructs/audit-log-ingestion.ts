@@ -10,6 +10,7 @@ import { ParkingQueue } from './parking-queue.js';
 import { PayrollFunction } from './payroll-function.js';
 import { grantTable, type ServiceResources } from './service-access.js';
 import { WORKER_HANDLERS } from '../lambda-functions.js';
+import { TABLE_ACCESS } from '../../shared/api/table-access.js';
 
 /** The audit lines of shared/adapters/audit-sink.ts, and nothing else a function logs. */
 export const AUDIT_FILTER_PATTERN: IFilterPattern = FilterPattern.stringValue('$.audit_event', '=', 'request');
@@ -67,7 +68,7 @@ export class AuditLogIngestion extends Construct {
       removalPolicy: props.removalPolicy,
     });
     // Least privilege: the function only ever writes audit lines, in batches.
-    grantTable(this.function, props.resources, { actions: ['dynamodb:BatchWriteItem'], indexes: [] });
+    grantTable(this.function, props.resources, TABLE_ACCESS['audit-ingest']!);
     this.function.function.configureAsyncInvoke({
       retryAttempts: AUDIT_INGEST_RETRY_ATTEMPTS,
       maxEventAge: Duration.hours(6),

@@ -8,6 +8,7 @@ import { PayrollFunction } from './payroll-function.js';
 import { WEBHOOK_RETRY_ENVIRONMENT } from './webhook-deliverer.js';
 import { grantAccess, grantTable, type ServiceResources } from './service-access.js';
 import { WORKER_HANDLERS } from '../lambda-functions.js';
+import { TABLE_ACCESS } from '../../shared/api/table-access.js';
 
 /** Messages per invocation. Powertools handles a batch's records in parallel, each succeeding or failing alone. */
 export const PROCESSOR_BATCH_SIZE = 10;
@@ -72,17 +73,7 @@ export class PayrollProcessor extends Construct {
     // action). The fan-out then Queries the organization's webhooks (base table, PK = ORG#…, WEBHOOK# prefix),
     // opens each delivery (a transaction of two Updates) and clears the event's outbox marker (UpdateItem).
     // No Delete, no ConditionCheck, no index.
-    grantTable(this.processor, resources, {
-      actions: [
-        'dynamodb:GetItem',
-        'dynamodb:BatchGetItem',
-        'dynamodb:Query',
-        'dynamodb:PutItem',
-        'dynamodb:UpdateItem',
-        'dynamodb:BatchWriteItem',
-      ],
-      indexes: [],
-    });
+    grantTable(this.processor, resources, TABLE_ACCESS.processor!);
     // Bank account numbers are decrypted for the NACHA entries; submissions and chunk files are read, chunk and
     // NACHA files written; chunk and finalize messages are sent to its own queue, and one delivery message per
     // event and endpoint to the webhook queue.
@@ -121,7 +112,7 @@ export class PayrollProcessor extends Construct {
     // transaction of two Updates, authorized as UpdateItem) and clears the outbox marker (UpdateItem); re-sending a
     // delivery marks it swept, and abandoning one closes it (UpdateItem, a transaction of Updates). No GetItem,
     // Put or Delete.
-    grantTable(this.sweeper, resources, { actions: ['dynamodb:Query', 'dynamodb:UpdateItem'], indexes: [GSI2.name] });
+    grantTable(this.sweeper, resources, TABLE_ACCESS.sweeper!);
     // Start messages to the payroll queue; delivery messages to the webhook queue.
     grantAccess(this.sweeper, 'queue:payroll:send', resources);
     grantAccess(this.sweeper, 'queue:webhooks:send', resources);

@@ -7,6 +7,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { KeyPurpose } from '../../shared/adapters/envelope-encryption.js';
 import type { Access } from '../../shared/api/route.js';
+import { PARTITIONS, type Partition, type TableAccess } from '../../shared/api/table-access.js';
 import type { QueueName } from '../stateful-stack.js';
 import type { PayrollFunction } from './payroll-function.js';
 import { pascal } from '../names.js';
@@ -31,56 +32,68 @@ export const PAYROLL_CHUNK_SIZE = 1000;
 
 const OBJECTS_WILDCARD_REASON = `Object-level S3 actions can only name objects by key pattern; the pattern covers the ${DISBURSEMENT_OBJECT_PREFIX} prefix of the disbursement bucket alone, which holds nothing but this service's payroll bodies, chunk files and NACHA files.`;
 
-export interface TableGrant {
-  /**
-   * Item actions on the base table; empty for a function that only queries indexes. A transaction is authorized
-   * per contained action (Put → dynamodb:PutItem, Update → dynamodb:UpdateItem, Delete → dynamodb:DeleteItem,
-   * ConditionCheck → dynamodb:ConditionCheckItem): IAM has no TransactWriteItems or TransactGetItems action.
-   */
-  readonly actions: readonly string[];
-  /** Index names the function may Query, each granted by its own ARN (never `index/*`). */
-  readonly indexes: readonly string[];
-  /** Read-only functions only need DynamoDB to decrypt with the table key. */
-  readonly readOnly?: boolean;
-}
-
-/** Table access by key and index only (never Scan), and the table key as far as DynamoDB uses it for the function. */
-export function grantTable(
-  fn: PayrollFunction,
-  { table, key }: Pick<ServiceResources, 'table' | 'key'>,
-  grant: TableGrant,
-): void {
-  if (grant.actions.some((action) => action === 'dynamodb:Scan' || action.endsWith('*'))) {
-    throw new Error(`Table grants name their actions and never include Scan, got ${grant.actions.join(', ')}`);
-  }
-  if (grant.actions.some((action) => /^dynamodb:Transact(Write|Get)Items$/.test(action))) {
-    throw new Error(
-      'IAM has no dynamodb:TransactWriteItems or TransactGetItems action: grant the actions the transaction contains (PutItem, UpdateItem, DeleteItem, ConditionCheckItem, GetItem)',
-    );
-  }
-  if (grant.actions.length > 0) {
-    fn.addToAccessPolicy(
-      new PolicyStatement({ sid: 'TableItems', actions: [...grant.actions], resources: [table.tableArn] }),
-    );
-  }
-  if (grant.indexes.length > 0) {
-    fn.addToAccessPolicy(
+/**
+ * A function's table access (shared/api/table-access.ts) as IAM statements: read actions on the partitions it
+ * reads or writes, write actions on those it writes, each held to those partition key prefixes by a
+ * `dynamodb:LeadingKeys` condition (`ForAllValues`: every key a batch or transaction names must match), and Query
+ * on each index it names, by the index's own ARN (never `index/*`). Never Scan. A transaction is authorized per
+ * contained action (Put → PutItem, Update → UpdateItem, Delete → DeleteItem, ConditionCheck → ConditionCheckItem):
+ * IAM has no TransactWriteItems or TransactGetItems action.
+ */
+export function tableStatements(tableArn: string, access: TableAccess): PolicyStatement[] {
+  const prefixes = (partitions: readonly Partition[]) =>
+    [...new Set(partitions)].map((p) => `${PARTITIONS[p]}*`).sort();
+  const statements: PolicyStatement[] = [];
+  const readable = [...access.reads, ...access.writes];
+  if (access.readActions.length > 0 && readable.length > 0) {
+    statements.push(
       new PolicyStatement({
-        sid: 'TableIndexes',
-        actions: ['dynamodb:Query'],
-        resources: grant.indexes.map((indexName) => `${table.tableArn}/index/${indexName}`),
+        sid: 'TableRead',
+        actions: access.readActions.map((a) => `dynamodb:${a}`),
+        resources: [tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': prefixes(readable) } },
       }),
     );
   }
+  if (access.writeActions.length > 0 && access.writes.length > 0) {
+    statements.push(
+      new PolicyStatement({
+        sid: 'TableWrite',
+        actions: access.writeActions.map((a) => `dynamodb:${a}`),
+        resources: [tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': prefixes(access.writes) } },
+      }),
+    );
+  }
+  if (access.indexes.length > 0) {
+    statements.push(
+      new PolicyStatement({
+        sid: 'TableIndexes',
+        actions: ['dynamodb:Query'],
+        resources: access.indexes.map((indexName) => `${tableArn}/index/${indexName}`),
+      }),
+    );
+  }
+  return statements;
+}
+
+/** Grants `access` on the table, and the table key as far as DynamoDB uses it for the function. */
+export function grantTable(
+  fn: PayrollFunction,
+  { table, key }: Pick<ServiceResources, 'table' | 'key'>,
+  access: TableAccess,
+): void {
+  for (const statement of tableStatements(table.tableArn, access)) fn.addToAccessPolicy(statement);
   // The table is encrypted with the service key, and DynamoDB uses it with the caller's permissions. The
   // kms:ViaService condition keeps this to DynamoDB's own use: the function cannot call KMS with it directly,
   // so it cannot unwrap bank account data keys unless it is also granted 'kms:decrypt:bank-account'.
   fn.addToAccessPolicy(
     new PolicyStatement({
       sid: 'TableKeyViaDynamoDB',
-      actions: grant.readOnly
-        ? ['kms:Decrypt', 'kms:DescribeKey']
-        : ['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey', 'kms:DescribeKey'],
+      actions:
+        access.writeActions.length === 0
+          ? ['kms:Decrypt', 'kms:DescribeKey']
+          : ['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey', 'kms:DescribeKey'],
       resources: [key.keyArn],
       conditions: { StringEquals: { 'kms:ViaService': `dynamodb.${Aws.REGION}.amazonaws.com` } },
     }),

@@ -6,6 +6,7 @@ import { MAX_DELIVERY_ATTEMPTS } from '../../shared/domain/events.js';
 import { PayrollFunction } from './payroll-function.js';
 import { grantAccess, grantTable, type ServiceResources } from './service-access.js';
 import { WORKER_HANDLERS } from '../lambda-functions.js';
+import { TABLE_ACCESS } from '../../shared/api/table-access.js';
 
 /** Messages per invocation; Powertools delivers a batch's records in parallel, each succeeding or failing alone. */
 export const DELIVERER_BATCH_SIZE = 10;
@@ -102,7 +103,7 @@ export class WebhookDeliverer extends Construct {
     // by key (GetItem); recordAttempt is a transaction of two Updates, which IAM authorizes as dynamodb:UpdateItem
     // (there is no dynamodb:TransactWriteItems action); recordSuccess and recordFailedEvent are UpdateItem. No
     // Query (it reads no lists), no Put or Delete, no index.
-    grantTable(this.deliverer, resources, { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], indexes: [] });
+    grantTable(this.deliverer, resources, TABLE_ACCESS.deliverer!);
     // The endpoint's signing secrets are envelope-encrypted under the key; unwrapping them is kms:Decrypt.
     grantAccess(this.deliverer, 'kms:decrypt:webhook-secret', resources);
     // The handler sets each retry's delay itself. The event source below grants ChangeMessageVisibility too, but for

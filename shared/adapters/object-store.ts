@@ -26,7 +26,8 @@ const loadS3 = (): Promise<S3Sdk> =>
 
 /**
  * The disbursement bucket: payroll bodies, chunk work files, NACHA files. Objects are written whole and
- * deterministically (the same key always receives the same bytes), so a retried write is harmless.
+ * deterministically (the same key always receives the same bytes), so a retried write is harmless. No object but a
+ * run's NACHA file (`disbursement.ach`) ever holds a full account number.
  */
 export class ObjectStore {
   private clientPromise?: Promise<S3Client>;
@@ -92,12 +93,26 @@ export function defaultObjectStore(): ObjectStore {
   return store;
 }
 
+/**
+ * Where the processor keeps a run's work files (its chunks' pending NACHA entries) until the run ends: apart from
+ * the runs' own `payrolls/<org>/…` objects, so the bucket's lifecycle can expire them by this literal prefix (an
+ * organization id always starts `org_`, never `work`).
+ */
+export const WORK_FILE_PREFIX = 'payrolls/work/';
+
 /** Where each object of a payroll lives. */
 export const objectKeys = {
   submission: (org: string, payroll: string) => `payrolls/${org}/${payroll}/submission.json`,
   chunk: (org: string, payroll: string, chunk: number) =>
     `payrolls/${org}/${payroll}/chunks/${String(chunk).padStart(5, '0')}.json`,
+  /** A chunk's NACHA entries, without account numbers (process-payroll.ts `EntriesFile`); deleted when the run ends. */
   chunkEntries: (org: string, payroll: string, chunk: number) =>
+    `${WORK_FILE_PREFIX}${org}/${payroll}/entries/${String(chunk).padStart(5, '0')}.json`,
+  /**
+   * Where a chunk's entry records were written, account numbers in clear, before the work files held none: read
+   * only by the finalize of a run in flight across that change. Nothing writes or deletes them any more.
+   */
+  legacyChunkEntries: (org: string, payroll: string, chunk: number) =>
     `payrolls/${org}/${payroll}/entries/${String(chunk).padStart(5, '0')}.ach`,
   disbursement: (org: string, payroll: string) => `payrolls/${org}/${payroll}/disbursement.ach`,
 };

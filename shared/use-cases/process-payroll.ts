@@ -1,8 +1,15 @@
 import type { FieldEncryptor } from '../adapters/envelope-encryption.js';
-import { buildNachaFile, entryDetailRecord, NachaFormatError, traceNumber } from '../adapters/nacha.js';
+import {
+  buildNachaFile,
+  entryDetailRecord,
+  type NachaEntryInput,
+  NachaFormatError,
+  traceNumber,
+} from '../adapters/nacha.js';
 import { writeReturnFile } from '../adapters/nacha-returns.js';
 import { objectKeys, type ObjectStore } from '../adapters/object-store.js';
 import type { Queue } from '../adapters/queue.js';
+import { inParallel } from '../data/batch.js';
 import {
   type DisbursementSequenceRepository,
   TraceSequenceExhaustedError,
@@ -15,6 +22,7 @@ import type { PayrollRecord, PayrollRepository } from '../data/payroll-repositor
 import { effectiveEntryDate } from '../domain/banking-calendar.js';
 import { bankToday, fileNumbering, offsetEntryCount } from '../domain/disbursement.js';
 import { complianceFindings, type EmployeeFacts, SIMULATE_FAIL_NOTE } from '../domain/compliance.js';
+import { isTerminal } from '../domain/payroll-status.js';
 import { centsToNumber, parseMoney } from '../domain/money.js';
 import { deductionsTotal, netPay, type PayrollEntry } from '../domain/payroll.js';
 import type { OrganizationSettings } from '../domain/settings.js';
@@ -29,8 +37,12 @@ import { payrollEmployeeIds } from './payroll-employee-ids.js';
  * The processing pipeline, driven by three kinds of queue message:
  *
  *   start     verify again, run the compliance checks, split the run into chunks, enqueue one message per chunk
- *   chunk     decrypt the chunk's accounts, write its paystubs and its NACHA entry records, mark the chunk done
+ *   chunk     check the chunk's accounts, write its paystubs and its pending NACHA entries, mark the chunk done
  *   finalize  once every chunk is done, assemble the NACHA file, and complete (or fail) the run
+ *
+ * No full account number is stored anywhere but the run's NACHA file: a chunk's work file keeps each entry's
+ * account as the employee's ciphertext, decrypted again only to assemble the file, and a run's work files are
+ * deleted once it ends (completed, failed or cancelled; the bucket's lifecycle expires any left behind).
  *
  * Any step may crash and be delivered again. Each one is idempotent: status changes are conditional updates,
  * paystub ids and trace numbers are derived from the run and the entry (the run's block of trace sequences and its
@@ -66,6 +78,19 @@ interface ChunkFile {
   offset: number;
   entries: PayrollEntry[];
 }
+
+/**
+ * A chunk's NACHA entries between the chunk and finalize steps (objectKeys.chunkEntries): every field of each entry
+ * record but the account number, which stays the employee's ciphertext as the chunk read it (an account changed
+ * since does not change the file). The same chunk writes the same bytes again.
+ */
+interface EntriesFile {
+  entries: PendingEntry[];
+}
+type PendingEntry = Omit<NachaEntryInput, 'accountNumber'> & { account_number_ciphertext: string };
+
+/** Account numbers decrypted at once while a file is assembled (the data keys they need are unwrapped by KMS). */
+const DECRYPT_PARALLEL = 32;
 
 export async function processMessage(s: ProcessorServices, message: ProcessorMessage): Promise<void> {
   try {
@@ -228,6 +253,8 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
     // whatever this chunk wrote is voided.
     const file = await s.objects.getJson<ChunkFile>(objectKeys.chunk(orgId, payrollId, chunk));
     if (file) await s.paystubs.voidAll(file.entries.map((e) => paystubIdFor(payrollId, e.employee_id)));
+    // The run may have ended where no step of the processor saw it (a cancel through the API): its work files go.
+    await deleteWorkFiles(s, record);
     return;
   }
   if (
@@ -249,7 +276,7 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
     const { traceStart } = fileNumbering(record);
     const effectiveDate = effectiveEntryDate(record.pay_date);
     const paystubs: PaystubRecord[] = [];
-    const records: string[] = [];
+    const pending: PendingEntry[] = [];
     const returned: string[] = [];
     for (const [i, entry] of file.entries.entries()) {
       const employee = employees.get(entry.employee_id);
@@ -265,17 +292,17 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
         if (record.environment === 'sandbox' && accountNumber === SIMULATED_RETURN_ACCOUNT)
           returned.push(entry.employee_id);
         trace = traceNumber(odfi, sequence);
-        records.push(
-          entryDetailRecord(odfi, {
-            routingNumber: bank.routing_number,
-            accountNumber,
-            accountType: bank.account_type,
-            amountCents: net,
-            individualId: entry.employee_id.slice(-15),
-            individualName: `${employee.first_name} ${employee.last_name}`,
-            traceSequence: sequence,
-          }),
-        );
+        const fields: Omit<NachaEntryInput, 'accountNumber'> = {
+          routingNumber: bank.routing_number,
+          accountType: bank.account_type,
+          amountCents: net,
+          individualId: entry.employee_id.slice(-15),
+          individualName: `${employee.first_name} ${employee.last_name}`,
+          traceSequence: sequence,
+        };
+        // Built and dropped: a field no file may carry fails the run at this step, before any file is assembled.
+        entryDetailRecord(odfi, { ...fields, accountNumber });
+        pending.push({ ...fields, account_number_ciphertext: bank.account_number_ciphertext });
       }
       paystubs.push({
         paystub_id: paystubIdFor(payrollId, entry.employee_id),
@@ -311,7 +338,7 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
     await Promise.all([
       s.paystubs.putAll(paystubs),
       s.paystubs.addToLedgers(paystubs),
-      s.objects.putText(objectKeys.chunkEntries(orgId, payrollId, chunk), records.join('\n'), 'text/plain'),
+      s.objects.putJson(objectKeys.chunkEntries(orgId, payrollId, chunk), { entries: pending } satisfies EntriesFile),
     ]);
     const updated = await s.payrolls.markChunkDone(orgId, payrollId, chunk, returned, s.deps.now().toISOString());
     if (!updated) {
@@ -321,6 +348,8 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
       const now = await s.payrolls.get(orgId, payrollId);
       if (now?.status === 'cancelled' || now?.status === 'failed')
         await s.paystubs.voidAll(paystubs.map((p) => p.paystub_id));
+      // Whatever ended the run may have deleted its work files before this chunk wrote its own.
+      if (now) await deleteWorkFiles(s, now);
       return;
     }
     if (updated.chunks_done.size === updated.chunk_count) {
@@ -340,11 +369,15 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
 
 async function finalizeRun(s: ProcessorServices, orgId: string, payrollId: string): Promise<void> {
   const record = await s.payrolls.get(orgId, payrollId);
-  // A finalize delivered again after completion: the sandbox's returns may not have been applied yet.
-  if (record?.status === 'completed') return simulateBankReturns(s, record);
-  // After the run ended without completing (a failure whose voiding was cut short): finish voiding.
+  // A finalize delivered again after completion: its work files may be left, the sandbox's returns not applied yet.
+  if (record?.status === 'completed') {
+    await deleteWorkFiles(s, record);
+    return simulateBankReturns(s, record);
+  }
+  // After the run ended without completing (a failure whose voiding was cut short, a cancel): finish voiding.
   if (record?.status === 'failed' || record?.status === 'cancelled') {
     await voidWrittenPaystubs(s, record);
+    await deleteWorkFiles(s, record);
     return;
   }
   if (
@@ -364,13 +397,16 @@ async function finalizeRun(s: ProcessorServices, orgId: string, payrollId: strin
     return;
   }
   const parts = await Promise.all(
-    Array.from({ length: record.chunk_count }, async (_, i) => {
-      const text = await s.objects.getText(objectKeys.chunkEntries(orgId, payrollId, i));
+    Array.from({ length: record.chunk_count }, async (_, i): Promise<(PendingEntry | string)[]> => {
+      const file = await s.objects.getJson<EntriesFile>(objectKeys.chunkEntries(orgId, payrollId, i));
+      if (file) return file.entries;
+      // A chunk done before work files stopped holding account numbers (a run in flight across that change).
+      const text = await s.objects.getText(objectKeys.legacyChunkEntries(orgId, payrollId, i));
       if (text === undefined) throw new Error(`Entries of chunk ${i} of payroll ${payrollId} are missing`);
       return text === '' ? [] : text.split('\n');
     }),
   );
-  const entries = parts.flat();
+  const entries = await entryRecords(s, orgId, record.originator.originating_dfi_identification, parts.flat());
   let disbursement: PayrollRecord['disbursement'] = null;
   if (entries.length > 0) {
     const funding = record.funding_account;
@@ -426,8 +462,53 @@ async function finalizeRun(s: ProcessorServices, orgId: string, payrollId: strin
     set: { disbursement },
     at: now,
   });
-  await simulateBankReturns(s, (await s.payrolls.get(orgId, payrollId))!);
+  // Completed here, or ended by a cancel that came first: either way the work files are no longer needed.
+  const ended = (await s.payrolls.get(orgId, payrollId))!;
+  await deleteWorkFiles(s, ended);
+  await simulateBankReturns(s, ended);
 }
+
+/**
+ * The entry records of the file, in the order given: each pending entry's account number decrypted, in memory only,
+ * and its record built as the chunk built it (byte for byte: the record is a function of these fields alone).
+ */
+async function entryRecords(
+  s: ProcessorServices,
+  orgId: string,
+  odfi: string,
+  entries: readonly (PendingEntry | string)[],
+): Promise<string[]> {
+  const records = new Array<string>(entries.length);
+  await inParallel(
+    entries.map((entry, i) => [entry, i] as const),
+    DECRYPT_PARALLEL,
+    async ([entry, i]) => {
+      if (typeof entry === 'string') {
+        records[i] = entry;
+        return;
+      }
+      const { account_number_ciphertext, ...fields } = entry;
+      const accountNumber = await s.encryptor.decrypt(account_number_ciphertext, orgId);
+      records[i] = entryDetailRecord(odfi, { ...fields, accountNumber });
+    },
+  );
+  return records;
+}
+
+/**
+ * Deletes a run's work files once the run has ended: never while it is still processing, as its finalize reads
+ * them. Deleting what is already gone succeeds, so every step that meets the ended run may call this again. The
+ * bucket is versioned: its lifecycle (infra/stateful-stack.ts) expires the versions and delete markers this leaves,
+ * and any work file no step deleted.
+ */
+export async function deleteWorkFiles(s: Pick<ProcessorServices, 'objects'>, record: PayrollRecord): Promise<void> {
+  if (!isTerminal(record.status) || record.chunk_count === null) return;
+  const { organization_id: orgId, payroll_id: payrollId } = record;
+  const keys = Array.from({ length: record.chunk_count }, (_, i) => objectKeys.chunkEntries(orgId, payrollId, i));
+  await inParallel(keys, DELETE_PARALLEL, (key) => s.objects.delete(key));
+}
+
+const DELETE_PARALLEL = 16;
 
 /**
  * The sandbox's bank: the deposits to account 000000000 of a completed run come back R03, in a return file written
@@ -531,6 +612,9 @@ export async function failRun(
     });
   }
   if (moved || record.status === 'failed') await voidWrittenPaystubs(s, record);
+  // Failed here, or ended otherwise before (the record read then may predate the chunk plan): its work files go.
+  const ended = await s.payrolls.get(orgId, payrollId);
+  if (ended) await deleteWorkFiles(s, ended);
   return moved;
 }
 

@@ -120,12 +120,17 @@ describe('audit log ingestion', () => {
     ).toThrow('Source: its log group is not named under /payroll/Probe/routes/');
   });
 
-  it('may batch-write the table and nothing else of it: no read, no Scan, no index, the key only through DynamoDB', () => {
+  it('may write audit lines and burst counts and nothing else of the table: no read, no Scan, no index, the key only through DynamoDB', () => {
     const statements = statementsOfRole(ingestRoleId);
     const tableArn = { 'Fn::ImportValue': expect.stringContaining('Table') };
     const dynamo = statements.filter((s) => asArray(s.Action).some((a) => a.startsWith('dynamodb:')));
     expect(dynamo).toEqual([
-      expect.objectContaining({ Effect: 'Allow', Action: 'dynamodb:BatchWriteItem', Resource: tableArn }),
+      expect.objectContaining({
+        Effect: 'Allow',
+        Action: ['dynamodb:BatchWriteItem', 'dynamodb:UpdateItem'],
+        Resource: tableArn,
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['AUDIT#UNAUTHENTICATED#*', 'ORG#*'] } },
+      }),
     ]);
     const kms = statements.filter((s) => asArray(s.Action).some((a) => a.startsWith('kms:')));
     expect(kms.length).toBe(1);
@@ -133,7 +138,7 @@ describe('audit log ingestion', () => {
     const actions = statements.flatMap((s) => asArray(s.Action));
     expect(
       actions.filter(
-        (a) => !/^(dynamodb:BatchWriteItem|kms:|logs:(CreateLogStream|PutLogEvents)|xray:Put|sqs:)/.test(a),
+        (a) => !/^(dynamodb:(BatchWriteItem|UpdateItem)|kms:|logs:(CreateLogStream|PutLogEvents)|xray:Put|sqs:)/.test(a),
       ),
     ).toEqual([]);
     expect(resources[ingestFunctionId]!.Properties!.Environment.Variables.TABLE_NAME).toBeDefined();

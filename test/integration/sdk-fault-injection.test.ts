@@ -484,12 +484,17 @@ describe('S3 errors on the payroll objects', () => {
 
   it('retries 503 SlowDown on reads and writes with the throttling backoff; no SQS redelivery', async () => {
     const { orgId, employeeIds } = await organizationWithEmployees();
-    s3.rule = failFirst((op) => op.startsWith('PUT ') || op.startsWith('GET '), [SLOW_DOWN, SLOW_DOWN]);
+    s3.rule = failFirst(
+      (op) => op.startsWith('PUT ') || op.startsWith('GET ') || op.startsWith('DELETE '),
+      [SLOW_DOWN, SLOW_DOWN],
+    );
     const payrollId = await submit(orgId, employeeIds);
     const { failures } = await runProcessor(orgId, payrollId);
     expect(failures).toBe(0);
     await expectCompletedOnce(orgId, payrollId, employeeIds);
     const requests = byRequest(s3.wire, (a) => a.op.includes(payrollId));
+    // The work files are deleted once the run ends, through the same retries.
+    expect(requests.filter((r) => r[0]!.op.startsWith('DELETE ')).length).toBeGreaterThanOrEqual(1);
     expect(requests.filter((r) => r[0]!.op.startsWith('GET ')).length).toBeGreaterThanOrEqual(1 + 3 + 3);
     for (const attempts of requests) {
       expect(attempts.map((a) => a.fault)).toEqual(['SlowDown', 'SlowDown', null]);

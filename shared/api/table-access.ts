@@ -1,0 +1,118 @@
+import type { FunctionName } from './route.js';
+
+/**
+ * What each function may do in the single table, declared once: the CDK stacks grant exactly this (IAM statements
+ * with `dynamodb:LeadingKeys` conditions on the partition prefixes, infra/constructs/service-access.ts), and the
+ * local stack enforces exactly this on every call a handler makes (shared/adapters/table-guard.ts), so the whole
+ * end-to-end suite runs each function inside its own grant, as AWS would.
+ *
+ * A compromised function can reach only its own prefixes: no function but `admin` can write a `TOKEN#` item (an
+ * admin token for any organization), and the docs function has no table access at all.
+ */
+
+/** The partition key prefixes of shared/data/keys.ts, by what they hold. */
+export const PARTITIONS = {
+  /** Everything an organization owns: its settings, keys, employees, runs, events, audit log (`ORG#<org>…`). */
+  org: 'ORG#',
+  /** Token items, found by the token's hash: authentication reads them. */
+  token: 'TOKEN#',
+  /** One partition per paystub. */
+  paystub: 'STUB#',
+  /** Year-to-date ledgers, per employee and year. */
+  ytd: 'YTD#',
+  /** Rate-limit state, per key or organization and bucket. */
+  rate: 'RATE#',
+  /** The failures no organization owns, counted per source and minute. */
+  unattributedAudit: 'AUDIT#UNAUTHENTICATED#',
+} as const;
+export type Partition = keyof typeof PARTITIONS;
+
+export const READ_ACTIONS = ['GetItem', 'BatchGetItem', 'Query', 'ConditionCheckItem'] as const;
+export const WRITE_ACTIONS = ['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'] as const;
+export type ReadAction = (typeof READ_ACTIONS)[number];
+export type WriteAction = (typeof WRITE_ACTIONS)[number];
+export type IndexName = 'GSI1' | 'GSI2' | 'GSI3';
+
+export interface TableAccess {
+  /** Read actions, on the `reads` partitions (and the `writes` ones: what a function writes it may read). */
+  readActions: readonly ReadAction[];
+  reads: readonly Partition[];
+  /** Write actions, on the `writes` partitions only. Transactions are authorized per contained action. */
+  writeActions: readonly WriteAction[];
+  writes: readonly Partition[];
+  /** Indexes the function may Query (an index holds every organization's items: the code filters by organization). */
+  indexes: readonly IndexName[];
+}
+
+/** The workers: queue consumers and scheduled functions. */
+export type WorkerName = 'processor' | 'sweeper' | 'deliverer' | 'audit-ingest';
+export type ComputeName = FunctionName | WorkerName;
+
+/**
+ * What every authenticated route does before its own work: read the token item, stamp the key's last use (an
+ * `ORG#` item), and take its rate-limit cells.
+ */
+const AUTHENTICATED = {
+  reads: ['token'],
+  writes: ['org', 'rate'],
+} as const satisfies Pick<TableAccess, 'reads' | 'writes'>;
+
+const ALL_READS: readonly ReadAction[] = READ_ACTIONS;
+const ALL_WRITES: readonly WriteAction[] = WRITE_ACTIONS;
+
+function api(own: { reads?: readonly Partition[]; writes?: readonly Partition[]; indexes?: readonly IndexName[] }) {
+  return {
+    readActions: ALL_READS,
+    reads: [...new Set([...AUTHENTICATED.reads, ...(own.reads ?? [])])],
+    writeActions: ALL_WRITES,
+    writes: [...new Set([...AUTHENTICATED.writes, ...(own.writes ?? [])])],
+    indexes: own.indexes ?? [],
+  } satisfies TableAccess;
+}
+
+export const TABLE_ACCESS: Record<ComputeName, TableAccess | null> = {
+  // Answers before any token is read: no table at all.
+  docs: null,
+  employees: api({ reads: ['org'] }),
+  // Submitting, cancelling (which voids paystubs and strikes their ledger lines), downloading the file.
+  payroll: api({ reads: ['paystub', 'ytd'], writes: ['paystub', 'ytd'], indexes: ['GSI1', 'GSI2'] }),
+  // The bank's report marks payments on paystubs and the employees' accounts.
+  returns: api({ reads: ['paystub', 'ytd'], writes: ['paystub', 'ytd'], indexes: ['GSI1', 'GSI2'] }),
+  // Reads, and fills a year's ledger once from the employee index when it has none.
+  paystubs: api({ reads: ['paystub', 'ytd'], writes: ['ytd'], indexes: ['GSI1', 'GSI2', 'GSI3'] }),
+  webhooks: api({ reads: ['org'], indexes: ['GSI2'] }),
+  // API keys (and their token items), settings, the audit log.
+  admin: api({ writes: ['token'] }),
+  processor: {
+    readActions: ['GetItem', 'BatchGetItem', 'Query'],
+    reads: [],
+    writeActions: ['PutItem', 'UpdateItem', 'BatchWriteItem'],
+    writes: ['org', 'paystub', 'ytd'],
+    // A year's first ledger is filled once from the employee index (paystubs written before ledgers existed).
+    indexes: ['GSI2'],
+  },
+  sweeper: { readActions: ['Query'], reads: [], writeActions: ['UpdateItem'], writes: ['org'], indexes: ['GSI2'] },
+  deliverer: { readActions: ['GetItem'], reads: [], writeActions: ['UpdateItem'], writes: ['org'], indexes: [] },
+  // Organization lines whole; unattributed failures counted into their burst line.
+  'audit-ingest': {
+    readActions: [],
+    reads: [],
+    writeActions: ['BatchWriteItem', 'UpdateItem'],
+    writes: ['org', 'unattributedAudit'],
+    indexes: [],
+  },
+};
+
+/** Whether `access` allows `action` on an item whose partition key is `pk` (or, for an index Query, on `index`). */
+export function allows(
+  access: TableAccess | null,
+  action: ReadAction | WriteAction,
+  target: { pk: string } | { index: string },
+): boolean {
+  if (!access) return false;
+  if ('index' in target) return action === 'Query' && (access.indexes as readonly string[]).includes(target.index);
+  const within = (partitions: readonly Partition[]) => partitions.some((p) => target.pk.startsWith(PARTITIONS[p]));
+  if ((WRITE_ACTIONS as readonly string[]).includes(action))
+    return (access.writeActions as readonly string[]).includes(action) && within(access.writes);
+  return (access.readActions as readonly string[]).includes(action) && within([...access.reads, ...access.writes]);
+}

@@ -1,0 +1,268 @@
+import { GetObjectCommand, ListObjectsV2Command, type PutObjectCommandInput } from '@aws-sdk/client-s3';
+import { ScanCommand } from '@aws-sdk/client-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { localS3Client } from '../../local/engines/provision.js';
+import { entryDetailRecord, type NachaEntryInput } from '../../shared/adapters/nacha.js';
+import { ObjectStore, objectKeys } from '../../shared/adapters/object-store.js';
+import { GSI1 } from '../../shared/data/keys.js';
+import type { PaystubRecord } from '../../shared/data/paystub-repository.js';
+import { SIMULATE_FAIL_NOTE } from '../../shared/domain/compliance.js';
+import { cancelPayroll } from '../../shared/use-cases/cancel-payroll.js';
+import { failRun, processMessage, type ProcessorMessage } from '../../shared/use-cases/process-payroll.js';
+import { updateSettings } from '../../shared/use-cases/settings.js';
+import { submitPayroll } from '../../shared/use-cases/submit-payroll.js';
+import { testEngines } from '../support/engines.js';
+import { drain, payrollBody, payrollWorld } from '../support/payroll-fixture.js';
+
+/**
+ * The security review's "plaintext account numbers at rest": no full account number may be stored anywhere but the
+ * NACHA file of a completed run. Real runs (one completed, one failed, one cancelled while its chunks were being
+ * written) go through the processor on DynamoDB Local and fauxqs; then every object left in the bucket, every object
+ * body ever written to it, and every item of the table are searched for each account number as plain digits.
+ *
+ * Every write is searched, not only what is left: the deployed bucket is versioned, so a file written and later
+ * deleted stays a noncurrent version until the lifecycle expires it, and fauxqs keeps no versions to list.
+ */
+const EMPLOYEES = 25;
+const CHUNK = 10;
+
+/** Digits that occur nowhere else by chance (no amount, date, trace number or id holds them). */
+const employeeAccount = (i: number) => `83${String(i).padStart(3, '0')}61974052`;
+const FUNDING = { routing_number: '011000015', account_number: '5520749163381', account_type: 'checking' } as const;
+
+interface Finding {
+  where: string;
+  number: string;
+}
+
+function findingsIn(where: string, text: string, numbers: readonly string[]): Finding[] {
+  return numbers.filter((n) => text.includes(n)).map((number) => ({ where, number }));
+}
+
+async function recordingWorld() {
+  const world = await payrollWorld(EMPLOYEES, { accountNumber: employeeAccount });
+  const { s3Endpoint, region } = testEngines();
+  const s3 = localS3Client(s3Endpoint, region);
+  /** Every body put into the bucket, in order: what a versioned bucket keeps, deleted or not. */
+  const writes: { key: string; body: string }[] = [];
+  s3.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName === 'PutObjectCommand') {
+        const input = args.input as PutObjectCommandInput;
+        writes.push({ key: input.Key!, body: String(input.Body) });
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'recordWrites' },
+  );
+  world.services.objects = new ObjectStore(s3, world.bucket);
+  await updateSettings(
+    world.services,
+    { organizationId: world.org.organization_id, environment: 'sandbox' },
+    { funding_account: FUNDING },
+  );
+  return { ...world, s3, writes };
+}
+type World = Awaited<ReturnType<typeof recordingWorld>>;
+
+async function submit(world: World, body: ReturnType<typeof payrollBody>): Promise<string> {
+  const outcome = await submitPayroll(
+    { ...world.services, chunkSize: CHUNK },
+    { organizationId: world.org.organization_id, environment: 'sandbox' },
+    body,
+    { dryRun: false },
+  );
+  if (outcome.kind !== 'accepted') throw new Error('expected acceptance');
+  return outcome.data.payroll_id;
+}
+
+async function statusOf(world: World, payrollId: string) {
+  return (await world.services.payrolls.get(world.org.organization_id, payrollId))!;
+}
+
+/** Every object still in the bucket, with its body. */
+async function currentObjects(world: World): Promise<{ key: string; body: string }[]> {
+  const out: { key: string; body: string }[] = [];
+  let token: string | undefined;
+  do {
+    const page = await world.s3.send(new ListObjectsV2Command({ Bucket: world.bucket, ContinuationToken: token }));
+    for (const { Key } of page.Contents ?? []) {
+      const object = await world.s3.send(new GetObjectCommand({ Bucket: world.bucket, Key }));
+      out.push({ key: Key!, body: await object.Body!.transformToString('utf8') });
+    }
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+  return out;
+}
+
+/** Every item of the table, raw (sets and binary included), as text. */
+async function tableItems(world: World): Promise<{ key: string; text: string }[]> {
+  const out: { key: string; text: string }[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await world.table.client.send(
+      new ScanCommand({ TableName: world.table.tableName, ExclusiveStartKey: start as never }),
+    );
+    for (const item of page.Items ?? []) {
+      const text = JSON.stringify(item, (_, v: unknown) =>
+        v instanceof Uint8Array ? Buffer.from(v).toString('latin1') : v,
+      );
+      out.push({ key: `${item.PK?.S} ${item.SK?.S}`, text });
+    }
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return out;
+}
+
+async function paystubsOf(world: World, payrollId: string): Promise<PaystubRecord[]> {
+  const out = await world.table.doc.send(
+    new QueryCommand({
+      TableName: world.table.tableName,
+      IndexName: GSI1.name,
+      KeyConditionExpression: 'GSI1PK = :pk',
+      ExpressionAttributeValues: { ':pk': `PAYROLL#${payrollId}` },
+    }),
+  );
+  return (out.Items ?? []) as PaystubRecord[];
+}
+
+/** The credit entry records of a file (the offset debit to the checking funding account left out). */
+const creditsOf = (file: string) => file.split('\n').filter((line) => line.startsWith('6') && !line.startsWith('627'));
+
+/** The credit records the run's file must hold, built from its paystubs and the account numbers in clear. */
+async function expectedCredits(world: World, payrollId: string, accounts: ReadonlyMap<string, string>) {
+  const odfi = (await statusOf(world, payrollId)).originator!.originating_dfi_identification;
+  return (await paystubsOf(world, payrollId))
+    .sort((a, b) => a.payment.trace_number!.localeCompare(b.payment.trace_number!))
+    .map((p) =>
+      entryDetailRecord(odfi, {
+        routingNumber: p.payment.routing_number,
+        accountNumber: accounts.get(p.employee_id)!,
+        accountType: p.payment.account_type,
+        amountCents: p.net_pay,
+        individualId: p.employee_id.slice(-15),
+        individualName: p.employee_name,
+        traceSequence: Number(p.payment.trace_number!.slice(8)),
+      }),
+    );
+}
+
+describe('bank account numbers at rest', () => {
+  it('are stored nowhere but the NACHA file of a completed run, after completed, failed and cancelled runs', async () => {
+    const world = await recordingWorld();
+    const orgId = world.org.organization_id;
+    const accounts = new Map(world.employeeIds.map((id, i) => [id, employeeAccount(i)]));
+    const numbers = [...accounts.values(), FUNDING.account_number];
+
+    // Completed.
+    const completed = await submit(world, payrollBody(world.employeeIds));
+    await drain(world.services, world.queues.payroll, orgId, completed);
+    expect((await statusOf(world, completed)).status).toBe('completed');
+
+    // Failed at finalize (the sandbox's simulate:fail), after every chunk wrote its entries.
+    const failBody = payrollBody(world.employeeIds, { type: 'off_cycle', pay_date: '2026-11-23' });
+    (failBody.employees[3] as Record<string, unknown>).notes = SIMULATE_FAIL_NOTE;
+    const failed = await submit(world, failBody);
+    await drain(world.services, world.queues.payroll, orgId, failed);
+    expect((await statusOf(world, failed)).status).toBe('failed');
+
+    // Cancelled through the API's use case as soon as one chunk has written its entries, the others in flight.
+    const cancelled = await submit(
+      world,
+      payrollBody(world.employeeIds, { type: 'off_cycle', pay_date: '2026-11-24' }),
+    );
+    let cancelledAt: string | undefined;
+    await drain(world.services, world.queues.payroll, orgId, cancelled, async (s, message) => {
+      await processMessage(s, message);
+      if (message.kind === 'chunk' && message.payroll_id === cancelled && !cancelledAt) {
+        cancelledAt = (await statusOf(world, cancelled)).status;
+        await cancelPayroll(world.services, 'sandbox', orgId, cancelled);
+      }
+    });
+    expect(cancelledAt).toBe('processing');
+    const cancelledRun = await statusOf(world, cancelled);
+    expect(cancelledRun.status).toBe('cancelled');
+    expect(world.writes.some((w) => w.key.includes(`/${cancelled}/entries/`))).toBe(true);
+
+    // Every step delivered again once the runs ended: deleting what is already gone must not fail them.
+    for (const payrollId of [completed, failed, cancelled]) {
+      for (const message of [
+        { kind: 'finalize', organization_id: orgId, payroll_id: payrollId },
+        { kind: 'chunk', organization_id: orgId, payroll_id: payrollId, chunk: 1 },
+        { kind: 'start', organization_id: orgId, payroll_id: payrollId },
+      ] satisfies ProcessorMessage[]) {
+        await processMessage(world.services, message);
+      }
+    }
+    await failRun(world.services, orgId, failed, 'delivered again');
+    expect((await statusOf(world, completed)).status).toBe('completed');
+    expect((await statusOf(world, failed)).status).toBe('failed');
+
+    // The one place the numbers belong: the completed run's file, byte for byte the records built from them.
+    const disbursementKey = objectKeys.disbursement(orgId, completed);
+    const file = (await world.services.objects.getText(disbursementKey))!;
+    expect(findingsIn(disbursementKey, file, numbers).map((f) => f.number)).toEqual(numbers);
+    expect(creditsOf(file)).toEqual(await expectedCredits(world, completed, accounts));
+    for (const payrollId of [failed, cancelled])
+      expect(await world.services.objects.getText(objectKeys.disbursement(orgId, payrollId))).toBeUndefined();
+
+    // Everything else: what the bucket holds now, every body ever written to it, every item of the table.
+    const allowed = (where: string) => where === `object ${disbursementKey}` || where === `write ${disbursementKey}`;
+    const objects = await currentObjects(world);
+    const items = await tableItems(world);
+    const findings = [
+      ...objects.flatMap((o) => findingsIn(`object ${o.key}`, o.body, numbers)),
+      ...world.writes.flatMap((w) => findingsIn(`write ${w.key}`, w.body, numbers)),
+      ...items.flatMap((i) => findingsIn(`item ${i.key}`, i.text, numbers)),
+    ];
+    const leaks = findings.filter((f) => !allowed(f.where));
+    const workFilesLeft = objects.filter((o) => o.key.includes('/entries/')).map((o) => o.key);
+    console.log(
+      `bank data at rest: searched ${numbers.length} account numbers in ${objects.length} objects left in the bucket, ` +
+        `${world.writes.length} object bodies written (every version), ${items.length} table items; ` +
+        `${findings.length - leaks.length} found where allowed (${disbursementKey}), ${leaks.length} elsewhere; ` +
+        `${workFilesLeft.length} work files left`,
+    );
+    expect(leaks).toEqual([]);
+    // The work files of all three runs are gone once they ended.
+    expect(workFilesLeft).toEqual([]);
+    expect(world.writes.filter((w) => w.key.includes('/entries/')).length).toBeGreaterThanOrEqual(7);
+  });
+
+  it('assembles the same file for a run whose chunks wrote their entries in clear before the change (in flight across it)', async () => {
+    const world = await recordingWorld();
+    const orgId = world.org.organization_id;
+    const accounts = new Map(world.employeeIds.map((id, i) => [id, employeeAccount(i)]));
+    const payrollId = await submit(world, payrollBody(world.employeeIds));
+    let converted = false;
+    await drain(world.services, world.queues.payroll, orgId, payrollId, async (s, message) => {
+      if (message.kind === 'finalize' && !converted) {
+        // Chunk 1 as the processor wrote it before: its records, account numbers in clear, at the old key.
+        converted = true;
+        const odfi = (await statusOf(world, payrollId)).originator!.originating_dfi_identification;
+        const work = (await s.objects.getJson<{
+          entries: (Omit<NachaEntryInput, 'accountNumber'> & { account_number_ciphertext: string })[];
+        }>(objectKeys.chunkEntries(orgId, payrollId, 1)))!;
+        const records = await Promise.all(
+          work.entries.map(async ({ account_number_ciphertext, ...fields }) =>
+            entryDetailRecord(odfi, {
+              ...fields,
+              accountNumber: await s.encryptor.decrypt(account_number_ciphertext, orgId),
+            }),
+          ),
+        );
+        await s.objects.putText(objectKeys.legacyChunkEntries(orgId, payrollId, 1), records.join('\n'), 'text/plain');
+        await s.objects.delete(objectKeys.chunkEntries(orgId, payrollId, 1));
+      }
+      await processMessage(s, message);
+    });
+    expect(converted).toBe(true);
+    expect((await statusOf(world, payrollId)).status).toBe('completed');
+    const file = (await world.services.objects.getText(objectKeys.disbursement(orgId, payrollId)))!;
+    expect(creditsOf(file)).toEqual(await expectedCredits(world, payrollId, accounts));
+    const left = (await currentObjects(world)).map((o) => o.key).filter((key) => key.includes('/entries/'));
+    // The new work files are gone; the one written at the old key is left to the one-off clean-up of those.
+    expect(left).toEqual([objectKeys.legacyChunkEntries(orgId, payrollId, 1)]);
+  });
+});
