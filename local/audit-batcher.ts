@@ -2,7 +2,7 @@ import type { AuditRecord } from '../shared/adapters/audit-sink.js';
 import type { TableRef } from '../shared/adapters/dynamo.js';
 import { AuditRepository } from '../shared/data/audit-repository.js';
 import { ingestAuditRecords } from '../shared/use-cases/audit.js';
-import { asFunction } from '../shared/adapters/table-guard.js';
+import { asFunction } from './table-guard.js';
 
 /**
  * The local stand-in for the deployed audit pipeline (log line → CloudWatch Logs → subscription → table): the

@@ -17,7 +17,7 @@ import { renderError } from '../shared/http/envelope.js';
 import type { RouteDef } from '../shared/api/route.js';
 import { routeMatcher } from '../shared/api/routes.js';
 import { isDashboardRequest, serveDashboard } from './dashboard-files.js';
-import { asFunction } from '../shared/adapters/table-guard.js';
+import { asFunction } from './table-guard.js';
 
 /**
  * The local stand-in for API Gateway: it turns each HTTPS request into the same REST proxy event API Gateway
@@ -164,7 +164,7 @@ export async function dispatch(req: IncomingMessage, res: ServerResponse): Promi
     const entry = `api/${fn}`;
     const event = toEvent(req, url, body, requestId, match?.route, match?.params ?? {});
     const handler = await loadHandler(entry);
-    // Inside the function's own table grant (shared/adapters/table-guard.ts), as its role on AWS.
+    // Inside the function's own table grant (local/table-guard.ts), as its role on AWS.
     const result = (await asFunction(fn, () =>
       handler(event, lambdaContext(entry, requestId), () => undefined),
     )) as APIGatewayProxyResult;

@@ -3,7 +3,7 @@ import { createServer as createNetServer } from 'node:net';
 import type { Server } from 'node:http';
 import { setAuditSink } from '../shared/adapters/audit-sink.js';
 import { defaultTable, documentClient } from '../shared/adapters/dynamo.js';
-import { asFunction, guardTable } from '../shared/adapters/table-guard.js';
+import { asFunction, guardTable } from './table-guard.js';
 import { startAuditBatcher, type AuditBatcher } from './audit-batcher.js';
 import { localCertificate } from './certificate.js';
 import { startLocalWorkers, type Worker } from './workers.js';
@@ -112,7 +112,7 @@ async function main(): Promise<void> {
       process.env,
       handlerEnvironment({ ...partial, https_port: httpsPort, http_port: httpPort, base_url: '' }, secrets),
     );
-    // Each function's table calls are held to its grant, as its IAM role holds it on AWS (shared/adapters/table-guard.ts).
+    // Each function's table calls are held to its grant, as its IAM role holds it on AWS (local/table-guard.ts).
     guardTable(documentClient());
     // Audit lines are batched into the table in process (deployed, they go through CloudWatch Logs): audit-batcher.ts.
     // For the benchmark that measures what the audit log costs a request: PAYROLL_LOCAL_AUDIT=off drops the lines,

@@ -9,7 +9,7 @@ import {
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { StackState } from './stack-state.js';
 import { documentClient } from '../shared/adapters/dynamo.js';
-import { asFunction, guardTable } from '../shared/adapters/table-guard.js';
+import { asFunction, guardTable } from './table-guard.js';
 
 /**
  * The local stand-in for Lambda's SQS event source: long-polls a queue, hands each batch to the same handler
@@ -179,7 +179,7 @@ export async function startLocalWorkers(
 ): Promise<Worker[]> {
   const { handler: processPayrollHandler } = await import('../functions/processor/process-payroll.js');
   const { handler: deliverEventHandler } = await import('../functions/webhooks/deliver-event.js');
-  // Each within its own table grant, as its role holds it on AWS (shared/adapters/table-guard.ts).
+  // Each within its own table grant, as its role holds it on AWS (local/table-guard.ts).
   guardTable(documentClient());
   const processPayroll: typeof processPayrollHandler = (event, context) =>
     asFunction('processor', () => processPayrollHandler(event, context));

@@ -1,5 +1,8 @@
 import * as z from 'zod';
-import { EXAMPLE_IDS } from '../shared/api/common.js';
+import { code, EXAMPLE_IDS, id, int32, printable, requestId } from '../shared/api/common.js';
+import { SCOPES } from '../shared/domain/scopes.js';
+import { MAX_DETAILS } from '../shared/http/error-mapping.js';
+import { MAX_FIELD_PATH } from '../shared/schemas/problems.js';
 
 /**
  * What every operation shares: the success and error envelopes (shared/http/envelope.ts), the problem details and
@@ -8,31 +11,40 @@ import { EXAMPLE_IDS } from '../shared/api/common.js';
 /** One problem of a request: `details[]` lists every one found, not just the first. */
 export const problemDetail = z
   .looseObject({
-    field: z.string().optional().meta({
+    // Built by fieldPath (shared/schemas/problems.ts): client-given names quoted printable and cut short.
+    field: printable(MAX_FIELD_PATH).optional().meta({
       description: 'The field, with entry indexes: `employees[3].hours_worked`',
       example: 'bank_account.routing_number',
     }),
-    code: z.string().meta({
+    code: code.meta({
       description:
         'required, invalid_type, invalid_format, invalid_value, invalid_date, invalid_check_digit, too_short, too_long, out_of_range, unknown_field, or an error code',
       example: 'invalid_check_digit',
     }),
+    // No pattern and no length: a message may quote what the request carried as it came (an employee id, a
+    // record of a bank's file). The OWASP ruleset leaves this one field unchecked: openapi/owasp-ruleset.ts.
     message: z.string().meta({ example: 'Not a valid ABA routing number (check digit)' }),
-    reason: z
-      .string()
+    reason: code
       .optional()
       .meta({ description: 'Payroll problems: the finer reason (required, out_of_range, duplicate_employee …)' }),
-    allowed: z.array(z.string()).optional().meta({ description: 'The configured values a field may take' }),
-    payroll_id: z
-      .string()
+    // The organization's configured values: at most 50 of `text(100)` each (shared/schemas/settings.ts).
+    allowed: z.array(printable(100)).max(50).optional().meta({ description: 'The configured values a field may take' }),
+    payroll_id: id('pay', EXAMPLE_IDS.payroll)
       .optional()
       .meta({ description: '`duplicate_payroll_window`: the run that holds the window' }),
-    required_scope: z.string().optional().meta({ description: '`insufficient_scope`: the scope the route needs' }),
+    required_scope: z.enum(SCOPES).optional().meta({ description: '`insufficient_scope`: the scope the route needs' }),
   })
   .meta({
     id: 'ProblemDetail',
     description: 'One problem; some codes add fields (`allowed`, `payroll_id`, `reason`, `required_scope`).',
   });
+
+/**
+ * The longest wait a 429 asks for: a key's or an organization's bucket refills within a minute
+ * (shared/domain/rate-limit.ts), a redelivery waits at most its one-minute interval, and API Gateway's own answers
+ * say 1 (throttled) or 60 (quota).
+ */
+export const MAX_RETRY_AFTER_SECONDS = 60;
 
 /** Every error code, by HTTP status: the service's own and those API Gateway answers itself (infra/api-stack.ts). */
 export const ERROR_CODES = {
@@ -136,13 +148,19 @@ const errorEnvelope = (status: ErrorStatus) => {
       status: z.literal(status),
       error: z.strictObject({
         code: z.enum(codes as unknown as [string, ...string[]]).meta({ example: codes[0] }),
-        message: z.string().meta({ example: 'Invalid request body' }),
-        details: z.array(problemDetail),
+        message: printable(200).meta({ example: 'Invalid request body' }),
+        // At most MAX_DETAILS problems, then one `too_many_problems` (shared/http/error-mapping.ts).
+        details: z.array(problemDetail).max(MAX_DETAILS + 1),
         ...(status === 429
-          ? { retry_after: z.int().min(0).meta({ description: 'Seconds to wait, as in Retry-After', example: 12 }) }
+          ? {
+              retry_after: int32(0, MAX_RETRY_AFTER_SECONDS).meta({
+                description: 'Seconds to wait, as in Retry-After',
+                example: 12,
+              }),
+            }
           : {}),
       }),
-      request_id: z.string().meta({ example: EXAMPLE_IDS.request }),
+      request_id: requestId,
     })
     .meta({
       id: `Error${status}`,
@@ -162,10 +180,10 @@ export const ERROR_SCHEMAS = Object.fromEntries(
 export function successEnvelope<T extends z.ZodType>(name: string, data: T, message: string) {
   return z
     .strictObject({
-      status: z.int().min(200).max(299).meta({ example: 200 }),
-      message: z.string().meta({ example: message }),
+      status: int32(200, 299).meta({ example: 200 }),
+      message: printable(200).meta({ example: message }),
       data,
-      request_id: z.string().meta({ example: EXAMPLE_IDS.request }),
+      request_id: requestId,
     })
     .meta({ id: name });
 }

@@ -9,7 +9,8 @@ import packageJson from '../package.json' with { type: 'json' };
 import { EXAMPLE_IDS } from '../shared/api/common.js';
 import type { RouteDef, SuccessResponse } from '../shared/api/route.js';
 import { ROUTES } from '../shared/api/routes.js';
-import { ERROR_SCHEMAS, successEnvelope, type ErrorStatus } from './common.js';
+import { REFERENCE_PAGE_CSP } from '../shared/http/api-reference.js';
+import { ERROR_SCHEMAS, MAX_RETRY_AFTER_SECONDS, successEnvelope, type ErrorStatus } from './common.js';
 
 /** The service's version, as package.json states it. */
 const VERSION = packageJson.version;
@@ -18,51 +19,102 @@ const BUCKET_NAMES = { read: 'read', payroll_write: 'payroll-write', employee_wr
 
 interface HeaderSpec {
   description: string;
-  schema: { type: 'string' | 'integer'; minimum?: number; format?: string; enum?: string[] };
+  schema: {
+    type: 'string' | 'integer';
+    minimum?: number;
+    maximum?: number;
+    maxLength?: number;
+    pattern?: string;
+    format?: string;
+    enum?: string[];
+  };
 }
 
-/** Response headers, defined once under components/headers. */
+/** A header's integer: 32 bits, from `minimum` to `maximum`. */
+const int32 = (minimum: number, maximum = 2_147_483_647) => ({
+  type: 'integer' as const,
+  format: 'int32',
+  minimum,
+  maximum,
+});
+
+/** Response headers, defined once under components/headers. Their bounds are what the service sends. */
 const HEADERS = {
   'X-Request-Id': {
     description: "The request's id: also in the body's `request_id` and in the service's logs",
-    schema: { type: 'string' },
+    schema: { type: 'string', maxLength: 64, pattern: '^[0-9A-Za-z-]+$' },
   },
+  // A per-minute limit an operator configures (shared/config/env.ts); remaining is at most the limit.
   'X-RateLimit-Limit': {
     description:
       "Requests per minute of the route's rate-limit bucket (absent only where an operator turned the bucket off)",
-    schema: { type: 'integer', minimum: 1 },
+    schema: int32(1),
   },
   'X-RateLimit-Remaining': {
     description: 'Requests you may still make right now',
-    schema: { type: 'integer', minimum: 0 },
+    schema: int32(0),
   },
+  // A bucket refills within a minute (shared/domain/rate-limit.ts).
   'X-RateLimit-Reset': {
     description: 'Seconds until the bucket is full again',
-    schema: { type: 'integer', minimum: 0 },
+    schema: int32(0, 60),
   },
-  'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer', minimum: 0 } },
+  'Retry-After': {
+    description: 'Seconds to wait before retrying',
+    schema: int32(0, MAX_RETRY_AFTER_SECONDS),
+  },
   Location: {
     description: 'The URL of the created (or accepted) resource',
-    schema: { type: 'string', format: 'uri-reference' },
+    schema: { type: 'string', format: 'uri-reference', maxLength: 128 },
   },
+  // shared/http/error-mapping.ts: the realm, and the authenticator's reason or the scope.
   'WWW-Authenticate': {
     description: 'The bearer challenge (RFC 6750), with `error` and `error_description` or `scope`',
-    schema: { type: 'string' },
+    schema: { type: 'string', maxLength: 256, pattern: '^Bearer realm="payroll"' },
   },
+  // shared/http/middleware/rate-limit.ts.
   Warning: {
     description:
       'On requests made with a token older than 60 days: `299 payroll-api "API key is N days old: rotate it …"`',
-    schema: { type: 'string' },
+    schema: { type: 'string', maxLength: 160, pattern: '^299 payroll-api "[^"]*"$' },
   },
-  Allow: { description: 'The methods the path answers', schema: { type: 'string' } },
+  Allow: {
+    description: 'The methods the path answers',
+    schema: { type: 'string', maxLength: 64, pattern: '^[A-Z]+(, [A-Z]+)*$' },
+  },
   'Idempotent-Replayed': {
     description: '`true` when this answer replays an earlier submission',
     schema: { type: 'string', enum: ['true'] },
   },
-  'Content-Disposition': { description: 'The file name of a PDF or NACHA file', schema: { type: 'string' } },
-  'Cache-Control': { description: 'How long the answer may be cached', schema: { type: 'string' } },
+  // functions/api/paystubs.ts and payroll.ts: the file is named after its paystub or run id.
+  'Content-Disposition': {
+    description: 'The file name of a PDF or NACHA file',
+    schema: { type: 'string', maxLength: 128, pattern: '^(attachment|inline); filename="[^"]+"$' },
+  },
+  'Cache-Control': {
+    description: 'How long the answer may be cached',
+    schema: { type: 'string', enum: ['no-store', 'public, max-age=300', 'public, max-age=86400'] },
+  },
+  'Content-Security-Policy': {
+    description: 'What the page may load and run',
+    schema: { type: 'string', enum: [REFERENCE_PAGE_CSP] },
+  },
+  /**
+   * CORS (shared/http/cors.ts, infra/api-stack.ts): a deployed stack stamps it on every answer, the functions' and
+   * API Gateway's own alike: `*`, or the one origin it was deployed with (`-c corsAllowOrigin=https://…`). The local
+   * stack serves the dashboard from its own origin and sends none.
+   */
+  'Access-Control-Allow-Origin': {
+    description:
+      'The origin browsers may call the API from: `*` unless the stack was deployed with one origin. Sent by a deployed stack on every answer; not by the local stack, which serves its dashboard itself.',
+    // An origin's host is a DNS name: at most 253 characters, with the scheme and a port around it.
+    schema: { type: 'string', maxLength: 270, pattern: '^(\\*|https?://[^/\\s]+)$' },
+  },
 } satisfies Record<string, HeaderSpec>;
 type HeaderName = keyof typeof HEADERS;
+
+/** Headers never required, named as they are (the OWASP ruleset looks for `Access-Control-Allow-Origin` by name). */
+const NEVER_REQUIRED: ReadonlySet<HeaderName> = new Set(['Access-Control-Allow-Origin']);
 
 /**
  * Header components actually referred to, by component name. A Reference Object cannot add `required`, so a
@@ -70,18 +122,22 @@ type HeaderName = keyof typeof HEADERS;
  */
 const usedHeaders = new Map<string, HeaderSpec & { required?: true }>();
 const headerComponent = (name: HeaderName, required: boolean) => {
-  const key = required ? name : `${name}.optional`;
+  const key = required || NEVER_REQUIRED.has(name) ? name : `${name}.optional`;
   usedHeaders.set(key, { ...HEADERS[name], ...(required && { required: true as const }) });
   return { $ref: `#/components/headers/${key}` };
 };
 
-/** A response's headers: the shared ones by reference, the operation's own (`extra`) in full. */
+/**
+ * A response's headers: the shared ones by reference, the operation's own (`extra`) in full, and on every answer
+ * the CORS origin a deployed stack stamps.
+ */
 function headers(
   entries: [HeaderName, boolean][],
   extra: Record<string, { description: string; required: boolean }> = {},
 ) {
   const out: Record<string, unknown> = {};
-  for (const [name, required] of entries) out[name] = headerComponent(name, required);
+  for (const [name, required] of [...entries, ['Access-Control-Allow-Origin', false] as [HeaderName, boolean]])
+    out[name] = headerComponent(name, required);
   for (const [name, h] of Object.entries(extra)) {
     const base: HeaderSpec = (HEADERS as Record<string, HeaderSpec>)[name] ?? {
       description: '',
@@ -182,6 +238,8 @@ function responsesOf(route: RouteDef): RouteConfig['responses'] {
     responses[String(s.status)] = successResponse(route, s);
   const errors = spec.errors ?? {};
   const validated = spec.params || spec.query || spec.body || spec.headers;
+  // Every route reads a body it is sent as JSON before anything else (shared/http/middleware/json-body.ts).
+  const bodyRefused = '`invalid_request_body`: a body that is not a JSON object (this operation reads none)';
   const authenticated = route.scope !== null;
   const own = (status: ErrorStatus, description: string | undefined) =>
     description ? errorResponse(route, status, description) : undefined;
@@ -193,7 +251,7 @@ function responsesOf(route: RouteDef): RouteConfig['responses'] {
         errors[400] ??
           (validated
             ? 'A malformed path or query parameter, or an unknown parameter (`invalid_request_body`, every problem in `details`)'
-            : undefined),
+            : bodyRefused),
       ),
     ],
     [401, authenticated ? sharedRef('Unauthorized') : undefined],
@@ -252,7 +310,8 @@ function registerRoute(registry: OpenAPIRegistry, route: RouteDef): void {
             'application/json': { schema: spec.body.schema, example: spec.body.example },
             ...(spec.body.text && {
               'text/plain': {
-                schema: { type: 'string', description: spec.body.text.description },
+                // A bigger body is refused (413) before it is read.
+                schema: { type: 'string', maxLength: MAX_BODY_BYTES, description: spec.body.text.description },
                 example: spec.body.text.example,
               },
             }),
@@ -263,6 +322,9 @@ function registerRoute(registry: OpenAPIRegistry, route: RouteDef): void {
     responses: responsesOf(route),
   });
 }
+
+/** The largest request body read, in bytes (local/server.ts; Lambda's own limit deployed): over it, 413. */
+const MAX_BODY_BYTES = 6 * 1024 * 1024;
 
 const DESCRIPTION = `Onboard employees, submit payroll runs, get NACHA direct-deposit files and paystubs, and hear about every step through signed webhooks.
 
@@ -318,11 +380,18 @@ export function buildOpenApiDocument(): OpenApiDocument {
       version: VERSION,
       description: DESCRIPTION,
     },
+    // `x-internal: false`: both are meant for the API's users (OWASP API9, inventory); the descriptions name the
+    // environment each runs.
     servers: [
-      { url: 'https://localhost:8443', description: 'The local stack (`npm start`)' },
+      {
+        url: 'https://localhost:8443',
+        description: 'The local stack (`npm start`), on your own machine',
+        'x-internal': false,
+      },
       {
         url: 'https://{restApiId}.execute-api.{region}.amazonaws.com/{stage}',
-        description: 'A deployed stack (the `ApiUrl` output)',
+        description: 'A deployed stack (the `ApiUrl` output): the sandbox or production environment',
+        'x-internal': false,
         variables: {
           restApiId: { default: 'abc123defg' },
           region: { default: 'us-east-1' },

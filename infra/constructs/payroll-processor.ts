@@ -3,7 +3,6 @@ import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Construct } from 'constructs';
-import { GSI2 } from '../../shared/data/keys.js';
 import { PayrollFunction } from './payroll-function.js';
 import { WEBHOOK_RETRY_ENVIRONMENT } from './webhook-deliverer.js';
 import { grantAccess, grantTable, type ServiceResources } from './service-access.js';

@@ -593,8 +593,8 @@ export type components = {
     schemas: {
         ApiKey: {
             /**
-             * @description `key_` and a lowercase ULID
-             * @example key_01kfz8j5c7e9g1j3l5n7q9s1mn
+             * @description `key_` and 26 lowercase Crockford base32 characters
+             * @example key_01kfz8j5c7e9g1j3k5n7q9s1mn
              */
             api_key_id: string;
             name: string;
@@ -644,7 +644,10 @@ export type components = {
             previous_token_expires_at: string | null;
         };
         ApiKeyListResponse: {
-            /** @example 200 */
+            /**
+             * Format: int32
+             * @example 200
+             */
             status: number;
             /** @example OK */
             message: string;
@@ -657,7 +660,10 @@ export type components = {
             request_id: string;
         };
         ApiKeyResponse: {
-            /** @example 200 */
+            /**
+             * Format: int32
+             * @example 200
+             */
             status: number;
             /** @example API key revoked */
             message: string;
@@ -667,8 +673,8 @@ export type components = {
         };
         ApiKeyWithToken: {
             /**
-             * @description `key_` and a lowercase ULID
-             * @example key_01kfz8j5c7e9g1j3l5n7q9s1mn
+             * @description `key_` and 26 lowercase Crockford base32 characters
+             * @example key_01kfz8j5c7e9g1j3k5n7q9s1mn
              */
             api_key_id: string;
             name: string;
@@ -718,12 +724,15 @@ export type components = {
             previous_token_expires_at: string | null;
             /**
              * @description The bearer token: shown only in this answer
-             * @example pk_sandbox_3q9Xr7mWcTz2VbN8kLpD4sHfJ6gY1eA5x7Qa
+             * @example pk_sandbox_3q9Xr7mWcTz2VbN8kLpD4sHfJ6gY1eA5R2n8Tw0x7Qa
              */
             token: string;
         };
         ApiKeyWithTokenResponse: {
-            /** @example 200 */
+            /**
+             * Format: int32
+             * @example 200
+             */
             status: number;
             /** @example API key created; the token is shown only once */
             message: string;
@@ -733,23 +742,32 @@ export type components = {
         };
         /** @description One authenticated request or authentication failure. Never a token, a secret or a bank number. */
         AuditLogLine: {
+            /** @description The request's id (`X-Request-Id`) */
             request_id: string;
             api_key_id: string | null;
             organization_id: string | null;
             /** @enum {string} */
             method: "GET" | "POST" | "PATCH" | "PUT" | "DELETE" | "HEAD" | "OPTIONS";
+            /** @description The path as requested, secrets in it redacted */
             path: string;
+            /** @description The route template, e.g. `/v1/employees/{id}` */
             route: string | null;
+            /** Format: int32 */
             status: number;
+            /** @description An IPv4 or IPv6 address */
             source_ip: string | null;
             user_agent: string | null;
             /** Format: date-time */
             at: string;
+            /** Format: int32 */
             latency_ms: number;
             auth_failure: string | null;
         };
         AuditLogListResponse: {
-            /** @example 200 */
+            /**
+             * Format: int32
+             * @example 200
+             */
             status: number;
             /** @example OK */
             message: string;
@@ -763,9 +781,20 @@ export type components = {
         };
         /** @description The `data` of `employee.bank_account_corrected` */
         BankAccountCorrectedData: {
+            /**
+             * @description `emp_` and 26 lowercase Crockford base32 characters
+             * @example emp_01kfz8d4w6t2m9q3r5v7x8y0ab
+             */
             employee_id: string;
-            /** @description The paystub whose deposit the notification of change is about */
+            /**
+             * @description The paystub whose deposit the notification of change is about
+             * @example stub_01kfz8f7k3m5n7q9s1t3v5x7ef
+             */
             paystub_id: string;
+            /**
+             * @description `pay_` and 26 lowercase Crockford base32 characters
+             * @example pay_01kfz8e2h5n8p0s2v4w6y8z1cd
+             */
             payroll_id: string;
             code: string;
             trace_number: string;
@@ -795,7 +824,10 @@ export type components = {
              * @enum {string}
              */
             outcome: "applied" | "unknown_trace" | "already_applied";
-            /** @description The paystub whose deposit it is, when known */
+            /**
+             * @description The paystub whose deposit it is, when known
+             * @example stub_01kfz8f7k3m5n7q9s1t3v5x7ef
+             */
             paystub_id?: string;
             /** @description A correction: whether the employee's bank account was changed (only while it is still the account the deposit went to) */
             account_updated?: boolean;
@@ -805,7 +837,10 @@ export type components = {
             outcomes: components["schemas"]["BankReportOutcome"][];
         };
         BankReportResponse: {
-            /** @example 200 */
+            /**
+             * Format: int32
+             * @example 200
+             */
             status: number;
             /** @example Report applied */
             message: string;
@@ -815,10 +850,11 @@ export type components = {
         };
         Disbursement: {
             /**
-             * @description `pay_` and a lowercase ULID
-             * @example pay_01kfz8e2h5n8p0s2u4w6y8z1cd
+             * @description `pay_` and 26 lowercase Crockford base32 characters
+             * @example pay_01kfz8e2h5n8p0s2v4w6y8z1cd
              */
             payroll_id: string;
+            /** Format: int32 */
             entry_count: number;
             /** @description The NACHA entry hash */
             entry_hash: string;
@@ -826,7 +862,9 @@ export type components = {
             total_credit: number;
             /** @description The offset debit to the funding account: equal to `total_credit` in a balanced file, 0 without a funding account */
             total_debit: number;
+            /** Format: int32 */
             batch_count: number;
+            /** Format: int32 */
             block_count: number;
             /** @description A–Z then 0–9: the n-th file of the organization to this destination on its creation date */
             file_id_modifier: string;
@@ -844,7 +882,10 @@ export type components = {
             created_at: string;
         };
         DisbursementResponse: {
-            /** @example 200 */
+            /**
+             * Format: int32
+             * @example 200
+             */
             status: number;
             /** @example OK */
             message: string;
@@ -854,7 +895,7 @@ export type components = {
         };
         Employee: {
             /**
-             * @description `emp_` and a lowercase ULID
+             * @description `emp_` and 26 lowercase Crockford base32 characters
              * @example emp_01kfz8d4w6t2m9q3r5v7x8y0ab
              */
             employee_id: string;
@@ -912,7 +953,10 @@ export type components = {
             updated_at: string;
         };
         EmployeeListResponse: {
-            /** @example 200 */
+            /**
+             * Format: int32
+             * @example 200
+             */
             status: number;
             /** @example OK */
             message: string;
@@ -925,7 +969,10 @@ export type components = {
             request_id: string;
         };
         EmployeeResponse: {
-            /** @example 200 */
+            /**
+             * Format: int32
+             * @example 200
+             */
             status: number;
             /** @example Employee created */
             message: string;
@@ -1104,8 +1151,8 @@ export type components = {
          *           {
          *             "field": "pay_period_start",
          *             "code": "duplicate_payroll_window",
-         *             "payroll_id": "pay_01kfz8e2h5n8p0s2u4w6y8z1cd",
-         *             "message": "A regular payroll for this pay period was already submitted: pay_01kfz8e2h5n8p0s2u4w6y8z1cd"
+         *             "payroll_id": "pay_01kfz8e2h5n8p0s2v4w6y8z1cd",
+         *             "message": "A regular payroll for this pay period was already submitted: pay_01kfz8e2h5n8p0s2v4w6y8z1cd"
          *           }
          *         ]
          *       },
@@ -1259,6 +1306,7 @@ export type components = {
                 message: string;
                 details: components["schemas"]["ProblemDetail"][];
                 /**
+                 * Format: int32
                  * @description Seconds to wait, as in Retry-After
                  * @example 12
                  */
@@ -1298,7 +1346,7 @@ export type components = {
         /** @description An event as receivers get it (`id`, `type`, `timestamp`, `data`), with its deliveries and every attempt */
         Event: {
             /**
-             * @description `evt_` and a lowercase ULID
+             * @description `evt_` and 26 lowercase Crockford base32 characters
              * @example evt_01kfz8h9b1d3f5h7k9m1p3r5jk
              */
             id: string;
@@ -1314,9 +1362,18 @@ export type components = {
             data: components["schemas"]["PaymentReturnedData"] | components["schemas"]["BankAccountCorrectedData"] | {
                 [key: string]: unknown;
             };
+            /**
+             * @description `pay_` and 26 lowercase Crockford base32 characters
+             * @example pay_01kfz8e2h5n8p0s2v4w6y8z1cd
+             */
             payroll_id: string | null;
             deliveries: {
+                /**
+                 * @description `whk_` and 26 lowercase Crockford base32 characters
+                 * @example whk_01kfz8g1a3c5e7g9j1k3n5q7gh
+                 */
                 webhook_id: string;
+                /** Format: uri */
                 url: string;
                 /** @enum {string} */
                 status: "pending" | "succeeded" | "failed";
@@ -1327,15 +1384,22 @@ export type components = {
                      * @example 2026-11-21T10:02:28.752Z
                      */
                     at: string;
-                    /** @description The receiver's status; `null` when no answer came */
+                    /**
+                     * Format: int32
+                     * @description The receiver's status; `null` when no answer came
+                     */
                     status_code: number | null;
+                    /** Format: int32 */
                     latency_ms: number;
                     error: string | null;
                 }[];
             }[];
         };
         EventListResponse: {
-            /** @example 200 */
+            /**
+             * Format: int32
+             * @example 200
+             */
             status: number;
             /** @example OK */
             message: string;
@@ -1348,7 +1412,10 @@ export type components = {
             request_id: string;
         };
         EventResponse: {
-            /** @example 200 */
+            /**
+             * Format: int32
+             * @example 200
+             */
             status: number;
             /** @example OK */
             message: string;
@@ -1358,17 +1425,28 @@ export type components = {
         };
         /** @description The `data` of `payment.returned` */
         PaymentReturnedData: {
+            /**
+             * @description `stub_` and 26 lowercase Crockford base32 characters
+             * @example stub_01kfz8f7k3m5n7q9s1t3v5x7ef
+             */
             paystub_id: string;
+            /**
+             * @description `emp_` and 26 lowercase Crockford base32 characters
+             * @example emp_01kfz8d4w6t2m9q3r5v7x8y0ab
+             */
             employee_id: string;
+            /**
+             * @description `pay_` and 26 lowercase Crockford base32 characters
+             * @example pay_01kfz8e2h5n8p0s2v4w6y8z1cd
+             */
             payroll_id: string;
             /**
              * @description The deposit that came back (the net pay)
              * @example 3200
              */
             amount: number;
-            code: string;
-            /** @description The return code's standard reason */
-            reason: string;
+            code: components["schemas"]["ReturnCode"];
+            reason: components["schemas"]["ReturnReason"];
             trace_number: string;
             /**
              * Format: date-time
@@ -1379,8 +1457,8 @@ export type components = {
         };
         Payroll: {
             /**
-             * @description `pay_` and a lowercase ULID
-             * @example pay_01kfz8e2h5n8p0s2u4w6y8z1cd
+             * @description `pay_` and 26 lowercase Crockford base32 characters
+             * @example pay_01kfz8e2h5n8p0s2v4w6y8z1cd
              */
             payroll_id: string;
             /** @enum {string} */
@@ -1414,11 +1492,14 @@ export type components = {
              * @example 2026-11-20
              */
             release_by: string;
+            /** Format: int32 */
             employee_count: number;
             totals: components["schemas"]["PayrollTotals"];
             /** @description Entries written so far */
             progress: {
+                /** Format: int32 */
                 total: number;
+                /** Format: int32 */
                 done: number;
             };
             /** @description SHA-256 of the canonical body: what idempotency compares */
@@ -1449,12 +1530,18 @@ export type components = {
             }[];
             /** @description Why a `rejected` run failed its compliance checks */
             findings: {
-                code: string;
+                /** @enum {string} */
+                code: "employee_not_found" | "missing_bank_account" | "employee_not_started" | "net_pay_cap_exceeded" | "simulated_rejection" | "payroll_total_cap_exceeded";
                 message: string;
+                /**
+                 * @description `emp_` and 26 lowercase Crockford base32 characters
+                 * @example emp_01kfz8d4w6t2m9q3r5v7x8y0ab
+                 */
                 employee_id: string | null;
             }[];
             /** @description The NACHA file's control totals, once written */
             disbursement: {
+                /** Format: int32 */
                 entry_count: number;
                 /** @description The NACHA entry hash */
                 entry_hash: string;
@@ -1462,7 +1549,9 @@ export type components = {
                 total_credit: number;
                 /** @description The offset debit to the funding account: equal to `total_credit` in a balanced file, 0 without a funding account */
                 total_debit: number;
+                /** Format: int32 */
                 batch_count: number;
+                /** Format: int32 */
                 block_count: number;
                 /** @description A–Z then 0–9: the n-th file of the organization to this destination on its creation date */
                 file_id_modifier: string;
@@ -1481,6 +1570,7 @@ export type components = {
             } | null;
             /** @description Deposits of the run the bank returned (POST /v1/disbursement-returns), and their total */
             returns: {
+                /** Format: int32 */
                 count: number;
                 /**
                  * @description Money as a JSON number with at most two decimals
@@ -1522,13 +1612,17 @@ export type components = {
              */
             release_by: string;
             employee_ids: string[];
+            /** Format: int32 */
             employee_count: number;
             totals: components["schemas"]["PayrollTotals"];
             /** @description SHA-256 of the canonical body: what idempotency compares */
             content_hash: string;
         };
         PayrollDryRunResponse: {
-            /** @example 200 */
+            /**
+             * Format: int32
+             * @example 200
+             */
             status: number;
             /** @example Dry run: the payroll is valid and nothing was stored */
             message: string;
@@ -1537,7 +1631,10 @@ export type components = {
             request_id: string;
         };
         PayrollListResponse: {
-            /** @example 200 */
+            /**
+             * Format: int32
+             * @example 200
+             */
             status: number;
             /** @example OK */
             message: string;
@@ -1550,7 +1647,10 @@ export type components = {
             request_id: string;
         };
         PayrollResponse: {
-            /** @example 200 */
+            /**
+             * Format: int32
+             * @example 200
+             */
             status: number;
             /** @example OK */
             message: string;
@@ -1609,8 +1709,8 @@ export type components = {
         };
         PayrollSummary: {
             /**
-             * @description `pay_` and a lowercase ULID
-             * @example pay_01kfz8e2h5n8p0s2u4w6y8z1cd
+             * @description `pay_` and 26 lowercase Crockford base32 characters
+             * @example pay_01kfz8e2h5n8p0s2v4w6y8z1cd
              */
             payroll_id: string;
             /** @enum {string} */
@@ -1644,11 +1744,14 @@ export type components = {
              * @example 2026-11-20
              */
             release_by: string;
+            /** Format: int32 */
             employee_count: number;
             totals: components["schemas"]["PayrollTotals"];
             /** @description Entries written so far */
             progress: {
+                /** Format: int32 */
                 total: number;
+                /** Format: int32 */
                 done: number;
             };
             /** @description SHA-256 of the canonical body: what idempotency compares */
@@ -1667,7 +1770,10 @@ export type components = {
             updated_at: string;
         };
         PayrollSummaryResponse: {
-            /** @example 200 */
+            /**
+             * Format: int32
+             * @example 200
+             */
             status: number;
             /** @example Payroll cancelled */
             message: string;
@@ -1707,11 +1813,19 @@ export type components = {
         };
         Paystub: {
             /**
-             * @description `stub_` and a lowercase ULID
+             * @description `stub_` and 26 lowercase Crockford base32 characters
              * @example stub_01kfz8f7k3m5n7q9s1t3v5x7ef
              */
             paystub_id: string;
+            /**
+             * @description `emp_` and 26 lowercase Crockford base32 characters
+             * @example emp_01kfz8d4w6t2m9q3r5v7x8y0ab
+             */
             employee_id: string;
+            /**
+             * @description `pay_` and 26 lowercase Crockford base32 characters
+             * @example pay_01kfz8e2h5n8p0s2v4w6y8z1cd
+             */
             payroll_id: string;
             employee_name: string;
             /**
@@ -1799,9 +1913,8 @@ export type components = {
                 effective_entry_date: string | null;
                 /** @description Present once the bank returned the deposit (POST /v1/disbursement-returns) */
                 return?: {
-                    code: string;
-                    /** @description The return code's standard reason */
-                    reason: string;
+                    code: components["schemas"]["ReturnCode"];
+                    reason: components["schemas"]["ReturnReason"];
                     /**
                      * Format: date-time
                      * @description UTC, ISO 8601 with milliseconds
@@ -1842,7 +1955,10 @@ export type components = {
             };
         };
         PaystubListResponse: {
-            /** @example 200 */
+            /**
+             * Format: int32
+             * @example 200
+             */
             status: number;
             /** @example OK */
             message: string;
@@ -1855,7 +1971,10 @@ export type components = {
             request_id: string;
         };
         PaystubResponse: {
-            /** @example 200 */
+            /**
+             * Format: int32
+             * @example 200
+             */
             status: number;
             /** @example OK */
             message: string;
@@ -1881,13 +2000,29 @@ export type components = {
             reason?: string;
             /** @description The configured values a field may take */
             allowed?: string[];
-            /** @description `duplicate_payroll_window`: the run that holds the window */
+            /**
+             * @description `duplicate_payroll_window`: the run that holds the window
+             * @example pay_01kfz8e2h5n8p0s2v4w6y8z1cd
+             */
             payroll_id?: string;
-            /** @description `insufficient_scope`: the scope the route needs */
-            required_scope?: string;
+            /**
+             * @description `insufficient_scope`: the scope the route needs
+             * @enum {string}
+             */
+            required_scope?: "read:employees" | "write:employees" | "read:payroll" | "write:payroll" | "read:paystubs" | "admin";
         } & {
             [key: string]: unknown;
         };
+        /**
+         * @description A return reason code (NACHA Operating Rules, Appendix Four)
+         * @enum {string}
+         */
+        ReturnCode: "R01" | "R02" | "R03" | "R04" | "R05" | "R06" | "R07" | "R08" | "R09" | "R10" | "R11" | "R12" | "R13" | "R14" | "R15" | "R16" | "R17" | "R18" | "R19" | "R20" | "R21" | "R22" | "R23" | "R24" | "R25" | "R26" | "R27" | "R28" | "R29" | "R30" | "R31" | "R32" | "R33" | "R34" | "R35" | "R36" | "R37" | "R38" | "R39" | "R40" | "R41" | "R42" | "R43" | "R44" | "R45" | "R46" | "R47" | "R50" | "R51" | "R52" | "R53" | "R80" | "R81" | "R82" | "R83" | "R84" | "R85";
+        /**
+         * @description The return code's standard reason
+         * @enum {string}
+         */
+        ReturnReason: "Insufficient funds" | "Account closed" | "No account / unable to locate account" | "Invalid account number structure" | "Unauthorized debit to consumer account using corporate SEC code" | "Returned per ODFI's request" | "Authorization revoked by customer" | "Payment stopped" | "Uncollected funds" | "Customer advises originator is not known to receiver or not authorized" | "Customer advises entry not in accordance with the terms of the authorization" | "Account sold to another DFI" | "Invalid ACH routing number" | "Representative payee deceased or unable to continue in that capacity" | "Beneficiary or account holder deceased" | "Account frozen / entry returned per OFAC instruction" | "File record edit criteria / entry with invalid account number initiated under questionable circumstances" | "Improper effective entry date" | "Amount field error" | "Non-transaction account" | "Invalid company identification" | "Invalid individual ID number" | "Credit entry refused by receiver" | "Duplicate entry" | "Addenda error" | "Mandatory field error" | "Trace number error" | "Routing number check digit error" | "Corporate customer advises not authorized" | "RDFI not participant in check truncation program" | "Permissible return entry (CCD and CTX only)" | "RDFI non-settlement" | "Return of XCK entry" | "Limited participation DFI" | "Return of improper debit entry" | "Return of improper credit entry" | "Source document presented for payment" | "Stop payment on source document" | "Improper source document / source document presented for payment" | "Return of ENR entry by federal government agency" | "Invalid transaction code (ENR only)" | "Routing number / check digit error (ENR only)" | "Invalid DFI account number (ENR only)" | "Invalid individual ID number / identification number (ENR only)" | "Invalid individual name / company name (ENR only)" | "Invalid representative payee indicator (ENR only)" | "Duplicate enrollment (ENR only)" | "State law affecting RCK acceptance" | "Item related to RCK entry is ineligible or RCK entry is improper" | "Stop payment on item related to RCK entry" | "Item and RCK entry presented for payment" | "IAT entry coding error" | "Non-participant in IAT program" | "Invalid foreign receiving DFI identification" | "Foreign receiving DFI unable to settle" | "Entry not processed by gateway" | "Incorrectly coded outbound international payment";
         Settings: {
             employment_types: string[];
             pay_groups: string[];
@@ -1934,7 +2069,10 @@ export type components = {
             updated_at: string;
         };
         SettingsResponse: {
-            /** @example 200 */
+            /**
+             * Format: int32
+             * @example 200
+             */
             status: number;
             /** @example OK */
             message: string;
@@ -1945,8 +2083,8 @@ export type components = {
         /** @description What a submission answers, and every replay of it: only what cannot change afterwards */
         SubmittedPayroll: {
             /**
-             * @description `pay_` and a lowercase ULID
-             * @example pay_01kfz8e2h5n8p0s2u4w6y8z1cd
+             * @description `pay_` and 26 lowercase Crockford base32 characters
+             * @example pay_01kfz8e2h5n8p0s2v4w6y8z1cd
              */
             payroll_id: string;
             /** @enum {string} */
@@ -1981,6 +2119,7 @@ export type components = {
              */
             release_by: string;
             employee_ids: string[];
+            /** Format: int32 */
             employee_count: number;
             totals: components["schemas"]["PayrollTotals"];
             /** @description SHA-256 of the canonical body: what idempotency compares */
@@ -1993,7 +2132,10 @@ export type components = {
             created_at: string;
         };
         SubmittedPayrollResponse: {
-            /** @example 200 */
+            /**
+             * Format: int32
+             * @example 200
+             */
             status: number;
             /** @example Payroll accepted for processing */
             message: string;
@@ -2003,8 +2145,8 @@ export type components = {
         };
         Webhook: {
             /**
-             * @description `whk_` and a lowercase ULID
-             * @example whk_01kfz8g1a3c5e7g9j1l3n5q7gh
+             * @description `whk_` and 26 lowercase Crockford base32 characters
+             * @example whk_01kfz8g1a3c5e7g9j1k3n5q7gh
              */
             webhook_id: string;
             /** Format: uri */
@@ -2017,6 +2159,7 @@ export type components = {
              * @enum {string}
              */
             status: "active" | "unreliable" | "disabled";
+            /** Format: int32 */
             consecutive_failures: number;
             /**
              * Format: date-time
@@ -2038,7 +2181,10 @@ export type components = {
             updated_at: string;
         };
         WebhookListResponse: {
-            /** @example 200 */
+            /**
+             * Format: int32
+             * @example 200
+             */
             status: number;
             /** @example OK */
             message: string;
@@ -2051,7 +2197,10 @@ export type components = {
             request_id: string;
         };
         WebhookResponse: {
-            /** @example 200 */
+            /**
+             * Format: int32
+             * @example 200
+             */
             status: number;
             /** @example OK */
             message: string;
@@ -2061,8 +2210,8 @@ export type components = {
         };
         WebhookWithSecret: {
             /**
-             * @description `whk_` and a lowercase ULID
-             * @example whk_01kfz8g1a3c5e7g9j1l3n5q7gh
+             * @description `whk_` and 26 lowercase Crockford base32 characters
+             * @example whk_01kfz8g1a3c5e7g9j1k3n5q7gh
              */
             webhook_id: string;
             /** Format: uri */
@@ -2075,6 +2224,7 @@ export type components = {
              * @enum {string}
              */
             status: "active" | "unreliable" | "disabled";
+            /** Format: int32 */
             consecutive_failures: number;
             /**
              * Format: date-time
@@ -2101,7 +2251,10 @@ export type components = {
             secret: string;
         };
         WebhookWithSecretResponse: {
-            /** @example 200 */
+            /**
+             * Format: int32
+             * @example 200
+             */
             status: number;
             /** @example Webhook endpoint created; the secret is shown only once */
             message: string;
@@ -2115,6 +2268,7 @@ export type components = {
         NotFound: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2126,6 +2280,7 @@ export type components = {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 Allow: components["headers"]["Allow"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2137,6 +2292,7 @@ export type components = {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2152,6 +2308,7 @@ export type components = {
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.optional"];
                 Warning: components["headers"]["Warning.optional"];
                 "WWW-Authenticate": components["headers"]["WWW-Authenticate.optional"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2167,6 +2324,7 @@ export type components = {
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 Warning: components["headers"]["Warning.optional"];
                 "Retry-After": components["headers"]["Retry-After"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2181,6 +2339,7 @@ export type components = {
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.optional"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.optional"];
                 Warning: components["headers"]["Warning.optional"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2191,6 +2350,8 @@ export type components = {
     parameters: never;
     requestBodies: never;
     headers: {
+        /** @description The origin browsers may call the API from: `*` unless the stack was deployed with one origin. Sent by a deployed stack on every answer; not by the local stack, which serves its dashboard itself. */
+        "Access-Control-Allow-Origin": string;
         /** @description The methods the path answers */
         Allow: string;
         /** @description Seconds to wait before retrying */
@@ -2242,6 +2403,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2289,6 +2451,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2361,6 +2524,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     /** @description The URL of the created (or accepted) resource */
                     Location: string;
                     [name: string]: unknown;
@@ -2405,6 +2569,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2421,6 +2586,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2435,6 +2601,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.optional"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.optional"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2465,6 +2632,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2507,6 +2675,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2523,6 +2692,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2553,6 +2723,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2595,6 +2766,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2611,6 +2783,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2625,6 +2798,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2692,6 +2866,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2734,6 +2909,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2750,6 +2926,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2764,6 +2941,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2778,6 +2956,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.optional"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.optional"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2816,6 +2995,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2826,7 +3006,7 @@ export interface operations {
                      *       "data": {
                      *         "payrolls": [
                      *           {
-                     *             "payroll_id": "pay_01kfz8e2h5n8p0s2u4w6y8z1cd",
+                     *             "payroll_id": "pay_01kfz8e2h5n8p0s2v4w6y8z1cd",
                      *             "status": "completed",
                      *             "type": "regular",
                      *             "pay_period_start": "2026-11-01",
@@ -2866,6 +3046,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2926,6 +3107,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2966,6 +3148,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     /** @description `true` when this answer replays an earlier submission with the same `Idempotency-Key` and body */
                     "Idempotent-Replayed"?: "true";
                     /** @description The URL of the created (or accepted) resource */
@@ -2978,7 +3161,7 @@ export interface operations {
                      *       "status": 202,
                      *       "message": "Payroll accepted for processing",
                      *       "data": {
-                     *         "payroll_id": "pay_01kfz8e2h5n8p0s2u4w6y8z1cd",
+                     *         "payroll_id": "pay_01kfz8e2h5n8p0s2v4w6y8z1cd",
                      *         "status": "pending",
                      *         "type": "regular",
                      *         "pay_period_start": "2026-11-01",
@@ -3013,6 +3196,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3029,6 +3213,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3043,6 +3228,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.optional"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.optional"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3057,6 +3243,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3087,6 +3274,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3095,7 +3283,7 @@ export interface operations {
                      *       "status": 200,
                      *       "message": "OK",
                      *       "data": {
-                     *         "payroll_id": "pay_01kfz8e2h5n8p0s2u4w6y8z1cd",
+                     *         "payroll_id": "pay_01kfz8e2h5n8p0s2v4w6y8z1cd",
                      *         "status": "completed",
                      *         "type": "regular",
                      *         "pay_period_start": "2026-11-01",
@@ -3169,6 +3357,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3185,6 +3374,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3215,6 +3405,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3231,6 +3422,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3245,6 +3437,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3275,6 +3468,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3291,6 +3485,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3305,6 +3500,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3335,6 +3531,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3351,6 +3548,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3365,6 +3563,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3398,6 +3597,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     /** @description On the file: `attachment; filename="<payroll_id>.ach"` */
                     "Content-Disposition"?: string;
                     [name: string]: unknown;
@@ -3408,7 +3608,7 @@ export interface operations {
                      *       "status": 200,
                      *       "message": "OK",
                      *       "data": {
-                     *         "payroll_id": "pay_01kfz8e2h5n8p0s2u4w6y8z1cd",
+                     *         "payroll_id": "pay_01kfz8e2h5n8p0s2v4w6y8z1cd",
                      *         "entry_count": 2,
                      *         "entry_hash": "0023100025",
                      *         "total_credit": 2589.5,
@@ -3424,8 +3624,16 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["DisbursementResponse"];
                     /**
-                     * @example 101 021000021 10000000012611171002A094101SANDBOX BANK           PAYROLL API
-                     *     …
+                     * @example 101 02100002110000000012611171002A094101SANDBOX BANK           PAYROLL API
+                     *     5200ACME                                1000000001PPDPAYROLL         261120   1021000020000001
+                     *     622021000021123456789        00002589502M9Q3R5V7X8Y0ABADA LOVELACE            0021000020000001
+                     *     627021000021000123456789     00002589501000000001     ACME                    0021000020000002
+                     *     820000000200042000040000002589500000002589501000000001                         021000020000001
+                     *     9000001000001000000020004200004000000258950000000258950
+                     *     9999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999
+                     *     9999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999
+                     *     9999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999
+                     *     9999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999
                      */
                     "text/plain": string;
                 };
@@ -3438,6 +3646,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3454,6 +3663,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3468,6 +3678,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3482,6 +3693,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.optional"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.optional"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3512,6 +3724,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3520,7 +3733,7 @@ export interface operations {
                      *       "status": 200,
                      *       "message": "Payroll cancelled",
                      *       "data": {
-                     *         "payroll_id": "pay_01kfz8e2h5n8p0s2u4w6y8z1cd",
+                     *         "payroll_id": "pay_01kfz8e2h5n8p0s2v4w6y8z1cd",
                      *         "status": "cancelled",
                      *         "type": "regular",
                      *         "pay_period_start": "2026-11-01",
@@ -3557,6 +3770,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3573,6 +3787,7 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.optional"];
                     Warning: components["headers"]["Warning.optional"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3587,6 +3802,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3601,6 +3817,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3689,6 +3906,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3721,6 +3939,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3737,6 +3956,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.optional"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.optional"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3777,6 +3997,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3789,7 +4010,7 @@ export interface operations {
                      *           {
                      *             "paystub_id": "stub_01kfz8f7k3m5n7q9s1t3v5x7ef",
                      *             "employee_id": "emp_01kfz8d4w6t2m9q3r5v7x8y0ab",
-                     *             "payroll_id": "pay_01kfz8e2h5n8p0s2u4w6y8z1cd",
+                     *             "payroll_id": "pay_01kfz8e2h5n8p0s2v4w6y8z1cd",
                      *             "employee_name": "Ada Lovelace",
                      *             "period_start": "2026-11-01",
                      *             "period_end": "2026-11-14",
@@ -3841,6 +4062,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3876,6 +4098,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     /** @description On the PDF: `inline; filename="paystub-<paystub_id>.pdf"` */
                     "Content-Disposition"?: string;
                     [name: string]: unknown;
@@ -3888,7 +4111,7 @@ export interface operations {
                      *       "data": {
                      *         "paystub_id": "stub_01kfz8f7k3m5n7q9s1t3v5x7ef",
                      *         "employee_id": "emp_01kfz8d4w6t2m9q3r5v7x8y0ab",
-                     *         "payroll_id": "pay_01kfz8e2h5n8p0s2u4w6y8z1cd",
+                     *         "payroll_id": "pay_01kfz8e2h5n8p0s2v4w6y8z1cd",
                      *         "employee_name": "Ada Lovelace",
                      *         "period_start": "2026-11-01",
                      *         "period_end": "2026-11-14",
@@ -3938,6 +4161,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3954,6 +4178,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3986,6 +4211,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3996,7 +4222,7 @@ export interface operations {
                      *       "data": {
                      *         "webhooks": [
                      *           {
-                     *             "webhook_id": "whk_01kfz8g1a3c5e7g9j1l3n5q7gh",
+                     *             "webhook_id": "whk_01kfz8g1a3c5e7g9j1k3n5q7gh",
                      *             "url": "https://hooks.example.com/payroll",
                      *             "events": [
                      *               "payroll.completed",
@@ -4026,6 +4252,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4059,6 +4286,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    /** Format: uri */
                     url: string;
                     events?: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "employee.bank_account_corrected")[] | null;
                     description?: string | null;
@@ -4074,6 +4302,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     /** @description The URL of the created (or accepted) resource */
                     Location: string;
                     [name: string]: unknown;
@@ -4084,7 +4313,7 @@ export interface operations {
                      *       "status": 201,
                      *       "message": "Webhook endpoint created; the secret is shown only once",
                      *       "data": {
-                     *         "webhook_id": "whk_01kfz8g1a3c5e7g9j1l3n5q7gh",
+                     *         "webhook_id": "whk_01kfz8g1a3c5e7g9j1k3n5q7gh",
                      *         "url": "https://hooks.example.com/payroll",
                      *         "events": [
                      *           "payroll.completed",
@@ -4112,6 +4341,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4128,6 +4358,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.optional"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.optional"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4142,6 +4373,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4172,6 +4404,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4180,7 +4413,7 @@ export interface operations {
                      *       "status": 200,
                      *       "message": "OK",
                      *       "data": {
-                     *         "webhook_id": "whk_01kfz8g1a3c5e7g9j1l3n5q7gh",
+                     *         "webhook_id": "whk_01kfz8g1a3c5e7g9j1k3n5q7gh",
                      *         "url": "https://hooks.example.com/payroll",
                      *         "events": [
                      *           "payroll.completed",
@@ -4207,6 +4440,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4223,6 +4457,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4253,6 +4488,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4261,7 +4497,7 @@ export interface operations {
                      *       "status": 200,
                      *       "message": "Webhook endpoint removed",
                      *       "data": {
-                     *         "webhook_id": "whk_01kfz8g1a3c5e7g9j1l3n5q7gh",
+                     *         "webhook_id": "whk_01kfz8g1a3c5e7g9j1k3n5q7gh",
                      *         "url": "https://hooks.example.com/payroll",
                      *         "events": [
                      *           "payroll.completed",
@@ -4288,6 +4524,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4304,6 +4541,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4333,6 +4571,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    /** Format: uri */
                     url?: string;
                     events?: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "employee.bank_account_corrected")[] | null;
                     description?: string | null;
@@ -4350,6 +4589,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4358,7 +4598,7 @@ export interface operations {
                      *       "status": 200,
                      *       "message": "Webhook endpoint updated",
                      *       "data": {
-                     *         "webhook_id": "whk_01kfz8g1a3c5e7g9j1l3n5q7gh",
+                     *         "webhook_id": "whk_01kfz8g1a3c5e7g9j1k3n5q7gh",
                      *         "url": "https://hooks.example.com/payroll",
                      *         "events": [
                      *           "payroll.completed",
@@ -4385,6 +4625,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4401,6 +4642,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4415,6 +4657,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4429,6 +4672,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.optional"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.optional"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4459,6 +4703,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4467,7 +4712,7 @@ export interface operations {
                      *       "status": 200,
                      *       "message": "Secret rotated; the previous one keeps signing for 24 hours",
                      *       "data": {
-                     *         "webhook_id": "whk_01kfz8g1a3c5e7g9j1l3n5q7gh",
+                     *         "webhook_id": "whk_01kfz8g1a3c5e7g9j1k3n5q7gh",
                      *         "url": "https://hooks.example.com/payroll",
                      *         "events": [
                      *           "payroll.completed",
@@ -4495,6 +4740,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4511,6 +4757,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4525,6 +4772,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4563,6 +4811,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4577,7 +4826,7 @@ export interface operations {
                      *             "type": "payroll.completed",
                      *             "timestamp": "2026-11-21T10:02:28.752Z",
                      *             "data": {
-                     *               "payroll_id": "pay_01kfz8e2h5n8p0s2u4w6y8z1cd",
+                     *               "payroll_id": "pay_01kfz8e2h5n8p0s2v4w6y8z1cd",
                      *               "status": "completed",
                      *               "type": "regular",
                      *               "pay_period_start": "2026-11-01",
@@ -4592,10 +4841,10 @@ export interface operations {
                      *               },
                      *               "content_hash": "9e83f1c4be8e2a1d5f6c7b8a9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f7a8b9c0"
                      *             },
-                     *             "payroll_id": "pay_01kfz8e2h5n8p0s2u4w6y8z1cd",
+                     *             "payroll_id": "pay_01kfz8e2h5n8p0s2v4w6y8z1cd",
                      *             "deliveries": [
                      *               {
-                     *                 "webhook_id": "whk_01kfz8g1a3c5e7g9j1l3n5q7gh",
+                     *                 "webhook_id": "whk_01kfz8g1a3c5e7g9j1k3n5q7gh",
                      *                 "url": "https://hooks.example.com/payroll",
                      *                 "status": "succeeded",
                      *                 "attempts": [
@@ -4626,6 +4875,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4658,6 +4908,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4670,7 +4921,7 @@ export interface operations {
                      *         "type": "payroll.completed",
                      *         "timestamp": "2026-11-21T10:02:28.752Z",
                      *         "data": {
-                     *           "payroll_id": "pay_01kfz8e2h5n8p0s2u4w6y8z1cd",
+                     *           "payroll_id": "pay_01kfz8e2h5n8p0s2v4w6y8z1cd",
                      *           "status": "completed",
                      *           "type": "regular",
                      *           "pay_period_start": "2026-11-01",
@@ -4685,10 +4936,10 @@ export interface operations {
                      *           },
                      *           "content_hash": "9e83f1c4be8e2a1d5f6c7b8a9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f7a8b9c0"
                      *         },
-                     *         "payroll_id": "pay_01kfz8e2h5n8p0s2u4w6y8z1cd",
+                     *         "payroll_id": "pay_01kfz8e2h5n8p0s2v4w6y8z1cd",
                      *         "deliveries": [
                      *           {
-                     *             "webhook_id": "whk_01kfz8g1a3c5e7g9j1l3n5q7gh",
+                     *             "webhook_id": "whk_01kfz8g1a3c5e7g9j1k3n5q7gh",
                      *             "url": "https://hooks.example.com/payroll",
                      *             "status": "succeeded",
                      *             "attempts": [
@@ -4716,6 +4967,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4732,6 +4984,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4762,6 +5015,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4774,7 +5028,7 @@ export interface operations {
                      *         "type": "payroll.completed",
                      *         "timestamp": "2026-11-21T10:02:28.752Z",
                      *         "data": {
-                     *           "payroll_id": "pay_01kfz8e2h5n8p0s2u4w6y8z1cd",
+                     *           "payroll_id": "pay_01kfz8e2h5n8p0s2v4w6y8z1cd",
                      *           "status": "completed",
                      *           "type": "regular",
                      *           "pay_period_start": "2026-11-01",
@@ -4789,10 +5043,10 @@ export interface operations {
                      *           },
                      *           "content_hash": "9e83f1c4be8e2a1d5f6c7b8a9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f7a8b9c0"
                      *         },
-                     *         "payroll_id": "pay_01kfz8e2h5n8p0s2u4w6y8z1cd",
+                     *         "payroll_id": "pay_01kfz8e2h5n8p0s2v4w6y8z1cd",
                      *         "deliveries": [
                      *           {
-                     *             "webhook_id": "whk_01kfz8g1a3c5e7g9j1l3n5q7gh",
+                     *             "webhook_id": "whk_01kfz8g1a3c5e7g9j1k3n5q7gh",
                      *             "url": "https://hooks.example.com/payroll",
                      *             "status": "pending",
                      *             "attempts": [
@@ -4820,6 +5074,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4836,6 +5091,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4878,6 +5134,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4891,7 +5148,7 @@ export interface operations {
                      *             "request_id": "bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1",
                      *             "at": "2026-11-21T10:02:21.004Z",
                      *             "organization_id": "org_01kfz8c1b2d3f4g5h6j7k8m9n0",
-                     *             "api_key_id": "key_01kfz8j5c7e9g1j3l5n7q9s1mn",
+                     *             "api_key_id": "key_01kfz8j5c7e9g1j3k5n7q9s1mn",
                      *             "method": "POST",
                      *             "path": "/v1/payroll",
                      *             "route": "/v1/payroll",
@@ -4918,6 +5175,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4947,6 +5205,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4992,6 +5251,21 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["SettingsResponse"];
+                };
+            };
+            /** @description `invalid_request_body`: a body that is not a JSON object (this operation reads none) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -5068,6 +5342,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5124,6 +5399,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5140,6 +5416,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5154,6 +5431,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.optional"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.optional"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5186,6 +5464,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5196,7 +5475,7 @@ export interface operations {
                      *       "data": {
                      *         "api_keys": [
                      *           {
-                     *             "api_key_id": "key_01kfz8j5c7e9g1j3l5n7q9s1mn",
+                     *             "api_key_id": "key_01kfz8j5c7e9g1j3k5n7q9s1mn",
                      *             "name": "CI deploys",
                      *             "type": "payroll-submitter",
                      *             "scopes": [
@@ -5230,6 +5509,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5277,6 +5557,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     /** @description The URL of the created (or accepted) resource */
                     Location: string;
                     [name: string]: unknown;
@@ -5287,7 +5568,7 @@ export interface operations {
                      *       "status": 201,
                      *       "message": "API key created; the token is shown only once",
                      *       "data": {
-                     *         "api_key_id": "key_01kfz8j5c7e9g1j3l5n7q9s1mn",
+                     *         "api_key_id": "key_01kfz8j5c7e9g1j3k5n7q9s1mn",
                      *         "name": "CI deploys",
                      *         "type": "payroll-submitter",
                      *         "scopes": [
@@ -5303,7 +5584,7 @@ export interface operations {
                      *         "last_used_at": null,
                      *         "token_issued_at": "2026-11-02T09:30:00.000Z",
                      *         "previous_token_expires_at": null,
-                     *         "token": "pk_sandbox_3q9Xr7mWcTz2VbN8kLpD4sHfJ6gY1eA5x7Qa"
+                     *         "token": "pk_sandbox_3q9Xr7mWcTz2VbN8kLpD4sHfJ6gY1eA5R2n8Tw0x7Qa"
                      *       },
                      *       "request_id": "bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1"
                      *     }
@@ -5319,6 +5600,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5335,6 +5617,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.optional"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.optional"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5349,6 +5632,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5378,6 +5662,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    /** Format: int32 */
                     grace_period_seconds?: number;
                 };
             };
@@ -5391,6 +5676,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5399,7 +5685,7 @@ export interface operations {
                      *       "status": 200,
                      *       "message": "API key rotated; the new token is shown only once",
                      *       "data": {
-                     *         "api_key_id": "key_01kfz8j5c7e9g1j3l5n7q9s1mn",
+                     *         "api_key_id": "key_01kfz8j5c7e9g1j3k5n7q9s1mn",
                      *         "name": "CI deploys",
                      *         "type": "payroll-submitter",
                      *         "scopes": [
@@ -5415,7 +5701,7 @@ export interface operations {
                      *         "last_used_at": "2026-11-21T10:02:21.004Z",
                      *         "token_issued_at": "2026-11-21T10:05:00.000Z",
                      *         "previous_token_expires_at": "2026-11-21T11:05:00.000Z",
-                     *         "token": "pk_sandbox_3q9Xr7mWcTz2VbN8kLpD4sHfJ6gY1eA5x7Qa"
+                     *         "token": "pk_sandbox_3q9Xr7mWcTz2VbN8kLpD4sHfJ6gY1eA5R2n8Tw0x7Qa"
                      *       },
                      *       "request_id": "bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1"
                      *     }
@@ -5431,6 +5717,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5439,7 +5726,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description No unrevoked key with this id in your organization */
+            /** @description No unrevoked key with this id in your organization (also when a revocation of the key won a race with this rotation) */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5447,10 +5734,26 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `conflict`: another rotation of the key committed first; retry */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
                 };
             };
             /** @description The body is over 6 MB */
@@ -5461,6 +5764,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.optional"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.optional"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5491,6 +5795,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5499,7 +5804,7 @@ export interface operations {
                      *       "status": 200,
                      *       "message": "API key revoked",
                      *       "data": {
-                     *         "api_key_id": "key_01kfz8j5c7e9g1j3l5n7q9s1mn",
+                     *         "api_key_id": "key_01kfz8j5c7e9g1j3k5n7q9s1mn",
                      *         "name": "CI deploys",
                      *         "type": "payroll-submitter",
                      *         "scopes": [
@@ -5530,6 +5835,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5546,6 +5852,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5569,8 +5876,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     /** @description The document may be cached for 5 minutes */
-                    "Cache-Control": string;
+                    "Cache-Control": "no-store" | "public, max-age=300" | "public, max-age=86400";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5587,10 +5895,22 @@ export interface operations {
                     "application/json": Record<string, never>;
                 };
             };
+            /** @description `invalid_request_body`: a body that is not a JSON object (this operation reads none) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
             /** @description `https_required`: the request was made over plain HTTP */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5602,6 +5922,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5612,6 +5933,7 @@ export interface operations {
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5633,10 +5955,11 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     /** @description The page may be cached for 5 minutes */
-                    "Cache-Control": string;
+                    "Cache-Control": "no-store" | "public, max-age=300" | "public, max-age=86400";
                     /** @description Only the page's own scripts run, and nothing is loaded from elsewhere */
-                    "Content-Security-Policy": string;
+                    "Content-Security-Policy": "default-src 'none'; script-src 'self' 'sha256-dpc882zYHRd8vqKykxnlUA5ORKmNfKCBJSJiQAA8CxM='; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; worker-src blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5644,10 +5967,22 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            /** @description `invalid_request_body`: a body that is not a JSON object (this operation reads none) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
             /** @description `https_required`: the request was made over plain HTTP */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5659,6 +5994,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5669,6 +6005,7 @@ export interface operations {
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5690,8 +6027,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     /** @description May be cached for a day */
-                    "Cache-Control": string;
+                    "Cache-Control": "no-store" | "public, max-age=300" | "public, max-age=86400";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5699,10 +6037,22 @@ export interface operations {
                     "text/javascript": string;
                 };
             };
+            /** @description `invalid_request_body`: a body that is not a JSON object (this operation reads none) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
             /** @description `https_required`: the request was made over plain HTTP */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5714,6 +6064,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5724,6 +6075,7 @@ export interface operations {
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -2,17 +2,21 @@ import * as z from 'zod';
 import { SCOPES, TOKEN_TYPES } from '../domain/scopes.js';
 import type { apiKeyView } from '../use-cases/api-keys.js';
 import { apiKeyIdParams, createApiKeyBody, listApiKeysQuery, rotateApiKeyBody } from '../schemas/api-key.js';
-import { EXAMPLE_IDS, fits, id, page, timestamp, type Fits } from './common.js';
+import { EXAMPLE_IDS, fits, id, page, printable, timestamp, type Fits } from './common.js';
 import { routes } from './route.js';
 
 export const apiKey = z
   .strictObject({
     api_key_id: id('key', EXAMPLE_IDS.apiKey),
-    name: z.string(),
+    // createApiKeyBody: trimmed printable text of 1 to 100 characters.
+    name: printable(100),
     type: z.enum(TOKEN_TYPES),
-    scopes: z.array(z.enum(SCOPES)),
+    scopes: z.array(z.enum(SCOPES)).max(SCOPES.length),
+    // tokenHint (shared/adapters/tokens.ts).
     token_hint: z
       .string()
+      .max(16)
+      .regex(/^pk_(sandbox|live)_…[0-9A-Za-z]{4}$/)
       .meta({ description: "The token's prefix and last four characters", example: 'pk_sandbox_…x7Qa' }),
     created_at: timestamp,
     expires_at: timestamp.nullable(),
@@ -30,12 +34,14 @@ fits<Fits<ReturnType<typeof apiKeyView>, typeof apiKey>>(true);
 
 const apiKeyWithToken = apiKey
   .extend({
+    // generateToken (shared/adapters/tokens.ts): 256 random bits in base62.
     token: z
       .string()
-      .regex(/^pk_(sandbox|live)_/)
+      .max(54)
+      .regex(/^pk_(sandbox|live)_[0-9A-Za-z]{43}$/)
       .meta({
         description: 'The bearer token: shown only in this answer',
-        example: 'pk_sandbox_3q9Xr7mWcTz2VbN8kLpD4sHfJ6gY1eA5x7Qa',
+        example: 'pk_sandbox_3q9Xr7mWcTz2VbN8kLpD4sHfJ6gY1eA5R2n8Tw0x7Qa',
       }),
   })
   .meta({ id: 'ApiKeyWithToken' });
@@ -53,7 +59,7 @@ const KEY = {
   token_issued_at: '2026-11-02T09:30:00.000Z',
   previous_token_expires_at: null,
 } satisfies z.input<typeof apiKey>;
-const TOKEN = 'pk_sandbox_3q9Xr7mWcTz2VbN8kLpD4sHfJ6gY1eA5x7Qa';
+const TOKEN = 'pk_sandbox_3q9Xr7mWcTz2VbN8kLpD4sHfJ6gY1eA5R2n8Tw0x7Qa';
 const keyParams = apiKeyIdParams.extend({
   id: apiKeyIdParams.shape.id.meta({ description: 'An API key id', example: EXAMPLE_IDS.apiKey }),
 });
@@ -142,7 +148,8 @@ export const apiKeyRoutes = routes('admin', {
     ],
     errors: {
       400: 'A malformed or unknown field',
-      404: 'No unrevoked key with this id in your organization',
+      404: 'No unrevoked key with this id in your organization (also when a revocation of the key won a race with this rotation)',
+      409: '`conflict`: another rotation of the key committed first; retry',
       413: 'The body is over 6 MB',
     },
   },

@@ -2,19 +2,25 @@ import * as z from 'zod';
 import { writeReturnFile } from '../adapters/nacha-returns.js';
 import { bankReportBody, MAX_REPORT_ITEMS } from '../schemas/disbursement-returns.js';
 import type { ItemOutcome } from '../use-cases/disbursement-returns.js';
-import { EXAMPLE_IDS, fits, type Fits } from './common.js';
+import { EXAMPLE_IDS, fits, id, traceNumber, type Fits } from './common.js';
 import { routes } from './route.js';
 
 const outcome = z
   .strictObject({
-    trace_number: z.string(),
+    // Checked when the report was read: 15 digits, and a return or change code.
+    trace_number: traceNumber,
     type: z.enum(['return', 'correction']),
-    code: z.string(),
+    code: z
+      .string()
+      .max(3)
+      .regex(/^[RC]\d{2}$/),
     outcome: z.enum(['applied', 'unknown_trace', 'already_applied']).meta({
       description:
         '`applied`: this request changed the payment; `already_applied`: an earlier report did (nothing changed now); `unknown_trace`: no deposit of your organization carried this trace number',
     }),
-    paystub_id: z.string().optional().meta({ description: 'The paystub whose deposit it is, when known' }),
+    paystub_id: id('stub', EXAMPLE_IDS.paystub)
+      .optional()
+      .meta({ description: 'The paystub whose deposit it is, when known' }),
     account_updated: z.boolean().optional().meta({
       description:
         "A correction: whether the employee's bank account was changed (only while it is still the account the deposit went to)",
@@ -24,7 +30,13 @@ const outcome = z
 fits<Fits<ItemOutcome, typeof outcome>>(true);
 
 const outcomes = z
-  .strictObject({ outcomes: z.array(outcome).meta({ description: 'One per item, in the order of the report' }) })
+  .strictObject({
+    // A file carries at most MAX_REPORT_ITEMS items; the JSON form as many returns and as many corrections.
+    outcomes: z
+      .array(outcome)
+      .max(2 * MAX_REPORT_ITEMS)
+      .meta({ description: 'One per item, in the order of the report' }),
+  })
   .meta({ id: 'BankReportOutcomes' });
 
 const TRACE = '021000020000001';

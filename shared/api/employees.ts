@@ -1,31 +1,43 @@
 import * as z from 'zod';
 import type { EmployeeView } from '../use-cases/employees.js';
 import { createEmployeeBody, employeeIdParams, listEmployeesQuery, updateEmployeeBody } from '../schemas/employee.js';
-import { EXAMPLE_IDS, date, fits, id, page, timestamp, type Fits } from './common.js';
+import {
+  EXAMPLE_IDS,
+  accountLast4,
+  date,
+  fits,
+  id,
+  page,
+  printable,
+  routingNumber,
+  timestamp,
+  type Fits,
+} from './common.js';
 import { routes } from './route.js';
 
 export const employee = z
   .strictObject({
     employee_id: id('emp', EXAMPLE_IDS.employee),
-    first_name: z.string(),
-    last_name: z.string(),
-    email: z.string().meta({ format: 'email' }),
-    employment_type: z.string().meta({ description: "One of the organization's `employment_types` (settings)" }),
-    pay_group: z.string().meta({ description: "One of the organization's `pay_groups` (settings)" }),
-    pay_schedule: z.string().meta({ description: "One of the organization's `pay_schedules` (settings)" }),
+    // What createEmployeeBody and updateEmployeeBody let in (shared/schemas/employee.ts).
+    first_name: printable(100),
+    last_name: printable(100),
+    email: z.string().max(254).meta({ format: 'email' }),
+    employment_type: printable(100).meta({ description: "One of the organization's `employment_types` (settings)" }),
+    pay_group: printable(100).meta({ description: "One of the organization's `pay_groups` (settings)" }),
+    pay_schedule: printable(100).meta({ description: "One of the organization's `pay_schedules` (settings)" }),
     start_date: date,
     status: z.enum(['active', 'removed']).meta({ description: '`removed` only in the answer to DELETE' }),
     bank_account: z
       .strictObject({
         account_type: z.enum(['checking', 'savings']),
-        routing_number: z.string().regex(/^\d{9}$/),
-        account_number_last4: z.string().regex(/^\d{4}$/),
+        routing_number: routingNumber,
+        account_number_last4: accountLast4,
         status: z.enum(['active', 'invalid']).meta({
           description:
             '`invalid`: the bank returned a deposit to this account as closed, missing or invalid (R02, R03, R04); the employee cannot be paid until a new `bank_account` is set',
         }),
-        status_reason: z
-          .string()
+        // `Deposit returned <code>: <its standard reason>` (shared/use-cases/disbursement-returns.ts).
+        status_reason: printable(200)
           .nullable()
           .meta({ description: 'Why the account is `invalid`: the return that made it so; `null` while `active`' }),
         corrected_at: timestamp

@@ -1,10 +1,26 @@
 import * as z from 'zod';
+import { buildNachaFile, entryDetailRecord } from '../adapters/nacha.js';
+import { MAX_TOTAL_CENTS, offsetEntryCount } from '../domain/disbursement.js';
 import { MAX_EMPLOYEES_PER_PAYROLL } from '../domain/payroll.js';
 import { PAYROLL_STATUSES } from '../domain/payroll-status.js';
 import type { payrollView } from '../use-cases/payroll-view.js';
 import type { SubmitOutcome } from '../use-cases/submit-payroll.js';
 import { listPayrollsQuery, payrollBodySchemas, payrollIdParams, submitPayrollQuery } from '../schemas/payroll.js';
-import { EXAMPLE_IDS, amount, date, fits, id, page, timestamp, totals, type Fits } from './common.js';
+import {
+  EXAMPLE_IDS,
+  acceptHeader,
+  amount,
+  code,
+  date,
+  fits,
+  id,
+  int32,
+  page,
+  printable,
+  timestamp,
+  totals,
+  type Fits,
+} from './common.js';
 import { routes, type RouteDef } from './route.js';
 
 /** The body `validatePayrollBody` checks: its header schema with the entries it validates one by one. */
@@ -29,9 +45,23 @@ const releaseBy = date.meta({
 });
 const contentHash = z
   .string()
+  .max(64)
   .regex(/^[0-9a-f]{64}$/)
   .meta({ description: 'SHA-256 of the canonical body: what idempotency compares' });
 const payrollId = id('pay', EXAMPLE_IDS.payroll);
+/** The codes of compliance findings (shared/domain/compliance.ts). */
+const FINDING_CODES: string[] = [
+  'employee_not_found',
+  'missing_bank_account',
+  'employee_not_started',
+  'net_pay_cap_exceeded',
+  'simulated_rejection',
+  'payroll_total_cap_exceeded',
+];
+
+/** A run pays each of at most MAX_EMPLOYEES_PER_PAYROLL employees once, each one the organization's (422 otherwise). */
+const employeeIds = z.array(id('emp', EXAMPLE_IDS.employee)).max(MAX_EMPLOYEES_PER_PAYROLL);
+const employeeCount = int32(1, MAX_EMPLOYEES_PER_PAYROLL);
 
 /** The run, its period and its settlement dates: the same in what a submission answers and in the summary. */
 const runPeriod = {
@@ -48,8 +78,8 @@ const submittedPayroll = z
     payroll_id: payrollId,
     status: z.literal('pending'),
     ...runPeriod,
-    employee_ids: z.array(z.string()),
-    employee_count: z.int().min(1),
+    employee_ids: employeeIds,
+    employee_count: employeeCount,
     totals,
     content_hash: contentHash,
     created_at: timestamp,
@@ -66,7 +96,7 @@ const dryRun = submittedPayroll
 fits<Fits<Extract<SubmitOutcome, { kind: 'dry_run' }>['data'], typeof dryRun>>(true);
 
 const progress = z
-  .strictObject({ total: z.int().min(0), done: z.int().min(0) })
+  .strictObject({ total: int32(0, MAX_EMPLOYEES_PER_PAYROLL), done: int32(0, MAX_EMPLOYEES_PER_PAYROLL) })
   .meta({ description: 'Entries written so far' });
 
 const payrollSummary = z
@@ -74,7 +104,7 @@ const payrollSummary = z
     payroll_id: payrollId,
     status: z.enum(PAYROLL_STATUSES),
     ...runPeriod,
-    employee_count: z.int().min(1),
+    employee_count: employeeCount,
     totals,
     progress,
     content_hash: contentHash,
@@ -84,10 +114,29 @@ const payrollSummary = z
   .meta({ id: 'PayrollSummary' });
 fits<Fits<ReturnType<typeof payrollView.summary>, typeof payrollSummary>>(true);
 
+/**
+ * The file of a run (shared/adapters/nacha.ts): one batch of at most MAX_EMPLOYEES_PER_PAYROLL credits and the
+ * offset debits that balance them (more than one only past one entry's amount), between the file and batch header
+ * and control records, padded to blocks of 10 records.
+ */
+const MAX_FILE_ENTRIES = MAX_EMPLOYEES_PER_PAYROLL + offsetEntryCount(MAX_TOTAL_CENTS);
+const MAX_FILE_BLOCKS = Math.ceil((MAX_FILE_ENTRIES + 4) / 10);
+
+/**
+ * The file itself: 94-character records of printable ASCII separated by LF, none after the last, as many as the
+ * blocks hold.
+ */
+const NACHA_FILE = {
+  type: 'string' as const,
+  maxLength: MAX_FILE_BLOCKS * 10 * 95 - 1,
+  pattern: '^[ -~]{94}(\\n[ -~]{94})*$',
+};
+
 const disbursementTotals = {
-  entry_count: z.int().min(0),
+  entry_count: int32(0, MAX_FILE_ENTRIES),
   entry_hash: z
     .string()
+    .max(10)
     .regex(/^\d{10}$/)
     .meta({ description: 'The NACHA entry hash' }),
   total_credit: z.number().min(0).meta({ description: 'The deposits to employees' }),
@@ -95,10 +144,11 @@ const disbursementTotals = {
     description:
       'The offset debit to the funding account: equal to `total_credit` in a balanced file, 0 without a funding account',
   }),
-  batch_count: z.int().min(0),
-  block_count: z.int().min(0),
+  batch_count: int32(0, 1),
+  block_count: int32(0, MAX_FILE_BLOCKS),
   file_id_modifier: z
     .string()
+    .max(1)
     .regex(/^[A-Z0-9]$/)
     .meta({ description: 'A–Z then 0–9: the n-th file of the organization to this destination on its creation date' }),
   effective_entry_date: effectiveEntryDate,
@@ -107,26 +157,71 @@ const disbursementTotals = {
 
 const payroll = payrollSummary
   .extend({
-    employee_ids: z.array(z.string()),
-    status_history: z.array(
-      z.strictObject({ status: z.enum(PAYROLL_STATUSES), at: timestamp, reason: z.string().nullable() }),
-    ),
+    employee_ids: employeeIds,
+    // The state machine never goes back (shared/domain/payroll-status.ts): each status at most once.
+    status_history: z
+      .array(
+        z.strictObject({
+          status: z.enum(PAYROLL_STATUSES),
+          at: timestamp,
+          // The service's own words: a cancellation, a rejection's first finding, a failure.
+          reason: printable(1000).nullable(),
+        }),
+      )
+      .max(PAYROLL_STATUSES.length),
+    // shared/domain/compliance.ts: at most 4 findings per entry (no bank account, not started, over the cap,
+    // simulated), and 1 for the run's total.
     findings: z
-      .array(z.strictObject({ code: z.string(), message: z.string(), employee_id: z.string().nullable() }))
+      .array(
+        z.strictObject({
+          code: code.meta({ enum: FINDING_CODES }),
+          message: printable(1000),
+          employee_id: id('emp', EXAMPLE_IDS.employee).nullable(),
+        }),
+      )
+      .max(4 * MAX_EMPLOYEES_PER_PAYROLL + 1)
       .meta({ description: 'Why a `rejected` run failed its compliance checks' }),
     disbursement: z
       .strictObject(disbursementTotals)
       .nullable()
       .meta({ description: "The NACHA file's control totals, once written" }),
     returns: z
-      .strictObject({ count: z.int().min(0), amount })
+      .strictObject({ count: int32(0, MAX_EMPLOYEES_PER_PAYROLL), amount })
       .meta({ description: 'Deposits of the run the bank returned (POST /v1/disbursement-returns), and their total' }),
-    failure_reason: z.string().nullable(),
+    failure_reason: printable(1000).nullable(),
   })
   .meta({ id: 'Payroll' });
 fits<Fits<ReturnType<typeof payrollView.full>, typeof payroll>>(true);
 
 const disbursement = z.strictObject({ payroll_id: payrollId, ...disbursementTotals }).meta({ id: 'Disbursement' });
+
+/** The file of the example run: one credit of 2,589.50 and the offset debit that balances it. */
+const EXAMPLE_FILE = buildNachaFile({
+  originator: {
+    company_name: 'ACME',
+    company_identification: '1000000001',
+    originating_dfi_identification: '02100002',
+    immediate_destination: '021000021',
+    immediate_destination_name: 'SANDBOX BANK',
+    immediate_origin: '1000000001',
+    immediate_origin_name: 'PAYROLL API',
+  },
+  fileCreation: new Date('2026-11-17T15:02:27.310Z'),
+  effectiveEntryDate: '2026-11-20',
+  companyEntryDescription: 'PAYROLL',
+  entries: [
+    entryDetailRecord('02100002', {
+      routingNumber: '021000021',
+      accountNumber: '123456789',
+      accountType: 'checking',
+      amountCents: 258_950,
+      individualId: EXAMPLE_IDS.employee.slice(-15),
+      individualName: 'Ada Lovelace',
+      traceSequence: 1,
+    }),
+  ],
+  offset: { routingNumber: '021000021', accountNumber: '000123456789', accountType: 'checking', traceSequence: 2 },
+}).content;
 
 const TOTALS = { gross_pay: 3200, bonuses: 150, deductions: 760.5, net_pay: 2589.5 };
 const HASH = '9e83f1c4be8e2a1d5f6c7b8a9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f7a8b9c0';
@@ -197,6 +292,7 @@ const idempotencyHeaders = z.object({
     .regex(/^[\s\S]{1,255}$/, { message: 'An idempotency key is 1 to 255 characters' })
     .optional()
     .meta({
+      maxLength: 255,
       description:
         'The same key with the same body (compared by `content_hash`) replays the first 202 for 24 hours with `Idempotent-Replayed: true`; with another body it is 422 `idempotency_key_reused`.',
       example: 'run-2026-11-01',
@@ -325,7 +421,7 @@ export const payrollRoutes = routes('payroll', {
       "The run's NACHA PPD file (`text/plain`, 94-character records): one batch of credits to employees, balanced by one offset debit to the funding account when the organization has one (service class 200; else credits only, 220). With `Accept: application/json` its control totals. 404 until the file exists. Account numbers appear only inside this file.",
     params: payrollParams,
     headers: z.object({
-      Accept: z.string().optional().meta({
+      Accept: acceptHeader.optional().meta({
         description: '`application/json` for the control totals; anything else for the file',
         example: 'application/json',
       }),
@@ -340,8 +436,8 @@ export const payrollRoutes = routes('payroll', {
         alternatives: {
           'text/plain': {
             description: 'The NACHA file (`Content-Disposition: attachment; filename="pay_….ach"`)',
-            schema: { type: 'string' },
-            example: '101 021000021 10000000012611171002A094101SANDBOX BANK           PAYROLL API            \n…',
+            schema: NACHA_FILE,
+            example: EXAMPLE_FILE,
           },
         },
         headers: {

@@ -1,7 +1,23 @@
 import * as z from 'zod';
 import type { PaystubView } from '../use-cases/paystubs.js';
 import { listPaystubsQuery, paystubIdParams } from '../schemas/paystub.js';
-import { EXAMPLE_IDS, amount, date, fits, id, page, timestamp, type Fits } from './common.js';
+import {
+  EXAMPLE_IDS,
+  acceptHeader,
+  accountLast4,
+  amount,
+  date,
+  fits,
+  id,
+  page,
+  printable,
+  returnCode,
+  returnReason,
+  routingNumber,
+  timestamp,
+  traceNumber,
+  type Fits,
+} from './common.js';
 import { routes } from './route.js';
 
 const yearToDate = z.strictObject({ gross_pay: amount, bonuses: amount, deductions: amount, net_pay: amount }).meta({
@@ -11,9 +27,10 @@ const yearToDate = z.strictObject({ gross_pay: amount, bonuses: amount, deductio
 
 const paystubFields = {
   paystub_id: id('stub', EXAMPLE_IDS.paystub),
-  employee_id: z.string(),
-  payroll_id: z.string(),
-  employee_name: z.string(),
+  employee_id: id('emp', EXAMPLE_IDS.employee),
+  payroll_id: id('pay', EXAMPLE_IDS.payroll),
+  // `<first_name> <last_name>` of the employee when the run was processed (shared/use-cases/process-payroll.ts).
+  employee_name: printable(201),
   period_start: date,
   period_end: date,
   pay_date: date,
@@ -22,7 +39,8 @@ const paystubFields = {
     description:
       '`voided` for a run that was cancelled (sandbox) or failed; still readable. A returned deposit leaves the paystub `issued`: the wages were earned (see `payment.status`)',
   }),
-  hours_worked: z.number().min(0),
+  // What the submission allowed: at most 99,999.99 (shared/schemas/payroll.ts).
+  hours_worked: z.number().min(0).max(99_999.99),
   gross_pay: amount,
   bonuses: amount,
   deductions: z
@@ -34,10 +52,9 @@ const paystubFields = {
   payment: z.strictObject({
     method: z.literal('direct_deposit'),
     account_type: z.enum(['checking', 'savings']),
-    account_number_last4: z.string(),
-    routing_number: z.string(),
-    trace_number: z
-      .string()
+    account_number_last4: accountLast4,
+    routing_number: routingNumber,
+    trace_number: traceNumber
       .nullable()
       .meta({ description: 'The NACHA trace number of the deposit; `null` when the net pay is zero' }),
     status: z.enum(['scheduled', 'no_payment', 'returned', 'cancelled']).meta({
@@ -49,14 +66,15 @@ const paystubFields = {
     }),
     return: z
       .strictObject({
-        code: z.string().regex(/^R\d{2}$/),
-        reason: z.string().meta({ description: "The return code's standard reason" }),
+        code: returnCode,
+        reason: returnReason,
         returned_at: timestamp,
       })
       .optional()
       .meta({ description: 'Present once the bank returned the deposit (POST /v1/disbursement-returns)' }),
   }),
-  notes: z.string().nullable(),
+  // The entry's `notes`: printable text of at most 500 characters (shared/schemas/payroll.ts).
+  notes: printable(500).nullable(),
   created_at: timestamp,
 };
 
@@ -134,8 +152,7 @@ export const paystubRoutes = routes('paystubs', {
       id: paystubIdParams.shape.id.meta({ description: 'A paystub id', example: EXAMPLE_IDS.paystub }),
     }),
     headers: z.object({
-      Accept: z
-        .string()
+      Accept: acceptHeader
         .optional()
         .meta({ description: '`application/pdf` for the printable statement', example: 'application/pdf' }),
     }),

@@ -41,7 +41,11 @@ export interface SuccessResponse {
   /** Other representations of the same answer (a PDF, a NACHA file), chosen with `Accept`. */
   alternatives?: Record<
     string,
-    { description: string; schema?: { type: 'string'; format?: string }; example?: string }
+    {
+      description: string;
+      schema?: { type: 'string'; format?: string; maxLength?: number; pattern?: string };
+      example?: string;
+    }
   >;
   /** `Location` of the created resource. */
   location?: boolean;

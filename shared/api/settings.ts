@@ -1,35 +1,54 @@
 import * as z from 'zod';
 import type { settingsView } from '../use-cases/settings.js';
 import { updateSettingsBody } from '../schemas/settings.js';
-import { amount, fits, timestamp, type Fits } from './common.js';
+import { ACH_CHARACTERS } from '../domain/ach-text.js';
+import { accountLast4, amount, fits, printable, routingNumber, timestamp, type Fits } from './common.js';
 import { routes } from './route.js';
+
+/** What updateSettingsBody lets in (shared/schemas/settings.ts), and the defaults (shared/domain/settings.ts). */
+const configuredValues = z.array(printable(100)).max(50);
+/** ACH text as stored: uppercase letters, digits, spaces and `& ' - . , /`, trimmed (shared/domain/ach-text.ts). */
+const achName = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .regex(new RegExp(`^[${ACH_CHARACTERS}]+$`));
 
 export const settings = z
   .strictObject({
-    employment_types: z.array(z.string()),
-    pay_groups: z.array(z.string()),
-    pay_schedules: z.array(z.string()),
+    employment_types: configuredValues,
+    pay_groups: configuredValues,
+    pay_schedules: configuredValues,
     max_net_pay_per_employee: amount.meta({ description: "Compliance cap on one employee's net pay in a run" }),
     max_payroll_total: amount.meta({ description: "Compliance cap on a run's total net pay" }),
     originator: z
       .strictObject({
-        company_name: z
-          .string()
-          .meta({ description: "Batch header: the name on employees' statements (16 characters of ACH text)" }),
+        company_name: achName(16).meta({
+          description: "Batch header: the name on employees' statements (16 characters of ACH text)",
+        }),
         company_identification: z
           .string()
+          .max(10)
+          .regex(/^[0-9A-Z]{10}$/)
           .meta({ description: 'Batch header: the company id your bank assigned (10 characters)' }),
-        originating_dfi_identification: z.string().meta({
-          description: "Batch header and trace numbers: the first 8 digits of your bank's (the ODFI's) routing number",
-        }),
-        immediate_destination: z
+        originating_dfi_identification: z
           .string()
-          .meta({ description: 'File header: the routing number the file is sent to (9 digits, valid check digit)' }),
-        immediate_destination_name: z.string(),
+          .max(8)
+          .regex(/^\d{8}$/)
+          .meta({
+            description:
+              "Batch header and trace numbers: the first 8 digits of your bank's (the ODFI's) routing number",
+          }),
+        immediate_destination: routingNumber.meta({
+          description: 'File header: the routing number the file is sent to (9 digits, valid check digit)',
+        }),
+        immediate_destination_name: achName(23),
         immediate_origin: z
           .string()
+          .max(10)
+          .regex(/^(?: [0-9A-Z]{9}|[0-9A-Z]{10})$/)
           .meta({ description: 'File header: 10 characters your bank assigned (or a space and 9)' }),
-        immediate_origin_name: z.string(),
+        immediate_origin_name: achName(23),
       })
       .meta({
         description:
@@ -47,14 +66,15 @@ export const settings = z
           'immediate_origin_name',
         ]),
       )
+      .max(7)
       .meta({
         description:
           'The originator fields still holding the placeholder the organization was created with: payroll answers 422 `originator_not_configured` until this is empty (always empty in the sandbox)',
       }),
     funding_account: z
       .strictObject({
-        routing_number: z.string(),
-        account_number_last4: z.string(),
+        routing_number: routingNumber,
+        account_number_last4: accountLast4,
         account_type: z.enum(['checking', 'savings']),
       })
       .nullable()

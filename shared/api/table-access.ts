@@ -3,7 +3,7 @@ import type { FunctionName } from './route.js';
 /**
  * What each function may do in the single table, declared once: the CDK stacks grant exactly this (IAM statements
  * with `dynamodb:LeadingKeys` conditions on the partition prefixes, infra/constructs/service-access.ts), and the
- * local stack enforces exactly this on every call a handler makes (shared/adapters/table-guard.ts), so the whole
+ * local stack enforces exactly this on every call a handler makes (local/table-guard.ts), so the whole
  * end-to-end suite runs each function inside its own grant, as AWS would.
  *
  * A compromised function can reach only its own prefixes: no function but `admin` can write a `TOKEN#` item (an

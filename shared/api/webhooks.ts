@@ -10,19 +10,47 @@ import {
   updateWebhookBody,
   webhookIdParams,
 } from '../schemas/webhook.js';
-import { EXAMPLE_IDS, amount, fits, id, page, timestamp, type Fits } from './common.js';
+import {
+  EXAMPLE_IDS,
+  accountLast4,
+  amount,
+  fits,
+  id,
+  int32,
+  page,
+  printable,
+  returnCode,
+  returnReason,
+  routingNumber,
+  timestamp,
+  traceNumber,
+  type Fits,
+} from './common.js';
 import { routes } from './route.js';
+
+/**
+ * The endpoint's URL as stored: normalized (`URL.toString()`, the fragment dropped) and, as the request schema checks,
+ * at most 2048 characters so (shared/schemas/webhook.ts).
+ */
+const webhookUrl = z.string().max(2048).meta({ format: 'uri' });
+
+/** QUOTAS.webhooks (shared/data/org-quota.ts, CONTRACT §3), not imported: route declarations stay free of the data layer. */
+const MAX_WEBHOOK_ENDPOINTS = 10;
 
 export const webhook = z
   .strictObject({
     webhook_id: id('whk', EXAMPLE_IDS.webhook),
-    url: z.string().meta({ format: 'uri' }),
-    events: z.array(z.enum(EVENT_TYPES)).nullable().meta({ description: '`null`: every event type' }),
-    description: z.string().nullable(),
+    url: webhookUrl,
+    events: z
+      .array(z.enum(EVENT_TYPES))
+      .max(EVENT_TYPES.length)
+      .nullable()
+      .meta({ description: '`null`: every event type' }),
+    description: printable(500).nullable(),
     status: z
       .enum(WEBHOOK_STATUSES)
       .meta({ description: '`unreliable`: paused after 5 consecutive failed events, until set `active` again' }),
-    consecutive_failures: z.int().min(0),
+    consecutive_failures: int32(0),
     previous_secret_expires_at: timestamp
       .nullable()
       .meta({ description: 'Until then the rotated-out secret also signs' }),
@@ -34,9 +62,11 @@ fits<Fits<ReturnType<typeof webhookView>, typeof webhook>>(true);
 
 const webhookWithSecret = webhook
   .extend({
+    // newWebhookSecret (shared/use-cases/webhooks.ts): 24 random bytes in base64.
     secret: z
       .string()
-      .regex(/^whsec_/)
+      .max(38)
+      .regex(/^whsec_[A-Za-z0-9+/]{32}$/)
       .meta({
         description: 'The Standard Webhooks signing secret: shown only in this answer',
         example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
@@ -46,36 +76,44 @@ const webhookWithSecret = webhook
 
 const attempt = z.strictObject({
   at: timestamp,
-  status_code: z.int().nullable().meta({ description: "The receiver's status; `null` when no answer came" }),
-  latency_ms: z.int().min(0),
-  error: z.string().nullable(),
+  // Node's HTTP client reads three-digit statuses only.
+  status_code: int32(100, 999).nullable().meta({ description: "The receiver's status; `null` when no answer came" }),
+  latency_ms: int32(0),
+  // What the delivery saw (shared/adapters/webhook-url.ts): a network error's code, or the status and up to 200
+  // characters of the receiver's answer flattened to printable text.
+  error: printable(1000).nullable(),
 });
 
 const paymentReturnedData = z
   .strictObject({
-    paystub_id: z.string(),
-    employee_id: z.string(),
-    payroll_id: z.string(),
+    paystub_id: id('stub', EXAMPLE_IDS.paystub),
+    employee_id: id('emp', EXAMPLE_IDS.employee),
+    payroll_id: id('pay', EXAMPLE_IDS.payroll),
     amount: amount.meta({ description: 'The deposit that came back (the net pay)' }),
-    code: z.string().regex(/^R\d{2}$/),
-    reason: z.string().meta({ description: "The return code's standard reason" }),
-    trace_number: z.string(),
+    code: returnCode,
+    reason: returnReason,
+    trace_number: traceNumber,
     returned_at: timestamp,
   })
   .meta({ id: 'PaymentReturnedData', description: 'The `data` of `payment.returned`' });
 
 const bankAccountCorrectedData = z
   .strictObject({
-    employee_id: z.string(),
-    paystub_id: z.string().meta({ description: 'The paystub whose deposit the notification of change is about' }),
-    payroll_id: z.string(),
-    code: z.string().regex(/^C\d{2}$/),
-    trace_number: z.string(),
+    employee_id: id('emp', EXAMPLE_IDS.employee),
+    paystub_id: id('stub', EXAMPLE_IDS.paystub).meta({
+      description: 'The paystub whose deposit the notification of change is about',
+    }),
+    payroll_id: id('pay', EXAMPLE_IDS.payroll),
+    code: z
+      .string()
+      .max(3)
+      .regex(/^C\d{2}$/),
+    trace_number: traceNumber,
     bank_account: z
       .strictObject({
         account_type: z.enum(['checking', 'savings']),
-        routing_number: z.string(),
-        account_number_last4: z.string(),
+        routing_number: routingNumber,
+        account_number_last4: accountLast4,
         status: z.enum(['active', 'invalid']),
       })
       .meta({ description: 'The corrected account, masked: never the full account number' }),
@@ -92,15 +130,20 @@ export const event = z
       description:
         'Payroll events: the run (`payroll_id`, `status`, `type`, the period, `pay_date`, `effective_entry_date`, `release_by`, `employee_count`, `totals`, `content_hash`) plus what the event adds (`reason`, `findings`, `disbursement`). `paystub.generated`: `payroll_id`, `paystub_count`, `pay_date`, `paystubs_url`. `payment.returned`: `PaymentReturnedData`. `employee.bank_account_corrected`: `BankAccountCorrectedData`.',
     }),
-    payroll_id: z.string().nullable(),
-    deliveries: z.array(
-      z.strictObject({
-        webhook_id: z.string(),
-        url: z.string(),
-        status: z.enum(DELIVERY_STATUSES),
-        attempts: z.array(attempt),
-      }),
-    ),
+    payroll_id: id('pay', EXAMPLE_IDS.payroll).nullable(),
+    // One delivery per endpoint the event went to: the endpoints subscribed when it was fanned out (or, for one
+    // that had none, when it was redelivered): at most the endpoints an organization may hold.
+    deliveries: z
+      .array(
+        z.strictObject({
+          webhook_id: id('whk', EXAMPLE_IDS.webhook),
+          url: webhookUrl,
+          status: z.enum(DELIVERY_STATUSES),
+          // No maxItems: every redelivery adds its attempts, and past ones are kept. Left out of the OWASP check.
+          attempts: z.array(attempt),
+        }),
+      )
+      .max(MAX_WEBHOOK_ENDPOINTS),
   })
   .meta({
     id: 'Event',

@@ -6,7 +6,7 @@ import { auditRecordSchema } from '../schemas/audit.js';
 import { batchPutAll } from './batch.js';
 import { isConditionalCheckFailure } from './item.js';
 import { logger } from '../adapters/logger.js';
-import { TABLE_KEYS, TTL_ATTRIBUTE, keys } from './keys.js';
+import { TTL_ATTRIBUTE, keys } from './keys.js';
 import { DEFAULT_READ_BUDGET, queryPage, type Page, type ReadBudget } from './paginate.js';
 import { queryFilter } from './filters.js';
 

@@ -1,12 +1,14 @@
 import * as z from 'zod';
 import { TOKEN_TYPES } from '../domain/scopes.js';
-import { limitParam, pageTokenParam, text } from './common.js';
+import { limitParam, lookupId, pageTokenParam, trimmedText } from './common.js';
 
 export const createApiKeyBody = z.strictObject({
-  name: z.string().trim().min(1).pipe(text(100)),
+  name: trimmedText(100),
   type: z.enum(TOKEN_TYPES),
   expires_at: z.iso
     .datetime({ offset: true, message: 'Must be an ISO 8601 date-time' })
+    // A date-time's fraction of a second has no length of its own: 64 characters hold any real one.
+    .max(64)
     .refine((v) => Date.parse(v) > Date.now(), { message: 'Must be in the future', params: { code: 'out_of_range' } })
     .nullable()
     .optional(),
@@ -14,7 +16,7 @@ export const createApiKeyBody = z.strictObject({
 export type CreateApiKeyInput = z.infer<typeof createApiKeyBody>;
 
 export const listApiKeysQuery = z.strictObject({ limit: limitParam, page_token: pageTokenParam });
-export const apiKeyIdParams = z.object({ id: z.string().min(1).max(64) });
+export const apiKeyIdParams = z.object({ id: lookupId });
 
 /** Seconds the old token keeps working: 0 (at once) to 7 days; 24 hours when absent. */
 export const rotateApiKeyBody = z.strictObject({
@@ -23,5 +25,6 @@ export const rotateApiKeyBody = z.strictObject({
     .int()
     .min(0)
     .max(7 * 24 * 3600)
-    .optional(),
+    .optional()
+    .meta({ format: 'int32' }),
 });

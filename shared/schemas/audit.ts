@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import type { AuditRecord } from '../adapters/audit-sink.js';
 import { isCalendarDate } from '../domain/dates.js';
-import { limitParam, pageTokenParam } from './common.js';
+import { limitParam, lookupId, pageTokenParam } from './common.js';
 
 const HTTP_METHODS = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE', 'HEAD', 'OPTIONS'] as const;
 
@@ -21,7 +21,7 @@ export const auditRecordSchema = z.object({
   source_ip: z.string().max(64).nullable(),
   user_agent: z.string().max(1024).nullable(),
   at: z.iso.datetime({ precision: 3 }),
-  latency_ms: z.number().int().min(0),
+  latency_ms: z.number().int().min(0).max(2_147_483_647),
   auth_failure: z.string().max(200).nullable(),
 }) satisfies z.ZodType<AuditRecord>;
 
@@ -35,30 +35,47 @@ const isDateTime = (v: string) => z.iso.datetime({ offset: true }).safeParse(v).
 const instant = (bound: 'start' | 'end') =>
   z
     .string()
+    // A date-time's fraction of a second has no length of its own: 64 characters hold any real one.
+    .max(64)
     .refine((v) => isDateTime(v) || isCalendarDate(v), {
       message: 'Must be an ISO 8601 date-time or a date (YYYY-MM-DD)',
       params: { code: 'invalid_date' },
     })
     .transform((v) =>
       isCalendarDate(v) ? `${v}T${bound === 'start' ? '00:00:00.000' : '23:59:59.999'}Z` : new Date(v).toISOString(),
-    );
+    )
+    .meta({
+      // Both forms begin with the date: what every accepted value matches; `anyOf` tells them apart.
+      pattern: '^\\d{4}-\\d{2}-\\d{2}(T.+)?$',
+      anyOf: [
+        { type: 'string', format: 'date-time', maxLength: 64 },
+        { type: 'string', format: 'date', maxLength: 10, pattern: '^\\d{4}-\\d{2}-\\d{2}$' },
+      ],
+    });
 
 export const listLogsQuery = z
   .strictObject({
-    api_key_id: z.string().min(1).max(64).optional().meta({ description: "Only this key's requests" }),
+    api_key_id: lookupId.optional().meta({ description: "Only this key's requests" }),
     status: z
       .string()
       .regex(/^\d{3}$/, { message: 'Must be an HTTP status code from 100 to 599' })
       .transform(Number)
       .pipe(z.number().int().min(100).max(599))
       .optional()
-      .meta({ type: 'integer', minimum: 100, maximum: 599, description: 'Only lines with this HTTP status' }),
+      .meta({
+        type: 'integer',
+        format: 'int32',
+        minimum: 100,
+        maximum: 599,
+        description: 'Only lines with this HTTP status',
+      }),
     path_prefix: z
       .string()
       .max(2048)
       .refine((v) => v.startsWith('/'), { message: 'Must start with /', params: { code: 'invalid_path_prefix' } })
       .optional()
-      .meta({ description: 'Only requests whose path starts with this', example: '/v1/payroll' }),
+      // The refinement's rule, as a pattern.
+      .meta({ pattern: '^/', description: 'Only requests whose path starts with this', example: '/v1/payroll' }),
     from: instant('start')
       .optional()
       .meta({ description: 'From this date-time, or the start of this UTC day (YYYY-MM-DD)', example: '2026-11-01' }),

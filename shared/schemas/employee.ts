@@ -5,6 +5,7 @@ import {
   calendarDate,
   email,
   limitParam,
+  lookupId,
   pageTokenParam,
   personName,
   routingNumber,
@@ -41,4 +42,4 @@ export const listEmployeesQuery = z.strictObject({
   page_token: pageTokenParam,
 });
 
-export const employeeIdParams = z.object({ id: z.string().min(1).max(64) });
+export const employeeIdParams = z.object({ id: lookupId });

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { isCalendarDate } from '../domain/dates.js';
 import type { ErrorKind, ProblemDetail } from '../domain/errors.js';
-import { parseMoney, type Cents } from '../domain/money.js';
+import type { Cents } from '../domain/money.js';
 import { MAX_ENTRY_CENTS, MAX_TOTAL_CENTS } from '../domain/disbursement.js';
 import { formatCents } from '../domain/money.js';
 import {
@@ -12,7 +12,16 @@ import {
   type PayrollSubmission,
 } from '../domain/payroll.js';
 import { PAYROLL_STATUSES } from '../domain/payroll-status.js';
-import { calendarDate, limitParam, money, pageTokenParam, text } from './common.js';
+import {
+  calendarDate,
+  limitParam,
+  lookupId,
+  money,
+  moneyForms,
+  pageTokenParam,
+  parseMoneyInput,
+  text,
+} from './common.js';
 import { fieldPath, problemsFromZod } from './problems.js';
 
 /** The contract's payroll problem codes, with the kind of refusal each one is. */
@@ -45,6 +54,9 @@ export interface PayrollProblem extends ProblemDetail {
   reason?: string;
 }
 
+/** The longest hours text read, blanks around it included (5 digits, a point and 2 decimals fit many times over). */
+const MAX_HOURS_TEXT = 64;
+
 const hours = z
   .unknown()
   .transform((value, ctx): number => {
@@ -61,6 +73,14 @@ const hours = z
       ctx.addIssue({
         code: 'custom',
         message: 'hours_worked must be a finite number',
+        params: { code: 'invalid_format' },
+      });
+      return z.NEVER;
+    }
+    if (typeof value === 'string' && value.length > MAX_HOURS_TEXT) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `hours_worked is at most ${MAX_HOURS_TEXT} characters`,
         params: { code: 'invalid_format' },
       });
       return z.NEVER;
@@ -87,8 +107,9 @@ const hours = z
   })
   .meta({
     anyOf: [
-      { type: 'number', minimum: 0 },
-      { type: 'string', pattern: '^\\d{1,5}(\\.\\d{1,2})?$' },
+      { type: 'number', minimum: 0, maximum: 99_999.99 },
+      // Blanks around the number are trimmed, as the transform does.
+      { type: 'string', maxLength: MAX_HOURS_TEXT, pattern: '^\\s*\\d{1,5}(?:\\.\\d{1,2})?\\s*$' },
     ],
     description: 'Required (not null, not blank): 0 up to the hours in the pay period, at most two decimals',
     example: 80,
@@ -101,7 +122,7 @@ const deductions = z
   .unknown()
   .transform((value, ctx): Record<string, Cents> => {
     if (typeof value === 'number' || typeof value === 'string') {
-      const parsed = parseMoney(value);
+      const parsed = parseMoneyInput(value);
       if (parsed.ok) return { total: parsed.cents };
       ctx.addIssue({
         code: 'custom',
@@ -138,7 +159,7 @@ const deductions = z
         });
         continue;
       }
-      const parsed = parseMoney(amount);
+      const parsed = parseMoneyInput(amount);
       if (parsed.ok) out[name] = parsed.cents;
       else
         ctx.addIssue({
@@ -155,18 +176,12 @@ const deductions = z
   })
   .meta({
     anyOf: [
-      { type: 'number', minimum: 0 },
-      { type: 'string', pattern: '^\\d+(\\.\\d{1,2})?$' },
+      ...moneyForms(),
       {
         type: 'object',
         maxProperties: 20,
-        propertyNames: { pattern: '^[a-z][a-z0-9_]{0,39}$' },
-        additionalProperties: {
-          anyOf: [
-            { type: 'number', minimum: 0 },
-            { type: 'string', pattern: '^\\d+(\\.\\d{1,2})?$' },
-          ],
-        },
+        propertyNames: { maxLength: 40, pattern: '^(?!total$)[a-z][a-z0-9_]{0,39}$' },
+        additionalProperties: { anyOf: moneyForms() },
       },
     ],
     description:
@@ -175,7 +190,7 @@ const deductions = z
   });
 
 const entrySchema = z.strictObject({
-  employee_id: z.string().min(1).max(64),
+  employee_id: lookupId,
   gross_pay: money,
   hours_worked: hours,
   bonuses: money.optional(),
@@ -384,7 +399,7 @@ export const listPayrollsQuery = z.strictObject({
   page_token: pageTokenParam,
 });
 
-export const payrollIdParams = z.object({ id: z.string().min(1).max(64) });
+export const payrollIdParams = z.object({ id: lookupId });
 
 export const submitPayrollQuery = z.strictObject({
   dry_run: z

@@ -1,7 +1,7 @@
 import * as z from 'zod';
-import { calendarDate, limitParam, pageTokenParam } from './common.js';
+import { calendarDate, limitParam, lookupId, pageTokenParam } from './common.js';
 
-const id = z.string().min(1).max(64);
+const id = lookupId;
 
 export const listPaystubsQuery = z
   .strictObject({

@@ -1,12 +1,30 @@
 import type { z } from 'zod';
 import type { ProblemDetail } from '../domain/errors.js';
 
-/** `employees[3].hours_worked` from ['employees', 3, 'hours_worked']. */
+/** The most characters of one name a field path quotes (a client's key may be any length). */
+const MAX_NAME_QUOTED = 64;
+/** The most characters of a field path: a few names of at most 65 characters, with their indexes. */
+export const MAX_FIELD_PATH = 256;
+const UNPRINTABLE = /(?![\u200C\u200D])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu;
+
+/** At most `max` characters (code points), `…` marking a cut. */
+function cut(text: string, max: number): string {
+  const chars = Array.from(text);
+  return chars.length <= max ? text : `${chars.slice(0, max).join('')}…`;
+}
+
+/**
+ * `employees[3].hours_worked` from ['employees', 3, 'hours_worked']. Names come from the client's keys (an
+ * unknown field, a deduction's name), so each is quoted as printable text (anything else becomes U+FFFD) and at
+ * most 64 characters, and the whole path at most `MAX_FIELD_PATH`: a problem never echoes a body back.
+ */
 export function fieldPath(path: readonly PropertyKey[]): string {
-  return path.reduce<string>((acc, part) => {
+  const joined = path.reduce<string>((acc, part) => {
     if (typeof part === 'number') return `${acc}[${part}]`;
-    return acc ? `${acc}.${String(part)}` : String(part);
+    const name = cut(String(part).replace(UNPRINTABLE, '\uFFFD'), MAX_NAME_QUOTED);
+    return acc ? `${acc}.${name}` : name;
   }, '');
+  return cut(joined, MAX_FIELD_PATH - 1);
 }
 
 function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {

@@ -3,7 +3,7 @@ import { isValidRoutingNumber, withCheckDigit } from '../domain/aba.js';
 import { ACH_CHARACTERS } from '../domain/ach-text.js';
 import { MAX_ENTRY_CENTS, MAX_TOTAL_CENTS } from '../domain/disbursement.js';
 import { formatCents } from '../domain/money.js';
-import { money, routingNumber, text } from './common.js';
+import { money, moneyForms, routingNumber, text } from './common.js';
 import { bankAccountInput } from './employee.js';
 
 const valueList = z
@@ -22,6 +22,9 @@ const notZeros = <T extends z.ZodType<string>>(schema: T) =>
     params: { code: 'invalid_value' },
   });
 
+/** The longest ACH name read, blanks around it included; at most 16 or 23 characters are kept once trimmed. */
+const MAX_ACH_NAME_INPUT = 64;
+
 /**
  * ACH text, as the file carries it: letters (stored uppercase, as the file writes them), digits, spaces and
  * `& ' - . , /`; no character the file would have to drop or change.
@@ -29,6 +32,8 @@ const notZeros = <T extends z.ZodType<string>>(schema: T) =>
 const achName = (max: number) =>
   z
     .string()
+    // Blanks around the name are trimmed, so what is sent may be longer than what is stored, but not without end.
+    .max(MAX_ACH_NAME_INPUT, { message: `At most ${max} characters` })
     .regex(new RegExp(`^[a-z${ACH_CHARACTERS}]*$`), { message: "Only letters A–Z, digits, spaces and & ' - . , /" })
     .transform((v) => v.trim().toUpperCase())
     .pipe(
@@ -46,18 +51,17 @@ const tenCharacters = (leadingSpace: boolean) =>
         ? 'Must be 10 characters, digits and uppercase letters (or a space and 9)'
         : 'Must be 10 characters, digits and uppercase letters',
     }),
-  );
+  ).meta({ maxLength: 10 });
 
 export const originatorInput = z.strictObject({
   company_name: achName(16),
   company_identification: tenCharacters(false),
-  originating_dfi_identification: notZeros(z.string().regex(/^\d{8}$/, { message: 'Must be 8 digits' })).refine(
-    (v) => !/^\d{8}$/.test(v) || v === '00000000' || isValidRoutingNumber(withCheckDigit(v)),
-    {
+  originating_dfi_identification: notZeros(z.string().regex(/^\d{8}$/, { message: 'Must be 8 digits' }))
+    .meta({ maxLength: 8 })
+    .refine((v) => !/^\d{8}$/.test(v) || v === '00000000' || isValidRoutingNumber(withCheckDigit(v)), {
       message: 'Not the first 8 digits of a routing number (unknown Federal Reserve routing symbol)',
       params: { code: 'invalid_value' },
-    },
-  ),
+    }),
   immediate_destination: routingNumber,
   immediate_destination_name: achName(23),
   immediate_origin: tenCharacters(true),
@@ -71,7 +75,7 @@ function bounded(max: number, what: string) {
       message: `Must be at most ${formatCents(max)}, ${what}`,
       params: { code: 'out_of_range' },
     })
-    .meta({ description: `Money, at most ${formatCents(max)} (${what})` });
+    .meta({ anyOf: moneyForms(max / 100), description: `Money, at most ${formatCents(max)} (${what})` });
 }
 
 export const updateSettingsBody = z.strictObject({

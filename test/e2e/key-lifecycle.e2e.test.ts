@@ -91,6 +91,55 @@ describe('API key lifecycle', () => {
     ]);
   });
 
+  it('leaves no working token when rotations and revocations of the same keys race over HTTPS, and never answers 5xx', async () => {
+    const org = await stack.createOrganization('Race Co');
+    const api = typedClient(stack, org.token);
+    const keys = await Promise.all(
+      Array.from({ length: 12 }, async (_, i) => {
+        const made = await api.POST('/v1/api-keys', { body: { name: `race ${i}`, type: 'read-only' } });
+        return made.data!.data;
+      }),
+    );
+    // Each key: a rotation and a revocation sent together, some keys twice over.
+    const tokens = new Set(keys.map((k) => k.token));
+    const statuses: number[] = [];
+    await Promise.all(
+      keys.flatMap((k, i) => {
+        const path = { params: { path: { id: k.api_key_id } } };
+        const calls = [
+          api.POST('/v1/api-keys/{id}/rotate', path).then((r) => {
+            statuses.push(r.response.status);
+            if (r.data) tokens.add(r.data.data.token);
+          }),
+          api.DELETE('/v1/api-keys/{id}', path).then((r) => {
+            statuses.push(r.response.status);
+          }),
+        ];
+        if (i % 3 === 0)
+          calls.push(
+            api.POST('/v1/api-keys/{id}/rotate', path).then((r) => {
+              statuses.push(r.response.status);
+              if (r.data) tokens.add(r.data.data.token);
+            }),
+          );
+        return calls;
+      }),
+    );
+    expect(statuses.filter((s) => s >= 500)).toEqual([]);
+    expect(
+      statuses.every((s) => [200, 404, 409].includes(s)),
+      JSON.stringify(statuses),
+    ).toBe(true);
+    // Every key ends revoked, and every token any call handed out is refused within the cache bound (5 s).
+    const listed = (await api.GET('/v1/api-keys', { params: { query: { limit: 100 } } })).data!.data.api_keys;
+    for (const k of keys) expect(listed.find((l) => l.api_key_id === k.api_key_id)!.revoked_at).not.toBeNull();
+    await eventually(
+      `all ${tokens.size} tokens refused`,
+      async () => (await Promise.all([...tokens].map(readWith))).every((status) => status === 401),
+      7_000,
+    );
+  });
+
   it('records when a key was last used', async () => {
     const key = await newKey('used');
     const list = async () =>

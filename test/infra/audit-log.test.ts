@@ -138,7 +138,8 @@ describe('audit log ingestion', () => {
     const actions = statements.flatMap((s) => asArray(s.Action));
     expect(
       actions.filter(
-        (a) => !/^(dynamodb:(BatchWriteItem|UpdateItem)|kms:|logs:(CreateLogStream|PutLogEvents)|xray:Put|sqs:)/.test(a),
+        (a) =>
+          !/^(dynamodb:(BatchWriteItem|UpdateItem)|kms:|logs:(CreateLogStream|PutLogEvents)|xray:Put|sqs:)/.test(a),
       ),
     ).toEqual([]);
     expect(resources[ingestFunctionId]!.Properties!.Environment.Variables.TABLE_NAME).toBeDefined();

@@ -1,6 +1,6 @@
 import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { asFunction, guardTable } from '../../shared/adapters/table-guard.js';
+import { asFunction, guardTable } from '../../local/table-guard.js';
 import { createTestTable } from '../support/engines.js';
 
 /**

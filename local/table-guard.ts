@@ -1,6 +1,12 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { allows, TABLE_ACCESS, type ComputeName, type ReadAction, type WriteAction } from '../api/table-access.js';
+import {
+  allows,
+  TABLE_ACCESS,
+  type ComputeName,
+  type ReadAction,
+  type WriteAction,
+} from '../shared/api/table-access.js';
 
 /**
  * The local stand-in for the functions' IAM roles on the table. On AWS each function's role allows exactly its
