@@ -33,8 +33,11 @@ import { pascal } from './names.js';
 
 /** Days the disbursement bucket keeps an object version after a write replaced it or a delete hid it. */
 export const NONCURRENT_VERSION_DAYS = 30;
-/** Days a processor work file (`WORK_FILE_PREFIX`) may outlive its run before the bucket expires it. */
-export const WORK_FILE_DAYS = 7;
+/**
+ * Days a processor work file (`WORK_FILE_PREFIX`) may outlive its run before the bucket expires it: longer than any
+ * queue keeps a message (SQS: 14 days at most), so a message redriven after an outage still finds its files.
+ */
+export const WORK_FILE_DAYS = 21;
 
 export type DeploymentEnvironment = 'sandbox' | 'production';
 export type QueueName = keyof typeof QUEUE_DEFINITIONS;
@@ -90,7 +93,7 @@ const KEY_ADMIN_ACTIONS = [
  * An administrator can still rewrite this policy (kms:PutKeyPolicy must stay, or the key is unmanageable); that
  * is a deliberate, logged act (CloudTrail), unlike reading bank account numbers with an account-wide `kms:*`.
  */
-function keyPolicy(environment: DeploymentEnvironment, stage: string): PolicyDocument {
+function keyPolicy(environment: DeploymentEnvironment, stage: string, denyOthers: boolean): PolicyDocument {
   const account = new AccountRootPrincipal();
   const roleArnsUnder = (...uses: BankAccountKeyUse[]) =>
     uses.map(
@@ -133,27 +136,42 @@ function keyPolicy(environment: DeploymentEnvironment, stage: string): PolicyDoc
           StringEquals: { 'kms:EncryptionContext:purpose': [BANK_ACCOUNT, 'webhook-secret'] satisfies KeyPurpose[] },
         },
       }),
-      new PolicyStatement({
-        sid: 'BankAccountDecryptOnlyByDecryptRoles',
-        effect: Effect.DENY,
-        principals: [new AnyPrincipal()],
-        actions: ['kms:Decrypt', 'kms:ReEncrypt*'],
-        resources: ['*'],
-        conditions: { StringEquals: bankAccount, StringNotLike: { 'aws:PrincipalArn': roleArnsUnder('decrypt') } },
-      }),
-      new PolicyStatement({
-        sid: 'BankAccountEncryptOnlyByServiceRoles',
-        effect: Effect.DENY,
-        principals: [new AnyPrincipal()],
-        actions: ['kms:Encrypt', 'kms:GenerateDataKey*'],
-        resources: ['*'],
-        conditions: {
-          StringEquals: bankAccount,
-          StringNotLike: { 'aws:PrincipalArn': roleArnsUnder('encrypt', 'decrypt') },
-        },
-      }),
+      ...(denyOthers ? bankAccountDenies(bankAccount, roleArnsUnder) : []),
     ],
   });
+}
+
+/**
+ * The two Deny statements that keep bank-account data keys to the roles under their paths. Off only for the one
+ * deploy that moves existing roles under those paths (`-c bankAccountKeyDeny=false`, docs/deploy.md): the key's
+ * stack deploys before the roles' stacks, so a Deny applied first would refuse the old roles until they are
+ * replaced.
+ */
+function bankAccountDenies(
+  bankAccount: Record<string, string>,
+  roleArnsUnder: (...uses: BankAccountKeyUse[]) => string[],
+): PolicyStatement[] {
+  return [
+    new PolicyStatement({
+      sid: 'BankAccountDecryptOnlyByDecryptRoles',
+      effect: Effect.DENY,
+      principals: [new AnyPrincipal()],
+      actions: ['kms:Decrypt', 'kms:ReEncrypt*'],
+      resources: ['*'],
+      conditions: { StringEquals: bankAccount, StringNotLike: { 'aws:PrincipalArn': roleArnsUnder('decrypt') } },
+    }),
+    new PolicyStatement({
+      sid: 'BankAccountEncryptOnlyByServiceRoles',
+      effect: Effect.DENY,
+      principals: [new AnyPrincipal()],
+      actions: ['kms:Encrypt', 'kms:GenerateDataKey*'],
+      resources: ['*'],
+      conditions: {
+        StringEquals: bankAccount,
+        StringNotLike: { 'aws:PrincipalArn': roleArnsUnder('encrypt', 'decrypt') },
+      },
+    }),
+  ];
 }
 
 /**
@@ -202,6 +220,14 @@ export function bankAccountKeyUseOf(fn: PayrollFunction): BankAccountKeyUse | un
   return undefined;
 }
 
+/** `-c bankAccountKeyDeny=false`: the key policy without its Deny statements, for the upgrade deploy only. */
+export function bankAccountKeyDeny(scope: Construct): boolean {
+  const raw = String(scope.node.tryGetContext('bankAccountKeyDeny') ?? true);
+  if (raw !== 'true' && raw !== 'false')
+    throw new Error(`Context "bankAccountKeyDeny" must be true or false; got "${raw}"`);
+  return raw === 'true';
+}
+
 export interface StatefulStackProps extends StackProps {
   readonly environment: DeploymentEnvironment;
   readonly stage: string;
@@ -231,7 +257,7 @@ export class StatefulStack extends Stack {
       enableKeyRotation: true,
       removalPolicy,
       pendingWindow: Duration.days(production ? 30 : 7),
-      policy: keyPolicy(props.environment, props.stage),
+      policy: keyPolicy(props.environment, props.stage, bankAccountKeyDeny(this)),
     });
 
     this.table = new Table(this, 'Table', {

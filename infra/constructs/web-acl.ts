@@ -4,11 +4,15 @@ import { Construct } from 'constructs';
 import type { DeploymentEnvironment } from '../stateful-stack.js';
 
 /**
- * Requests one source IP may make in any 5 minutes before the web ACL blocks it (about 6.7 a second sustained).
- * It only stops floods from one address: a single API key may make up to 500 a minute across its buckets
- * (shared/config/env.ts), so clients sharing one NAT address at that pace need `-c wafRateLimitPer5Min=<n>`.
+ * Requests one source IP may make in any 5 minutes before the web ACL blocks it (about 33 a second sustained).
+ * It only stops floods from one address, above what the service's own limits allow an organization at the
+ * defaults (3 × 500 a minute across its buckets, 7,500 in 5 minutes), so one organization behind one address is
+ * never blocked by it; integrators serving many organizations from one NAT address may need
+ * `-c wafRateLimitPer5Min=<n>`.
  */
-export const DEFAULT_WAF_RATE_LIMIT_PER_5_MIN = 2000;
+export const DEFAULT_WAF_RATE_LIMIT_PER_5_MIN = 10_000;
+/** The seconds a blocked address is told to wait: the rule looks back over 5 minutes. */
+export const WAF_RETRY_AFTER_SECONDS = 60;
 /** What AWS WAF accepts for a rate-based rule's limit. */
 const RATE_LIMIT_RANGE = { min: 10, max: 2_000_000_000 } as const;
 
@@ -62,8 +66,8 @@ export interface StageWebAclProps extends WebAclSettings {
 
 /**
  * A regional AWS WAF web ACL in front of one REST API stage: every request is allowed unless its source IP sent
- * more than `rateLimitPer5Min` in the last 5 minutes. A blocked request gets API Gateway's WAF_FILTERED answer
- * (the 403 `forbidden` envelope, api-stack.ts). CloudWatch metrics and sampled requests are on for the ACL and
+ * more than `rateLimitPer5Min` in the last 5 minutes. A blocked request gets 429 `rate_limited` in the service's
+ * envelope with `Retry-After` (WAF answers it itself; it carries no request id, the request never reached the API). CloudWatch metrics and sampled requests are on for the ACL and
  * the rule (AWS/WAFV2 namespace, WebACL and Rule dimensions).
  */
 export class StageWebAcl extends Construct {
@@ -84,12 +88,41 @@ export class StageWebAcl extends Construct {
       description: `Per-source-IP rate limit of ${props.rateLimitPer5Min} requests per 5 minutes in front of the REST API stage`,
       scope: 'REGIONAL',
       defaultAction: { allow: {} },
+      customResponseBodies: {
+        'rate-limited': {
+          contentType: 'APPLICATION_JSON',
+          content: JSON.stringify({
+            status: 429,
+            error: {
+              code: 'rate_limited',
+              message: 'Too Many Requests',
+              details: [
+                {
+                  code: 'rate_limited',
+                  message: `Too many requests from this address: retry in ${WAF_RETRY_AFTER_SECONDS} s`,
+                },
+              ],
+              retry_after: WAF_RETRY_AFTER_SECONDS,
+            },
+          }),
+        },
+      },
       visibilityConfig: visibility(props.name),
       rules: [
         {
           name: 'RateLimitPerSourceIp',
           priority: 0,
-          action: { block: {} },
+          // 429 with Retry-After and the service's error envelope, as the service's own rate limits answer, so
+          // clients back off and retry instead of taking it for a refusal.
+          action: {
+            block: {
+              customResponse: {
+                responseCode: 429,
+                customResponseBodyKey: 'rate-limited',
+                responseHeaders: [{ name: 'Retry-After', value: String(WAF_RETRY_AFTER_SECONDS) }],
+              },
+            },
+          },
           statement: {
             rateBasedStatement: {
               aggregateKeyType: 'IP',

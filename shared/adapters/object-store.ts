@@ -110,7 +110,8 @@ export const objectKeys = {
     `${WORK_FILE_PREFIX}${org}/${payroll}/entries/${String(chunk).padStart(5, '0')}.json`,
   /**
    * Where a chunk's entry records were written, account numbers in clear, before the work files held none: read
-   * only by the finalize of a run in flight across that change. Nothing writes or deletes them any more.
+   * only by the finalize of a run in flight across that change, and deleted with the work files when a run ends.
+   * Those of runs that ended before the change need the one-off cleanup docs/deploy.md describes.
    */
   legacyChunkEntries: (org: string, payroll: string, chunk: number) =>
     `payrolls/${org}/${payroll}/entries/${String(chunk).padStart(5, '0')}.ach`,

@@ -138,6 +138,8 @@ export class ApiKeyRepository {
         KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
         ExpressionAttributeValues: { ':pk': keys.orgPartition(orgId), ':prefix': keys.apiKeyPrefix },
         ScanIndexForward: false,
+        // The cap's recount reads through this: a key committed a moment ago must be counted.
+        ConsistentRead: true,
       },
       limit,
       startKey,
@@ -242,7 +244,9 @@ export class ApiKeyRepository {
           ],
         }),
       );
-      await this.quota.release(key.organization_id);
+      // A key past its expiry was already left out by the last recount (or will be by the next): giving its unit back
+      // too would let the counter fall below the truth. Only a key that was active gives its place back.
+      if (key.expires_at === null || key.expires_at > revokedAt) await this.quota.release(key.organization_id);
       return 'revoked';
     } catch (err) {
       const failed = cancelledConditions(err);

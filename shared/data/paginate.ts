@@ -26,8 +26,8 @@ export const DEFAULT_READ_BUDGET: ReadBudget = { maxReadsPerPage: 10, filteredRe
 /**
  * One page of a query that may carry a filter. It reads one item past the page, so a page that happens to end
  * the results says so (no token leading to an empty page). DynamoDB applies `Limit` before the filter, so a
- * filtered query reads `filteredReadSize` items at a time and goes on until the page is full or the budget is
- * spent. The next page starts after the last item returned, whose key is taken from the item itself (table keys,
+ * filtered query whose first read (the page's size) came back short reads on `filteredReadSize` items at a time
+ * until the page is full or the budget is spent: a filter that drops nothing costs what an unfiltered page does. The next page starts after the last item returned, whose key is taken from the item itself (table keys,
  * plus the index's keys for an index query: `GSI1` → GSI1PK / GSI1SK); or, when the budget ran out first, where
  * the reading stopped.
  */
@@ -48,7 +48,8 @@ export async function queryPage<T>(
       new QueryCommand({
         ...input,
         TableName: table.tableName,
-        Limit: filtered ? budget.filteredReadSize : limit + 1 - raw.length,
+        // The first read asks for the page; a filtered query that came back short reads on in larger steps.
+        Limit: filtered && reads > 0 ? budget.filteredReadSize : limit + 1 - raw.length,
         ExclusiveStartKey: key,
       }),
     );

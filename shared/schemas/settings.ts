@@ -33,7 +33,7 @@ const achName = (max: number) =>
   z
     .string()
     // Blanks around the name are trimmed, so what is sent may be longer than what is stored, but not without end.
-    .max(MAX_ACH_NAME_INPUT, { message: `At most ${max} characters` })
+    .max(MAX_ACH_NAME_INPUT, { message: `At most ${max} characters (${MAX_ACH_NAME_INPUT} with surrounding blanks)` })
     .regex(new RegExp(`^[a-z${ACH_CHARACTERS}]*$`), { message: "Only letters A–Z, digits, spaces and & ' - . , /" })
     .transform((v) => v.trim().toUpperCase())
     .pipe(

@@ -504,7 +504,11 @@ async function entryRecords(
 export async function deleteWorkFiles(s: Pick<ProcessorServices, 'objects'>, record: PayrollRecord): Promise<void> {
   if (!isTerminal(record.status) || record.chunk_count === null) return;
   const { organization_id: orgId, payroll_id: payrollId } = record;
-  const keys = Array.from({ length: record.chunk_count }, (_, i) => objectKeys.chunkEntries(orgId, payrollId, i));
+  // The legacy entry files too (account numbers in clear): a run in flight across the change to work files ends here.
+  const keys = Array.from({ length: record.chunk_count }, (_, i) => [
+    objectKeys.chunkEntries(orgId, payrollId, i),
+    objectKeys.legacyChunkEntries(orgId, payrollId, i),
+  ]).flat();
   await inParallel(keys, DELETE_PARALLEL, (key) => s.objects.delete(key));
 }
 

@@ -224,5 +224,12 @@ describe('API key lifecycle', () => {
     expect((await api.POST('/v1/api-keys', { body: { name: 'over again', type: 'read-only' } })).response.status).toBe(
       422,
     );
+    // Revoking the expired key gives back nothing: it no longer held a place (the counter would fall below the truth).
+    expect(
+      (await api.DELETE('/v1/api-keys/{id}', { params: { path: { id: made[1]!.api_key_id } } })).response.status,
+    ).toBe(200);
+    expect((await api.POST('/v1/api-keys', { body: { name: 'still over', type: 'read-only' } })).response.status).toBe(
+      422,
+    );
   });
 });

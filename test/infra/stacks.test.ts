@@ -1839,6 +1839,20 @@ describe('key policy', () => {
   });
 });
 
+describe('key policy upgrade switch', () => {
+  it('leaves the bank-account Deny out only when asked, for the deploy that moves existing roles under their paths', () => {
+    const sids = (context: Record<string, unknown>) => {
+      const stacks = addPayrollStacks(appWith({ environment: 'production', stage: 'upgrade', ...context }));
+      const policy = Template.fromStack(stacks.stateful).toJSON().Resources[logicalId(stacks.stateful.key)].Properties
+        .KeyPolicy.Statement as { Sid?: string; Effect: string }[];
+      return policy.filter((st) => st.Effect === 'Deny').map((st) => st.Sid);
+    };
+    expect(sids({})).toEqual(['BankAccountDecryptOnlyByDecryptRoles', 'BankAccountEncryptOnlyByServiceRoles']);
+    expect(sids({ bankAccountKeyDeny: 'false' })).toEqual([]);
+    expect(() => sids({ bankAccountKeyDeny: 'maybe' })).toThrow(/bankAccountKeyDeny/);
+  });
+});
+
 describe('web ACL', () => {
   it.each([
     ['sandbox', sandbox],
@@ -1853,7 +1867,15 @@ describe('web ACL', () => {
       VisibilityConfig: Match.objectLike({ CloudWatchMetricsEnabled: true, SampledRequestsEnabled: true }),
       Rules: [
         Match.objectLike({
-          Action: { Block: {} },
+          Action: {
+            Block: {
+              CustomResponse: {
+                ResponseCode: 429,
+                CustomResponseBodyKey: 'rate-limited',
+                ResponseHeaders: [{ Name: 'Retry-After', Value: '60' }],
+              },
+            },
+          },
           Statement: {
             RateBasedStatement: {
               AggregateKeyType: 'IP',
@@ -1865,7 +1887,18 @@ describe('web ACL', () => {
         }),
       ],
     });
-    expect(DEFAULT_WAF_RATE_LIMIT_PER_5_MIN).toBe(2000);
+    // Above what one organization may make at the service's default limits (3 × 500 a minute, 7,500 in 5 minutes).
+    expect(DEFAULT_WAF_RATE_LIMIT_PER_5_MIN).toBe(10_000);
+    // A blocked address gets the service's 429 envelope, as its own rate limits answer.
+    const body = JSON.parse(
+      (
+        template.findResources('AWS::WAFv2::WebACL') as Record<
+          string,
+          { Properties: { CustomResponseBodies: Record<string, { Content: string }> } }
+        >
+      )[logicalId(s.api.webAcl!.webAcl)]!.Properties.CustomResponseBodies['rate-limited']!.Content,
+    );
+    expect(body).toMatchObject({ status: 429, error: { code: 'rate_limited', retry_after: 60 } });
     // Associated with the stage: arn:<partition>:apigateway:<region>::/restapis/<id>/stages/<stage>.
     template.resourceCountIs('AWS::WAFv2::WebACLAssociation', 1);
     template.hasResourceProperties('AWS::WAFv2::WebACLAssociation', {

@@ -218,14 +218,15 @@ describe('the audit repository', () => {
     const lines = series(100, Date.UTC(2026, 10, 21, 12), 1_000, (i) => ({ status: i === 5 || i === 95 ? 500 : 200 }));
     await repo.putAll(lines);
     const first = await repo.list(ORG, { status: 500 }, 10);
-    // Two reads of ten items: the match at 5 is found, and the page stops there with a token.
+    // Two reads (eleven items, then ten): the match at 5 is found, and the page stops there with a token.
     expect(first.items.map((r) => r.request_id)).toEqual([lines[5]!.request_id]);
     expect(first.lastKey).toBeDefined();
     const everything = await all(repo, { status: 500 }, 10);
     expect(everything.ids).toEqual([lines[5]!.request_id, lines[95]!.request_id]);
-    // 100 items at 20 per page; the fifth stops exactly at the end, where DynamoDB still answers a LastEvaluatedKey,
-    // so a budget-bound listing may end with one empty page: the price of never reading unboundedly.
-    expect(everything.pages).toBe(6);
+    // 100 items at 21 per page (the page's size plus one, then one step of ten): the fifth page reads the last 16
+    // and ends the listing. A budget-bound listing may end with one empty page (a read that stops exactly at the
+    // end still gets a LastEvaluatedKey): the price of never reading unboundedly.
+    expect(everything.pages).toBe(5);
   });
 
   it('shows nothing past the 400-day retention, even before TTL has deleted it', async () => {

@@ -262,7 +262,7 @@ describe('bank account numbers at rest', () => {
     const file = (await world.services.objects.getText(objectKeys.disbursement(orgId, payrollId)))!;
     expect(creditsOf(file)).toEqual(await expectedCredits(world, payrollId, accounts));
     const left = (await currentObjects(world)).map((o) => o.key).filter((key) => key.includes('/entries/'));
-    // The new work files are gone; the one written at the old key is left to the one-off clean-up of those.
-    expect(left).toEqual([objectKeys.legacyChunkEntries(orgId, payrollId, 1)]);
+    // The new work files are gone, and so is the one written in clear at the old key: the run ended here.
+    expect(left).toEqual([]);
   });
 });

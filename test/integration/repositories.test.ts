@@ -194,15 +194,16 @@ describe('queryPage', () => {
           ExpressionAttributeNames: { '#keep': 'keep' },
           ExpressionAttributeValues: { ':pk': 'P', ':t': true },
         },
-        50,
+        3,
         start,
         (item) => item.SK as string,
         { maxReadsPerPage: 2, filteredReadSize: 5 },
       );
     const first = await read();
+    // The page's own size first (3 + 1), then one larger step (5): 9 items evaluated, none kept.
     expect(queries).toBe(2);
     expect(first.items).toEqual([]);
-    expect(first.lastKey).toEqual({ PK: 'P', SK: 'S#09' });
+    expect(first.lastKey).toEqual({ PK: 'P', SK: 'S#08' });
     const found: string[] = [];
     let cursor = first.lastKey;
     while (cursor) {
