@@ -131,6 +131,14 @@ describe('employees', () => {
 });
 
 describe('queryPage', () => {
+  /** Partition P, items whose `keep` is true. */
+  const KEEP = {
+    KeyConditionExpression: 'PK = :pk',
+    FilterExpression: '#keep = :t',
+    ExpressionAttributeNames: { '#keep': 'keep' },
+    ExpressionAttributeValues: { ':pk': 'P', ':t': true },
+  };
+
   it('fills a page past filtered-out items and gives no token when the page ends the results', async () => {
     const table = await createTestTable();
     for (let i = 0; i < 30; i++) {
@@ -142,18 +150,7 @@ describe('queryPage', () => {
       );
     }
     const read = (limit: number, start?: Record<string, unknown>) =>
-      queryPage(
-        table,
-        {
-          KeyConditionExpression: 'PK = :pk',
-          FilterExpression: '#keep = :t',
-          ExpressionAttributeNames: { '#keep': 'keep' },
-          ExpressionAttributeValues: { ':pk': 'P', ':t': true },
-        },
-        limit,
-        start,
-        (item) => item.SK as string,
-      );
+      queryPage(table, KEEP, limit, start, (item) => item.SK as string);
     const first = await read(4);
     expect(first.items).toEqual(['S#00', 'S#03', 'S#06', 'S#09']);
     expect(first.lastKey).toEqual({ PK: 'P', SK: 'S#09' });
@@ -186,19 +183,7 @@ describe('queryPage', () => {
     } as unknown as typeof table;
     // A tiny budget stands in for the real one (10 reads of 1,000 items).
     const read = (start?: Record<string, unknown>) =>
-      queryPage(
-        counted,
-        {
-          KeyConditionExpression: 'PK = :pk',
-          FilterExpression: '#keep = :t',
-          ExpressionAttributeNames: { '#keep': 'keep' },
-          ExpressionAttributeValues: { ':pk': 'P', ':t': true },
-        },
-        3,
-        start,
-        (item) => item.SK as string,
-        { maxReadsPerPage: 2, filteredReadSize: 5 },
-      );
+      queryPage(counted, KEEP, 3, start, (item) => item.SK as string, { maxReadsPerPage: 2, filteredReadSize: 5 });
     const first = await read();
     // The page's own size first (3 + 1), then one larger step (5): 9 items evaluated, none kept.
     expect(queries).toBe(2);
