@@ -188,9 +188,14 @@ export class PaystubRepository {
    * employee written at once never lose each other's lines; adding a line twice changes nothing. Each line is an
    * attribute of its own (`L#<paystub id>`), so no map has to exist first. A ledger created here is filled with
    * the employee's paystubs of that year written before ledgers existed, from the employee index (one query, once
-   * per employee and year; empty for an employee with no earlier paystub).
+   * per employee and year; empty for an employee with no earlier paystub), unless `fillFromIndex` is off: an
+   * organization that has had ledgers since its creation (`ytd_ledgers_since`) has no paystub outside them, and a
+   * query per new employee-year made a 1,000-entry run take 14.5 s instead of about 3.
    */
-  async addToLedgers(paystubs: readonly PaystubRecord[]): Promise<void> {
+  async addToLedgers(
+    paystubs: readonly PaystubRecord[],
+    options: { fillFromIndex: boolean } = { fillFromIndex: true },
+  ): Promise<void> {
     await inParallel(paystubs, 16, async (p) => {
       const out = await this.table.doc.send(
         new UpdateCommand({
@@ -202,7 +207,7 @@ export class PaystubRepository {
           ReturnValues: 'UPDATED_OLD',
         }),
       );
-      if (out.Attributes?.organization_id !== undefined) return;
+      if (out.Attributes?.organization_id !== undefined || !options.fillFromIndex) return;
       const year = p.pay_date.slice(0, 4);
       const older = await this.yearOf(p.organization_id, p.employee_id, { pay_date: `${year}-12-31`, paystub_id: '~' });
       await inParallel(

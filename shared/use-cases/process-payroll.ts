@@ -335,9 +335,11 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
         created_at: issued,
       });
     }
+    // An organization that has had ledgers since its creation has no paystub outside them: no ledger to fill.
+    const settings = await s.organizations.getSettings(orgId);
     await Promise.all([
       s.paystubs.putAll(paystubs),
-      s.paystubs.addToLedgers(paystubs),
+      s.paystubs.addToLedgers(paystubs, { fillFromIndex: settings?.ytd_ledgers_since === undefined }),
       s.objects.putJson(objectKeys.chunkEntries(orgId, payrollId, chunk), { entries: pending } satisfies EntriesFile),
     ]);
     const updated = await s.payrolls.markChunkDone(orgId, payrollId, chunk, returned, s.deps.now().toISOString());
