@@ -105,6 +105,17 @@ export const traceNumber = z
   .max(15)
   .regex(/^\d{15}$/);
 
+/** The sandbox originator every example of the document shows (settings, and the example run's file). */
+export const EXAMPLE_ORIGINATOR = {
+  company_name: 'ACME',
+  company_identification: '1000000001',
+  originating_dfi_identification: '02100002',
+  immediate_destination: '021000021',
+  immediate_destination_name: 'SANDBOX BANK',
+  immediate_origin: '1000000001',
+  immediate_origin_name: 'PAYROLL API',
+};
+
 export const EXAMPLE_IDS = {
   employee: 'emp_01kfz8d4w6t2m9q3r5v7x8y0ab',
   payroll: 'pay_01kfz8e2h5n8p0s2v4w6y8z1cd',

@@ -7,6 +7,7 @@ import type { payrollView } from '../use-cases/payroll-view.js';
 import type { SubmitOutcome } from '../use-cases/submit-payroll.js';
 import { listPayrollsQuery, payrollBodySchemas, payrollIdParams, submitPayrollQuery } from '../schemas/payroll.js';
 import {
+  EXAMPLE_ORIGINATOR,
   EXAMPLE_IDS,
   acceptHeader,
   amount,
@@ -197,15 +198,7 @@ const disbursement = z.strictObject({ payroll_id: payrollId, ...disbursementTota
 
 /** The file of the example run: one credit of 2,589.50 and the offset debit that balances it. */
 const EXAMPLE_FILE = buildNachaFile({
-  originator: {
-    company_name: 'ACME',
-    company_identification: '1000000001',
-    originating_dfi_identification: '02100002',
-    immediate_destination: '021000021',
-    immediate_destination_name: 'SANDBOX BANK',
-    immediate_origin: '1000000001',
-    immediate_origin_name: 'PAYROLL API',
-  },
+  originator: EXAMPLE_ORIGINATOR,
   fileCreation: new Date('2026-11-17T15:02:27.310Z'),
   effectiveEntryDate: '2026-11-20',
   companyEntryDescription: 'PAYROLL',

@@ -2,7 +2,16 @@ import * as z from 'zod';
 import type { settingsView } from '../use-cases/settings.js';
 import { updateSettingsBody } from '../schemas/settings.js';
 import { ACH_CHARACTERS } from '../domain/ach-text.js';
-import { accountLast4, amount, fits, printable, routingNumber, timestamp, type Fits } from './common.js';
+import {
+  EXAMPLE_ORIGINATOR,
+  accountLast4,
+  amount,
+  fits,
+  printable,
+  routingNumber,
+  timestamp,
+  type Fits,
+} from './common.js';
 import { routes } from './route.js';
 
 /** What updateSettingsBody lets in (shared/schemas/settings.ts), and the defaults (shared/domain/settings.ts). */
@@ -93,15 +102,7 @@ const SETTINGS = {
   pay_schedules: ['weekly', 'biweekly', 'semimonthly', 'monthly'],
   max_net_pay_per_employee: 250000,
   max_payroll_total: 100000000,
-  originator: {
-    company_name: 'ACME',
-    company_identification: '1000000001',
-    originating_dfi_identification: '02100002',
-    immediate_destination: '021000021',
-    immediate_destination_name: 'SANDBOX BANK',
-    immediate_origin: '1000000001',
-    immediate_origin_name: 'PAYROLL API',
-  },
+  originator: EXAMPLE_ORIGINATOR,
   originator_placeholders: [],
   funding_account: { routing_number: '021000021', account_number_last4: '6789', account_type: 'checking' },
   updated_at: '2026-11-02T09:10:00.000Z',
