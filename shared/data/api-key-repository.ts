@@ -2,7 +2,7 @@ import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dy
 import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
 import { SCOPES, TOKEN_TYPES } from '../domain/scopes.js';
-import { ApiKeyLimitReachedError, ConcurrentModificationError } from '../domain/errors.js';
+import { ApiKeyLimitReachedError } from '../domain/errors.js';
 import { cancelledConditions, isConditionalCheckFailure, parseItem } from './item.js';
 import { keys, TTL_ATTRIBUTE } from './keys.js';
 import { OrgQuota } from './org-quota.js';
@@ -100,7 +100,6 @@ export class ApiKeyRepository {
       record.organization_id,
       apiKeyItems(this.table.tableName, record, record.token_hash),
       () => new ApiKeyLimitReachedError(this.quota.max),
-      () => new ConcurrentModificationError(),
     );
   }
 

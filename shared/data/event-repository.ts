@@ -2,7 +2,6 @@ import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@
 import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
 import { DELIVERY_STATUSES, EVENT_TYPES, type DeliveryStatus, type EventType } from '../domain/events.js';
-import { backoff } from './batch.js';
 import { queryFilter } from './filters.js';
 import { cancelledConditions, isConditionalCheckFailure, parseItem, type TransactItems } from './item.js';
 import { GSI2, keys } from './keys.js';
@@ -106,17 +105,23 @@ export class EventRepository {
           ConditionExpression:
             'entity = :event AND (attribute_not_exists(last_redelivery_at) OR last_redelivery_at <= :earliest)',
           ExpressionAttributeValues: { ':at': at, ':earliest': earliest, ':event': 'event' },
+          // The refusal carries the item, so the wait needs no second read.
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
       return 0;
     } catch (err) {
       if (!isConditionalCheckFailure(err)) throw err;
-      const current = await this.table.doc.send(
-        new GetCommand({ TableName: this.table.tableName, Key: keys.event(orgId, eventId), ConsistentRead: true }),
-      );
-      const last = current.Item?.last_redelivery_at;
-      if (typeof last !== 'string') return everySeconds;
-      return Math.max(1, Math.ceil((Date.parse(last) + everySeconds * 1000 - now.getTime()) / 1000));
+      // The old item comes back in the wire format ({ S: "…" }), as in the rate-limit repository.
+      const old = (err as { Item?: Record<string, unknown> }).Item?.last_redelivery_at as
+        | { S?: string }
+        | string
+        | undefined;
+      const last = typeof old === 'object' ? old.S : old;
+      if (last === undefined) return everySeconds;
+      // A racing request's claim may be stamped a moment after this request's `now`: never more than the interval.
+      const wait = Math.ceil((Date.parse(last) + everySeconds * 1000 - now.getTime()) / 1000);
+      return Math.min(everySeconds, Math.max(1, wait));
     }
   }
 
@@ -366,20 +371,16 @@ export class EventRepository {
         ...alsoWrite,
       );
     }
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await this.table.doc.send(new TransactWriteCommand({ TransactItems: items }));
-        return true;
-      } catch (err) {
-        const failed = cancelledConditions(err);
-        if (failed?.[0]) return false;
-        // The endpoint was deleted meanwhile: the delivery still closes, without the endpoint's bookkeeping.
-        if (failed?.slice(2).some(Boolean)) return this.recordAttempt(orgId, eventId, webhookId, a, outcome);
-        // Lost to a concurrent transaction on the same items (another endpoint's delivery of the event closing):
-        // nothing was written, so write again rather than fail the attempt.
-        if (!failed || attempt >= 4) throw err;
-        await backoff(attempt);
-      }
+    // A transaction lost to a concurrent one is retried by the client itself (createDocumentClient).
+    try {
+      await this.table.doc.send(new TransactWriteCommand({ TransactItems: items }));
+      return true;
+    } catch (err) {
+      const failed = cancelledConditions(err);
+      if (failed?.[0]) return false;
+      // The endpoint was deleted meanwhile: the delivery still closes, without the endpoint's bookkeeping.
+      if (failed?.slice(2).some(Boolean)) return this.recordAttempt(orgId, eventId, webhookId, a, outcome);
+      throw err;
     }
   }
 }

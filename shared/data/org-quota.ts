@@ -1,4 +1,4 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { TableRef } from '../adapters/dynamo.js';
 import { logger } from '../adapters/logger.js';
 import { ConcurrentModificationError, type DomainError } from '../domain/errors.js';
@@ -51,18 +51,19 @@ export class OrgQuota {
 
   /**
    * Writes `items` and takes one unit of the quota, atomically. `full` is thrown when the organization is truly at
-   * its cap; a condition of `items` themselves failing is reported as the transaction reported it (`conflict`).
+   * its cap; a condition of `items` themselves failing is a concurrent modification.
    */
-  async write(orgId: string, items: TransactItems, full: () => DomainError, conflict: () => Error): Promise<void> {
+  async write(orgId: string, items: TransactItems, full: () => DomainError): Promise<void> {
     for (let attempt = 0; attempt < 8; attempt++) {
       const outcome = await this.transactions.write([...items, this.takeItem(orgId)]);
       if (outcome === 'ok') return;
-      if (outcome.slice(0, -1).some(Boolean)) throw conflict();
+      if (outcome.slice(0, -1).some(Boolean)) throw new ConcurrentModificationError();
       if (outcome.at(-1)) {
         if (!(await this.recount(orgId))) throw full();
         continue;
       }
-      // Lost to a concurrent transaction on the same counter: try again shortly.
+      // Lost to concurrent transactions on the same counter past the client's own retries (createDocumentClient):
+      // many creations racing at a cap do that, so try again shortly.
       await backoff(attempt);
     }
     throw new ConcurrentModificationError();
@@ -71,16 +72,9 @@ export class OrgQuota {
   /** Sets the counter to the true count; whether there is room under the cap. */
   private async recount(orgId: string): Promise<boolean> {
     const stored = await this.table.doc.send(
-      new UpdateCommand({
-        TableName: this.table.tableName,
-        Key: keys.quotas(orgId),
-        UpdateExpression: 'SET #q = if_not_exists(#q, :zero)',
-        ExpressionAttributeNames: { '#q': this.name },
-        ExpressionAttributeValues: { ':zero': 0 },
-        ReturnValues: 'ALL_NEW',
-      }),
+      new GetCommand({ TableName: this.table.tableName, Key: keys.quotas(orgId), ConsistentRead: true }),
     );
-    const before = Number(stored.Attributes?.[this.name] ?? 0);
+    const before = stored.Item?.[this.name] as number | undefined;
     const actual = await this.count(orgId);
     if (actual !== before) {
       try {
@@ -89,9 +83,10 @@ export class OrgQuota {
             TableName: this.table.tableName,
             Key: keys.quotas(orgId),
             UpdateExpression: 'SET #q = :actual',
-            ConditionExpression: '#q = :before',
+            // An organization older than the counter has none yet.
+            ConditionExpression: before === undefined ? 'attribute_not_exists(#q)' : '#q = :before',
             ExpressionAttributeNames: { '#q': this.name },
-            ExpressionAttributeValues: { ':actual': actual, ':before': before },
+            ExpressionAttributeValues: { ':actual': actual, ...(before !== undefined && { ':before': before }) },
           }),
         );
       } catch (err) {

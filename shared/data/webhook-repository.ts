@@ -47,7 +47,6 @@ export class WebhookRepository {
         },
       ],
       () => new WebhookLimitReachedError(this.quota.max),
-      () => new ConcurrentModificationError(),
     );
   }
 

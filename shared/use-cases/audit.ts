@@ -35,7 +35,9 @@ export function bursts(records: readonly AuditRecord[]): UnauthenticatedBurst[] 
   const groups = new Map<string, AuditRecord[]>();
   for (const r of records) {
     const key = `${r.at.slice(0, 16)} ${r.source_ip ?? 'unknown'}`;
-    groups.set(key, [...(groups.get(key) ?? []), r]);
+    const group = groups.get(key);
+    if (group) group.push(r);
+    else groups.set(key, [r]);
   }
   return [...groups.values()].map((group) => {
     const ats = group.map((r) => r.at).sort();

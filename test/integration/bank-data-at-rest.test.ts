@@ -11,9 +11,8 @@ import { SIMULATE_FAIL_NOTE } from '../../shared/domain/compliance.js';
 import { cancelPayroll } from '../../shared/use-cases/cancel-payroll.js';
 import { failRun, processMessage, type ProcessorMessage } from '../../shared/use-cases/process-payroll.js';
 import { updateSettings } from '../../shared/use-cases/settings.js';
-import { submitPayroll } from '../../shared/use-cases/submit-payroll.js';
 import { testEngines } from '../support/engines.js';
-import { drain, payrollBody, payrollWorld } from '../support/payroll-fixture.js';
+import { drain, payrollBody, payrollWorld, submitRun } from '../support/payroll-fixture.js';
 
 /**
  * The security review's "plaintext account numbers at rest": no full account number may be stored anywhere but the
@@ -66,16 +65,7 @@ async function recordingWorld() {
 }
 type World = Awaited<ReturnType<typeof recordingWorld>>;
 
-async function submit(world: World, body: ReturnType<typeof payrollBody>): Promise<string> {
-  const outcome = await submitPayroll(
-    { ...world.services, chunkSize: CHUNK },
-    { organizationId: world.org.organization_id, environment: 'sandbox' },
-    body,
-    { dryRun: false },
-  );
-  if (outcome.kind !== 'accepted') throw new Error('expected acceptance');
-  return outcome.data.payroll_id;
-}
+const submit = (world: World, body: ReturnType<typeof payrollBody>) => submitRun(world, body, CHUNK);
 
 async function statusOf(world: World, payrollId: string) {
   return (await world.services.payrolls.get(world.org.organization_id, payrollId))!;

@@ -6,8 +6,7 @@ import { cancelPayroll } from '../../shared/use-cases/cancel-payroll.js';
 import { processMessage } from '../../shared/use-cases/process-payroll.js';
 import { applyBankReport } from '../../shared/use-cases/disbursement-returns.js';
 import { updateEmployee } from '../../shared/use-cases/employees.js';
-import { submitPayroll } from '../../shared/use-cases/submit-payroll.js';
-import { drain, payrollBody, payrollWorld } from '../support/payroll-fixture.js';
+import { drain, payrollBody, payrollWorld, submitRun } from '../support/payroll-fixture.js';
 
 /**
  * Applying what the bank reports, on the real engines (DynamoDB Local, the S3 and SQS engines): exactly once under
@@ -18,14 +17,7 @@ type World = Awaited<ReturnType<typeof payrollWorld>>;
 
 async function completedRun(world: World): Promise<{ payrollId: string; stubs: PaystubRecord[] }> {
   const orgId = world.org.organization_id;
-  const outcome = await submitPayroll(
-    { ...world.services, chunkSize: 2 },
-    { organizationId: orgId, environment: 'sandbox' },
-    payrollBody(world.employeeIds),
-    { dryRun: false },
-  );
-  if (outcome.kind !== 'accepted') throw new Error('expected acceptance');
-  const payrollId = outcome.data.payroll_id;
+  const payrollId = await submitRun(world, payrollBody(world.employeeIds), 2);
   await drain(world.services, world.queues.payroll, orgId, payrollId);
   expect((await world.services.payrolls.get(orgId, payrollId))!.status).toBe('completed');
   const stubs = await world.services.paystubs.getMany(world.employeeIds.map((id) => paystubIdFor(payrollId, id)));

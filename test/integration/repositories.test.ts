@@ -9,6 +9,8 @@ import { EmployeeRepository } from '../../shared/data/employee-repository.js';
 import { OrganizationRepository } from '../../shared/data/organization-repository.js';
 import { queryPage } from '../../shared/data/paginate.js';
 import { PaystubRepository } from '../../shared/data/paystub-repository.js';
+import { EventRepository } from '../../shared/data/event-repository.js';
+import { keys } from '../../shared/data/keys.js';
 import { ConcurrentModificationError, EmployeeAlreadyExistsError } from '../../shared/domain/errors.js';
 import { createApiKey, createOrganization, revokeApiKey, rotateApiKey } from '../../shared/use-cases/api-keys.js';
 import {
@@ -252,5 +254,26 @@ describe('revocation racing rotation', () => {
         expect(found === undefined || found.revoked_at !== null, `race ${i}`).toBe(true);
       }
     }
+  });
+});
+
+describe('redelivery claims', () => {
+  it('gives one redelivery a minute and tells a refused one how long to wait, from the refusal itself', async () => {
+    const table = await createTestTable();
+    const events = new EventRepository(table);
+    await table.doc.send(
+      new PutCommand({ TableName: table.tableName, Item: { ...keys.event('org_r', 'evt_r'), entity: 'event' } }),
+    );
+    const t = Date.parse('2026-11-25T12:00:00.000Z');
+    const claim = (secondsLater: number) =>
+      events.claimRedelivery('org_r', 'evt_r', new Date(t + secondsLater * 1000), 60);
+    expect(await claim(0)).toBe(0);
+    expect(await claim(30)).toBe(30);
+    expect(await claim(59.5)).toBe(1);
+    expect(await claim(60)).toBe(0);
+    // A request whose clock read came a moment before the winning claim was stamped waits the interval, no more.
+    expect(await claim(59.9)).toBe(60);
+    // An id that is no event of the organization is never claimed.
+    expect(await events.claimRedelivery('org_r', 'evt_none', new Date(t), 60)).toBe(60);
   });
 });

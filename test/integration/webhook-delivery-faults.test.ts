@@ -472,31 +472,6 @@ describe('the webhook worker, crashed at every step and re-delivered', () => {
     expect(sent.map(([c]) => c).filter(isRetryDelay(FIRST_RETRY_S))).toHaveLength(1);
   });
 
-  it('writes an attempt again when its transaction loses to a concurrent one, instead of failing the delivery', async () => {
-    const w = await world('healthy');
-    await dispatchQuietly(s, w.events);
-    const doc = defaultTable().doc;
-    const send = doc.send.bind(doc);
-    let conflicts = 0;
-    // DynamoDB cancels a transaction touching an item another transaction is writing (TransactionConflict): two
-    // endpoints' deliveries of one event close on the same event item at the same moment.
-    (doc as { send: unknown }).send = async (command: unknown, ...rest: unknown[]) => {
-      if (conflicts < 2 && command instanceof TransactWriteCommand) {
-        conflicts++;
-        throw Object.assign(new Error('Transaction cancelled'), {
-          name: 'TransactionCanceledException',
-          CancellationReasons: command.input.TransactItems!.map(() => ({ Code: 'TransactionConflict' })),
-        });
-      }
-      return (send as (...a: unknown[]) => Promise<unknown>)(command, ...rest);
-    };
-    restores.push(() => ((doc as { send: unknown }).send = send));
-    const before = figures.redeliveries;
-    await expectDelivered(w, await deliverAll(), { exactlyOnce: true });
-    expect(conflicts).toBe(2);
-    expect(figures.redeliveries - before, 'no message handed back').toBe(0);
-  });
-
   it('retries a failing endpoint three times, then closes the delivery failed and dead-letters the message', async () => {
     const w = await world('always-fails');
     const sent: unknown[][] = [];

@@ -3,8 +3,7 @@ import { keys } from '../../shared/data/keys.js';
 import { describe, expect, it } from 'vitest';
 import { yearToDate } from '../../shared/use-cases/paystubs.js';
 import { paystubIdFor } from '../../shared/data/paystub-repository.js';
-import { submitPayroll } from '../../shared/use-cases/submit-payroll.js';
-import { drain, payrollBody, payrollWorld } from '../support/payroll-fixture.js';
+import { drain, payrollBody, payrollWorld, submitRun } from '../support/payroll-fixture.js';
 
 /**
  * Year-to-date ledgers on the real engines: an organization that has had them since its creation writes a ledger
@@ -14,14 +13,7 @@ import { drain, payrollBody, payrollWorld } from '../support/payroll-fixture.js'
 type World = Awaited<ReturnType<typeof payrollWorld>>;
 
 async function run(world: World, body: ReturnType<typeof payrollBody>): Promise<string> {
-  const outcome = await submitPayroll(
-    { ...world.services, chunkSize: 10 },
-    { organizationId: world.org.organization_id, environment: 'sandbox' },
-    body,
-    { dryRun: false },
-  );
-  if (outcome.kind !== 'accepted') throw new Error('expected acceptance');
-  const payrollId = outcome.data.payroll_id;
+  const payrollId = await submitRun(world, body, 10);
   expect(await drain(world.services, world.queues.payroll, world.org.organization_id, payrollId)).toBe(0);
   return payrollId;
 }

@@ -21,6 +21,7 @@ import {
 import { DisbursementSequenceRepository } from '../../shared/data/disbursement-sequence-repository.js';
 import { Transactions } from '../../shared/data/item.js';
 import { createTestBucket, createTestQueues, createTestTable, testS3Client, testSqsClient } from './engines.js';
+import { submitPayroll } from '../../shared/use-cases/submit-payroll.js';
 
 /** A whole payroll world on the real engines: its own table, queues and bucket, an organization and employees. */
 export async function payrollWorld(employeeCount: number, options: { accountNumber?: (i: number) => string } = {}) {
@@ -81,6 +82,22 @@ export function payrollBody(employeeIds: string[], extra: Record<string, unknown
     })),
     ...extra,
   };
+}
+
+/** Submits a run (not a dry run) in chunks of `chunkSize`; its id. Throws unless it was accepted. */
+export async function submitRun(
+  world: Pick<Awaited<ReturnType<typeof payrollWorld>>, 'services' | 'org'>,
+  body: ReturnType<typeof payrollBody>,
+  chunkSize: number,
+): Promise<string> {
+  const outcome = await submitPayroll(
+    { ...world.services, chunkSize },
+    { organizationId: world.org.organization_id, environment: 'sandbox' },
+    body,
+    { dryRun: false },
+  );
+  if (outcome.kind !== 'accepted') throw new Error(`expected acceptance, got ${JSON.stringify(outcome)}`);
+  return outcome.data.payroll_id;
 }
 
 /**
