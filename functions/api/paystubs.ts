@@ -1,4 +1,5 @@
 import { defaultTable } from '../../shared/adapters/dynamo.js';
+import { defaultObjectStore } from '../../shared/adapters/object-store.js';
 import { paystubRoutes } from '../../shared/api/paystubs.js';
 import { OrganizationRepository } from '../../shared/data/organization-repository.js';
 import { PayrollRepository } from '../../shared/data/payroll-repository.js';
@@ -10,7 +11,13 @@ import { listPage } from '../../shared/http/pagination.js';
 import { getPaystub, listPaystubs, paystubView, yearToDate } from '../../shared/use-cases/paystubs.js';
 
 const table = defaultTable();
-const services = { paystubs: new PaystubRepository(table), payrolls: new PayrollRepository(table) };
+// The bucket only for runs whose paystubs are named by employee (their stored list of employees); S3's client loads
+// on that first read.
+const services = {
+  paystubs: new PaystubRepository(table),
+  payrolls: new PayrollRepository(table),
+  objects: defaultObjectStore(),
+};
 const organizations = new OrganizationRepository(table);
 
 /**
@@ -30,7 +37,7 @@ export const handler = apiRouter(
       const page = await listPage({ orgId, query: `paystubs:${JSON.stringify(filters)}` }, query.page_token, (start) =>
         listPaystubs(services, orgId, filters, query.limit, start),
       );
-      // Year-to-date on every item, from the employees' ledgers: one batched read for the page.
+      // Year-to-date on every item: a query per employee-year of the page, in parallel.
       const ytd = await yearToDate(services, orgId, page.items);
       return ok({
         paystubs: page.items.map((p) => paystubView(p, ytd.get(p.paystub_id))),

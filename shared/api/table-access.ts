@@ -18,8 +18,6 @@ export const PARTITIONS = {
   token: 'TOKEN#',
   /** One partition per paystub. */
   paystub: 'STUB#',
-  /** Year-to-date ledgers, per employee and year. */
-  ytd: 'YTD#',
   /** Rate-limit state, per key or organization and bucket. */
   rate: 'RATE#',
   /** The failures no organization owns, counted per source and minute. */
@@ -31,7 +29,7 @@ export const READ_ACTIONS = ['GetItem', 'BatchGetItem', 'Query', 'ConditionCheck
 export const WRITE_ACTIONS = ['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'] as const;
 export type ReadAction = (typeof READ_ACTIONS)[number];
 export type WriteAction = (typeof WRITE_ACTIONS)[number];
-export type IndexName = 'GSI1' | 'GSI2' | 'GSI3';
+export type IndexName = 'GSI2';
 
 export interface TableAccess {
   /** Read actions, on the `reads` partitions (and the `writes` ones: what a function writes it may read). */
@@ -74,12 +72,12 @@ export const TABLE_ACCESS: Record<ComputeName, TableAccess | null> = {
   // Answers before any token is read: no table at all.
   docs: null,
   employees: api({ reads: ['org'] }),
-  // Submitting, cancelling (which voids paystubs and strikes their ledger lines), downloading the file.
-  payroll: api({ reads: ['paystub', 'ytd'], writes: ['paystub', 'ytd'], indexes: ['GSI1', 'GSI2'] }),
+  // Submitting, cancelling (which voids paystubs), downloading the file.
+  payroll: api({ reads: ['paystub'], writes: ['paystub'] }),
   // The bank's report marks payments on paystubs and the employees' accounts.
-  returns: api({ reads: ['paystub', 'ytd'], writes: ['paystub', 'ytd'], indexes: ['GSI1', 'GSI2'] }),
-  // Reads, and fills a year's ledger once from the employee index when it has none.
-  paystubs: api({ reads: ['paystub', 'ytd'], writes: ['ytd'], indexes: ['GSI1', 'GSI2', 'GSI3'] }),
+  returns: api({ reads: ['paystub'], writes: ['paystub'] }),
+  // Reads: by primary key, and the employee index (lists by employee, year-to-date).
+  paystubs: api({ reads: ['paystub'], indexes: ['GSI2'] }),
   webhooks: api({ reads: ['org'], indexes: ['GSI2'] }),
   // API keys (and their token items), settings, the audit log.
   admin: api({ writes: ['token'] }),
@@ -87,9 +85,8 @@ export const TABLE_ACCESS: Record<ComputeName, TableAccess | null> = {
     readActions: ['GetItem', 'BatchGetItem', 'Query'],
     reads: [],
     writeActions: ['PutItem', 'UpdateItem', 'BatchWriteItem'],
-    writes: ['org', 'paystub', 'ytd'],
-    // A year's first ledger is filled once from the employee index (paystubs written before ledgers existed).
-    indexes: ['GSI2'],
+    writes: ['org', 'paystub'],
+    indexes: [],
   },
   sweeper: { readActions: ['Query'], reads: [], writeActions: ['UpdateItem'], writes: ['org'], indexes: ['GSI2'] },
   deliverer: { readActions: ['GetItem'], reads: [], writeActions: ['UpdateItem'], writes: ['org'], indexes: [] },

@@ -1,7 +1,7 @@
 /**
  * Every primary and index key of the single table is built here, so key shapes live in one place.
  *
- * | entity            | PK                     | SK                      | GSI1PK / GSI1SK |
+ * | entity            | PK                     | SK                      | GSI2PK / GSI2SK, other attributes |
  * |-------------------|------------------------|-------------------------|-----------------|
  * | organization      | ORG#<org>              | ORG                     |                 |
  * | settings          | ORG#<org>              | SETTINGS                |                 |
@@ -13,7 +13,7 @@
  * | payroll           | ORG#<org>              | PAYROLL#<payroll>       | GSI2: ACTIVE_PAYROLLS / <updated_at> while not terminal (sparse) |
  * | payroll window    | ORG#<org>              | WINDOW#<start>#<end>    |                 |
  * | idempotency key   | ORG#<org>              | IDEMPOTENCY#<sha256(key)> | (ttl 24 h)    |
- * | paystub           | STUB#<paystub>         | STUB                    | GSI1: PAYROLL#<payroll> / <paystub>; GSI2: EMP#<employee> / <desc pay_date>#<paystub>; GSI3: ORG#<org>#STUBS / <desc pay_date>#<paystub> |
+ * | paystub           | STUB#<paystub>         | STUB                    | GSI2: EMP#<employee> / <desc pay_date>#<paystub> |
  * | paystub date bounds | ORG#<org>            | PAYSTUB_BOUNDS          |                 |
  * | webhook endpoint  | ORG#<org>              | WEBHOOK#<webhook>       |                 |
  * | event (outbox)    | ORG#<org>              | EVENT#<event>           | GSI2: UNDISPATCHED_EVENTS / <created_at>#<event> until fanned out (sparse) |
@@ -24,15 +24,14 @@
  * | trace sequence    | ORG#<org>              | SEQ#TRACE#<odfi>        | `value`: the last trace sequence reserved |
  * | file ID sequence  | ORG#<org>              | SEQ#FILE#<destination>#<creation date> | `value`: files that day (ttl 35 days) |
  * | trace block       | ORG#<org>              | TRACEBLOCK#<odfi>#<first sequence, 7 digits> | the run whose entries carry it |
- * | year-to-date ledger | YTD#<employee>#<year> | YTD                    | `stubs`: each issued paystub's amounts, by paystub id |
  *
  * Paystubs get a partition each rather than living under the organization, so a 25,000-employee run spreads
- * its writes instead of pressing on one partition key; the organization is checked on every read.
+ * its writes instead of pressing on one partition key; the organization is checked on every read. No index key
+ * takes a whole run either: a run's paystubs are a range of ids (PaystubNaming), found without an index, and the
+ * employee index receives one paystub per employee and run.
  */
 export const TABLE_KEYS = { pk: 'PK', sk: 'SK' } as const;
-export const GSI1 = { name: 'GSI1', pk: 'GSI1PK', sk: 'GSI1SK' } as const;
 export const GSI2 = { name: 'GSI2', pk: 'GSI2PK', sk: 'GSI2SK' } as const;
-export const GSI3 = { name: 'GSI3', pk: 'GSI3PK', sk: 'GSI3SK' } as const;
 export const TTL_ATTRIBUTE = 'ttl';
 
 export interface Key {
@@ -60,9 +59,7 @@ export const keys = {
   idempotency: (orgId: string, keyHash: string): Key => ({ PK: `ORG#${orgId}`, SK: `IDEMPOTENCY#${keyHash}` }),
   activePayrollsIndex: 'ACTIVE_PAYROLLS',
   paystub: (paystubId: string): Key => ({ PK: `STUB#${paystubId}`, SK: 'STUB' }),
-  paystubsByPayroll: (payrollId: string) => `PAYROLL#${payrollId}`,
   paystubsByEmployee: (employeeId: string) => `EMP#${employeeId}`,
-  paystubsByOrganization: (orgId: string) => `ORG#${orgId}#STUBS`,
   paystubDateBounds: (orgId: string): Key => ({ PK: `ORG#${orgId}`, SK: 'PAYSTUB_BOUNDS' }),
   webhook: (orgId: string, webhookId: string): Key => ({ PK: `ORG#${orgId}`, SK: `WEBHOOK#${webhookId}` }),
   webhookPrefix: 'WEBHOOK#',
@@ -99,7 +96,6 @@ export const keys = {
     SK: `${keys.traceBlockPrefix(odfi)}${String(start).padStart(7, '0')}`,
   }),
   traceBlockPrefix: (odfi: string) => `TRACEBLOCK#${odfi}#`,
-  yearToDate: (employeeId: string, year: string): Key => ({ PK: `YTD#${employeeId}#${year}`, SK: 'YTD' }),
 } as const;
 
 /**

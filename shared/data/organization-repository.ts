@@ -43,7 +43,6 @@ const settingsItem = z.object({
   originator_placeholders: z.array(originatorItem.keyof()).optional(),
   funding_account: fundingAccountItem.nullable().default(null),
   sequences_since: z.string().optional(),
-  ytd_ledgers_since: z.string().optional(),
   updated_at: z.string(),
 });
 

@@ -1,4 +1,4 @@
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
 import { PAYROLL_STATUSES, isTerminal, sourcesOf, type PayrollStatus } from '../domain/payroll-status.js';
@@ -73,8 +73,22 @@ const payrollItem = z.object({
   /** Deposits of the run the bank returned, and their amount: added to by each return, once per deposit. */
   returns_count: z.number().int().default(0),
   returns_amount: cents.default(0),
+  /** How its paystubs are named (PaystubNaming): chosen when its processing is planned; absent is `employee`. */
+  paystub_naming: z.enum(['entry', 'employee']).optional(),
 });
 export type PayrollRecord = z.infer<typeof payrollItem>;
+
+const runOfPaystubs = payrollItem.pick({
+  payroll_id: true,
+  organization_id: true,
+  status: true,
+  pay_date: true,
+  pay_period_start: true,
+  pay_period_end: true,
+  employee_count: true,
+  paystub_naming: true,
+});
+export type RunOfPaystubs = z.infer<typeof runOfPaystubs>;
 
 const windowItem = z.object({ payroll_id: z.string() });
 const idempotencyItem = z.object({ content_hash: z.string(), payroll_id: z.string(), expires_epoch: z.number() });
@@ -285,6 +299,40 @@ export class PayrollRepository {
   }
 
   /**
+   * The organization's runs that wrote paystubs (planned, and ended: completed, cancelled or failed), with what the
+   * list of paystubs needs of them: the organization's paystubs are these runs' ranges of ids. All pages, a few
+   * hundred bytes a run.
+   */
+  async withPaystubs(orgId: string): Promise<RunOfPaystubs[]> {
+    const out: RunOfPaystubs[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.table.doc.send(
+        new QueryCommand({
+          TableName: this.table.tableName,
+          KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+          FilterExpression: 'chunk_count > :zero AND #status IN (:completed, :cancelled, :failed)',
+          ProjectionExpression:
+            'payroll_id, organization_id, #status, pay_date, pay_period_start, pay_period_end, employee_count, paystub_naming',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':pk': keys.orgPartition(orgId),
+            ':prefix': keys.payrollPrefix,
+            ':zero': 0,
+            ':completed': 'completed',
+            ':cancelled': 'cancelled',
+            ':failed': 'failed',
+          },
+          ExclusiveStartKey: start,
+        }),
+      );
+      out.push(...(page.Items ?? []).map((item) => parseItem(runOfPaystubs, item, 'payroll')));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return out;
+  }
+
+  /**
    * Moves the payroll to `to` if it is in a status that may move there, appending to its history. Returns false
    * when the condition fails (another worker moved it, or it is already there): transitions are idempotent.
    * `set` adds attributes in the same write; `alsoWrite` adds items to the same transaction (events, window release).
@@ -388,7 +436,8 @@ export class PayrollRepository {
                 Key: keys.payroll(orgId, payrollId),
                 UpdateExpression:
                   'SET chunk_count = :n, processing_started_at = :at, originator = :originator, ' +
-                  'funding_account = :funding, trace_start = :trace, file_id_modifier = :modifier',
+                  'funding_account = :funding, trace_start = :trace, file_id_modifier = :modifier, ' +
+                  'paystub_naming = :naming',
                 ConditionExpression:
                   '#status = :processing AND (attribute_not_exists(chunk_count) OR chunk_count = :null)',
                 ExpressionAttributeNames: { '#status': 'status' },
@@ -399,6 +448,8 @@ export class PayrollRepository {
                   ':funding': plan.fundingAccount,
                   ':trace': plan.traceStart,
                   ':modifier': plan.fileIdModifier,
+                  // Every run planned from now on names its paystubs by entry: no index keyed by the run.
+                  ':naming': 'entry',
                   ':processing': 'processing',
                   ':null': null,
                 },

@@ -1,10 +1,10 @@
-import { GetCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
 import { deterministicId } from '../adapters/ids.js';
 import { batchGetAll, batchPutAll, inParallel } from './batch.js';
 import { isConditionalCheckFailure, parseItem, type TransactItems } from './item.js';
-import { GSI1, GSI2, GSI3, descendingDate, keys, type Key } from './keys.js';
+import { GSI2, descendingDate, keys, type Key } from './keys.js';
 import { queryPage, type Page } from './paginate.js';
 
 const cents = z.number().int();
@@ -57,9 +57,46 @@ const paystubItem = z.object({
 });
 export type PaystubRecord = z.infer<typeof paystubItem>;
 
-/** A paystub's id is derived from its run and employee: a re-run writes the same paystub, never a second one. */
-export function paystubIdFor(payrollId: string, employeeId: string): string {
-  return deterministicId('stub', payrollId, employeeId);
+/**
+ * How a run names its paystubs. `entry` (every run planned since): `stub_`, then 18 characters of a digest of the
+ * run, then the entry's index in the submission in 8 characters. A run's ids are known from its size alone and sort
+ * in submission order, so the list of a run's paystubs is a range of primary keys (no index keyed by the run, which
+ * a 25,000-employee run would press past a partition's 1,000 writes a second), and the organization's list is its
+ * runs' ranges. `employee` (runs planned before): a digest of run and employee, found through the run's stored list
+ * of employees.
+ */
+export type PaystubNaming = 'entry' | 'employee';
+
+const RUN_PART = 18;
+const INDEX_PART = 26 - RUN_PART;
+const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz';
+
+/** The entry index in INDEX_PART Crockford characters: ids of one run sort as their entries do. */
+function encodeIndex(index: number): string {
+  let out = '';
+  for (let rest = index; out.length < INDEX_PART; rest = Math.floor(rest / 32)) out = CROCKFORD[rest % 32] + out;
+  return out;
+}
+
+/** The part every paystub id of an entry-named run begins with. */
+export const runPrefixOf = (payrollId: string) => deterministicId('stub', payrollId).slice(0, 5 + RUN_PART);
+
+/** A run's paystub of entry `index` (employee `employeeId`): a re-run writes the same paystub, never a second one. */
+export function paystubIdOf(
+  run: { payroll_id: string; paystub_naming?: PaystubNaming | undefined },
+  index: number,
+  employeeId: string,
+): string {
+  return run.paystub_naming === 'entry'
+    ? `${runPrefixOf(run.payroll_id)}${encodeIndex(index)}`
+    : deterministicId('stub', run.payroll_id, employeeId);
+}
+
+/** The entry index of an entry-named paystub id (its last INDEX_PART characters). */
+export function entryIndexOf(paystubId: string): number {
+  let index = 0;
+  for (const c of paystubId.slice(-INDEX_PART)) index = index * 32 + CROCKFORD.indexOf(c);
+  return index;
 }
 
 const parse = (item: Record<string, unknown>) => parseItem(paystubItem, item, 'paystub');
@@ -72,12 +109,8 @@ function toItem(p: PaystubRecord): Record<string, unknown> {
   return {
     ...keys.paystub(p.paystub_id),
     entity: 'paystub',
-    GSI1PK: keys.paystubsByPayroll(p.payroll_id),
-    GSI1SK: p.paystub_id,
     GSI2PK: keys.paystubsByEmployee(p.employee_id),
     GSI2SK: dateOrder(p),
-    GSI3PK: keys.paystubsByOrganization(p.organization_id),
-    GSI3SK: dateOrder(p),
     ...p,
   };
 }
@@ -104,39 +137,6 @@ const shift = (date: string, days: number) =>
   new Date(Date.parse(`${date}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
 const daysBetween = (a: string, b: string) =>
   Math.round((Date.parse(`${b}T00:00:00Z`) - Date.parse(`${a}T00:00:00Z`)) / DAY_MS);
-
-/** A paystub's line in its employee's ledger of the year: what year-to-date totals are summed from. */
-export interface LedgerLine {
-  pay_date: string;
-  payroll_id: string;
-  gross_pay: number;
-  bonuses: number;
-  deductions: number;
-  net_pay: number;
-}
-const ledgerLine = z.object({
-  pay_date: z.string(),
-  payroll_id: z.string(),
-  gross_pay: cents,
-  bonuses: cents,
-  deductions: cents,
-  net_pay: cents,
-});
-const ledgerItem = z.object({ organization_id: z.string() });
-export type Ledger = Map<string, LedgerLine>;
-
-/** The line a paystub contributes to its employee's ledger of the year. */
-export const ledgerLineOf = (p: PaystubRecord): LedgerLine => ({
-  pay_date: p.pay_date,
-  payroll_id: p.payroll_id,
-  gross_pay: p.gross_pay,
-  bonuses: p.bonuses,
-  deductions: p.deductions_total,
-  net_pay: p.net_pay,
-});
-
-const ledgerKeyOf = (p: Pick<PaystubRecord, 'employee_id' | 'pay_date'>) =>
-  keys.yearToDate(p.employee_id, p.pay_date.slice(0, 4));
 
 export class PaystubRepository {
   constructor(private readonly table: TableRef) {}
@@ -184,73 +184,6 @@ export class PaystubRepository {
   }
 
   /**
-   * Adds paystubs to their employees' ledgers of the year, one atomic update each (16 at a time), so runs of one
-   * employee written at once never lose each other's lines; adding a line twice changes nothing. Each line is an
-   * attribute of its own (`L#<paystub id>`), so no map has to exist first. A ledger created here is filled with
-   * the employee's paystubs of that year written before ledgers existed, from the employee index (one query, once
-   * per employee and year; empty for an employee with no earlier paystub), unless `fillFromIndex` is off: an
-   * organization that has had ledgers since its creation (`ytd_ledgers_since`) has no paystub outside them, and a
-   * query per new employee-year made a 1,000-entry run take 14.5 s instead of about 3.
-   */
-  async addToLedgers(
-    paystubs: readonly PaystubRecord[],
-    options: { fillFromIndex: boolean } = { fillFromIndex: true },
-  ): Promise<void> {
-    await inParallel(paystubs, 16, async (p) => {
-      const out = await this.table.doc.send(
-        new UpdateCommand({
-          TableName: this.table.tableName,
-          Key: ledgerKeyOf(p),
-          UpdateExpression: 'SET organization_id = :org, entity = :entity, #line = :line',
-          ExpressionAttributeNames: { '#line': `L#${p.paystub_id}` },
-          ExpressionAttributeValues: { ':org': p.organization_id, ':entity': 'ytd_ledger', ':line': ledgerLineOf(p) },
-          ReturnValues: 'UPDATED_OLD',
-        }),
-      );
-      if (out.Attributes?.organization_id !== undefined || !options.fillFromIndex) return;
-      const year = p.pay_date.slice(0, 4);
-      const older = await this.yearOf(p.organization_id, p.employee_id, { pay_date: `${year}-12-31`, paystub_id: '~' });
-      await inParallel(
-        older.filter((o) => o.status === 'issued' && o.paystub_id !== p.paystub_id),
-        4,
-        async (o) => {
-          await this.table.doc.send(
-            new UpdateCommand({
-              TableName: this.table.tableName,
-              Key: ledgerKeyOf(o),
-              UpdateExpression: 'SET #line = if_not_exists(#line, :line)',
-              ExpressionAttributeNames: { '#line': `L#${o.paystub_id}` },
-              ExpressionAttributeValues: { ':line': ledgerLineOf(o) },
-            }),
-          );
-        },
-      );
-    });
-  }
-
-  /** The ledgers of these employees' years, by `<employee>#<year>`: one batched read for a page of paystubs. */
-  async ledgers(
-    orgId: string,
-    of: readonly Pick<PaystubRecord, 'employee_id' | 'pay_date'>[],
-  ): Promise<Map<string, Ledger>> {
-    const wanted = new Map(of.map((p) => [`${p.employee_id}#${p.pay_date.slice(0, 4)}`, ledgerKeyOf(p)]));
-    const items = await batchGetAll(this.table, [...wanted.values()]);
-    const out = new Map<string, Ledger>();
-    for (const item of items) {
-      if (parseItem(ledgerItem, item, 'year-to-date ledger').organization_id !== orgId) continue;
-      const [, employee, year] = String(item.PK).split('#');
-      const lines = Object.entries(item)
-        .filter(([name]) => name.startsWith('L#'))
-        .map(([name, line]): [string, LedgerLine] => [
-          name.slice(2),
-          parseItem(ledgerLine, line as Record<string, unknown>, 'ledger line'),
-        ]);
-      out.set(`${employee}#${year}`, new Map(lines));
-    }
-    return out;
-  }
-
-  /**
    * Voids paystubs in place (16 at a time), never from a copy read earlier: a payment still `scheduled` becomes
    * `cancelled`; a returned one, or one with nothing to pay, keeps its payment. Ids with no paystub are skipped.
    * Returns how many were voided.
@@ -261,20 +194,6 @@ export class PaystubRepository {
       const stub = (await this.voidOne(id, true)) ?? (await this.voidOne(id, false));
       if (!stub) return;
       voided++;
-      // A voided paystub leaves its employee's year-to-date: the ledger line goes with it.
-      await this.table.doc
-        .send(
-          new UpdateCommand({
-            TableName: this.table.tableName,
-            Key: ledgerKeyOf(stub),
-            UpdateExpression: 'REMOVE #line',
-            ConditionExpression: 'attribute_exists(PK)',
-            ExpressionAttributeNames: { '#line': `L#${stub.paystub_id}` },
-          }),
-        )
-        .catch((err) => {
-          if (!isConditionalCheckFailure(err)) throw err;
-        });
     });
     return voided;
   }
@@ -364,15 +283,9 @@ export class PaystubRepository {
   }
 
   /**
-   * One page of an organization's paystubs, filters combined with AND, always from a key or an index: by payroll
-   * (GSI1), else by employee (GSI2), else by the organization's date index (GSI3), the other filters applied to
-   * that narrow read. `from`/`to` select paystubs whose period overlaps [from, to]; order is pay date descending,
-   * then paystub id.
-   */
-  /**
-   * Whether the filter's run and employee are the organization's. The indexes by run and by employee hold every
-   * organization's paystubs, so an id of another organization is answered (with nothing) without reading its
-   * index partition: how long the answer takes says nothing about another organization's runs.
+   * Whether the filter's run and employee are the organization's. The employee index holds every organization's
+   * paystubs, so an id of another organization is answered (with nothing) without reading its index partition:
+   * how long the answer takes says nothing about another organization's employees.
    */
   private async filterIdsOwned(orgId: string, f: PaystubFilters): Promise<boolean> {
     const owners = [
@@ -387,16 +300,24 @@ export class PaystubRepository {
     return found.every((out) => out.Item !== undefined);
   }
 
-  async list(
+  /**
+   * One page of an employee's paystubs (the employee index, pay date descending, then paystub id), the run and date
+   * filters applied to that narrow read: `from`/`to` select paystubs whose period overlaps [from, to], as a key
+   * range on the pay date widened by the organization's date bounds.
+   */
+  async listByEmployee(
     orgId: string,
-    f: PaystubFilters,
+    f: PaystubFilters & { employeeId: string },
     limit: number,
     startKey?: Record<string, unknown>,
   ): Promise<Page<PaystubRecord>> {
     if (!(await this.filterIdsOwned(orgId, f))) return { items: [] };
-    const names: Record<string, string> = { '#org': 'organization_id' };
-    const values: Record<string, unknown> = { ':org': orgId };
-    const filters = ['#org = :org'];
+    const filters = ['organization_id = :org'];
+    const values: Record<string, unknown> = { ':org': orgId, ':pk': keys.paystubsByEmployee(f.employeeId) };
+    if (f.payrollId) {
+      filters.push('payroll_id = :payroll');
+      values[':payroll'] = f.payrollId;
+    }
     if (f.from) {
       filters.push('period_end >= :from');
       values[':from'] = f.from;
@@ -405,46 +326,70 @@ export class PaystubRepository {
       filters.push('period_start <= :to');
       values[':to'] = f.to;
     }
-    let query: Omit<QueryCommandInput, 'TableName' | 'Limit' | 'ExclusiveStartKey'>;
-    if (f.payrollId) {
-      values[':pk'] = keys.paystubsByPayroll(f.payrollId);
-      if (f.employeeId) {
-        filters.push('employee_id = :employee');
-        values[':employee'] = f.employeeId;
+    let key = `${GSI2.pk} = :pk`;
+    if (f.from || f.to) {
+      // Overlap with [from, to] bounds the pay date: from − before_end ≤ pay_date ≤ to + after_start.
+      const bounds = await this.dateBounds(orgId);
+      const conditions: string[] = [];
+      if (f.to) {
+        values[':newest'] = descendingDate(shift(f.to, bounds.after_start));
+        conditions.push(`${GSI2.sk} >= :newest`);
       }
-      query = { IndexName: GSI1.name, KeyConditionExpression: `${GSI1.pk} = :pk` };
-    } else {
-      const index = f.employeeId ? GSI2 : GSI3;
-      values[':pk'] = f.employeeId ? keys.paystubsByEmployee(f.employeeId) : keys.paystubsByOrganization(orgId);
-      let key = `${index.pk} = :pk`;
-      if (f.from || f.to) {
-        // Overlap with [from, to] bounds the pay date: from − before_end ≤ pay_date ≤ to + after_start.
-        const bounds = await this.dateBounds(orgId);
-        const conditions: string[] = [];
-        if (f.to) {
-          values[':newest'] = descendingDate(shift(f.to, bounds.after_start));
-          conditions.push(`${index.sk} >= :newest`);
-        }
-        if (f.from) {
-          values[':oldest'] = `${descendingDate(shift(f.from, -bounds.before_end))}#~`;
-          conditions.push(`${index.sk} <= :oldest`);
-        }
-        key += conditions.length === 2 ? ` AND ${index.sk} BETWEEN :newest AND :oldest` : ` AND ${conditions[0]}`;
+      if (f.from) {
+        values[':oldest'] = `${descendingDate(shift(f.from, -bounds.before_end))}#~`;
+        conditions.push(`${GSI2.sk} <= :oldest`);
       }
-      query = { IndexName: index.name, KeyConditionExpression: key };
+      key += conditions.length === 2 ? ` AND ${GSI2.sk} BETWEEN :newest AND :oldest` : ` AND ${conditions[0]}`;
     }
     return queryPage(
       this.table,
       {
-        ...query,
+        IndexName: GSI2.name,
+        KeyConditionExpression: key,
         FilterExpression: filters.join(' AND '),
-        ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,
       },
       limit,
       startKey,
       parse,
     );
+  }
+
+  /**
+   * The first `limit` paystubs that exist among `candidates` (ids in list order), read by primary key in batches
+   * of 100 from the organization's: at most `maxReads` batches, so candidates with no paystub (entries of a run
+   * cancelled before they were written) cannot turn a page into an unbounded read. `examined`: how many candidates
+   * were looked at, the last of them where the next page starts when the page came back short.
+   */
+  async firstExisting(
+    orgId: string,
+    candidates: AsyncIterator<string>,
+    limit: number,
+    maxReads = 10,
+  ): Promise<{ items: PaystubRecord[]; last?: string; exhausted: boolean }> {
+    const items: PaystubRecord[] = [];
+    let last: string | undefined;
+    for (let reads = 0; items.length < limit && reads < maxReads; reads++) {
+      // The first read asks for the page; candidates with no paystub are read past 100 at a time.
+      const size = Math.min(100, reads === 0 ? limit : 100);
+      const ids: string[] = [];
+      while (ids.length < size) {
+        const next = await candidates.next();
+        if (next.done) break;
+        ids.push(next.value);
+      }
+      if (ids.length === 0) return { items, last, exhausted: true };
+      const found = new Map((await this.getMany(ids)).map((p) => [p.paystub_id, p]));
+      for (const id of ids) {
+        last = id;
+        const stub = found.get(id);
+        if (stub?.organization_id !== orgId) continue;
+        items.push(stub);
+        if (items.length === limit) return { items, last, exhausted: false };
+      }
+      if (ids.length < size) return { items, last, exhausted: true };
+    }
+    return { items, last, exhausted: false };
   }
 
   /** The employee's paystubs of a calendar year up to and including `upTo` (by pay date, then id). */

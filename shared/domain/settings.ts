@@ -46,12 +46,6 @@ export interface OrganizationSettings {
    * (`reserve` starts their sequences clear of those).
    */
   sequences_since?: string;
-  /**
-   * When every paystub of the organization began to be written to its employee's year-to-date ledger: its creation.
-   * Absent on organizations created before, whose ledgers the processor fills from the employee index the first
-   * time it writes one (one Query per employee-year); an organization that has always had ledgers skips that.
-   */
-  ytd_ledgers_since?: string;
   updated_at: string;
 }
 
@@ -130,7 +124,6 @@ export function defaultSettings(
       environment === 'production' ? (Object.keys(PRODUCTION_PLACEHOLDER) as OriginatorField[]) : [],
     funding_account: null,
     sequences_since: now.toISOString(),
-    ytd_ledgers_since: now.toISOString(),
     updated_at: now.toISOString(),
   };
 }

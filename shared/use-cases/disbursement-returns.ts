@@ -6,7 +6,7 @@ import type { EmployeeRecord, EmployeeRepository } from '../data/employee-reposi
 import { backoff, inParallel } from '../data/batch.js';
 import type { TransactItems, Transactions } from '../data/item.js';
 import type { PayrollRecord, PayrollRepository } from '../data/payroll-repository.js';
-import { paystubIdFor, type PaystubRecord, type PaystubRepository } from '../data/paystub-repository.js';
+import { paystubIdOf, type PaystubRecord, type PaystubRepository } from '../data/paystub-repository.js';
 import { InvalidRequestError, type ProblemDetail } from '../domain/errors.js';
 import { centsToNumber } from '../domain/money.js';
 import {
@@ -118,8 +118,9 @@ interface Found {
 }
 
 /**
- * Trace number → the deposit's paystub and its run, through the run's block of sequences and its stored list of
- * employees (runs planned before blocks were recorded are found from their `trace_start`, read once per report).
+ * Trace number → the deposit's paystub and its run, through the run's block of sequences (runs planned before
+ * blocks were recorded are found from their `trace_start`, read once per report) and, for a run whose paystubs are
+ * named by employee, its stored list of employees.
  * Only a deposit that was released (its payment `scheduled` or `returned`) is found: a cancelled run's file never
  * reached the bank. Runs are read once per report.
  */
@@ -155,9 +156,14 @@ function paymentFinder(s: ReturnServices, orgId: string) {
         item.company_identification !== payroll.originator?.company_identification)
     )
       return undefined;
-    const employeeId = (await payrollEmployeeIds(s.objects, orgId, entry.payrollId))[entry.index];
-    if (!employeeId) return undefined;
-    const stub = await s.paystubs.get(orgId, paystubIdFor(entry.payrollId, employeeId));
+    if (entry.index >= payroll.employee_count) return undefined;
+    // A run named by entry needs no list of its employees; one named by employee reads it from its stored body.
+    const employeeId =
+      payroll.paystub_naming === 'entry'
+        ? ''
+        : (await payrollEmployeeIds(s.objects, orgId, entry.payrollId))[entry.index];
+    if (employeeId === undefined) return undefined;
+    const stub = await s.paystubs.get(orgId, paystubIdOf(payroll, entry.index, employeeId));
     if (stub?.payment.trace_number !== item.trace_number) return undefined;
     if (stub.payment.status !== 'scheduled' && stub.payment.status !== 'returned') return undefined;
     return { stub, payroll };

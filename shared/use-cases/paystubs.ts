@@ -1,12 +1,15 @@
 import {
-  type LedgerLine,
-  ledgerLineOf,
+  entryIndexOf,
   type PaystubFilters,
+  paystubIdOf,
   type PaystubRecord,
   type PaystubRepository,
+  runPrefixOf,
 } from '../data/paystub-repository.js';
-import type { PayrollRecord, PayrollRepository } from '../data/payroll-repository.js';
+import type { PayrollRecord, PayrollRepository, RunOfPaystubs } from '../data/payroll-repository.js';
 import type { Page } from '../data/paginate.js';
+import type { ObjectStore } from '../adapters/object-store.js';
+import { payrollEmployeeIds } from './payroll-employee-ids.js';
 import { NotFoundError } from '../domain/errors.js';
 import { centsToNumber } from '../domain/money.js';
 import { effectiveEntryDate } from '../domain/banking-calendar.js';
@@ -15,6 +18,8 @@ import { formatHours } from '../domain/payroll.js';
 export interface PaystubServices {
   paystubs: PaystubRepository;
   payrolls: PayrollRepository;
+  /** Only for a run whose paystubs are named by employee: its stored body lists its employees. */
+  objects: ObjectStore;
 }
 
 /**
@@ -91,6 +96,13 @@ export function paystubView(
 }
 export type PaystubView = ReturnType<typeof paystubView>;
 
+/**
+ * One page of the organization's paystubs, pay date descending, then paystub id; filters combine with AND. By
+ * employee: the employee index. Otherwise the paystubs are the ranges of ids of the runs that wrote them (one run
+ * for a run filter; for a date range, the runs whose period overlaps it, as every paystub's period is its run's),
+ * read by primary key: no index holds a whole run or a whole organization. The page token is where the page ended:
+ * a pay date and a paystub id.
+ */
 export async function listPaystubs(
   s: PaystubServices,
   orgId: string,
@@ -98,13 +110,106 @@ export async function listPaystubs(
   limit: number,
   startKey?: Record<string, unknown>,
 ): Promise<Page<PaystubRecord>> {
-  const page = await s.paystubs.list(orgId, filters, limit, startKey);
-  const shown = await visibleRuns(
-    s,
-    orgId,
-    page.items.map((p) => p.payroll_id),
+  if (filters.employeeId) {
+    const page = await s.paystubs.listByEmployee(
+      orgId,
+      { ...filters, employeeId: filters.employeeId },
+      limit,
+      startKey,
+    );
+    const shown = await visibleRuns(
+      s,
+      orgId,
+      page.items.map((p) => p.payroll_id),
+    );
+    return { items: page.items.filter((p) => shown.has(p.payroll_id)), lastKey: page.lastKey };
+  }
+  let runs: RunOfPaystubs[];
+  if (filters.payrollId) {
+    const run = await s.payrolls.get(orgId, filters.payrollId);
+    runs = run && VISIBLE.has(run.status) && run.chunk_count !== null ? [run] : [];
+  } else {
+    runs = await s.payrolls.withPaystubs(orgId);
+  }
+  runs = runs.filter(
+    (r) => (!filters.from || r.pay_period_end >= filters.from) && (!filters.to || r.pay_period_start <= filters.to),
   );
-  return { items: page.items.filter((p) => shown.has(p.payroll_id)), lastKey: page.lastKey };
+  const after = startKey && { pay_date: String(startKey.pay_date), paystub_id: String(startKey.paystub_id) };
+  const candidates = paystubIdsInOrder(s, orgId, runs, after);
+  // One past the page, so a page that ends the list says so (no token leading to an empty page).
+  const found = await s.paystubs.firstExisting(orgId, candidates, limit + 1);
+  if (found.items.length > limit) {
+    const last = found.items[limit - 1]!;
+    return { items: found.items.slice(0, limit), lastKey: { pay_date: last.pay_date, paystub_id: last.paystub_id } };
+  }
+  if (found.exhausted || found.last === undefined) return { items: found.items };
+  // The read budget ran out among ids with no paystub: the page ends short, the next one starts past them.
+  const lastRun = runs.find((r) => runIdsMayHold(r, found.last!));
+  return { items: found.items, lastKey: { pay_date: lastRun?.pay_date ?? '', paystub_id: found.last } };
+}
+
+/** Whether an entry-named run's ids could include `paystubId` (by prefix); a run named by employee: maybe. */
+const runIdsMayHold = (r: RunOfPaystubs, paystubId: string) =>
+  r.paystub_naming !== 'entry' || paystubId.startsWith(runPrefixOf(r.payroll_id));
+
+/**
+ * The runs' paystub ids in list order, after `after`: pay date descending, then id. The ids of a run named by
+ * entry are generated from its size (already in order, starting past `after` without generating what precedes it);
+ * those of a run named by employee are derived from its stored employees and sorted.
+ */
+async function* paystubIdsInOrder(
+  s: PaystubServices,
+  orgId: string,
+  runs: readonly RunOfPaystubs[],
+  after?: { pay_date: string; paystub_id: string },
+): AsyncGenerator<string> {
+  const byDate = new Map<string, RunOfPaystubs[]>();
+  for (const r of runs) byDate.set(r.pay_date, [...(byDate.get(r.pay_date) ?? []), r]);
+  const dates = [...byDate.keys()].sort().reverse();
+  for (const date of dates) {
+    if (after && date > after.pay_date) continue;
+    const from = after && date === after.pay_date ? after.paystub_id : undefined;
+    const group = byDate.get(date)!;
+    const named = group
+      .filter((r) => r.paystub_naming === 'entry')
+      .sort((a, b) => cmp(runPrefixOf(a.payroll_id), runPrefixOf(b.payroll_id)));
+    const legacy: string[] = [];
+    for (const r of group.filter((g) => g.paystub_naming !== 'entry')) {
+      const employees = await payrollEmployeeIds(s.objects, orgId, r.payroll_id);
+      legacy.push(...employees.map((e, i) => paystubIdOf(r, i, e)));
+    }
+    legacy.sort(cmp);
+    // Merge: each entry-named run is a contiguous, ordered range; the legacy ids interleave with them by id.
+    let l = from === undefined ? 0 : upperBound(legacy, from);
+    for (const r of named) {
+      const prefix = runPrefixOf(r.payroll_id);
+      let i = 0;
+      if (from !== undefined) {
+        if (from.startsWith(prefix)) i = entryIndexOf(from) + 1;
+        else if (from > prefix) continue;
+      }
+      for (; i < r.employee_count; i++) {
+        const id = paystubIdOf(r, i, '');
+        while (l < legacy.length && legacy[l]! < id) yield legacy[l++]!;
+        yield id;
+      }
+    }
+    while (l < legacy.length) yield legacy[l++]!;
+  }
+}
+
+const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The index of the first element of sorted `list` greater than `value`. */
+function upperBound(list: readonly string[], value: string): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (list[mid]! <= value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 export interface YearToDate {
@@ -116,55 +221,39 @@ export interface YearToDate {
 
 /**
  * Year-to-date totals as of each paystub: the employee's issued paystubs of the same calendar year, in pay-date
- * order then by id, up to and including it, of completed runs. Summed from each employee's ledger of the year (one
- * batched read for a whole page, and one for the runs' statuses: never a query per paystub). A voided paystub's line
- * left the ledger when it was voided, and a line of a run that did not complete is not counted even if it stayed.
- * An employee-year without a ledger (paystubs written before ledgers existed) is summed from the employee index,
- * once per employee-year, in parallel.
+ * order then by id, up to and including it, of completed runs. Read from the employee index, one query per
+ * employee-year of the page (in parallel), and one batched read of those paystubs' runs: a voided paystub is not
+ * issued, and one of a run that has not completed (or is being cancelled) is not counted even before it is voided.
+ * Nothing is written for it when a paystub is: the index the employee's list reads is the ledger.
  */
 export async function yearToDate(
   s: PaystubServices,
   orgId: string,
   stubs: readonly PaystubRecord[],
 ): Promise<Map<string, YearToDate>> {
-  const ledgers = await s.paystubs.ledgers(orgId, stubs);
-  const runIds = new Set<string>();
-  for (const ledger of ledgers.values()) for (const line of ledger.values()) runIds.add(line.payroll_id);
+  const groups = new Map<string, PaystubRecord[]>();
+  for (const stub of stubs) {
+    const yearKey = `${stub.employee_id}#${stub.pay_date.slice(0, 4)}`;
+    groups.set(yearKey, [...(groups.get(yearKey) ?? []), stub]);
+  }
+  const years = await Promise.all(
+    [...groups.values()].map(async (group) => {
+      const latest = group.reduce((a, b) => (asOf(b, a) ? a : b));
+      const year = new Map((await s.paystubs.yearOf(orgId, latest.employee_id, latest)).map((p) => [p.paystub_id, p]));
+      // The index is eventually consistent: the page's own paystubs count even if it has not caught up with them.
+      for (const stub of group) year.set(stub.paystub_id, stub);
+      return { group, year: [...year.values()].filter((p) => p.status === 'issued') };
+    }),
+  );
+  const runIds = new Set(years.flatMap(({ year }) => year.map((p) => p.payroll_id)));
   const completed = new Set(
     (await s.payrolls.getMany(orgId, [...runIds])).filter((r) => r.status === 'completed').map((r) => r.payroll_id),
   );
   const out = new Map<string, YearToDate>();
-  const legacy = new Map<string, PaystubRecord[]>();
-  for (const stub of stubs) {
-    const yearKey = `${stub.employee_id}#${stub.pay_date.slice(0, 4)}`;
-    const ledger = ledgers.get(yearKey);
-    if (!ledger || (stub.status === 'issued' && !ledger.has(stub.paystub_id))) {
-      legacy.set(yearKey, [...(legacy.get(yearKey) ?? []), stub]);
-      continue;
-    }
-    const lines = [...ledger].map(([id, line]) => ({ ...line, paystub_id: id }));
-    out.set(
-      stub.paystub_id,
-      sumUpTo(lines, stub, (l) => completed.has(l.payroll_id)),
-    );
+  for (const { group, year } of years) {
+    const counted = year.filter((p) => completed.has(p.payroll_id));
+    for (const stub of group) out.set(stub.paystub_id, sumUpTo(counted, stub));
   }
-  await Promise.all(
-    [...legacy.values()].map(async (group) => {
-      const latest = group.reduce((a, b) => (asOf(b, a) ? a : b));
-      const year = (await s.paystubs.yearOf(orgId, latest.employee_id, latest)).filter((p) => p.status === 'issued');
-      const shown = await visibleRuns(
-        s,
-        orgId,
-        year.map((p) => p.payroll_id),
-      );
-      const lines = year.map((p) => ({ ...ledgerLineOf(p), paystub_id: p.paystub_id }));
-      for (const stub of group)
-        out.set(
-          stub.paystub_id,
-          sumUpTo(lines, stub, (l) => shown.has(l.payroll_id)),
-        );
-    }),
-  );
   return out;
 }
 
@@ -172,18 +261,14 @@ export async function yearToDate(
 const asOf = (a: { pay_date: string; paystub_id: string }, b: { pay_date: string; paystub_id: string }) =>
   a.pay_date < b.pay_date || (a.pay_date === b.pay_date && a.paystub_id <= b.paystub_id);
 
-function sumUpTo(
-  lines: readonly (LedgerLine & { paystub_id: string })[],
-  stub: PaystubRecord,
-  counts: (line: LedgerLine) => boolean,
-): YearToDate {
+function sumUpTo(year: readonly PaystubRecord[], stub: PaystubRecord): YearToDate {
   const ytd = { gross_pay: 0, bonuses: 0, deductions: 0, net_pay: 0 };
-  for (const line of lines) {
-    if (!asOf(line, stub) || !counts(line)) continue;
-    ytd.gross_pay += line.gross_pay;
-    ytd.bonuses += line.bonuses;
-    ytd.deductions += line.deductions;
-    ytd.net_pay += line.net_pay;
+  for (const p of year) {
+    if (!asOf(p, stub)) continue;
+    ytd.gross_pay += p.gross_pay;
+    ytd.bonuses += p.bonuses;
+    ytd.deductions += p.deductions_total;
+    ytd.net_pay += p.net_pay;
   }
   return ytd;
 }

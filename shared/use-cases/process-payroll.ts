@@ -16,7 +16,7 @@ import {
 } from '../data/disbursement-sequence-repository.js';
 import type { EmployeeRepository } from '../data/employee-repository.js';
 import type { OrganizationRepository } from '../data/organization-repository.js';
-import { paystubIdFor, type PaystubRecord, type PaystubRepository } from '../data/paystub-repository.js';
+import { paystubIdOf, type PaystubRecord, type PaystubRepository } from '../data/paystub-repository.js';
 import type { TransactItems, Transactions } from '../data/item.js';
 import type { PayrollRecord, PayrollRepository } from '../data/payroll-repository.js';
 import { effectiveEntryDate } from '../domain/banking-calendar.js';
@@ -252,7 +252,7 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
     // Delivered again after the run ended, perhaps after a crash between writing its paystubs and marking it done:
     // whatever this chunk wrote is voided.
     const file = await s.objects.getJson<ChunkFile>(objectKeys.chunk(orgId, payrollId, chunk));
-    if (file) await s.paystubs.voidAll(file.entries.map((e) => paystubIdFor(payrollId, e.employee_id)));
+    if (file) await s.paystubs.voidAll(file.entries.map((e, i) => paystubIdOf(record, file.offset + i, e.employee_id)));
     // The run may have ended where no step of the processor saw it (a cancel through the API): its work files go.
     await deleteWorkFiles(s, record);
     return;
@@ -305,7 +305,7 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
         pending.push({ ...fields, account_number_ciphertext: bank.account_number_ciphertext });
       }
       paystubs.push({
-        paystub_id: paystubIdFor(payrollId, entry.employee_id),
+        paystub_id: paystubIdOf(record, file.offset + i, entry.employee_id),
         organization_id: orgId,
         employee_id: entry.employee_id,
         payroll_id: payrollId,
@@ -335,11 +335,8 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
         created_at: issued,
       });
     }
-    // An organization that has had ledgers since its creation has no paystub outside them: no ledger to fill.
-    const settings = await s.organizations.getSettings(orgId);
     await Promise.all([
       s.paystubs.putAll(paystubs),
-      s.paystubs.addToLedgers(paystubs, { fillFromIndex: settings?.ytd_ledgers_since === undefined }),
       s.objects.putJson(objectKeys.chunkEntries(orgId, payrollId, chunk), { entries: pending } satisfies EntriesFile),
     ]);
     const updated = await s.payrolls.markChunkDone(orgId, payrollId, chunk, returned, s.deps.now().toISOString());
@@ -529,8 +526,11 @@ async function simulateBankReturns(s: ProcessorServices, record: PayrollRecord):
     !record.originator
   )
     return;
+  const employees = await payrollEmployeeIds(s.objects, record.organization_id, record.payroll_id);
   const stubs = (
-    await s.paystubs.getMany([...record.returned_employee_ids].sort().map((id) => paystubIdFor(record.payroll_id, id)))
+    await s.paystubs.getMany(
+      employees.flatMap((id, i) => (record.returned_employee_ids.has(id) ? [paystubIdOf(record, i, id)] : [])),
+    )
   ).filter((p) => p.payment.trace_number !== null && !p.payment.return);
   if (stubs.length === 0) return;
   // In files of at most what one report may carry, as a bank would split them.
@@ -567,32 +567,31 @@ function disbursementSummary(d: PayrollRecord['disbursement']) {
 }
 
 /**
- * Marks the run's paystubs voided, by their derived ids, each with a conditional update of its own: a payment still
- * `scheduled` becomes `cancelled`, one the bank has returned in the meantime keeps its return (a whole-item write
- * from an earlier read would erase it). A paystub not written yet is left unwritten.
+ * A run's paystub ids, whether or not each was written: by entry, from its size; by employee (runs planned before
+ * paystubs were named by entry), from its stored list of employees.
  */
-export async function voidPaystubs(
-  s: Pick<ProcessorServices, 'paystubs'>,
-  payrollId: string,
-  employeeIds: readonly string[],
-): Promise<number> {
-  return s.paystubs.voidAll(employeeIds.map((employeeId) => paystubIdFor(payrollId, employeeId)));
+export async function runPaystubIds(
+  s: Pick<ProcessorServices, 'objects'>,
+  record: Pick<PayrollRecord, 'organization_id' | 'payroll_id' | 'employee_count' | 'paystub_naming'>,
+): Promise<string[]> {
+  if (record.paystub_naming === 'entry')
+    return Array.from({ length: record.employee_count }, (_, i) => paystubIdOf(record, i, ''));
+  const employees = await payrollEmployeeIds(s.objects, record.organization_id, record.payroll_id);
+  return employees.map((id, i) => paystubIdOf(record, i, id));
 }
 
 /**
  * A run that ended before its file was released (failed, cancelled): the paystubs its chunks already wrote are
- * voided, their payments `cancelled`. None exist before the chunks were planned.
+ * voided, each with a conditional update of its own: a payment still `scheduled` becomes `cancelled`, one the bank
+ * has returned in the meantime keeps its return (a whole-item write from an earlier read would erase it). A paystub
+ * not written yet is left unwritten. None exist before the chunks were planned.
  */
 export async function voidWrittenPaystubs(
   s: Pick<ProcessorServices, 'paystubs' | 'objects'>,
   record: PayrollRecord,
 ): Promise<number> {
   if (record.chunk_count === null) return 0;
-  return voidPaystubs(
-    s,
-    record.payroll_id,
-    await payrollEmployeeIds(s.objects, record.organization_id, record.payroll_id),
-  );
+  return s.paystubs.voidAll(await runPaystubIds(s, record));
 }
 
 /**

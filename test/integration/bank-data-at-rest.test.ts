@@ -1,18 +1,16 @@
 import { GetObjectCommand, ListObjectsV2Command, type PutObjectCommandInput } from '@aws-sdk/client-s3';
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { localS3Client } from '../../local/engines/provision.js';
 import { entryDetailRecord, type NachaEntryInput } from '../../shared/adapters/nacha.js';
 import { ObjectStore, objectKeys } from '../../shared/adapters/object-store.js';
-import { GSI1 } from '../../shared/data/keys.js';
 import type { PaystubRecord } from '../../shared/data/paystub-repository.js';
 import { SIMULATE_FAIL_NOTE } from '../../shared/domain/compliance.js';
 import { cancelPayroll } from '../../shared/use-cases/cancel-payroll.js';
 import { failRun, processMessage, type ProcessorMessage } from '../../shared/use-cases/process-payroll.js';
 import { updateSettings } from '../../shared/use-cases/settings.js';
 import { testEngines } from '../support/engines.js';
-import { drain, payrollBody, payrollWorld, submitRun } from '../support/payroll-fixture.js';
+import { drain, payrollBody, payrollWorld, paystubItemsOf, submitRun } from '../support/payroll-fixture.js';
 
 /**
  * The security review's "plaintext account numbers at rest": no full account number may be stored anywhere but the
@@ -106,15 +104,7 @@ async function tableItems(world: World): Promise<{ key: string; text: string }[]
 }
 
 async function paystubsOf(world: World, payrollId: string): Promise<PaystubRecord[]> {
-  const out = await world.table.doc.send(
-    new QueryCommand({
-      TableName: world.table.tableName,
-      IndexName: GSI1.name,
-      KeyConditionExpression: 'GSI1PK = :pk',
-      ExpressionAttributeValues: { ':pk': `PAYROLL#${payrollId}` },
-    }),
-  );
-  return (out.Items ?? []) as PaystubRecord[];
+  return paystubItemsOf(world.table, payrollId);
 }
 
 /** The credit entry records of a file (the offset debit to the checking funding account left out). */

@@ -1,6 +1,7 @@
 import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { paystubIdFor, type PaystubRecord } from '../../shared/data/paystub-repository.js';
+import type { PaystubRecord } from '../../shared/data/paystub-repository.js';
+import { runPaystubIds } from '../../shared/use-cases/process-payroll.js';
 import type { BankReportItem } from '../../shared/domain/returns.js';
 import { cancelPayroll } from '../../shared/use-cases/cancel-payroll.js';
 import { processMessage } from '../../shared/use-cases/process-payroll.js';
@@ -19,8 +20,12 @@ async function completedRun(world: World): Promise<{ payrollId: string; stubs: P
   const orgId = world.org.organization_id;
   const payrollId = await submitRun(world, payrollBody(world.employeeIds), 2);
   await drain(world.services, world.queues.payroll, orgId, payrollId);
-  expect((await world.services.payrolls.get(orgId, payrollId))!.status).toBe('completed');
-  const stubs = await world.services.paystubs.getMany(world.employeeIds.map((id) => paystubIdFor(payrollId, id)));
+  const record = (await world.services.payrolls.get(orgId, payrollId))!;
+  expect(record.status).toBe('completed');
+  // In submission order, as the employees are.
+  const ids = await runPaystubIds(world.services, record);
+  const found = new Map((await world.services.paystubs.getMany(ids)).map((p) => [p.paystub_id, p]));
+  const stubs = ids.map((id) => found.get(id)!);
   return { payrollId, stubs };
 }
 

@@ -1,8 +1,8 @@
-import { PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { parseControlTotals } from '../../shared/adapters/nacha.js';
 import { objectKeys } from '../../shared/adapters/object-store.js';
-import { GSI1, keys } from '../../shared/data/keys.js';
+import { keys } from '../../shared/data/keys.js';
 import { MAX_TRACE_SEQUENCE } from '../../shared/domain/disbursement.js';
 import { centsToNumber } from '../../shared/domain/money.js';
 import {
@@ -19,7 +19,7 @@ import {
   readNacha,
   type ReadFile,
 } from '../support/nacha-check.js';
-import { drain, payrollBody, payrollWorld } from '../support/payroll-fixture.js';
+import { drain, payrollBody, payrollWorld, paystubItemsOf } from '../support/payroll-fixture.js';
 
 const EMPLOYEES = 25;
 const CHUNK = 10;
@@ -67,15 +67,7 @@ async function submit(world: Awaited<ReturnType<typeof payrollWorld>>, body = pa
 }
 
 async function paystubsOf(world: Awaited<ReturnType<typeof payrollWorld>>, payrollId: string) {
-  const out = await world.table.doc.send(
-    new QueryCommand({
-      TableName: world.table.tableName,
-      IndexName: GSI1.name,
-      KeyConditionExpression: 'GSI1PK = :pk',
-      ExpressionAttributeValues: { ':pk': `PAYROLL#${payrollId}` },
-    }),
-  );
-  return out.Items ?? [];
+  return paystubItemsOf(world.table, payrollId);
 }
 
 /** Everything a finished run must be, however many times its steps ran. */

@@ -218,15 +218,12 @@ describe('paystub filters naming another organization', () => {
       new PutCommand({ TableName: table.tableName, Item: { PK: `ORG#${orgA}`, SK: 'PAYROLL#pay_1' } }),
     );
     await table.doc.send(new PutCommand({ TableName: table.tableName, Item: { PK: `ORG#${orgA}`, SK: 'EMP#emp_1' } }));
-    for (const filter of [
-      { payrollId: 'pay_1' },
-      { employeeId: 'emp_1' },
-      { payrollId: 'pay_1', employeeId: 'emp_1' },
-    ]) {
+    // A run filter alone reads no index at all (a run's paystubs are a range of primary keys).
+    for (const filter of [{ employeeId: 'emp_1' }, { payrollId: 'pay_1', employeeId: 'emp_1' }]) {
       queries = 0;
-      expect(await paystubs.list(orgB, filter, 50)).toEqual({ items: [] });
+      expect(await paystubs.listByEmployee(orgB, filter, 50)).toEqual({ items: [] });
       expect(queries, `${JSON.stringify(filter)} of another organization`).toBe(0);
-      await paystubs.list(orgA, filter, 50);
+      await paystubs.listByEmployee(orgA, filter, 50);
       expect(queries, `${JSON.stringify(filter)} of the organization`).toBe(1);
     }
   });

@@ -6,7 +6,6 @@ import {
   ReceiveMessageCommand,
   type Message,
 } from '@aws-sdk/client-sqs';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { systemDeps } from '../../shared/adapters/clock.js';
@@ -16,7 +15,6 @@ import { assertBankRules, readNacha } from '../support/nacha-check.js';
 import { defaultObjectStore, objectKeys } from '../../shared/adapters/object-store.js';
 import { sqsClient } from '../../shared/adapters/queue.js';
 import { resetConfigForTests } from '../../shared/config/env.js';
-import { GSI1 } from '../../shared/data/keys.js';
 import { QUEUE_DEFINITIONS } from '../../shared/data/table-definition.js';
 import { createOrganization } from '../../shared/use-cases/api-keys.js';
 import { createEmployee } from '../../shared/use-cases/employees.js';
@@ -30,7 +28,7 @@ import {
   engineEnvironment,
   testSqsClient,
 } from '../support/engines.js';
-import { payrollBody } from '../support/payroll-fixture.js';
+import { payrollBody, paystubItemsOf } from '../support/payroll-fixture.js';
 
 /**
  * DynamoDB throttling and S3 errors injected where the network would produce them, under the SDK's own retry.
@@ -394,17 +392,8 @@ async function runProcessor(orgId: string, payrollId: string) {
   return { failures, dead, record: (await s.payrolls.get(orgId, payrollId))! };
 }
 
-const paystubsOf = async (payrollId: string) =>
-  (
-    await documentClient().send(
-      new QueryCommand({
-        TableName: process.env.TABLE_NAME,
-        IndexName: GSI1.name,
-        KeyConditionExpression: 'GSI1PK = :pk',
-        ExpressionAttributeValues: { ':pk': `PAYROLL#${payrollId}` },
-      }),
-    )
-  ).Items ?? [];
+const paystubsOf = (payrollId: string) =>
+  paystubItemsOf({ doc: documentClient(), tableName: process.env.TABLE_NAME! }, payrollId);
 
 async function expectCompletedOnce(orgId: string, payrollId: string, employeeIds: string[]) {
   const record = (await s.payrolls.get(orgId, payrollId))!;

@@ -48,8 +48,8 @@ describe('the local table guard', () => {
         KeyConditionExpression: `${index}PK = :pk`,
         ExpressionAttributeValues: { ':pk': 'x' },
       });
-    await asFunction('paystubs', () => table.doc.send(byIndex('GSI3')));
-    await expect(asFunction('employees', () => table.doc.send(byIndex('GSI1')))).rejects.toMatchObject(denied);
+    await asFunction('paystubs', () => table.doc.send(byIndex('GSI2')));
+    await expect(asFunction('processor', () => table.doc.send(byIndex('GSI2')))).rejects.toMatchObject(denied);
     // A base-table query is checked on its partition key value.
     const byPartition = (pk: string) =>
       new QueryCommand({

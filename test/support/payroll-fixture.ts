@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { DeleteMessageCommand, ChangeMessageVisibilityCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { ScanCommand, type ScanCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { systemDeps } from '../../shared/adapters/clock.js';
 import { FieldEncryptor, LocalDataKeyProvider } from '../../shared/adapters/envelope-encryption.js';
 import { ObjectStore } from '../../shared/adapters/object-store.js';
@@ -7,7 +8,7 @@ import { Queue } from '../../shared/adapters/queue.js';
 import { EmployeeRepository } from '../../shared/data/employee-repository.js';
 import { OrganizationRepository } from '../../shared/data/organization-repository.js';
 import { EventRepository } from '../../shared/data/event-repository.js';
-import { PaystubRepository } from '../../shared/data/paystub-repository.js';
+import { type PaystubRecord, PaystubRepository } from '../../shared/data/paystub-repository.js';
 import { WebhookRepository } from '../../shared/data/webhook-repository.js';
 import { PayrollRepository } from '../../shared/data/payroll-repository.js';
 import { isTerminal } from '../../shared/domain/payroll-status.js';
@@ -152,4 +153,29 @@ export async function drain(
     );
   }
   throw new Error('the run did not finish within 500 rounds');
+}
+
+/**
+ * Every paystub item of a run in the table, found by scanning it: the ground truth a test compares the service's
+ * answers with, independent of how the service finds a run's paystubs.
+ */
+export async function paystubItemsOf(
+  table: { doc: { send: (c: ScanCommand) => Promise<ScanCommandOutput> }; tableName: string },
+  payrollId: string,
+): Promise<PaystubRecord[]> {
+  const out: PaystubRecord[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await table.doc.send(
+      new ScanCommand({
+        TableName: table.tableName,
+        FilterExpression: 'entity = :paystub AND payroll_id = :payroll',
+        ExpressionAttributeValues: { ':paystub': 'paystub', ':payroll': payrollId },
+        ExclusiveStartKey: start,
+      }),
+    );
+    out.push(...((page.Items ?? []) as PaystubRecord[]));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return out;
 }
