@@ -1,5 +1,4 @@
 import { defaultTable } from '../../shared/adapters/dynamo.js';
-import { defaultObjectStore } from '../../shared/adapters/object-store.js';
 import { paystubRoutes } from '../../shared/api/paystubs.js';
 import { OrganizationRepository } from '../../shared/data/organization-repository.js';
 import { PayrollRepository } from '../../shared/data/payroll-repository.js';
@@ -11,13 +10,7 @@ import { listPage } from '../../shared/http/pagination.js';
 import { getPaystub, listPaystubs, paystubView, yearToDate } from '../../shared/use-cases/paystubs.js';
 
 const table = defaultTable();
-// The bucket only for runs whose paystubs are named by employee (their stored list of employees); S3's client loads
-// on that first read.
-const services = {
-  paystubs: new PaystubRepository(table),
-  payrolls: new PayrollRepository(table),
-  objects: defaultObjectStore(),
-};
+const services = { paystubs: new PaystubRepository(table), payrolls: new PayrollRepository(table) };
 const organizations = new OrganizationRepository(table);
 
 /**

@@ -363,7 +363,7 @@ export class PaystubRepository {
    */
   async firstExisting(
     orgId: string,
-    candidates: AsyncIterator<string>,
+    candidates: Iterator<string>,
     limit: number,
     maxReads = 10,
   ): Promise<{ items: PaystubRecord[]; last?: string; exhausted: boolean }> {
@@ -374,7 +374,7 @@ export class PaystubRepository {
       const size = Math.min(100, reads === 0 ? limit : 100);
       const ids: string[] = [];
       while (ids.length < size) {
-        const next = await candidates.next();
+        const next = candidates.next();
         if (next.done) break;
         ids.push(next.value);
       }

@@ -8,8 +8,6 @@ import {
 } from '../data/paystub-repository.js';
 import type { PayrollRecord, PayrollRepository, RunOfPaystubs } from '../data/payroll-repository.js';
 import type { Page } from '../data/paginate.js';
-import type { ObjectStore } from '../adapters/object-store.js';
-import { payrollEmployeeIds } from './payroll-employee-ids.js';
 import { NotFoundError } from '../domain/errors.js';
 import { centsToNumber } from '../domain/money.js';
 import { effectiveEntryDate } from '../domain/banking-calendar.js';
@@ -18,8 +16,6 @@ import { formatHours } from '../domain/payroll.js';
 export interface PaystubServices {
   paystubs: PaystubRepository;
   payrolls: PayrollRepository;
-  /** Only for a run whose paystubs are named by employee: its stored body lists its employees. */
-  objects: ObjectStore;
 }
 
 /**
@@ -101,7 +97,8 @@ export type PaystubView = ReturnType<typeof paystubView>;
  * employee: the employee index. Otherwise the paystubs are the ranges of ids of the runs that wrote them (one run
  * for a run filter; for a date range, the runs whose period overlaps it, as every paystub's period is its run's),
  * read by primary key: no index holds a whole run or a whole organization. The page token is where the page ended:
- * a pay date and a paystub id.
+ * a pay date and a paystub id. Runs processed before paystubs were named by entry (a local data folder of an earlier
+ * version) are in the lists by employee only.
  */
 export async function listPaystubs(
   s: PaystubServices,
@@ -132,84 +129,47 @@ export async function listPaystubs(
     runs = await s.payrolls.withPaystubs(orgId);
   }
   runs = runs.filter(
-    (r) => (!filters.from || r.pay_period_end >= filters.from) && (!filters.to || r.pay_period_start <= filters.to),
+    (r) =>
+      r.paystub_naming === 'entry' &&
+      (!filters.from || r.pay_period_end >= filters.from) &&
+      (!filters.to || r.pay_period_start <= filters.to),
   );
   const after = startKey && { pay_date: String(startKey.pay_date), paystub_id: String(startKey.paystub_id) };
-  const candidates = paystubIdsInOrder(s, orgId, runs, after);
   // One past the page, so a page that ends the list says so (no token leading to an empty page).
-  const found = await s.paystubs.firstExisting(orgId, candidates, limit + 1);
+  const found = await s.paystubs.firstExisting(orgId, paystubIdsInOrder(runs, after), limit + 1);
   if (found.items.length > limit) {
     const last = found.items[limit - 1]!;
     return { items: found.items.slice(0, limit), lastKey: { pay_date: last.pay_date, paystub_id: last.paystub_id } };
   }
   if (found.exhausted || found.last === undefined) return { items: found.items };
   // The read budget ran out among ids with no paystub: the page ends short, the next one starts past them.
-  const lastRun = runs.find((r) => runIdsMayHold(r, found.last!));
-  return { items: found.items, lastKey: { pay_date: lastRun?.pay_date ?? '', paystub_id: found.last } };
+  const lastRun = runs.find((r) => found.last!.startsWith(runPrefixOf(r.payroll_id)))!;
+  return { items: found.items, lastKey: { pay_date: lastRun.pay_date, paystub_id: found.last } };
 }
-
-/** Whether an entry-named run's ids could include `paystubId` (by prefix); a run named by employee: maybe. */
-const runIdsMayHold = (r: RunOfPaystubs, paystubId: string) =>
-  r.paystub_naming !== 'entry' || paystubId.startsWith(runPrefixOf(r.payroll_id));
 
 /**
- * The runs' paystub ids in list order, after `after`: pay date descending, then id. The ids of a run named by
- * entry are generated from its size (already in order, starting past `after` without generating what precedes it);
- * those of a run named by employee are derived from its stored employees and sorted.
+ * The runs' paystub ids in list order, after `after`: pay date descending, then id. A run's ids are generated from
+ * its size, already in order, and a run's ids all sort together (they share its prefix), so the runs of one pay
+ * date follow each other by prefix; a page starts past `after` without generating what precedes it.
  */
-async function* paystubIdsInOrder(
-  s: PaystubServices,
-  orgId: string,
+function* paystubIdsInOrder(
   runs: readonly RunOfPaystubs[],
   after?: { pay_date: string; paystub_id: string },
-): AsyncGenerator<string> {
-  const byDate = new Map<string, RunOfPaystubs[]>();
-  for (const r of runs) byDate.set(r.pay_date, [...(byDate.get(r.pay_date) ?? []), r]);
-  const dates = [...byDate.keys()].sort().reverse();
-  for (const date of dates) {
-    if (after && date > after.pay_date) continue;
-    const from = after && date === after.pay_date ? after.paystub_id : undefined;
-    const group = byDate.get(date)!;
-    const named = group
-      .filter((r) => r.paystub_naming === 'entry')
-      .sort((a, b) => cmp(runPrefixOf(a.payroll_id), runPrefixOf(b.payroll_id)));
-    const legacy: string[] = [];
-    for (const r of group.filter((g) => g.paystub_naming !== 'entry')) {
-      const employees = await payrollEmployeeIds(s.objects, orgId, r.payroll_id);
-      legacy.push(...employees.map((e, i) => paystubIdOf(r, i, e)));
+): Generator<string> {
+  const ordered = runs
+    .map((r) => ({ run: r, prefix: runPrefixOf(r.payroll_id) }))
+    .sort((a, b) =>
+      a.run.pay_date !== b.run.pay_date ? (a.run.pay_date < b.run.pay_date ? 1 : -1) : a.prefix < b.prefix ? -1 : 1,
+    );
+  for (const { run, prefix } of ordered) {
+    let i = 0;
+    if (after && run.pay_date > after.pay_date) continue;
+    if (after && run.pay_date === after.pay_date) {
+      if (after.paystub_id.startsWith(prefix)) i = entryIndexOf(after.paystub_id) + 1;
+      else if (after.paystub_id > prefix) continue;
     }
-    legacy.sort(cmp);
-    // Merge: each entry-named run is a contiguous, ordered range; the legacy ids interleave with them by id.
-    let l = from === undefined ? 0 : upperBound(legacy, from);
-    for (const r of named) {
-      const prefix = runPrefixOf(r.payroll_id);
-      let i = 0;
-      if (from !== undefined) {
-        if (from.startsWith(prefix)) i = entryIndexOf(from) + 1;
-        else if (from > prefix) continue;
-      }
-      for (; i < r.employee_count; i++) {
-        const id = paystubIdOf(r, i, '');
-        while (l < legacy.length && legacy[l]! < id) yield legacy[l++]!;
-        yield id;
-      }
-    }
-    while (l < legacy.length) yield legacy[l++]!;
+    for (; i < run.employee_count; i++) yield paystubIdOf(run, i, '');
   }
-}
-
-const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-
-/** The index of the first element of sorted `list` greater than `value`. */
-function upperBound(list: readonly string[], value: string): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (list[mid]! <= value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 export interface YearToDate {
