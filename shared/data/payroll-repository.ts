@@ -418,6 +418,8 @@ export class PayrollRepository {
     payrollId: string,
     plan: {
       chunkCount: number;
+      /** Entries per chunk, as the chunk files were cut (chunkSizeFor): progress counts by it. */
+      chunkSize: number;
       startedAt: string;
       originator: Originator;
       fundingAccount: FundingAccount | null;
@@ -435,7 +437,7 @@ export class PayrollRepository {
                 TableName: this.table.tableName,
                 Key: keys.payroll(orgId, payrollId),
                 UpdateExpression:
-                  'SET chunk_count = :n, processing_started_at = :at, originator = :originator, ' +
+                  'SET chunk_count = :n, chunk_size = :size, processing_started_at = :at, originator = :originator, ' +
                   'funding_account = :funding, trace_start = :trace, file_id_modifier = :modifier, ' +
                   'paystub_naming = :naming',
                 ConditionExpression:
@@ -443,6 +445,7 @@ export class PayrollRepository {
                 ExpressionAttributeNames: { '#status': 'status' },
                 ExpressionAttributeValues: {
                   ':n': plan.chunkCount,
+                  ':size': plan.chunkSize,
                   ':at': plan.startedAt,
                   ':originator': plan.originator,
                   ':funding': plan.fundingAccount,

@@ -163,18 +163,19 @@ async function startRun(s: ProcessorServices, orgId: string, payrollId: string):
     }
     // Before any paystub exists, so a date-range query can never miss one of this run's.
     await s.paystubs.widenDateBounds(orgId, record);
-    const chunkCount = Math.ceil(submission.employees.length / record.chunk_size);
+    const chunkSize = chunkSizeFor(record.chunk_size, submission.employees.length);
+    const chunkCount = Math.ceil(submission.employees.length / chunkSize);
     // Chunk files are derived from the stored body alone, so writing them again yields the same bytes.
     await Promise.all(
       Array.from({ length: chunkCount }, (_, i) => {
-        const offset = i * record!.chunk_size;
-        const file: ChunkFile = { offset, entries: submission.employees.slice(offset, offset + record!.chunk_size) };
+        const offset = i * chunkSize;
+        const file: ChunkFile = { offset, entries: submission.employees.slice(offset, offset + chunkSize) };
         return s.objects.putJson(objectKeys.chunk(orgId, payrollId, i), file);
       }),
     );
     // Approval is recorded with the plan, in one write: a re-run finds the plan and emits no second approval.
     const approved = payrollEvent(s.deps, record, 'payroll.approved');
-    if (await planWithReservation(s, record, chunkCount, settings, s.events.items([approved]))) {
+    if (await planWithReservation(s, record, { chunkCount, chunkSize }, settings, s.events.items([approved]))) {
       await dispatchQuietly(s, [approved]);
     }
     record = (await s.payrolls.get(orgId, payrollId))!;
@@ -200,7 +201,7 @@ async function startRun(s: ProcessorServices, orgId: string, payrollId: string):
 async function planWithReservation(
   s: ProcessorServices,
   record: PayrollRecord,
-  chunkCount: number,
+  chunks: { chunkCount: number; chunkSize: number },
   settings: OrganizationSettings,
   alsoWrite: TransactItems,
 ): Promise<boolean> {
@@ -222,7 +223,7 @@ async function planWithReservation(
       record.organization_id,
       record.payroll_id,
       {
-        chunkCount,
+        ...chunks,
         startedAt: now.toISOString(),
         originator,
         fundingAccount: settings.funding_account,
@@ -236,6 +237,16 @@ async function planWithReservation(
     await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
   }
 }
+
+/**
+ * The entries of a chunk: at most the configured size, and small enough that a run has about ten chunks (never
+ * under one BatchWriteItem's 25), so that a run's chunks are processed in parallel and its progress moves at least
+ * every tenth of its entries. A function of the run alone: a start step run again writes the same chunk files.
+ */
+export function chunkSizeFor(configured: number, entries: number): number {
+  return Math.min(configured, Math.max(MIN_CHUNK, Math.ceil(entries / 10)));
+}
+const MIN_CHUNK = 25;
 
 /** Runs of one organization planned at once contend for its counters; each attempt lets at least one through. */
 const PLAN_ATTEMPTS = 25;

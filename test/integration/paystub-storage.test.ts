@@ -4,6 +4,7 @@ import { GSI2 } from '../../shared/data/keys.js';
 import { TABLE_DEFINITION } from '../../shared/data/table-definition.js';
 import { cancelPayroll } from '../../shared/use-cases/cancel-payroll.js';
 import { listPaystubs, yearToDate } from '../../shared/use-cases/paystubs.js';
+import { chunkSizeFor } from '../../shared/use-cases/process-payroll.js';
 import { drain, payrollBody, payrollWorld, paystubItemsOf, submitRun } from '../support/payroll-fixture.js';
 
 /**
@@ -171,5 +172,20 @@ describe('paystub storage', () => {
     ytd = await ytdOf(dec);
     for (const [i, stub] of dec.entries())
       expect(ytd.get(stub.paystub_id)!.gross_pay).toBe(nov[i]!.gross_pay + stub.gross_pay);
+  });
+});
+
+describe('chunks', () => {
+  it('cuts a run into about ten chunks, so its chunks run in parallel and its progress moves every tenth', async () => {
+    const world = await payrollWorld(250);
+    const orgId = world.org.organization_id;
+    // The configured size (1,000, the default) is only a cap: 250 entries make 10 chunks of 25.
+    const payrollId = await completed(world, payrollBody(world.employeeIds), 1000);
+    const record = (await world.services.payrolls.get(orgId, payrollId))!;
+    expect([record.chunk_count, record.chunk_size, record.chunks_done.size]).toEqual([10, 25, 10]);
+    expect(await paystubItemsOf(world.table, payrollId)).toHaveLength(250);
+    expect([chunkSizeFor(1000, 10_000), chunkSizeFor(1000, 25_000), chunkSizeFor(1000, 7), chunkSizeFor(2, 7)]).toEqual(
+      [1000, 1000, 25, 2],
+    );
   });
 });

@@ -46,8 +46,12 @@ export interface RunningStack {
   stop(): Promise<void>;
 }
 
-function run(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, ['--import', TSX, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+function run(args: string[], env: NodeJS.ProcessEnv, nodeArgs: string[] = []): ChildProcess {
+  return spawn(process.execPath, [...nodeArgs, '--import', TSX, ...args], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
 export function runToEnd(
@@ -232,8 +236,11 @@ export async function startLocalStack(
 }
 
 /** `npm run workers` for a stack started with PAYROLL_LOCAL_WORKERS=external: the processor in its own process. */
-export async function startWorkersProcess(stack: RunningStack): Promise<{ pid: number; stop(): Promise<void> }> {
-  const child = run([join(ROOT, 'local', 'run-workers.ts')], { ...process.env, PAYROLL_DATA_DIR: stack.dir });
+export async function startWorkersProcess(
+  stack: RunningStack,
+  nodeArgs: string[] = [],
+): Promise<{ pid: number; stop(): Promise<void> }> {
+  const child = run([join(ROOT, 'local', 'run-workers.ts')], { ...process.env, PAYROLL_DATA_DIR: stack.dir }, nodeArgs);
   let output = '';
   await new Promise<void>((ready, fail) => {
     child.stdout!.on('data', (d: Buffer) => {
