@@ -33,6 +33,11 @@ export interface DynamoDbLocal {
   port: number;
   /** True when the JVM is bound to 127.0.0.1 only; false when it listens on all interfaces. */
   loopbackOnly: boolean;
+  /**
+   * On disk: whether the database file writes through a write-ahead log synced at checkpoints (the launcher's
+   * `tuneStorage`), or why not. In memory: null.
+   */
+  storage: { tuned: true } | { tuned: false; reason: string } | null;
   stop(): Promise<void>;
 }
 
@@ -45,12 +50,22 @@ const STDERR_LINES_KEPT = 40;
 const STOP_GRACE_MS = 5_000;
 
 const LAUNCHER_SOURCE = `
+import com.almworks.sqlite4java.SQLiteConnection;
+import com.almworks.sqlite4java.SQLiteException;
+import com.almworks.sqlite4java.SQLiteJob;
+import com.almworks.sqlite4java.SQLiteQueue;
 import java.lang.reflect.Field;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import software.amazon.dynamodb.services.local.main.ServerRunner;
+import software.amazon.dynamodb.services.local.server.AbstractLocalDynamoDBServerHandler;
 import software.amazon.dynamodb.services.local.server.DynamoDBProxyServer;
+import software.amazon.dynamodb.services.local.shared.access.LocalDBClient;
+import software.amazon.dynamodb.services.local.shared.access.sqlite.SQLiteDBAccess;
 
 public final class ${LAUNCHER_CLASS} {
   public static void main(String[] args) throws Exception {
@@ -78,6 +93,55 @@ public final class ${LAUNCHER_CLASS} {
       e.printStackTrace();
       System.exit(1);
     }
+    if (java.util.Arrays.asList(args).contains("-dbPath")) tuneStorage(proxy);
+  }
+
+  private static Object read(Class<?> owner, String name, Object target) throws ReflectiveOperationException {
+    Field field = owner.getDeclaredField(name);
+    field.setAccessible(true);
+    return field.get(target);
+  }
+
+  /**
+   * The database file's connection is opened with SQLite's defaults: a rollback journal and a full sync of every
+   * commit, several fsyncs per item written. Write-ahead logging with NORMAL sync keeps every commit across a crash
+   * of any process (the data is in the OS's hands at commit) and syncs only at checkpoints, so writes cost what the
+   * in-memory engine's do. The connection lives on the database's queue thread, created with the first request:
+   * the pragmas are sent to that queue once it exists. Private members are read here (the engine has no option for
+   * this): a change of the engine is reported on stderr and the engine runs untuned, correct but slower.
+   */
+  private static void tuneStorage(DynamoDBProxyServer proxy) {
+    Thread tuner = new Thread(() -> {
+      try {
+        Object server = read(DynamoDBProxyServer.class, "serverHandler", proxy);
+        Object handler = read(AbstractLocalDynamoDBServerHandler.class, "primaryHandler", server);
+        Map<?, ?> clients = (Map<?, ?>) read(handler.getClass(), "dbRequestHandlers", handler);
+        for (long deadline = System.currentTimeMillis() + 60_000; System.currentTimeMillis() < deadline; ) {
+          List<Object> found;
+          synchronized (handler) { found = new ArrayList<>(clients.values()); }
+          for (Object client : found) {
+            Object access = read(LocalDBClient.class, "dbAccess", client);
+            SQLiteQueue queue = (SQLiteQueue) read(SQLiteDBAccess.class, "queue", access);
+            String mode = queue.execute(new SQLiteJob<String>() {
+              protected String job(SQLiteConnection connection) throws SQLiteException {
+                connection.exec("PRAGMA journal_mode=WAL");
+                connection.exec("PRAGMA synchronous=NORMAL");
+                com.almworks.sqlite4java.SQLiteStatement st = connection.prepare("PRAGMA journal_mode");
+                try { st.step(); return st.columnString(0); } finally { st.dispose(); }
+              }
+            }).complete();
+            System.err.println("payroll-launcher: storage tuned (journal " + mode + ", synchronous NORMAL)");
+            return;
+          }
+          Thread.sleep(10);
+        }
+        System.err.println("payroll-launcher: cannot tune storage (no database opened within 60 s)");
+      } catch (Exception | LinkageError e) {
+        System.err.println("payroll-launcher: cannot tune storage (" + e + ")");
+      }
+    }, "storage-tuner");
+    tuner.setDaemon(true);
+    tuner.start();
   }
 }
 `;
@@ -250,6 +314,22 @@ function spawnJvm(args: string[], cwd: string): Spawned {
   return { child, exited, stderrTail, failure, markStopping };
 }
 
+/**
+ * The launcher's tuner reports on stderr once the first request (the readiness probe) has opened the database:
+ * tuned, or why not. Waited for, so the stack reports it and a test can require it.
+ */
+async function storageVerdict(spawned: Spawned, launched: boolean): Promise<NonNullable<DynamoDbLocal['storage']>> {
+  if (!launched) return { tuned: false, reason: 'the stock jar was started (no launcher)' };
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline; ) {
+    const tail = spawned.stderrTail();
+    if (tail.includes('payroll-launcher: storage tuned (journal wal')) return { tuned: true };
+    const failed = tail.match(/payroll-launcher: cannot tune storage \((.*)\)/);
+    if (failed) return { tuned: false, reason: failed[1]! };
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return { tuned: false, reason: 'the launcher did not report within 10 s' };
+}
+
 async function waitUntilReady(endpoint: string, failure: Promise<never>, timeoutMs: number): Promise<void> {
   const client = new DynamoDBClient({
     endpoint,
@@ -294,7 +374,7 @@ async function stopJvm(spawned: Spawned): Promise<void> {
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<DynamoDbLocal> {
   const dist = distribution();
   const launcher = await launcherClasses(dist);
-  const storage = options.dbPath ? ['-dbPath', resolve(options.dbPath)] : ['-inMemory'];
+  const storageArgs = options.dbPath ? ['-dbPath', resolve(options.dbPath)] : ['-inMemory'];
   if (options.dbPath) mkdirSync(resolve(options.dbPath), { recursive: true });
 
   const attempts = options.port === undefined ? 3 : 1;
@@ -311,7 +391,7 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
       '-disableTelemetry',
       '-port',
       String(port),
-      ...storage,
+      ...storageArgs,
     ];
     const spawned = spawnJvm(args, dist.libDir);
     const endpoint = `http://${HOST}:${port}`;
@@ -323,11 +403,13 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
       throw error;
     }
     const loopbackOnly = launcher !== undefined && !spawned.stderrTail().includes('payroll-launcher: cannot bind');
+    const storage = options.dbPath ? await storageVerdict(spawned, launcher !== undefined) : null;
     let stopped: Promise<void> | undefined;
     return {
       endpoint,
       port,
       loopbackOnly,
+      storage,
       stop: () => (stopped ??= stopJvm(spawned)),
     };
   }

@@ -99,6 +99,10 @@ export async function startEngines(options: StartEnginesOptions = {}): Promise<E
   }
   const ddb: DynamoDbLocal = dynamo.value;
   const fq: FauxqsEngine = fauxqs.value;
+  if (ddb.storage && !ddb.storage.tuned)
+    console.warn(
+      `DynamoDB Local writes with SQLite's defaults (several fsyncs per item: payroll runs about ten times slower): ${ddb.storage.reason}`,
+    );
 
   const provisionStart = performance.now();
   const clients = {
