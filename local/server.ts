@@ -61,10 +61,15 @@ function lambdaContext(entry: string, requestId: string): Context {
   };
 }
 
+const EMPTY = Buffer.alloc(0);
+
 async function readBody(req: IncomingMessage): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > MAX_BODY_BYTES)
     throw new PayloadTooLargeError(`A request body may be at most ${MAX_BODY_BYTES} bytes`);
+  // Without a length or a chunked encoding a request has no body (RFC 9112 §6.3): most requests are GETs, and
+  // they are not read as a stream. Node discards anything unread once the answer is sent.
+  if (declared === 0 && req.headers['transfer-encoding'] === undefined) return EMPTY;
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -141,10 +146,15 @@ function send(res: ServerResponse, result: APIGatewayProxyResult): void {
   const headers: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(result.headers ?? {})) headers[k] = String(v);
   for (const [k, v] of Object.entries(result.multiValueHeaders ?? {})) headers[k] = v.map(String);
-  const body = result.isBase64Encoded ? Buffer.from(result.body, 'base64') : Buffer.from(result.body ?? '', 'utf8');
-  if (result.statusCode !== 204) headers['Content-Length'] = String(body.length);
+  // A text body goes to `end` as a string: Node then joins the head and the body into one chunk for the TLS socket,
+  // where a Buffer is queued after the head as a second one.
+  const body = result.isBase64Encoded ? Buffer.from(result.body, 'base64') : (result.body ?? '');
+  if (result.statusCode !== 204)
+    headers['Content-Length'] = String(typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.length);
   res.writeHead(result.statusCode, headers);
-  res.end(result.statusCode === 204 ? undefined : body);
+  if (result.statusCode === 204) res.end();
+  else if (typeof body === 'string') res.end(body, 'utf8');
+  else res.end(body);
 }
 
 export async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -7,9 +7,16 @@ import type { Principal } from './principal.js';
  * Resolves a bearer token to a principal. Verified tokens are cached per container for `ttlMs`: a revoked key
  * keeps working on other warm containers for at most that long (5 s by default), and never on the container
  * that revoked it, which forgets it at once. Expiry is checked on every request, to the second.
+ *
+ * One read per token at a time: requests that miss the cache while its read is in flight wait for that read
+ * rather than each reading the item (a warm container at 32 concurrent requests otherwise read it 32 times at
+ * every expiry). And a cached record past half its life is still answered, while one request reads it again in
+ * the background, so steady traffic never waits on the expiry. Neither stretches the bound: a record is answered
+ * only while younger than `ttlMs`, counted from the moment its read started.
  */
 export class Authenticator {
   private readonly cache = new Map<string, { record: TokenRecord; fetchedAt: number }>();
+  private readonly reading = new Map<string, Promise<TokenRecord | undefined>>();
 
   constructor(
     private readonly repo: ApiKeyRepository,
@@ -52,20 +59,51 @@ export class Authenticator {
     };
   }
 
+  /** A read already in flight when the key was revoked is not cached either: the next request reads again. */
   forget(tokenHash: string): void {
     this.cache.delete(tokenHash);
+    this.reading.delete(tokenHash);
   }
 
-  private async lookup(tokenHash: string): Promise<TokenRecord | undefined> {
+  private lookup(tokenHash: string): Promise<TokenRecord | undefined> {
     const hit = this.cache.get(tokenHash);
-    if (hit && this.now() - hit.fetchedAt < this.ttlMs) return hit.record;
-    const record = await this.repo.findByTokenHash(tokenHash);
-    if (record && this.ttlMs > 0) {
-      if (this.cache.size > 10_000) this.cache.clear();
-      this.cache.set(tokenHash, { record, fetchedAt: this.now() });
-    } else {
-      this.cache.delete(tokenHash);
+    if (hit) {
+      const age = this.now() - hit.fetchedAt;
+      if (age < this.ttlMs) {
+        if (age >= this.ttlMs / 2 && !this.reading.has(tokenHash)) {
+          // A failed refresh changes nothing: the entry lapses at its time and the next request reads in the open.
+          this.read(tokenHash).catch(() => undefined);
+        }
+        return Promise.resolve(hit.record);
+      }
     }
-    return record;
+    return this.read(tokenHash);
+  }
+
+  private read(tokenHash: string): Promise<TokenRecord | undefined> {
+    // With the cache off every request reads for itself: joining a read begun before a revocation would not be.
+    const shared = this.ttlMs > 0 ? this.reading.get(tokenHash) : undefined;
+    if (shared) return shared;
+    const startedAt = this.now();
+    const read: Promise<TokenRecord | undefined> = this.repo.findByTokenHash(tokenHash).then(
+      (record) => {
+        if (this.reading.get(tokenHash) === read) {
+          this.reading.delete(tokenHash);
+          if (record && this.ttlMs > 0) {
+            if (this.cache.size > 10_000) this.cache.clear();
+            this.cache.set(tokenHash, { record, fetchedAt: startedAt });
+          } else {
+            this.cache.delete(tokenHash);
+          }
+        }
+        return record;
+      },
+      (err: unknown) => {
+        if (this.reading.get(tokenHash) === read) this.reading.delete(tokenHash);
+        throw err;
+      },
+    );
+    if (this.ttlMs > 0) this.reading.set(tokenHash, read);
+    return read;
   }
 }

@@ -1,5 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startAuditBatcher } from '../../local/audit-batcher.js';
@@ -24,10 +24,9 @@ const record = (i: number): AuditRecord => ({
   latency_ms: 1,
   auth_failure: null,
 });
-const writtenIds = () =>
-  ddb
-    .commandCalls(BatchWriteCommand)
-    .flatMap((c) => c.args[0].input.RequestItems!.t!.map((r) => (r.PutRequest!.Item as AuditRecord).request_id));
+/** Lines are committed in transactions of up to 100 puts (see local/audit-batcher.ts). */
+const transactions = () => ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems!);
+const writtenIds = () => transactions().flatMap((items) => items.map((t) => (t.Put!.Item as AuditRecord).request_id));
 
 async function until(condition: () => boolean, ms = 5_000): Promise<void> {
   await vi.waitFor(
@@ -40,16 +39,16 @@ async function until(condition: () => boolean, ms = 5_000): Promise<void> {
 
 describe('the local audit batcher', () => {
   it('returns at once and writes on the next tick', async () => {
-    ddb.on(BatchWriteCommand).resolves({});
+    ddb.on(TransactWriteCommand).resolves({});
     const batcher = startAuditBatcher(table, { intervalMs: 20 });
     batcher.sink(record(1));
-    expect(ddb.commandCalls(BatchWriteCommand).length).toBe(0);
+    expect(ddb.commandCalls(TransactWriteCommand).length).toBe(0);
     await until(() => writtenIds().length === 1);
     await batcher.stop();
   });
 
   it('writes as soon as the buffer holds a full batch, without waiting for the timer', async () => {
-    ddb.on(BatchWriteCommand).resolves({});
+    ddb.on(TransactWriteCommand).resolves({});
     const batcher = startAuditBatcher(table, { intervalMs: 60_000, maxBatch: 100 });
     for (let i = 0; i < 99; i++) batcher.sink(record(i));
     await new Promise((r) => setTimeout(r, 20));
@@ -60,7 +59,7 @@ describe('the local audit batcher', () => {
   });
 
   it('writes what is left when stopped', async () => {
-    ddb.on(BatchWriteCommand).resolves({});
+    ddb.on(TransactWriteCommand).resolves({});
     const batcher = startAuditBatcher(table, { intervalMs: 60_000 });
     for (let i = 0; i < 7; i++) batcher.sink(record(i));
     await batcher.stop();
@@ -69,14 +68,30 @@ describe('the local audit batcher', () => {
 
   it('keeps the lines of a failed write and writes them on a later tick', async () => {
     const errors: unknown[] = [];
-    ddb.on(BatchWriteCommand).rejectsOnce(new Error('engine down')).resolves({});
+    ddb.on(TransactWriteCommand).rejectsOnce(new Error('engine down')).resolves({});
     const batcher = startAuditBatcher(table, { intervalMs: 10, onError: (e) => errors.push(e) });
     batcher.sink(record(1));
     batcher.sink(record(2));
-    await until(() => ddb.commandCalls(BatchWriteCommand).length >= 2);
+    await until(() => transactions().length >= 2);
     await batcher.stop();
     expect(errors.map(String)).toEqual(['Error: engine down']);
     // The second call carries both lines again.
-    expect(ddb.commandCalls(BatchWriteCommand)[1]!.args[0].input.RequestItems!.t!.length).toBe(2);
+    expect(transactions()[1]!.length).toBe(2);
+  });
+
+  it('commits the lines of one write in transactions of up to 100 puts, not in groups of 25', async () => {
+    ddb.on(TransactWriteCommand).resolves({});
+    const batcher = startAuditBatcher(table, { intervalMs: 60_000, maxBatch: 1_000 });
+    for (let i = 0; i < 250; i++) batcher.sink(record(i));
+    await batcher.flush();
+    expect(transactions().map((items) => items.length)).toEqual([100, 100, 50]);
+    expect(new Set(writtenIds()).size).toBe(250);
+    // The items are the ingestion's own: the organization's log partition, with their expiry.
+    expect(transactions()[0]![0]!.Put).toMatchObject({
+      TableName: 't',
+      Item: { PK: 'ORG#org_1#AUDIT', entity: 'audit', request_id: 'req-0' },
+    });
+    expect(transactions()[0]![0]!.Put!.Item).toHaveProperty('ttl');
+    await batcher.stop();
   });
 });

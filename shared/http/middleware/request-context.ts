@@ -45,7 +45,14 @@ export function requestIdOf(event: APIGatewayProxyEvent): string {
  * tokens or bank numbers.
  */
 /** Every authenticated request and every authentication failure goes to the audit log; anonymous 404s do not. */
-function audit(event: ApiEvent, error: unknown, status: number, latencyMs: number, requestId: string): void {
+function audit(
+  event: ApiEvent,
+  error: unknown,
+  status: number,
+  latencyMs: number,
+  requestId: string,
+  redactedPath: string,
+): void {
   const failure = error instanceof UnauthorizedError || error instanceof MissingCredentialsError ? error : undefined;
   if (!event.principal && !failure) return;
   const identity = event.principal
@@ -60,7 +67,7 @@ function audit(event: ApiEvent, error: unknown, status: number, latencyMs: numbe
     method: event.httpMethod,
     // Redacted before the line is written (a token or account number put in a path), and bounded as the audit
     // log stores it: a hostile request must not make its own line unreadable.
-    path: redactPath((event.path || '/').slice(0, 2048)),
+    path: redactedPath,
     route: event.requestContext?.resourcePath ?? null,
     status,
     source_ip: event.requestContext?.identity?.sourceIp?.slice(0, 64) ?? null,
@@ -71,6 +78,9 @@ function audit(event: ApiEvent, error: unknown, status: number, latencyMs: numbe
   });
 }
 
+/** The longest path an audit line keeps. */
+const AUDIT_PATH_CHARS = 2048;
+
 /** Keyed by event, not held in the closure: the local stack runs many invocations of one handler at once. */
 const startedAt = new WeakMap<object, number>();
 
@@ -80,10 +90,17 @@ export function requestContext(): MiddlewareObj<ApiEvent, APIGatewayProxyResult>
     if (request.response)
       request.response.headers = { ...request.response.headers, ...corsHeaders(), 'X-Request-Id': requestId };
     const status = request.response?.statusCode ?? 500;
+    // Redacted once for both lines when the path is within the audit log's bound, as nearly every path is.
+    const rawPath = request.event.path ?? '/';
+    const logPath = redactPath(rawPath);
+    const auditPath =
+      rawPath.length <= AUDIT_PATH_CHARS && rawPath !== ''
+        ? logPath
+        : redactPath((rawPath || '/').slice(0, AUDIT_PATH_CHARS));
     const line = {
       request_id: requestId,
       method: request.event.httpMethod,
-      path: redactPath(request.event.path ?? '/'),
+      path: logPath,
       route: request.event.requestContext?.resourcePath,
       status,
       latency_ms: Date.now() - (startedAt.get(request.event) ?? Date.now()),
@@ -92,7 +109,7 @@ export function requestContext(): MiddlewareObj<ApiEvent, APIGatewayProxyResult>
     };
     if (status >= 500) logger.error('request failed', line);
     else logger.info('request', line);
-    audit(request.event, request.error, status, line.latency_ms, requestId);
+    audit(request.event, request.error, status, line.latency_ms, requestId, auditPath);
   };
   return {
     before: (request) => {
