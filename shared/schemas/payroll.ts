@@ -232,6 +232,8 @@ export class TooManyEmployeesError extends Error {}
 export function validatePayrollBody(body: Record<string, unknown>): {
   submission?: PayrollSubmission;
   problems: PayrollProblem[];
+  /** The distinct non-empty string ids of the entries, valid or not, in order: the employees to look up. */
+  employeeIds: string[];
 } {
   if (Array.isArray(body.employees) && body.employees.length > MAX_EMPLOYEES_PER_PAYROLL)
     throw new TooManyEmployeesError();
@@ -266,6 +268,7 @@ export function validatePayrollBody(body: Record<string, unknown>): {
 
   const rawEntries = body.employees;
   const entries: PayrollEntry[] = [];
+  const seen = new Map<string, number>();
   if (rawEntries === undefined || rawEntries === null) {
     problems.push({
       field: 'employees',
@@ -288,7 +291,6 @@ export function validatePayrollBody(body: Record<string, unknown>): {
       message: 'A payroll pays at least one employee',
     });
   } else {
-    const seen = new Map<string, number>();
     rawEntries.forEach((raw, i) => {
       const prefix = ['employees', i];
       if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
@@ -378,9 +380,11 @@ export function validatePayrollBody(body: Record<string, unknown>): {
       message: `The net total is above ${formatCents(MAX_TOTAL_CENTS)}, the most one disbursement file carries: split the run`,
     });
   }
-  if (problems.length > 0 || !header.success) return { problems };
+  const employeeIds = [...seen.keys()];
+  if (problems.length > 0 || !header.success) return { problems, employeeIds };
   return {
     problems,
+    employeeIds,
     submission: {
       type: header.data.type ?? 'regular',
       pay_period_start: header.data.pay_period_start,

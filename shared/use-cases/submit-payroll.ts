@@ -3,7 +3,7 @@ import type { Deps } from '../adapters/clock.js';
 import { objectKeys, type ObjectStore } from '../adapters/object-store.js';
 import type { Queue } from '../adapters/queue.js';
 import type { Environment } from '../adapters/tokens.js';
-import type { EmployeeReader, EmployeeRecord } from '../data/employee-repository.js';
+import type { EmployeeEligibility, EmployeeReader } from '../data/employee-repository.js';
 import type { OrganizationRepository } from '../data/organization-repository.js';
 import type { PayrollRecord, PayrollRepository } from '../data/payroll-repository.js';
 import { isCalendarDate } from '../domain/dates.js';
@@ -24,7 +24,7 @@ import { payrollView, type PayrollView } from './payroll-view.js';
 
 export interface SubmitServices extends EventServices {
   payrolls: PayrollRepository;
-  employees: EmployeeReader;
+  employees: Pick<EmployeeReader, 'eligibility'>;
   /** The originator must be able to write a file before a run is accepted. */
   organizations: Pick<OrganizationRepository, 'getSettings'>;
   objects: ObjectStore;
@@ -53,7 +53,7 @@ export class PayrollRejectedError extends DomainError {
   }
 }
 
-function employeeProblems(entries: unknown[], found: Map<string, EmployeeRecord>): PayrollProblem[] {
+function employeeProblems(entries: unknown[], found: Map<string, EmployeeEligibility>): PayrollProblem[] {
   const problems: PayrollProblem[] = [];
   entries.forEach((raw, i) => {
     const id = (raw as { employee_id?: unknown } | null)?.employee_id;
@@ -169,117 +169,164 @@ export async function submitPayroll(
     if (replay) return replay;
   }
 
-  const entries = Array.isArray(body.employees) ? (body.employees as unknown[]) : [];
-  const ids = [
-    ...new Set(
-      entries
-        .map((e) => (e as { employee_id?: unknown } | null)?.employee_id)
-        .filter((id): id is string => typeof id === 'string' && id !== '' && id.length <= 64),
-    ),
-  ];
+  const ids = validated.employeeIds.filter((id) => id.length <= 64);
   const checkWindow =
     (body.type ?? 'regular') === 'regular' &&
     typeof body.pay_period_start === 'string' &&
     typeof body.pay_period_end === 'string';
   const payDate = typeof body.pay_date === 'string' && isCalendarDate(body.pay_date) ? body.pay_date : undefined;
-  const [found, existingWindow, disbursement] = await Promise.all([
-    s.employees.getMany(orgId, ids),
+  const reads = Promise.all([
+    s.employees.eligibility(orgId, ids),
     checkWindow
       ? s.payrolls.getWindow(orgId, body.pay_period_start as string, body.pay_period_end as string)
       : undefined,
     disbursementProblems(s, orgId, caller.environment, payDate),
   ]);
-  const problems = [...validated.problems, ...employeeProblems(entries, found), ...disbursement];
-  if (existingWindow) {
-    // The window may be taken by this very request's twin, which won the race since the key was looked at:
-    // look again before answering 409, so a retried idempotent submission is always replayed.
-    if (keyHash && hash && !options.dryRun && validated.problems.length === 0) {
-      const replay = await replayIfKnown(s, orgId, keyHash, hash);
-      if (replay) return replay;
+  // A body valid on its own is stored while its employees, window and settings are read rather than after them.
+  // The record that makes it a run is still written only once the body is stored, so no run, window or
+  // idempotency key ever points at a missing body (the processor's start step and replays both need it); a body
+  // whose run is refused after all is deleted again.
+  const stored: StoredSubmission | undefined =
+    !options.dryRun && validated.submission
+      ? { payroll_id: s.deps.newId('pay'), organization_id: orgId, ...validated.submission }
+      : undefined;
+  const body$ = stored ? storeBody(s, orgId, stored) : undefined;
+  let recordSent = false;
+  try {
+    const [found, existingWindow, disbursement] = await reads;
+    const entries = Array.isArray(body.employees) ? (body.employees as unknown[]) : [];
+    const problems = [...validated.problems, ...employeeProblems(entries, found), ...disbursement];
+    if (existingWindow) {
+      // The window may be taken by this very request's twin, which won the race since the key was looked at:
+      // look again before answering 409, so a retried idempotent submission is always replayed.
+      if (keyHash && hash && !options.dryRun && validated.problems.length === 0) {
+        const replay = await replayIfKnown(s, orgId, keyHash, hash);
+        if (replay) {
+          await body$?.discard();
+          return replay;
+        }
+      }
+      problems.push(windowProblem(existingWindow));
     }
-    problems.push(windowProblem(existingWindow));
-  }
-  if (problems.length > 0 || !validated.submission || !hash) throw new PayrollRejectedError(problems);
+    if (problems.length > 0 || !validated.submission || !hash) throw new PayrollRejectedError(problems);
 
-  const submission = validated.submission;
-  const totals = payrollTotals(submission.employees);
-  if (options.dryRun) {
-    return {
-      kind: 'dry_run',
-      data: {
-        type: submission.type,
-        pay_period_start: submission.pay_period_start,
-        pay_period_end: submission.pay_period_end,
-        pay_date: submission.pay_date,
-        ...disbursementDates(submission.pay_date),
-        employee_ids: submission.employees.map((e) => e.employee_id),
-        employee_count: submission.employees.length,
-        totals: payrollView.totals(totals),
-        content_hash: hash,
-      },
+    const submission = validated.submission;
+    const totals = payrollTotals(submission.employees);
+    if (options.dryRun || !stored || !body$) {
+      return {
+        kind: 'dry_run',
+        data: {
+          type: submission.type,
+          pay_period_start: submission.pay_period_start,
+          pay_period_end: submission.pay_period_end,
+          pay_date: submission.pay_date,
+          ...disbursementDates(submission.pay_date),
+          employee_ids: submission.employees.map((e) => e.employee_id),
+          employee_count: submission.employees.length,
+          totals: payrollView.totals(totals),
+          content_hash: hash,
+        },
+      };
+    }
+
+    await body$.written();
+    const now = s.deps.now();
+    const at = now.toISOString();
+    const record: PayrollRecord = {
+      payroll_id: stored.payroll_id,
+      organization_id: orgId,
+      environment: caller.environment,
+      type: submission.type,
+      status: 'pending',
+      pay_period_start: submission.pay_period_start,
+      pay_period_end: submission.pay_period_end,
+      pay_date: submission.pay_date,
+      employee_count: submission.employees.length,
+      totals,
+      content_hash: hash,
+      created_at: at,
+      updated_at: at,
+      status_history: [{ status: 'pending', at, reason: null }],
+      chunk_size: s.chunkSize,
+      chunk_count: null,
+      chunks_done: new Set(),
+      returned_employee_ids: new Set(),
+      processing_started_at: null,
+      findings: [],
+      disbursement: null,
+      failure_reason: null,
+      originator: null,
+      funding_account: null,
+      trace_start: null,
+      returns_count: 0,
+      returns_amount: 0,
+      file_id_modifier: null,
     };
+    // The confirmation event is written with the run itself: no accepted run is ever without its payroll.submitted.
+    const submitted = payrollEvent(s.deps, record, 'payroll.submitted');
+    // From here a failure may have written the record after all (a transaction whose answer was lost): the body
+    // stays, or a run could exist without it.
+    recordSent = true;
+    const outcome = await s.payrolls.create(record, {
+      window: submission.type === 'regular',
+      idempotencyKeyHash: keyHash,
+      now,
+      alsoWrite: s.events.items([submitted]),
+    });
+    if (!outcome.ok) {
+      // Someone else won the race; the body written above belongs to nobody.
+      await body$.discard();
+      if (outcome.reason === 'window_taken') throw new PayrollRejectedError([windowProblem(outcome.existingPayrollId)]);
+      const replay = await replayIfKnown(s, orgId, keyHash!, hash);
+      if (replay) return replay;
+      throw new IdempotencyKeyReusedError();
+    }
+    // Neither waits for the other: the run's start message and its payroll.submitted fan-out (which never throws)
+    // go out side by side, and a failed send is still this request's failure.
+    const [sent] = await Promise.allSettled([
+      s.queue.send({ kind: 'start', organization_id: orgId, payroll_id: stored.payroll_id }),
+      dispatchQuietly(s, [submitted]),
+    ]);
+    if (sent.status === 'rejected') throw sent.reason;
+    return {
+      kind: 'accepted',
+      data: payrollView.submitted(
+        record,
+        stored.employees.map((e) => e.employee_id),
+      ),
+      replayed: false,
+    };
+  } catch (err) {
+    if (!recordSent) await body$?.discard();
+    throw err;
   }
+}
 
-  const now = s.deps.now();
-  const payrollId = s.deps.newId('pay');
-  const stored: StoredSubmission = { payroll_id: payrollId, organization_id: orgId, ...submission };
-  await s.objects.putJson(objectKeys.submission(orgId, payrollId), stored);
-  const at = now.toISOString();
-  const record: PayrollRecord = {
-    payroll_id: payrollId,
-    organization_id: orgId,
-    environment: caller.environment,
-    type: submission.type,
-    status: 'pending',
-    pay_period_start: submission.pay_period_start,
-    pay_period_end: submission.pay_period_end,
-    pay_date: submission.pay_date,
-    employee_count: submission.employees.length,
-    totals,
-    content_hash: hash,
-    created_at: at,
-    updated_at: at,
-    status_history: [{ status: 'pending', at, reason: null }],
-    chunk_size: s.chunkSize,
-    chunk_count: null,
-    chunks_done: new Set(),
-    returned_employee_ids: new Set(),
-    processing_started_at: null,
-    findings: [],
-    disbursement: null,
-    failure_reason: null,
-    originator: null,
-    funding_account: null,
-    trace_start: null,
-    returns_count: 0,
-    returns_amount: 0,
-    file_id_modifier: null,
-  };
-  // The confirmation event is written with the run itself: no accepted run is ever without its payroll.submitted.
-  const submitted = payrollEvent(s.deps, record, 'payroll.submitted');
-  const outcome = await s.payrolls.create(record, {
-    window: submission.type === 'regular',
-    idempotencyKeyHash: keyHash,
-    now,
-    alsoWrite: s.events.items([submitted]),
-  });
-  if (!outcome.ok) {
-    // Someone else won the race; the body written above belongs to nobody.
-    await s.objects.delete(objectKeys.submission(orgId, payrollId)).catch(() => undefined);
-    if (outcome.reason === 'window_taken') throw new PayrollRejectedError([windowProblem(outcome.existingPayrollId)]);
-    const replay = await replayIfKnown(s, orgId, keyHash!, hash);
-    if (replay) return replay;
-    throw new IdempotencyKeyReusedError();
-  }
-  await s.queue.send({ kind: 'start', organization_id: orgId, payroll_id: payrollId });
-  await dispatchQuietly(s, [submitted]);
+/**
+ * The write of a run's body, begun before its checks end. `written` answers once it is stored (or throws its
+ * failure); `discard` waits for it to settle and deletes what it stored, best effort: an object left behind by a
+ * failed delete is one no record points at.
+ */
+function storeBody(s: SubmitServices, orgId: string, stored: StoredSubmission) {
+  const key = objectKeys.submission(orgId, stored.payroll_id);
+  // Settled into a value at once: a write that fails while the reads are still awaited is never an unhandled
+  // rejection, and is thrown by `written` when the run needs it.
+  const settled = s.objects.putJson(key, stored).then(
+    () => ({ ok: true as const }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+  let discarded: Promise<void> | undefined;
   return {
-    kind: 'accepted',
-    data: payrollView.submitted(
-      record,
-      stored.employees.map((e) => e.employee_id),
-    ),
-    replayed: false,
+    async written(): Promise<void> {
+      const outcome = await settled;
+      if (!outcome.ok) throw outcome.error;
+    },
+    discard(): Promise<void> {
+      discarded ??= settled.then(async (outcome) => {
+        if (outcome.ok) await s.objects.delete(key).catch(() => undefined);
+      });
+      return discarded;
+    },
   };
 }
 
