@@ -54,7 +54,9 @@ export function summarize(profile: CpuProfile, top = 15) {
     const ms = (hits.get(node.id) ?? 0) * perSample;
     if (ms === 0) continue;
     const { functionName, url, lineNumber } = node.callFrame;
-    const where = url ? `${url.replace(/^.*?(node_modules\/|\/(?=shared|functions|local)\/)/, '')}:${lineNumber + 1}` : '';
+    const where = url
+      ? `${url.replace(/^.*?(node_modules\/|\/(?=shared|functions|local)\/)/, '')}:${lineNumber + 1}`
+      : '';
     const name = `${functionName || '(anonymous)'} ${where}`.trim();
     byFunction.set(name, (byFunction.get(name) ?? 0) + ms);
     byPackage.set(packageOf(url), (byPackage.get(packageOf(url)) ?? 0) + ms);

@@ -1,4 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startLocalStack, startWorkersProcess } from '../test/support/local-stack.js';
 import { machine, median, ms, progress } from './machine.js';
@@ -15,10 +17,11 @@ import { benchStart, benchTestRun, type StartResult, type TestRunResult } from '
  * `--only overhead,cold-start` measures some sections again and keeps the others as the file has them (each
  * section says the date and machine it was measured on).
  */
-const ALL_SECTIONS = 'payroll,paystubs,overhead,cold-start,start,test';
+const ALL_SECTIONS = 'yardstick,payroll,paystubs,overhead,cold-start,start,test';
 const { values } = parseArgs({
   options: {
     employees: { type: 'string', default: '10000,25000' },
+    'yardstick-sizes': { type: 'string', default: '1000,10000' },
     only: { type: 'string', default: ALL_SECTIONS },
     out: { type: 'string', default: 'BENCHMARKS.md' },
   },
@@ -167,6 +170,41 @@ function paystubTable(r: PaystubBenchResult): string {
   ].join('\n');
 }
 
+/**
+ * The outside yardstick (an external harness kept beside this repository, not in it): it starts \`npm start\` as a
+ * user does and measures the bare DynamoDB Local engine (in memory, one table, no index) doing the same work in
+ * the same run. Its own table and its JSON are recorded as it prints them.
+ */
+const YARDSTICK = join('..', 'shared', 'yardstick', 'perf.mjs');
+
+function runYardstick(): string {
+  if (!existsSync(YARDSTICK)) return `_Not run: the external harness (${YARDSTICK}) is not on this machine._`;
+  const args = [YARDSTICK, '--project', '.', '--sizes', values['yardstick-sizes']!];
+  progress(`yardstick: node ${args.join(' ')}`);
+  const out = spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 64 * 2 ** 20, stdio: 'pipe' });
+  const lines = out.stdout.trimEnd().split('\n');
+  const json = lines.at(-1) ?? '';
+  const table = lines.filter((l) => !l.startsWith('#') && !l.startsWith('{'));
+  return [
+    `\`node ${args.join(' ')}\` (exit ${out.status}). Its denominators, as it defines them: **POST → completed** beside`,
+    'a BatchWrite of N paystub-sized items (~600 B), 25 per request, 8 in flight; **POST → 202** beside a BatchGet of',
+    'N employee-sized items (~360 B), 100 keys per request, 8 in flight; **GET /v1/employees/{id}** beside GetItem at',
+    'the same concurrency (32); all on a bare DynamoDB Local in memory with one table and no index, in the same run.',
+    '',
+    '```',
+    ...table,
+    '```',
+    '',
+    "<details><summary>The yardstick's JSON</summary>",
+    '',
+    '```json',
+    json,
+    '```',
+    '',
+    '</details>',
+  ].join('\n');
+}
+
 async function main() {
   progress(`machine: ${machine()}`);
   const earlier = earlierSections(values.out!);
@@ -179,6 +217,7 @@ async function main() {
         : `${heading}\n\n${measuredOn()}\n\n${body.trim()}`,
     );
 
+  const yardstick = only.has('yardstick') ? runYardstick() : undefined;
   let results: PayrollBenchResult[] | undefined;
   let paystubs: PaystubBenchResult | undefined;
   if (only.has('payroll') || only.has('paystubs')) {
@@ -210,6 +249,10 @@ async function main() {
   const cold = only.has('cold-start') ? await benchColdStart() : undefined;
   const start = only.has('start') ? await benchStart() : undefined;
   const tests: TestRunResult | undefined = only.has('test') ? await benchTestRun() : undefined;
+
+  section('## The outside yardstick', yardstick);
+  const analysis = readFileSync(join('bench', 'analysis.md'), 'utf8').trim();
+  sections.push(analysis);
 
   section(
     '## Payroll throughput',

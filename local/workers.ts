@@ -199,6 +199,9 @@ export async function startLocalWorkers(
       queueArn: queueArn(state, state.queues.payroll),
       handler: processPayroll,
       concurrency,
+      // One message at a time per poller: a run's chunks are processed `concurrency` at a time, which keeps the one
+      // engine as busy as more would, and its progress moves as they finish instead of all at the end.
+      batchSize: 1,
       onError,
     }),
     // The delivery handler sets each retry's delay itself (from PAYROLL_WEBHOOK_RETRY_DELAYS_S), as it does on AWS.
