@@ -10,6 +10,10 @@ export default defineConfig({
     // Each test file in its own process, as each handler gets its own Lambda container (also vitest's default).
     pool: 'forks',
     fileParallelism: true,
+    // Two files at a time even on 2 cores (vitest's default there is one): most of an end-to-end file's time is
+    // spent waiting on a local stack's engines, not computing.
+    maxWorkers: 2,
+    minWorkers: 1,
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },

@@ -324,6 +324,8 @@ export class PayrollRepository {
             ':failed': 'failed',
           },
           ExclusiveStartKey: start,
+          // A run that has just completed is in the list at once.
+          ConsistentRead: true,
         }),
       );
       out.push(...(page.Items ?? []).map((item) => parseItem(runOfPaystubs, item, 'payroll')));

@@ -16,7 +16,7 @@ import type { Principal } from './principal.js';
  */
 export class Authenticator {
   private readonly cache = new Map<string, { record: TokenRecord; fetchedAt: number }>();
-  private readonly reading = new Map<string, Promise<TokenRecord | undefined>>();
+  private readonly reading = new Map<string, { read: Promise<TokenRecord | undefined>; startedAt: number }>();
 
   constructor(
     private readonly repo: ApiKeyRepository,
@@ -81,13 +81,15 @@ export class Authenticator {
   }
 
   private read(tokenHash: string): Promise<TokenRecord | undefined> {
-    // With the cache off every request reads for itself: joining a read begun before a revocation would not be.
+    // With the cache off every request reads for itself: joining a read begun before a revocation would not be. A
+    // read older than the bound (a slow one, retried through throttling) is not joined either: its answer may
+    // predate a revocation by more than `ttlMs`.
     const shared = this.ttlMs > 0 ? this.reading.get(tokenHash) : undefined;
-    if (shared) return shared;
+    if (shared && this.now() - shared.startedAt < this.ttlMs) return shared.read;
     const startedAt = this.now();
     const read: Promise<TokenRecord | undefined> = this.repo.findByTokenHash(tokenHash).then(
       (record) => {
-        if (this.reading.get(tokenHash) === read) {
+        if (this.reading.get(tokenHash)?.read === read) {
           this.reading.delete(tokenHash);
           if (record && this.ttlMs > 0) {
             if (this.cache.size > 10_000) this.cache.clear();
@@ -99,11 +101,11 @@ export class Authenticator {
         return record;
       },
       (err: unknown) => {
-        if (this.reading.get(tokenHash) === read) this.reading.delete(tokenHash);
+        if (this.reading.get(tokenHash)?.read === read) this.reading.delete(tokenHash);
         throw err;
       },
     );
-    if (this.ttlMs > 0) this.reading.set(tokenHash, read);
+    if (this.ttlMs > 0) this.reading.set(tokenHash, { read, startedAt });
     return read;
   }
 }

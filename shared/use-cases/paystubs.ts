@@ -8,7 +8,7 @@ import {
 } from '../data/paystub-repository.js';
 import type { PayrollRecord, PayrollRepository, RunOfPaystubs } from '../data/payroll-repository.js';
 import type { Page } from '../data/paginate.js';
-import { NotFoundError } from '../domain/errors.js';
+import { InvalidPageTokenError, NotFoundError } from '../domain/errors.js';
 import { centsToNumber } from '../domain/money.js';
 import { effectiveEntryDate } from '../domain/banking-calendar.js';
 import { formatHours } from '../domain/payroll.js';
@@ -134,6 +134,9 @@ export async function listPaystubs(
       (!filters.from || r.pay_period_end >= filters.from) &&
       (!filters.to || r.pay_period_start <= filters.to),
   );
+  if (startKey && (typeof startKey.pay_date !== 'string' || typeof startKey.paystub_id !== 'string'))
+    // A token of another shape (one issued before lists were read run by run): refused, not read as the start.
+    throw new InvalidPageTokenError();
   const after = startKey && { pay_date: String(startKey.pay_date), paystub_id: String(startKey.paystub_id) };
   // One past the page, so a page that ends the list says so (no token leading to an empty page).
   const found = await s.paystubs.firstExisting(orgId, paystubIdsInOrder(runs, after), limit + 1);

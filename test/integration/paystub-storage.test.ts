@@ -1,10 +1,13 @@
 import { BatchWriteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { createDocumentClient } from '../../shared/adapters/dynamo.js';
 import { GSI2 } from '../../shared/data/keys.js';
+import { InvalidPageTokenError } from '../../shared/domain/errors.js';
 import { TABLE_DEFINITION } from '../../shared/data/table-definition.js';
 import { cancelPayroll } from '../../shared/use-cases/cancel-payroll.js';
 import { listPaystubs, yearToDate } from '../../shared/use-cases/paystubs.js';
 import { chunkSizeFor } from '../../shared/use-cases/process-payroll.js';
+import { engineEnvironment } from '../support/engines.js';
 import { drain, payrollBody, payrollWorld, paystubItemsOf, submitRun } from '../support/payroll-fixture.js';
 
 /**
@@ -144,6 +147,10 @@ describe('paystub storage', () => {
     expect(fourth.out).toHaveLength(3);
     // By run and employee.
     expect((await all({ payrollId: runs[0]!, employeeId: ids[4]! }, 10)).out).toHaveLength(1);
+    // A cursor of another shape (an index key, as tokens issued before lists were read run by run) is refused.
+    await expect(
+      listPaystubs(world.services, orgId, {}, 5, { GSI3PK: `ORG#${orgId}#STUBS`, GSI3SK: 'x', PK: 'x', SK: 'x' }),
+    ).rejects.toBeInstanceOf(InvalidPageTokenError);
   });
 
   it('sums year-to-date from the employee index: completed runs only, as of each pay date, nothing written for it', async () => {
@@ -187,5 +194,37 @@ describe('chunks', () => {
     expect([chunkSizeFor(1000, 10_000), chunkSizeFor(1000, 25_000), chunkSizeFor(1000, 7), chunkSizeFor(2, 7)]).toEqual(
       [1000, 1000, 25, 2],
     );
+  });
+});
+
+describe('the DynamoDB client', () => {
+  it('writes nothing of a failed call to the console (the SDK would log its whole input: names, emails, accounts)', async () => {
+    const world = await payrollWorld(0);
+    // The client every function builds by default, pointed at the test engine as the SDK reads it from the environment.
+    const saved = { ...process.env };
+    Object.assign(process.env, engineEnvironment());
+    const table = { doc: createDocumentClient(), tableName: world.table.tableName };
+    const spies = [
+      vi.spyOn(console, 'error'),
+      vi.spyOn(console, 'warn'),
+      vi.spyOn(console, 'info'),
+      vi.spyOn(console, 'log'),
+    ];
+    try {
+      const put = () =>
+        table.doc.send(
+          new PutCommand({
+            TableName: table.tableName,
+            Item: { PK: 'LOG#1', SK: 'x', email: 'ada@example.com' },
+            ConditionExpression: 'attribute_not_exists(PK)',
+          }),
+        );
+      await put();
+      await expect(put()).rejects.toMatchObject({ name: 'ConditionalCheckFailedException' });
+      for (const spy of spies) expect(spy).not.toHaveBeenCalled();
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+      process.env = saved;
+    }
   });
 });

@@ -158,4 +158,24 @@ describe('the token cache on the request path', () => {
     for (const r of reads) r.resolve();
     expect(await Promise.all(answers)).toEqual(['key_1', 'key_1']);
   });
+
+  it('does not join a read older than the bound: its answer may predate a revocation by more than ttlMs', async () => {
+    const stored = { record: active };
+    const { repo, reads } = manualRepo(stored);
+    const clock = { now: 1_000_000 };
+    const auth = new Authenticator(repo, 'sandbox', TTL, () => clock.now);
+    // A slow read (throttled, retried) starts while the key is active…
+    const early = outcome(auth);
+    await settle();
+    // …the key is revoked elsewhere, and a request arrives once that read is older than the bound.
+    stored.record = revoked;
+    clock.now += TTL + 1;
+    const late = outcome(auth);
+    await settle();
+    expect(reads).toHaveLength(2);
+    reads[1]!.resolve();
+    reads[0]!.resolve();
+    expect(await late).not.toBe('key_1');
+    expect(await early).toBe('key_1');
+  });
 });
