@@ -5,6 +5,7 @@ import {
   type PaystubRecord,
   type PaystubRepository,
   runPrefixOf,
+  type YearLine,
 } from '../data/paystub-repository.js';
 import type { PayrollRecord, PayrollRepository, RunOfPaystubs } from '../data/payroll-repository.js';
 import type { Page } from '../data/paginate.js';
@@ -202,7 +203,9 @@ export async function yearToDate(
   const years = await Promise.all(
     [...groups.values()].map(async (group) => {
       const latest = group.reduce((a, b) => (asOf(b, a) ? a : b));
-      const year = new Map((await s.paystubs.yearOf(orgId, latest.employee_id, latest)).map((p) => [p.paystub_id, p]));
+      const year = new Map<string, YearLine>(
+        (await s.paystubs.yearOf(orgId, latest.employee_id, latest)).map((p) => [p.paystub_id, p]),
+      );
       // The index is eventually consistent: the page's own paystubs count even if it has not caught up with them.
       for (const stub of group) year.set(stub.paystub_id, stub);
       return { group, year: [...year.values()].filter((p) => p.status === 'issued') };
@@ -224,7 +227,7 @@ export async function yearToDate(
 const asOf = (a: { pay_date: string; paystub_id: string }, b: { pay_date: string; paystub_id: string }) =>
   a.pay_date < b.pay_date || (a.pay_date === b.pay_date && a.paystub_id <= b.paystub_id);
 
-function sumUpTo(year: readonly PaystubRecord[], stub: PaystubRecord): YearToDate {
+function sumUpTo(year: readonly YearLine[], stub: PaystubRecord): YearToDate {
   const ytd = { gross_pay: 0, bonuses: 0, deductions: 0, net_pay: 0 };
   for (const p of year) {
     if (!asOf(p, stub)) continue;
