@@ -28,7 +28,7 @@ export const DEFAULT_READ_BUDGET: ReadBudget = { maxReadsPerPage: 10, filteredRe
  * the results says so (no token leading to an empty page). DynamoDB applies `Limit` before the filter, so a
  * filtered query whose first read (the page's size) came back short reads on `filteredReadSize` items at a time
  * until the page is full or the budget is spent: a filter that drops nothing costs what an unfiltered page does. The next page starts after the last item returned, whose key is taken from the item itself (table keys,
- * plus the index's keys for an index query: `GSI1` → GSI1PK / GSI1SK); or, when the budget ran out first, where
+ * plus the index's keys for an index query: `GSI2` → GSI2PK / GSI2SK); or, when the budget ran out first, where
  * the reading stopped.
  */
 export async function queryPage<T>(
