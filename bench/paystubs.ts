@@ -9,7 +9,7 @@ import { newId } from '../shared/adapters/ids.js';
 import { GSI2, keys } from '../shared/data/keys.js';
 import { PaystubRepository, type PaystubRecord } from '../shared/data/paystub-repository.js';
 import { PayrollRepository, type PayrollRecord } from '../shared/data/payroll-repository.js';
-import { paystubIdOf } from '../shared/data/paystub-repository.js';
+import { entryPaystubId, paystubIdOf } from '../shared/data/paystub-repository.js';
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import type { RunningStack } from '../test/support/local-stack.js';
 import { runLoad, type LoadResult } from './load.js';
@@ -168,8 +168,7 @@ export async function benchPaystubs(
   };
   // A run's paystubs are a range of primary keys: the engine's best is a BatchGet of the page's 51 keys.
   const firstOfRun = (payrollId: string) => async () => {
-    const record = { payroll_id: payrollId, paystub_naming: 'entry' as const };
-    const Keys = Array.from({ length: 51 }, (_, i) => keys.paystub(paystubIdOf(record, i, '')));
+    const Keys = Array.from({ length: 51 }, (_, i) => keys.paystub(entryPaystubId(payrollId, i)));
     const out = await table.doc.send(new BatchGetCommand({ RequestItems: { [table.tableName]: { Keys } } }));
     return (out.Responses?.[table.tableName]?.length ?? 0) > 0;
   };

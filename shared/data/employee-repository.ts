@@ -46,6 +46,13 @@ export type EmployeeRecord = z.infer<typeof employeeItem>;
 
 const parse = (item: Record<string, unknown>) => parseItem(employeeItem, item, 'employee');
 
+/** An employee as the table stores it: its keys, its entity, its fields. */
+export const employeeItemOf = (e: EmployeeRecord): Record<string, unknown> => ({
+  ...keys.employee(e.organization_id, e.employee_id),
+  entity: 'employee',
+  ...e,
+});
+
 /**
  * What deciding whether an employee can be paid needs (CONTRACT §5): current or removed, since when, and whether
  * the bank account on file takes deposits. A payroll's employees are read in this shape alone, a small part of each
@@ -116,11 +123,7 @@ export class EmployeeRepository {
             {
               Put: {
                 TableName: t,
-                Item: {
-                  ...keys.employee(employee.organization_id, employee.employee_id),
-                  entity: 'employee',
-                  ...employee,
-                },
+                Item: employeeItemOf(employee),
                 ConditionExpression: 'attribute_not_exists(PK)',
               },
             },
@@ -332,7 +335,7 @@ export class EmployeeRepository {
     return {
       Put: {
         TableName: this.table.tableName,
-        Item: { ...keys.employee(next.organization_id, next.employee_id), entity: 'employee', ...next },
+        Item: employeeItemOf(next),
         ConditionExpression: 'version = :version AND #status = :active',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: { ':version': previous.version, ':active': 'active' },
@@ -350,11 +353,7 @@ export class EmployeeRepository {
             {
               Put: {
                 TableName: t,
-                Item: {
-                  ...keys.employee(removed.organization_id, removed.employee_id),
-                  entity: 'employee',
-                  ...removed,
-                },
+                Item: employeeItemOf(removed),
                 ConditionExpression: 'version = :version AND #status = :active',
                 ExpressionAttributeNames: { '#status': 'status' },
                 ExpressionAttributeValues: { ':version': previous.version, ':active': 'active' },

@@ -111,9 +111,12 @@ export function paystubIdOf(
   employeeId: string,
 ): string {
   return run.paystub_naming === 'entry'
-    ? `${runPrefixOf(run.payroll_id)}${encodeIndex(index)}`
+    ? entryPaystubId(run.payroll_id, index)
     : deterministicId('stub', run.payroll_id, employeeId);
 }
+
+/** The paystub of entry `index` of a run whose paystubs are named by entry. */
+export const entryPaystubId = (payrollId: string, index: number) => `${runPrefixOf(payrollId)}${encodeIndex(index)}`;
 
 /** The entry index of an entry-named paystub id (its last INDEX_PART characters). */
 export function entryIndexOf(paystubId: string): number {

@@ -1,7 +1,7 @@
 import {
   entryIndexOf,
+  entryPaystubId,
   type PaystubFilters,
-  paystubIdOf,
   type PaystubRecord,
   type PaystubRepository,
   runPrefixOf,
@@ -172,7 +172,7 @@ function* paystubIdsInOrder(
       if (after.paystub_id.startsWith(prefix)) i = entryIndexOf(after.paystub_id) + 1;
       else if (after.paystub_id > prefix) continue;
     }
-    for (; i < run.employee_count; i++) yield paystubIdOf(run, i, '');
+    for (; i < run.employee_count; i++) yield entryPaystubId(run.payroll_id, i);
   }
 }
 

@@ -16,7 +16,7 @@ import {
 } from '../data/disbursement-sequence-repository.js';
 import type { EmployeeRepository } from '../data/employee-repository.js';
 import type { OrganizationRepository } from '../data/organization-repository.js';
-import { paystubIdOf, type PaystubRecord, type PaystubRepository } from '../data/paystub-repository.js';
+import { entryPaystubId, paystubIdOf, type PaystubRecord, type PaystubRepository } from '../data/paystub-repository.js';
 import type { TransactItems, Transactions } from '../data/item.js';
 import type { PayrollRecord, PayrollRepository } from '../data/payroll-repository.js';
 import { effectiveEntryDate } from '../domain/banking-calendar.js';
@@ -587,7 +587,7 @@ export async function runPaystubIds(
   record: Pick<PayrollRecord, 'organization_id' | 'payroll_id' | 'employee_count' | 'paystub_naming'>,
 ): Promise<string[]> {
   if (record.paystub_naming === 'entry')
-    return Array.from({ length: record.employee_count }, (_, i) => paystubIdOf(record, i, ''));
+    return Array.from({ length: record.employee_count }, (_, i) => entryPaystubId(record.payroll_id, i));
   const employees = await payrollEmployeeIds(s.objects, record.organization_id, record.payroll_id);
   return employees.map((id, i) => paystubIdOf(record, i, id));
 }

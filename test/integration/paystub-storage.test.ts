@@ -108,16 +108,27 @@ describe('paystub storage', () => {
       // Two off-cycle runs on one later pay date: their paystubs interleave by id in the list.
       await completed(world, payrollBody(ids.slice(0, 7), { type: 'off_cycle', pay_date: '2026-11-27' }), 3),
       await completed(world, payrollBody(ids.slice(3), { type: 'off_cycle', pay_date: '2026-11-27' }), 4),
+      // The next period: what a date range tells apart from the others.
+      await completed(
+        world,
+        payrollBody(ids.slice(0, 2), {
+          pay_period_start: '2026-11-15',
+          pay_period_end: '2026-11-28',
+          pay_date: '2026-12-04',
+        }),
+      ),
     ];
     // A cancelled run's paystubs stay listed, voided.
     await cancelPayroll(world.services, 'sandbox', orgId, runs[2]!);
-    const truth = (await Promise.all(runs.map((r) => paystubItemsOf(world.table, r))))
-      .flat()
-      .sort((a, b) =>
-        a.pay_date !== b.pay_date ? (a.pay_date < b.pay_date ? 1 : -1) : a.paystub_id < b.paystub_id ? -1 : 1,
-      )
-      .map((p) => p.paystub_id);
-    expect(truth).toHaveLength(12 + 7 + 9);
+    const byRun = await Promise.all(runs.map((r) => paystubItemsOf(world.table, r)));
+    const inOrder = (stubs: (typeof byRun)[number]) =>
+      [...stubs]
+        .sort((a, b) =>
+          a.pay_date !== b.pay_date ? (a.pay_date < b.pay_date ? 1 : -1) : a.paystub_id < b.paystub_id ? -1 : 1,
+        )
+        .map((p) => p.paystub_id);
+    const truth = inOrder(byRun.flat());
+    expect(truth).toHaveLength(12 + 7 + 9 + 2);
 
     const all = async (filters: Parameters<typeof listPaystubs>[2], limit: number) => {
       const out: string[] = [];
@@ -134,17 +145,19 @@ describe('paystub storage', () => {
     const everything = await all({}, 5);
     expect(everything.out).toEqual(truth);
     expect(everything.pages).toBe(Math.ceil(truth.length / 5));
-    // By run: that run's paystubs, in id order (its entries' order).
-    const second = await all({ payrollId: runs[1]! }, 4);
-    expect(second.out).toEqual(truth.filter((id) => (second.out as string[]).includes(id)));
-    expect(second.out).toHaveLength(7);
-    // A range that only the later pay date's periods overlap… all three share a period here, so both pay dates.
-    expect((await all({ from: '2026-11-10', to: '2026-11-12' }, 50)).out).toEqual(truth);
-    expect((await all({ from: '2026-11-15' }, 50)).out).toEqual([]);
+    // By run: exactly that run's paystubs, in id order (its entries' order).
+    expect((await all({ payrollId: runs[1]! }, 4)).out).toEqual(inOrder(byRun[1]!));
+    // A date range selects by period, whole runs at a time; both ends inclusive.
+    const november = inOrder(byRun.slice(0, 3).flat());
+    expect((await all({ from: '2026-11-10', to: '2026-11-12' }, 50)).out).toEqual(november);
+    expect((await all({ to: '2026-11-14' }, 7)).out).toEqual(november);
+    expect((await all({ from: '2026-11-15' }, 50)).out).toEqual(inOrder(byRun[3]!));
+    expect((await all({ from: '2026-11-14', to: '2026-11-15' }, 50)).out).toEqual(truth);
+    expect((await all({ from: '2026-11-29' }, 50)).out).toEqual([]);
     // By employee: the employee index, still newest pay date first.
-    const fourth = await all({ employeeId: ids[4]! }, 1);
-    expect(fourth.out).toEqual(truth.filter((id) => fourth.out.includes(id)));
-    expect(fourth.out).toHaveLength(3);
+    const fourth = byRun.flat().filter((p) => p.employee_id === ids[4]);
+    expect((await all({ employeeId: ids[4]! }, 1)).out).toEqual(inOrder(fourth));
+    expect(fourth).toHaveLength(3);
     // By run and employee.
     expect((await all({ payrollId: runs[0]!, employeeId: ids[4]! }, 10)).out).toHaveLength(1);
     // A cursor of another shape (an index key, as tokens issued before lists were read run by run) is refused.

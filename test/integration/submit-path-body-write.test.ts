@@ -5,13 +5,13 @@ import { newId } from '../../shared/adapters/ids.js';
 import { ObjectStore, objectKeys } from '../../shared/adapters/object-store.js';
 import { Queue } from '../../shared/adapters/queue.js';
 import { batchPutAll } from '../../shared/data/batch.js';
-import { EmployeeRepository } from '../../shared/data/employee-repository.js';
+import { EmployeeRepository, employeeItemOf } from '../../shared/data/employee-repository.js';
 import { EventRepository } from '../../shared/data/event-repository.js';
-import { keys } from '../../shared/data/keys.js';
 import { OrganizationRepository } from '../../shared/data/organization-repository.js';
 import { PayrollRepository } from '../../shared/data/payroll-repository.js';
 import { WebhookRepository } from '../../shared/data/webhook-repository.js';
 import { createOrganization } from '../../shared/use-cases/api-keys.js';
+import { testEmployee } from '../support/seed.js';
 import {
   PayrollRejectedError,
   submitPayroll,
@@ -44,38 +44,10 @@ async function world() {
   const organizations = new OrganizationRepository(table);
   const org = await createOrganization(organizations, systemDeps, { name: 'Body Co', environment: 'sandbox' });
   const orgId = org.organization_id;
-  const at = new Date().toISOString();
   const employeeIds = Array.from({ length: EMPLOYEES }, () => newId('emp'));
   await batchPutAll(
     table,
-    employeeIds.map((id, i) => ({
-      ...keys.employee(orgId, id),
-      entity: 'employee',
-      employee_id: id,
-      organization_id: orgId,
-      first_name: 'Body',
-      last_name: `Worker ${i}`,
-      email: `body${i}@example.com`,
-      employment_type: 'full_time',
-      pay_group: 'default',
-      pay_schedule: 'biweekly',
-      start_date: '2026-01-05',
-      status: 'active',
-      bank_account: {
-        account_type: 'checking',
-        routing_number: '021000021',
-        account_number_last4: '6789',
-        account_number_ciphertext: `ciphertext-${i}`,
-        status: 'active',
-        status_reason: null,
-        corrected_at: null,
-        account_ref: null,
-      },
-      version: 1,
-      created_at: at,
-      updated_at: at,
-      removed_at: null,
-    })),
+    employeeIds.map((id, i) => employeeItemOf(testEmployee(orgId, id, i))),
   );
   const objects = new ObjectStore(testS3Client(), bucket);
   const services: SubmitServices = {

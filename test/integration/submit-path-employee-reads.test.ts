@@ -7,9 +7,10 @@ import {
   EmployeeRepository,
   type EmployeeEligibility,
   type EmployeeRecord,
+  employeeItemOf,
 } from '../../shared/data/employee-repository.js';
-import { keys } from '../../shared/data/keys.js';
 import { createTestTable } from '../support/engines.js';
+import { testEmployee } from '../support/seed.js';
 
 /**
  * The submit path reads a payroll's employees with `eligibility`: ranges of the organization's employee items by
@@ -25,37 +26,14 @@ const SIZE = 1_300;
 type Kind = 'payable' | 'removed' | 'invalid_account' | 'no_account' | 'legacy_account';
 
 function employeeItem(orgId: string, id: string, i: number, kind: Kind): Record<string, unknown> {
-  const at = '2026-01-02T00:00:00.000Z';
-  const record: EmployeeRecord = {
-    employee_id: id,
-    organization_id: orgId,
-    first_name: 'Range',
-    last_name: `Worker ${i}`,
-    email: `range${i}@example.com`,
-    employment_type: 'full_time',
-    pay_group: 'default',
-    pay_schedule: 'biweekly',
-    start_date: `2026-0${1 + (i % 9)}-05`,
-    status: kind === 'removed' ? 'removed' : 'active',
-    bank_account:
-      kind === 'no_account'
-        ? null
-        : {
-            account_type: 'checking',
-            routing_number: '021000021',
-            account_number_last4: '6789',
-            account_number_ciphertext: `ciphertext-${i}`,
-            status: kind === 'invalid_account' ? 'invalid' : 'active',
-            status_reason: kind === 'invalid_account' ? 'R03: No account/unable to locate account' : null,
-            corrected_at: null,
-            account_ref: null,
-          },
-    version: 1,
-    created_at: at,
-    updated_at: at,
-    removed_at: kind === 'removed' ? at : null,
-  };
-  const item: Record<string, unknown> = { ...keys.employee(orgId, id), entity: 'employee', ...record };
+  const bank =
+    kind === 'no_account'
+      ? null
+      : kind === 'invalid_account'
+        ? { status: 'invalid' as const, status_reason: 'R03: No account/unable to locate account' }
+        : {};
+  const removed = kind === 'removed' ? { status: 'removed' as const, removed_at: '2026-01-02T00:00:00.000Z' } : {};
+  const item = employeeItemOf(testEmployee(orgId, id, i, bank, { start_date: `2026-0${1 + (i % 9)}-05`, ...removed }));
   // Written before accounts had a status_reason: the attribute is absent, not null.
   if (kind === 'legacy_account') delete (item.bank_account as Record<string, unknown>).status_reason;
   return item;

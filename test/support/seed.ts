@@ -5,7 +5,7 @@ import { FieldEncryptor, LocalDataKeyProvider } from '../../shared/adapters/enve
 import { newId } from '../../shared/adapters/ids.js';
 import { ObjectStore } from '../../shared/adapters/object-store.js';
 import { batchPutAll } from '../../shared/data/batch.js';
-import { keys } from '../../shared/data/keys.js';
+import { type EmployeeRecord, employeeItemOf } from '../../shared/data/employee-repository.js';
 import { localSecrets } from '../../local/stack-state.js';
 import type { RunningStack } from './local-stack.js';
 
@@ -34,38 +34,20 @@ export async function seedEmployees(
   count: number,
 ): Promise<string[]> {
   const encryptor = new FieldEncryptor(new LocalDataKeyProvider(localSecrets(stack.dir).master_key));
-  const now = new Date().toISOString();
   const items: Record<string, unknown>[] = [];
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
     const id = newId('emp');
     ids.push(id);
     const account = String(100_000_000 + i);
-    items.push({
-      ...keys.employee(orgId, id),
-      entity: 'employee',
-      employee_id: id,
-      organization_id: orgId,
-      first_name: 'Bench',
-      last_name: `Worker ${i}`,
-      email: `bench${i}@example.com`,
-      employment_type: 'full_time',
-      pay_group: 'default',
-      pay_schedule: 'biweekly',
-      start_date: '2026-01-05',
-      status: 'active',
-      version: 1,
-      created_at: now,
-      updated_at: now,
-      removed_at: null,
-      bank_account: {
-        account_type: 'checking',
-        routing_number: '021000021',
-        account_number_last4: account.slice(-4),
-        account_number_ciphertext: await encryptor.encrypt(account, orgId),
-        status: 'active',
-      },
-    });
+    items.push(
+      employeeItemOf(
+        testEmployee(orgId, id, i, {
+          account_number_last4: account.slice(-4),
+          account_number_ciphertext: await encryptor.encrypt(account, orgId),
+        }),
+      ),
+    );
   }
   await batchPutAll(table, items);
   return ids;
@@ -86,5 +68,48 @@ export function payrollBodyFor(ids: string[], period: number) {
       bonuses: i % 4 ? 0 : 125.5,
       deductions: { taxes: 412.37, benefits: 88, retirement: '60.00' },
     })),
+  };
+}
+
+/**
+ * An active employee with a checking account that takes deposits, as the service would store it: the one builder
+ * behind every employee the tests and benchmarks write straight into a table. `bank` replaces fields of the account
+ * (`null`: no account on file); `overrides`, fields of the employee.
+ */
+export function testEmployee(
+  orgId: string,
+  id: string,
+  i: number,
+  bank: Partial<NonNullable<EmployeeRecord['bank_account']>> | null = {},
+  overrides: Partial<EmployeeRecord> = {},
+): EmployeeRecord {
+  const at = '2026-01-02T00:00:00.000Z';
+  return {
+    employee_id: id,
+    organization_id: orgId,
+    first_name: 'Test',
+    last_name: `Worker ${i}`,
+    email: `worker${i}@example.com`,
+    employment_type: 'full_time',
+    pay_group: 'default',
+    pay_schedule: 'biweekly',
+    start_date: '2026-01-05',
+    status: 'active',
+    bank_account: bank && {
+      account_type: 'checking',
+      routing_number: '021000021',
+      account_number_last4: '6789',
+      account_number_ciphertext: `ciphertext-${i}`,
+      status: 'active',
+      status_reason: null,
+      corrected_at: null,
+      account_ref: null,
+      ...bank,
+    },
+    version: 1,
+    created_at: at,
+    updated_at: at,
+    removed_at: null,
+    ...overrides,
   };
 }
