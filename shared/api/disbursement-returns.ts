@@ -40,17 +40,19 @@ const outcomes = z
   .meta({ id: 'BankReportOutcomes' });
 
 const TRACE = '021000020000001';
-const EXAMPLE_FILE = writeReturnFile('021000021', '011000015', '1234567890', new Date('2026-11-24T14:05:00Z'), [
-  {
-    originalTrace: TRACE,
-    code: 'R03',
-    amountCents: 258_950,
-    routingNumber: '011000015',
-    accountLast4: '6789',
-    accountType: 'checking',
-    individualId: EXAMPLE_IDS.employee.slice(-15),
-  },
-]);
+/** Built when the document is (a getter below), not at a cold start. */
+const exampleFile = () =>
+  writeReturnFile('021000021', '011000015', '1234567890', new Date('2026-11-24T14:05:00Z'), [
+    {
+      originalTrace: TRACE,
+      code: 'R03',
+      amountCents: 258_950,
+      routingNumber: '011000015',
+      accountLast4: '6789',
+      accountType: 'checking',
+      individualId: EXAMPLE_IDS.employee.slice(-15),
+    },
+  ]);
 
 export const disbursementReturnRoutes = routes('returns', {
   postDisbursementReturns: {
@@ -78,7 +80,9 @@ The whole report is checked before any of it is applied: a malformed file is 400
       text: {
         description:
           "The bank's NACHA return / notification-of-change file as it is: 94-character records, return entries with addenda type 99, COR batches with addenda type 98",
-        example: EXAMPLE_FILE,
+        get example() {
+          return exampleFile();
+        },
       },
     },
     success: [

@@ -101,6 +101,16 @@ describe('function bundles', () => {
       expect(code).not.toContain(marker);
   });
 
+  it("writes no chunk of the SDK's browser user-agent parser, which no Node code path loads", () => {
+    for (const bundle of bundles) {
+      const files = codeFiles(bundle.asset).map((file) => relative(bundle.asset, file));
+      expect({ entry: bundle.entry, bowser: files.filter((f) => /bowser/i.test(f)) }).toEqual({
+        entry: bundle.entry,
+        bowser: [],
+      });
+    }
+  });
+
   it(`keeps what each function loads at a cold start within ${BUNDLE_LIMIT / KB} KB`, () => {
     const sizes = bundles.map((b) => ({
       entry: b.entry,
