@@ -12,23 +12,32 @@ import {
   RestApi,
 } from 'aws-cdk-lib/aws-apigateway';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
+import { SERVICE_NAME } from '../shared/adapters/metric-names.js';
 import { TABLE_ACCESS } from '../shared/api/table-access.js';
 import type { FunctionName, RouteDef } from '../shared/api/route.js';
 import { functionsOf, ROUTES } from '../shared/api/routes.js';
 import { AuditLogIngestion } from './constructs/audit-log-ingestion.js';
-import { PayrollFunction } from './constructs/payroll-function.js';
+import { Alarms } from './constructs/monitoring.js';
+import { acknowledgeLogGroup, PayrollFunction } from './constructs/payroll-function.js';
 import { grantAccess, grantTable, type ServiceResources } from './constructs/service-access.js';
 import { StageWebAcl, webAclSettings } from './constructs/web-acl.js';
 import type { DeploymentEnvironment } from './stateful-stack.js';
 import { accessOf, apiHandlerOf } from './lambda-functions.js';
-import { pascal } from './names.js';
+import { controlTower, deploymentName, pascal } from './names.js';
 
-export const SERVICE_NAME = 'payroll-api';
-
-/** What every function of the service is told, whatever it is granted. */
-export function baseEnvironment(environment: DeploymentEnvironment): Record<string, string> {
-  return { POWERTOOLS_SERVICE_NAME: SERVICE_NAME, PAYROLL_ENVIRONMENT: environment };
+/**
+ * What every function of the service is told, whatever it is granted: its environment, and the service name and
+ * namespace Powertools stamps on its log lines and business metrics (one namespace per deployment, the alarms and
+ * the dashboard read the metrics there: constructs/monitoring.ts).
+ */
+export function baseEnvironment(environment: DeploymentEnvironment, stage: string): Record<string, string> {
+  return {
+    POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+    POWERTOOLS_METRICS_NAMESPACE: deploymentName(environment, stage),
+    PAYROLL_ENVIRONMENT: environment,
+  };
 }
 
 /** The stage-wide ceiling in front of the per-token rate limits the handlers enforce. */
@@ -37,6 +46,8 @@ export const STAGE_THROTTLING = { rateLimit: 1000, burstLimit: 2000 } as const;
 export interface ApiStackProps extends StackProps, ServiceResources {
   readonly environment: DeploymentEnvironment;
   readonly stage: string;
+  /** The deployment's alarm topic (stateful stack): every alarm of this stack notifies it. */
+  readonly alarmTopic: ITopic;
   /** @default ROUTES; the tests pass a table that uses every kind of access. */
   readonly routes?: readonly RouteDef[];
   /**
@@ -77,12 +88,16 @@ export class ApiStack extends Stack {
     super(scope, id, props);
     this.props = props;
     const production = props.environment === 'production';
-    const removalPolicy = production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+    // Logs and parked audit lines are kept when the stack goes, but not by a create that rolls back: the route log
+    // groups have fixed names, and one kept from a failed first create would make the next create fail ("already
+    // exists"). Nothing in them is worth keeping then.
+    const removalPolicy = production ? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE : RemovalPolicy.DESTROY;
 
     const accessLogs = new LogGroup(this, 'AccessLogs', {
       retention: production ? RetentionDays.ONE_YEAR : RetentionDays.ONE_MONTH,
       removalPolicy,
     });
+    acknowledgeLogGroup(accessLogs, production);
 
     // CORS (shared/http/cors.ts): every function stamps the origin on its answers, and the fallback, which already
     // gets every method no route claims, answers the preflights. API Gateway's own preflight mocks would add an
@@ -189,6 +204,12 @@ export class ApiStack extends Stack {
 
     Validations.of(this.api).acknowledge(
       {
+        // The functions' invoke permissions, one per function (LambdaIntegration), are children of the API.
+        id: controlTower('lambda_function_public_access_prohibited_check'),
+        reason:
+          "Each function's invoke permission names API Gateway with this API's execute-api ARN as SourceArn, rendered as an Fn::Join the rule does not read as a value: only this API may invoke the function.",
+      },
+      {
         id: 'AwsSolutions-APIG2',
         reason:
           "Each handler validates its body, query and path with zod and answers every problem at once in the service's JSON error envelope; an API Gateway validator would answer first, in another shape, with one problem.",
@@ -229,6 +250,11 @@ export class ApiStack extends Stack {
       });
     }
 
+    const alarms = new Alarms(this, 'Alarms', props.alarmTopic);
+    alarms.notify(this.auditLog.failureAlarm);
+    alarms.api(this.api.deploymentStage);
+    alarms.functions([...Object.values(this.functions), this.auditLog.function]);
+
     // RestApi's own output ends in a slash; one URL output, in the form clients append /v1/… to, is enough.
     this.api.node.tryRemoveChild('Endpoint');
     this.apiUrl = Fn.join('', [
@@ -244,10 +270,13 @@ export class ApiStack extends Stack {
     new CfnOutput(this, 'ApiUrl', { value: this.apiUrl, description: 'Base URL: clients call <ApiUrl>/v1/…' });
     new CfnOutput(this, 'RestApiId', { value: this.api.restApiId });
     new CfnOutput(this, 'AccessLogGroupName', { value: accessLogs.logGroupName });
+    // For the audit failure runbook (docs/deploy.md): replay a parked batch into the ingest function.
+    new CfnOutput(this, 'AuditIngestFunctionName', { value: this.auditLog.function.function.functionName });
+    new CfnOutput(this, 'AuditFailuresQueueUrl', { value: this.auditLog.failures.queueUrl });
   }
 
   private baseEnvironment(): Record<string, string> {
-    return baseEnvironment(this.props.environment);
+    return baseEnvironment(this.props.environment, this.props.stage);
   }
 
   /** The functions that answer HTTP also stamp the CORS origin on every answer. */

@@ -1,9 +1,26 @@
-import { resolve } from 'node:path';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { App, Aspects, Tags, Validations } from 'aws-cdk-lib';
+import { CfnGuardValidator } from '@cdklabs/cdk-validator-cfnguard';
+import {
+  App,
+  Aspects,
+  type IPolicyValidationContext,
+  type IPolicyValidationPlugin,
+  type PolicyValidationPluginReport,
+  Stack,
+  Tags,
+  Validations,
+} from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { ApiStack, SERVICE_NAME } from './api-stack.js';
+import { SERVICE_NAME } from '../shared/adapters/metric-names.js';
+import { TABLE_DEFINITION } from '../shared/data/table-definition.js';
+import { ApiStack } from './api-stack.js';
+import { OperationsDashboard } from './constructs/monitoring.js';
 import { DashboardStack } from './dashboard-stack.js';
+import { deploymentName } from './names.js';
 import { BankAccountKeyRoles, type DeploymentEnvironment, StatefulStack } from './stateful-stack.js';
 import { WorkersStack } from './workers-stack.js';
 
@@ -12,6 +29,8 @@ export interface DeploymentContext {
   readonly stage: string;
   /** `-c corsAllowOrigin=https://…`: the one origin browsers may call the API from; `*` when absent (api-stack.ts). */
   readonly corsAllowOrigin?: string;
+  /** `-c alarmEmail=ops@example.com`: subscribed to the deployment's alarm topic (constructs/monitoring.ts). */
+  readonly alarmEmail?: string;
 }
 
 /**
@@ -36,7 +55,16 @@ export function deploymentContext(app: App): DeploymentContext {
       `Context "corsAllowOrigin" must be * or an https origin such as https://dashboard.example.com; got "${String(cors)}"`,
     );
   }
-  return { environment, stage, ...(typeof cors === 'string' && { corsAllowOrigin: cors }) };
+  const email = app.node.tryGetContext('alarmEmail') as unknown;
+  if (email !== undefined && !(typeof email === 'string' && /^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email))) {
+    throw new Error(`Context "alarmEmail" must be an e-mail address such as ops@example.com; got "${String(email)}"`);
+  }
+  return {
+    environment,
+    stage,
+    ...(typeof cors === 'string' && { corsAllowOrigin: cors }),
+    ...(typeof email === 'string' && { alarmEmail: email }),
+  };
 }
 
 export interface PayrollStacks {
@@ -44,6 +72,8 @@ export interface PayrollStacks {
   readonly api: ApiStack;
   readonly workers: WorkersStack;
   readonly dashboard: DashboardStack;
+  /** The deployment's CloudWatch dashboard, alone in its stack (constructs/monitoring.ts says why). */
+  readonly monitoring: Stack;
 }
 
 /**
@@ -54,14 +84,15 @@ export interface PayrollStacks {
  * and the same templates deploy to whichever account and region the CLI's credentials point at.
  */
 export function addPayrollStacks(app: App): PayrollStacks {
-  const { environment, stage, corsAllowOrigin } = deploymentContext(app);
-  const prefix = `Payroll-${environment}-${stage}`;
+  const { environment, stage, corsAllowOrigin, alarmEmail } = deploymentContext(app);
+  const prefix = deploymentName(environment, stage);
 
   const stateful = new StatefulStack(app, `${prefix}-Stateful`, {
     stackName: `${prefix}-Stateful`,
     description: `Payroll API ${environment}/${stage}: key, table, bucket, queues, secrets`,
     environment,
     stage,
+    alarmEmail,
     terminationProtection: environment === 'production',
   });
   const resources = {
@@ -70,6 +101,7 @@ export function addPayrollStacks(app: App): PayrollStacks {
     disbursementBucket: stateful.disbursementBucket,
     signingSecret: stateful.signingSecret,
     queues: { payroll: stateful.queues.payroll.queue, webhooks: stateful.queues.webhooks.queue },
+    alarmTopic: stateful.alarmTopic,
   };
   const api = new ApiStack(app, `${prefix}-Api`, {
     stackName: `${prefix}-Api`,
@@ -97,6 +129,25 @@ export function addPayrollStacks(app: App): PayrollStacks {
     api: { apiUrl: api.apiUrl, restApiId: api.api.restApiId },
   });
 
+  const monitoring = new Stack(app, `${prefix}-Monitoring`, {
+    stackName: `${prefix}-Monitoring`,
+    description: `Payroll API ${environment}/${stage}: CloudWatch dashboard`,
+  });
+  const { payroll, webhooks } = stateful.queues;
+  new OperationsDashboard(monitoring, 'Operations', {
+    deployment: prefix,
+    api: { name: api.api.restApiName, stage },
+    functions: [...Object.values(api.functions), api.auditLog.function, ...Object.values(workers.functions)],
+    queues: { [payroll.node.id]: payroll.queue, [webhooks.node.id]: webhooks.queue },
+    parked: {
+      [`${payroll.node.id} DLQ`]: payroll.deadLetterQueue,
+      [`${webhooks.node.id} DLQ`]: webhooks.deadLetterQueue,
+      'Audit log failures': api.auditLog.failures,
+    },
+    table: stateful.table,
+    indexes: TABLE_DEFINITION.globalSecondaryIndexes.map((i) => i.indexName),
+  });
+
   // The roles granted bank account key use go under the IAM path the key policy admits (stateful-stack.ts).
   Aspects.of(app).add(new BankAccountKeyRoles(environment, stage));
 
@@ -109,8 +160,86 @@ export function addPayrollStacks(app: App): PayrollStacks {
   // (`Validations.of(construct).acknowledge`) sit next to the resource they concern, each with its reason, and
   // are also written into the templates' metadata for auditors.
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { writeSuppressionsToCloudFormation: true }));
+  // AWS Control Tower's proactive controls, by cfn-guard, on the same terms: acknowledged next to the resource, with
+  // `controlTower('<rule>')` (names.ts) as the id.
+  Validations.of(app).addPlugins(new ControlTowerChecks());
 
-  return { stateful, api, workers, dashboard };
+  return { stateful, api, workers, dashboard, monitoring };
+}
+
+/**
+ * The Control Tower rules cfn-guard runs (shipped with the validator), with the resource types each reports on (its
+ * "Reports on" header; failing that, every type it mentions).
+ */
+const CONTROL_TOWER_RULES = (() => {
+  const dir = join(
+    dirname(createRequire(import.meta.url).resolve('@cdklabs/cdk-validator-cfnguard/package.json')),
+    'rules/control-tower/cfn-guard',
+  );
+  const typesIn = (text: string) => [...text.matchAll(/AWS::\w+::\w+/g)].map((m) => m[0]);
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.guard'))
+    .map((file) => {
+      const text = readFileSync(join(dir, file), 'utf8');
+      const reportsOn = typesIn(/Reports on:([\s\S]*?)Evaluates:/.exec(text)?.[1] ?? '');
+      return { name: basename(file, '.guard'), types: reportsOn.length > 0 ? reportsOn : typesIn(text) };
+    });
+})();
+
+/** Findings by template, as checked: the tests synthesize the same stack in several apps. */
+const guardFindings = new Map<string, PolicyValidationPluginReport['violations']>();
+
+/**
+ * cfn-guard with the Control Tower rules, reporting under the validator's own name (so `cdk-validator-cfnguard::…`
+ * acknowledges its findings). cfn-guard's time grows with rules × template size (over 20 s a synth for all of them
+ * at once), so each template is checked on its own, without its metadata (cdk-nag's and CDK's, which no rule
+ * reads), by the rules that report on a resource type it holds: any other rule would skip every resource in it.
+ */
+export class ControlTowerChecks implements IPolicyValidationPlugin {
+  readonly name = 'cdk-validator-cfnguard';
+
+  validate(context: IPolicyValidationContext): PolicyValidationPluginReport {
+    const dir = mkdtempSync(join(tmpdir(), 'cfn-guard-'));
+    try {
+      const violations = context.templatePaths.flatMap((path) => {
+        const template = JSON.parse(readFileSync(path, 'utf8')) as {
+          Resources?: Record<string, { Type: string; Metadata?: unknown }>;
+        };
+        const resources = Object.values(template.Resources ?? {});
+        for (const resource of resources) delete resource.Metadata;
+        const types = new Set(resources.map((r) => r.Type));
+        const disabledRules = CONTROL_TOWER_RULES.filter(
+          (rule) => rule.types.length > 0 && !rule.types.some((type) => types.has(type)),
+        ).map((rule) => rule.name);
+        if (disabledRules.length === CONTROL_TOWER_RULES.length) return [];
+        const checked = `${basename(path)}\n${JSON.stringify(template)}`;
+        let found = guardFindings.get(checked);
+        if (!found) {
+          const copy = join(dir, basename(path));
+          writeFileSync(copy, JSON.stringify(template));
+          found = new CfnGuardValidator({ disabledRules }).validate({ ...context, templatePaths: [copy] }).violations;
+          guardFindings.set(checked, found);
+        }
+        // Severity set, so that CDK still fails the synth on what no acknowledgment covers (once it has applied the
+        // acknowledgments, it counts a violation without one as a warning); and only locations in a resource: the
+        // validator also reports the literal a failed comparison expected, which points at no resource.
+        return found.map((violation) => {
+          const located = violation.violatingResources.filter((r) => r.resourceLogicalId !== undefined);
+          return {
+            ...violation,
+            severity: 'error',
+            violatingResources: (located.length > 0 ? located : violation.violatingResources).map((r) => ({
+              ...r,
+              templatePath: path,
+            })),
+          };
+        });
+      });
+      return { success: violations.length === 0, violations };
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
 }
 
 const invokedDirectly =

@@ -22,12 +22,15 @@ import {
 import { S3BucketOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
 import { BlockPublicAccess, Bucket, BucketEncryption, type CfnBucket, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { BucketDeployment, CacheControl, Source } from 'aws-cdk-lib/aws-s3-deployment';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct, IConstruct } from 'constructs';
 import { bundleDashboardSync, DASHBOARD_DIR, type DashboardConfig, writeDashboard } from '../dashboard/build.js';
 import { ASSET_CACHE_CONTROL, dashboardCsp, PAGE_CACHE_CONTROL } from './dashboard-headers.js';
 import type { DeploymentEnvironment } from './stateful-stack.js';
-import { logBucket } from './constructs/log-bucket.js';
+import { acknowledgeAutoDeleteObjects, logBucket } from './constructs/log-bucket.js';
 import { bundledLocally } from './constructs/local-bundling.js';
+import { acknowledgeLogGroup } from './constructs/payroll-function.js';
+import { controlTower } from './names.js';
 
 export interface DashboardStackProps extends StackProps {
   readonly environment: DeploymentEnvironment;
@@ -73,6 +76,32 @@ export class DashboardStack extends Stack {
       removalPolicy: RemovalPolicy.DESTROY,
       autoDeleteObjects: true,
     });
+    const rebuilt = 'Every deployment rebuilds its content from the repository';
+    Validations.of(this.siteBucket).acknowledge(
+      {
+        id: controlTower('s3_bucket_versioning_enabled_check'),
+        reason: `${rebuilt}, which is its history; old versions of public pages would only accumulate.`,
+      },
+      {
+        id: controlTower('s3_lifecycle_policy_check'),
+        reason: `${rebuilt}; the hashed assets of earlier builds are kept on purpose, for pages still open in a browser, and nothing tells a stale one from a live one by age.`,
+      },
+      {
+        id: controlTower('s3_bucket_default_encryption_kms_check'),
+        reason:
+          'The bucket holds the static build of a public single-page application (no data); S3-managed keys keep CloudFront able to read it without a key policy for CloudFront.',
+      },
+      {
+        id: controlTower('s3_bucket_object_lock_enabled_check'),
+        reason: `${rebuilt} and replaces its pages; Object Lock would forbid that, and the stack empties the bucket when it is deleted.`,
+      },
+      {
+        id: controlTower('s3_event_notifications_enabled_check'),
+        reason:
+          'Nothing reacts to a new file: CloudFront serves the files and the deployment invalidates what it changed.',
+      },
+    );
+    acknowledgeAutoDeleteObjects(this);
 
     const apiOrigin = `https://${props.api.restApiId}.execute-api.${this.region}.${this.urlSuffix}`;
     this.responseHeadersPolicy = new ResponseHeadersPolicy(this, 'SecurityHeaders', {
@@ -119,6 +148,20 @@ export class DashboardStack extends Stack {
         id: 'AwsSolutions-CFR4',
         reason:
           'The distribution uses its *.cloudfront.net domain, whose default certificate cannot set a minimum TLS version; a custom domain with an ACM certificate and TLSv1.2_2021 is the production rollout’s choice.',
+      },
+      ...[
+        'cloudfront_custom_ssl_certificate_check',
+        'cloudfront_sni_enabled_check',
+        'cloudfront_security_policy_check',
+      ].map((rule) => ({
+        id: controlTower(rule),
+        reason:
+          'The distribution uses its *.cloudfront.net domain and CloudFront’s default certificate, which has no SNI or security-policy setting; a custom domain with an ACM certificate (SNI, TLSv1.2_2021) is the production rollout’s choice.',
+      })),
+      {
+        id: controlTower('cloudfront_origin_failover_enabled_check'),
+        reason:
+          'One static origin in one bucket, cached by CloudFront; a replicated second bucket and an origin group are out of proportion for a developer dashboard whose API is itself in one region.',
       },
     );
     this.url = `https://${this.distribution.distributionDomainName}`;
@@ -206,6 +249,13 @@ function acknowledgeDeploymentHandler(stack: Stack, siteBucket: Bucket): void {
         reason:
           'CDK’s BucketDeployment function runs the Python runtime CDK pins for it (it bundles the AWS CLI layer), not one this project chooses.',
       },
+      {
+        id: controlTower('lambda_inside_vpc_check'),
+        reason:
+          'CDK’s BucketDeployment function copies the site from CDK’s staging bucket into the site bucket and invalidates the distribution, on public endpoints; it reaches nothing in a VPC.',
+      },
     );
+    const logGroup = handler.node.tryFindChild('LogGroup');
+    if (logGroup instanceof LogGroup) acknowledgeLogGroup(logGroup, true);
   }
 }

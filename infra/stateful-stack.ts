@@ -22,14 +22,16 @@ import {
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { Topic } from 'aws-cdk-lib/aws-sns';
 import type { Construct, IConstruct } from 'constructs';
 import type { KeyPurpose } from '../shared/adapters/envelope-encryption.js';
 import { WORK_FILE_PREFIX } from '../shared/adapters/object-store.js';
 import { QUEUE_DEFINITIONS, TABLE_DEFINITION } from '../shared/data/table-definition.js';
 import type { PayrollFunction } from './constructs/payroll-function.js';
 import { QueueWithDlq } from './constructs/queue-with-dlq.js';
-import { logBucket } from './constructs/log-bucket.js';
-import { pascal } from './names.js';
+import { acknowledgeAutoDeleteObjects, logBucket } from './constructs/log-bucket.js';
+import { Alarms, alarmTopic } from './constructs/monitoring.js';
+import { controlTower, deploymentName, pascal } from './names.js';
 
 /** Days the disbursement bucket keeps an object version after a write replaced it or a delete hid it. */
 export const NONCURRENT_VERSION_DAYS = 30;
@@ -231,12 +233,22 @@ export function bankAccountKeyDeny(scope: Construct): boolean {
 export interface StatefulStackProps extends StackProps {
   readonly environment: DeploymentEnvironment;
   readonly stage: string;
+  /** `-c alarmEmail=…`: the address the alarm topic mails (app.ts). */
+  readonly alarmEmail?: string;
 }
 
 /**
  * Everything that holds data (key, table, bucket, queues, the signing secret), apart from the stateless API so
- * the API can be torn down and redeployed freely. In production every resource here is retained on delete and
- * the table refuses deletion; a sandbox cleans up after itself.
+ * the API can be torn down and redeployed freely, and the deployment's alarm topic. In production every resource
+ * holding data is retained on delete and the table refuses deletion; a sandbox cleans up after itself.
+ *
+ * Retained, but not by a create that rolls back: none of these resources has a fixed name, so what a failed first
+ * create leaves behind never blocks the next one, but it is left behind. Where CloudFormation can delete it on a
+ * rollback (the key, the queues, the secret: empty, since nothing reaches them before the API and workers stacks
+ * exist), `RETAIN_ON_UPDATE_OR_DELETE` (DeletionPolicy RetainExceptOnCreate) has it deleted. The table and the
+ * buckets keep plain RETAIN: a rollback cannot delete a table with deletion protection, nor a bucket that access
+ * logs have already reached, and a failed delete would leave the stack in ROLLBACK_FAILED. After a failed first
+ * create of production, delete those by hand (they are empty).
  */
 export class StatefulStack extends Stack {
   readonly key: Key;
@@ -245,19 +257,27 @@ export class StatefulStack extends Stack {
   readonly accessLogsBucket: Bucket;
   readonly queues: Record<QueueName, QueueWithDlq>;
   readonly signingSecret: Secret;
+  /** Every alarm of the deployment notifies it (constructs/monitoring.ts). */
+  readonly alarmTopic: Topic;
 
   constructor(scope: Construct, id: string, props: StatefulStackProps) {
     super(scope, id, props);
     const production = props.environment === 'production';
     const removalPolicy = production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+    const retainExceptOnCreate = production ? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE : RemovalPolicy.DESTROY;
 
     this.key = new Key(this, 'Key', {
       description: `Payroll ${props.environment}/${props.stage}: bank account envelope encryption, the table, disbursement files`,
       alias: `alias/payroll-${props.environment}-${props.stage}`,
       enableKeyRotation: true,
-      removalPolicy,
+      removalPolicy: retainExceptOnCreate,
       pendingWindow: Duration.days(production ? 30 : 7),
       policy: keyPolicy(props.environment, props.stage, bankAccountKeyDeny(this)),
+    });
+    Validations.of(this.key).acknowledge({
+      id: controlTower('kms_create_grant_aws_service_check'),
+      reason:
+        'The key policy lets no principal create a grant except the account for an AWS resource (GrantsForAwsResourcesOnly, kms:GrantIsForAWSResource), and grants nothing else that could: every grant is already one an AWS service creates for its resource.',
     });
 
     this.table = new Table(this, 'Table', {
@@ -315,10 +335,28 @@ export class StatefulStack extends Stack {
           expiration: Duration.days(WORK_FILE_DAYS),
           noncurrentVersionExpiration: Duration.days(1),
         },
+        // No rule for the runs' own objects (`payrolls/<org>/<run>/…`: the submitted body, chunks, the NACHA file):
+        // they are the run's record for as long as the run is kept. A body stored by a submit that then failed is
+        // deleted by that request (its version then expires with the rule above); only when that delete fails too is
+        // a body left that no record points at, and it can only be told from a live one by looking the run up
+        // (docs/deploy.md, "Work files").
       ],
       removalPolicy,
       autoDeleteObjects: !production,
     });
+    Validations.of(this.disbursementBucket).acknowledge(
+      {
+        id: controlTower('s3_event_notifications_enabled_check'),
+        reason:
+          'The service writes and reads its objects itself, through the run records and the payroll queue; nothing reacts to an object appearing in the bucket.',
+      },
+      {
+        id: controlTower('s3_bucket_object_lock_enabled_check'),
+        reason:
+          'The processor deletes its work files when a run ends and the lifecycle expires leftovers and old versions; Object Lock would keep them. Versioning already protects every object against overwrite and deletion for 30 days.',
+      },
+    );
+    acknowledgeAutoDeleteObjects(this);
 
     this.queues = Object.fromEntries(
       (Object.entries(QUEUE_DEFINITIONS) as [QueueName, (typeof QUEUE_DEFINITIONS)[QueueName]][]).map(([name, def]) => [
@@ -326,7 +364,7 @@ export class StatefulStack extends Stack {
         new QueueWithDlq(this, pascal(def.name), {
           visibilityTimeout: Duration.seconds(def.visibilityTimeoutSeconds),
           maxReceiveCount: def.maxReceiveCount,
-          removalPolicy,
+          removalPolicy: retainExceptOnCreate,
         }),
       ]),
     ) as Record<QueueName, QueueWithDlq>;
@@ -336,13 +374,25 @@ export class StatefulStack extends Stack {
     this.signingSecret = new Secret(this, 'SigningSecret', {
       description: `Payroll ${props.environment}/${props.stage}: HMAC secret that signs page tokens`,
       generateSecretString: { passwordLength: 64, excludePunctuation: true, includeSpace: false },
-      removalPolicy,
+      removalPolicy: retainExceptOnCreate,
     });
     Validations.of(this.signingSecret).acknowledge({
       id: 'AwsSolutions-SMG4',
       reason:
         'The secret only signs short-lived pagination tokens (no authentication, no data access); rotating it would just invalidate the page tokens in flight, so it is rotated by hand when needed.',
     });
+
+    this.alarmTopic = alarmTopic(this, 'AlarmTopic', {
+      deployment: deploymentName(props.environment, props.stage),
+      email: props.alarmEmail,
+    });
+    const alarms = new Alarms(this, 'Alarms', this.alarmTopic);
+    alarms.notify(...Object.values(this.queues).map((q) => q.deadLetterAlarm));
+    alarms.payrollQueueAge(this.queues.payroll.queue);
+    alarms.tableThrottles(
+      this.table,
+      TABLE_DEFINITION.globalSecondaryIndexes.map((i) => i.indexName),
+    );
 
     // The operator CLI (`npm run admin -- … --stack <this stack>`) finds the table through these output keys.
     new CfnOutput(this, 'TableName', { value: this.table.tableName });

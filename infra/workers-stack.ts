@@ -1,16 +1,21 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { QUEUE_DEFINITIONS } from '../shared/data/table-definition.js';
 import { baseEnvironment } from './api-stack.js';
+import { Alarms } from './constructs/monitoring.js';
 import { PayrollProcessor } from './constructs/payroll-processor.js';
 import type { PayrollFunction } from './constructs/payroll-function.js';
 import type { ServiceResources } from './constructs/service-access.js';
 import { WebhookDeliverer } from './constructs/webhook-deliverer.js';
+import { deploymentName } from './names.js';
 import type { DeploymentEnvironment } from './stateful-stack.js';
 
 export interface WorkersStackProps extends StackProps, ServiceResources {
   readonly environment: DeploymentEnvironment;
   readonly stage: string;
+  /** The deployment's alarm topic (stateful stack): every alarm of this stack notifies it. */
+  readonly alarmTopic: ITopic;
 }
 
 /**
@@ -27,25 +32,33 @@ export class WorkersStack extends Stack {
   constructor(scope: Construct, id: string, props: WorkersStackProps) {
     super(scope, id, props);
     const production = props.environment === 'production';
+    // Logs kept when the stack goes, but not by a create that rolls back (api-stack.ts says why).
+    const removalPolicy = production ? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE : RemovalPolicy.DESTROY;
+    const environment = baseEnvironment(props.environment, props.stage);
 
     this.payroll = new PayrollProcessor(this, 'Payroll', {
       resources: props,
       queueVisibilityTimeout: Duration.seconds(QUEUE_DEFINITIONS.payroll.visibilityTimeoutSeconds),
-      environment: baseEnvironment(props.environment),
-      removalPolicy: production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+      environment,
+      removalPolicy,
     });
     this.webhooks = new WebhookDeliverer(this, 'Webhooks', {
       resources: props,
       queueVisibilityTimeout: Duration.seconds(QUEUE_DEFINITIONS.webhooks.visibilityTimeoutSeconds),
       maxReceiveCount: QUEUE_DEFINITIONS.webhooks.maxReceiveCount,
-      environment: baseEnvironment(props.environment),
-      removalPolicy: production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+      environment,
+      removalPolicy,
     });
     this.functions = {
       processor: this.payroll.processor,
       sweeper: this.payroll.sweeper,
       deliverer: this.webhooks.deliverer,
     };
+
+    const alarms = new Alarms(this, 'Alarms', props.alarmTopic);
+    alarms.functions(Object.values(this.functions));
+    // Any run that ends failed, whichever function publishes it (shared/adapters/metric-names.ts).
+    alarms.payrollsFailed(deploymentName(props.environment, props.stage));
 
     new CfnOutput(this, 'ProcessorFunctionName', { value: this.payroll.processor.function.functionName });
     new CfnOutput(this, 'ProcessorLogGroupName', { value: this.payroll.processor.logGroup.logGroupName });

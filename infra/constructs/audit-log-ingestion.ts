@@ -6,11 +6,13 @@ import { type CfnLogGroup, FilterPattern, type IFilterPattern } from 'aws-cdk-li
 import { LambdaDestination } from 'aws-cdk-lib/aws-logs-destinations';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { RUNBOOK } from './monitoring.js';
 import { ParkingQueue } from './parking-queue.js';
 import { PayrollFunction } from './payroll-function.js';
 import { grantTable, type ServiceResources } from './service-access.js';
 import { WORKER_HANDLERS } from '../lambda-functions.js';
 import { TABLE_ACCESS } from '../../shared/api/table-access.js';
+import { controlTower } from '../names.js';
 
 /** The audit lines of shared/adapters/audit-sink.ts, and nothing else a function logs. */
 export const AUDIT_FILTER_PATTERN: IFilterPattern = FilterPattern.stringValue('$.audit_event', '=', 'request');
@@ -50,7 +52,7 @@ export class AuditLogIngestion extends Construct {
     super(scope, id);
 
     const parked = new ParkingQueue(this, 'Failures', {
-      alarmDescription: `Audit log deliveries failed to reach the table and wait in ${this.node.path}/Failures: fix the cause, then invoke the ingest function again with each message's requestPayload.`,
+      alarmDescription: `Audit log deliveries failed to reach the table and wait in ${this.node.path}/Failures: fix the cause, then invoke the ingest function again with each message's requestPayload. ${RUNBOOK}.`,
       removalPolicy: props.removalPolicy,
     });
     this.failures = parked.queue;
@@ -88,6 +90,15 @@ export class AuditLogIngestion extends Construct {
         arnFormat: ArnFormat.COLON_RESOURCE_NAME,
       }),
     });
+    const permission = this.function.function.node.findChild('LogsInvoke');
+    Validations.of(permission).acknowledge({
+      id: controlTower('lambda_function_public_access_prohibited_check'),
+      reason:
+        "The permission names CloudWatch Logs with this account (SourceAccount) and this stack's route log groups (SourceArn), both rendered as references the rule does not read as values; it admits no other caller.",
+    });
+    // Without CDK's own permission (addPermissions: false) CDK no longer orders each subscription after the one
+    // above, and CloudWatch Logs refuses a subscription it cannot yet invoke ("Could not execute the lambda
+    // function"): a fresh stack could fail on that race. So each subscription depends on the permission.
     const destination = new LambdaDestination(this.function.function, { addPermissions: false });
     for (const source of props.sources) {
       if (!(source.logGroup.node.defaultChild as CfnLogGroup).logGroupName?.startsWith(props.sourceLogGroupPrefix)) {
@@ -95,11 +106,13 @@ export class AuditLogIngestion extends Construct {
           `${source.node.path}: its log group is not named under ${props.sourceLogGroupPrefix}, so the ingest function could not be invoked from it`,
         );
       }
-      source.logGroup.addSubscriptionFilter('AuditLog', {
-        destination,
-        filterPattern: AUDIT_FILTER_PATTERN,
-        filterName: 'audit-log',
-      });
+      source.logGroup
+        .addSubscriptionFilter('AuditLog', {
+          destination,
+          filterPattern: AUDIT_FILTER_PATTERN,
+          filterName: 'audit-log',
+        })
+        .node.addDependency(permission);
     }
   }
 }

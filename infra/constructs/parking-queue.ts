@@ -1,7 +1,8 @@
-import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { controlTower } from '../names.js';
 
 export interface ParkingQueueProps {
   /** What the alarm tells the operator to do with a parked message. */
@@ -28,6 +29,11 @@ export class ParkingQueue extends Construct {
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
       removalPolicy: props.removalPolicy,
+    });
+    Validations.of(this.queue).acknowledge({
+      id: controlTower('sqs_dlq_check'),
+      reason:
+        'This queue is where failed work is parked for an operator (a dead-letter queue or a failure destination); nothing consumes it automatically, so a dead-letter queue behind it would never receive anything.',
     });
     this.alarm = new Alarm(this, 'Alarm', {
       alarmDescription: props.alarmDescription,

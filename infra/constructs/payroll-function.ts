@@ -13,6 +13,7 @@ import { Construct } from 'constructs';
 import { bundleFunction } from '../bundling/bundle-function.js';
 import { REPO_ROOT } from '../bundling/options.js';
 import { bundleSpecOf } from '../lambda-functions.js';
+import { controlTower } from '../names.js';
 import { bundledLocally } from './local-bundling.js';
 
 export interface PayrollFunctionProps {
@@ -24,7 +25,11 @@ export interface PayrollFunctionProps {
   readonly memorySize?: number;
   /** @default 29 seconds, API Gateway's integration limit, so a function never outlives its caller */
   readonly timeout?: Duration;
-  /** What happens to the function's log group when the stack is deleted. */
+  /**
+   * What happens to the function's log group when the stack is deleted. Its retention follows the environment the
+   * function is told (`PAYROLL_ENVIRONMENT`): a year in production, where the logs are payroll records (the audit
+   * lines among them), a month in a sandbox.
+   */
   readonly removalPolicy: RemovalPolicy;
   /** The log group's name; by default one CloudFormation generates. */
   readonly logGroupName?: string;
@@ -51,11 +56,13 @@ export class PayrollFunction extends Construct implements IGrantable {
     super(scope, id);
     this.handler = props.handler;
 
+    const production = props.environment?.PAYROLL_ENVIRONMENT === 'production';
     this.logGroup = new LogGroup(this, 'LogGroup', {
       logGroupName: props.logGroupName,
-      retention: RetentionDays.ONE_MONTH,
+      retention: production ? RetentionDays.ONE_YEAR : RetentionDays.ONE_MONTH,
       removalPolicy: props.removalPolicy,
     });
+    acknowledgeLogGroup(this.logGroup, production);
 
     // An explicit role instead of the default AWSLambdaBasicExecutionRole, whose log permissions cover every
     // log group in the account.
@@ -92,11 +99,18 @@ export class PayrollFunction extends Construct implements IGrantable {
       },
     });
 
-    Validations.of(this.function).acknowledge({
-      id: 'AwsSolutions-L1',
-      reason:
-        'nodejs22.x is the runtime fixed for every function and the one the bundles target (node22); moving to nodejs24.x is a deliberate, tested upgrade, not a side effect of a CDK bump.',
-    });
+    Validations.of(this.function).acknowledge(
+      {
+        id: 'AwsSolutions-L1',
+        reason:
+          'nodejs22.x is the runtime fixed for every function and the one the bundles target (node22); moving to nodejs24.x is a deliberate, tested upgrade, not a side effect of a CDK bump.',
+      },
+      {
+        id: controlTower('lambda_inside_vpc_check'),
+        reason:
+          'No function reaches anything inside a VPC: DynamoDB, S3, SQS, KMS and Secrets Manager are called on their public endpoints under IAM, and the webhook deliverer must reach customer endpoints on the internet (SSRF is refused in code). A VPC would add NAT gateways and endpoints and protect nothing the roles do not.',
+      },
+    );
     const defaultPolicy = this.role.node.tryFindChild('DefaultPolicy');
     if (defaultPolicy) {
       Validations.of(defaultPolicy).acknowledge({
@@ -116,5 +130,24 @@ export class PayrollFunction extends Construct implements IGrantable {
     }
     this.accessPolicy.addStatements(statement);
     return this.accessPolicy;
+  }
+}
+
+/**
+ * The Control Tower log group rules a function's log group (or the API's access log group) does not meet, with
+ * why: no customer key, and in a sandbox a month's retention.
+ */
+export function acknowledgeLogGroup(logGroup: LogGroup, production: boolean): void {
+  Validations.of(logGroup).acknowledge({
+    id: controlTower('cloudwatch_log_group_encrypted_check'),
+    reason:
+      'CloudWatch Logs encrypts every log group at rest with its own keys. The lines are redacted before they are written (no account number, token or request body); a customer key would need a key policy for the logs service and would make the logs unreadable whenever the key is disabled.',
+  });
+  if (!production) {
+    Validations.of(logGroup).acknowledge({
+      id: controlTower('cloudwatch_log_group_retention_period_check'),
+      reason:
+        'A sandbox holds test data only and is deleted with its logs; its logs are kept a month. Production keeps every log group for a year.',
+    });
   }
 }

@@ -2,6 +2,7 @@ import type { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { RUNBOOK } from './monitoring.js';
 import { ParkingQueue } from './parking-queue.js';
 
 export interface QueueWithDlqProps {
@@ -25,7 +26,7 @@ export class QueueWithDlq extends Construct {
     super(scope, id);
 
     const parked = new ParkingQueue(this, 'DeadLetter', {
-      alarmDescription: `Messages are waiting in the dead-letter queue of ${this.node.path}: inspect them, fix the cause, then redrive.`,
+      alarmDescription: `Messages are waiting in the dead-letter queue of ${this.node.path}: inspect them, fix the cause, then redrive. ${RUNBOOK}.`,
       removalPolicy: props.removalPolicy,
     });
     this.deadLetterQueue = parked.queue;
