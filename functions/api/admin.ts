@@ -1,6 +1,7 @@
 import { systemDeps } from '../../shared/adapters/clock.js';
 import { defaultTable } from '../../shared/adapters/dynamo.js';
 import { fieldEncryptor } from '../../shared/adapters/envelope-encryption.js';
+import { observeApi } from '../../shared/adapters/observability.js';
 import { apiKeyRoutes } from '../../shared/api/api-keys.js';
 import { logRoutes } from '../../shared/api/logs.js';
 import { settingsRoutes } from '../../shared/api/settings.js';
@@ -23,7 +24,7 @@ const audit = new AuditRepository(table);
 const encryptor = fieldEncryptor('bank-account');
 
 /** The organization's administration: API keys, settings and the audit log. */
-export const handler = apiRouter(
+const router = apiRouter(
   { ...apiKeyRoutes, ...settingsRoutes, ...logRoutes },
   {
     createApiKey: async ({ principal, body }) => {
@@ -96,3 +97,6 @@ export const handler = apiRouter(
   },
   { gate },
 );
+
+/** Traced, and its business metrics published as each request ends (shared/adapters/observability.ts). */
+export const handler = observeApi(router);

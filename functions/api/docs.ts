@@ -36,6 +36,10 @@ let script: string | undefined;
  * The API describing itself, no token needed: the OpenAPI document, the reference page and its script. It also
  * answers whatever no route claims (API Gateway sends it ANY on every resource): 404 for an unknown path, 405
  * with Allow for another method, and the CORS preflights.
+ *
+ * Not wrapped in `observeApi` (shared/adapters/observability.ts), alone of the functions: it makes no AWS call and
+ * counts no metric, so tracing would only add the X-Ray SDK to every cold start of its preflights and 404s. Lambda's
+ * active tracing still records each of its invocations.
  */
 export const handler = apiRouter(
   docsRoutes,

@@ -1,6 +1,7 @@
 import { systemDeps } from '../../shared/adapters/clock.js';
 import { defaultTable } from '../../shared/adapters/dynamo.js';
 import { fieldEncryptor } from '../../shared/adapters/envelope-encryption.js';
+import { observeApi } from '../../shared/adapters/observability.js';
 import { employeeRoutes } from '../../shared/api/employees.js';
 import { EmployeeRepository } from '../../shared/data/employee-repository.js';
 import { OrganizationRepository } from '../../shared/data/organization-repository.js';
@@ -25,7 +26,7 @@ const services: EmployeeServices = {
 };
 
 /** /v1/employees: onboarding, the directory, changes and removal. */
-export const handler = apiRouter(
+const router = apiRouter(
   employeeRoutes,
   {
     createEmployee: async ({ principal, body }) => {
@@ -48,3 +49,6 @@ export const handler = apiRouter(
   },
   { gate: gateOver(table) },
 );
+
+/** Traced, and its business metrics published as each request ends (shared/adapters/observability.ts). */
+export const handler = observeApi(router);

@@ -1,6 +1,7 @@
 import { defaultTable } from '../../shared/adapters/dynamo.js';
 import { defaultObjectStore, objectKeys } from '../../shared/adapters/object-store.js';
 import { Queue, sqsClient } from '../../shared/adapters/queue.js';
+import { observeApi } from '../../shared/adapters/observability.js';
 import { payrollRoutes } from '../../shared/api/payroll.js';
 import { config, required } from '../../shared/config/env.js';
 import { EmployeeRepository } from '../../shared/data/employee-repository.js';
@@ -47,7 +48,7 @@ const immutable = async ({ principal, params }: { principal: Principal; params: 
 };
 
 /** /v1/payroll: submission (and dry runs), history, a run with its progress, its NACHA file, sandbox cancel. */
-export const handler = apiRouter(
+const router = apiRouter(
   payrollRoutes,
   {
     submitPayroll: async ({ principal, body, query, header }) => {
@@ -115,3 +116,6 @@ export const handler = apiRouter(
   },
   { gate: gateOver(table) },
 );
+
+/** Traced, and its business metrics published as each request ends (shared/adapters/observability.ts). */
+export const handler = observeApi(router);

@@ -1,4 +1,5 @@
 import { defaultTable } from '../../shared/adapters/dynamo.js';
+import { observeApi } from '../../shared/adapters/observability.js';
 import { paystubRoutes } from '../../shared/api/paystubs.js';
 import { OrganizationRepository } from '../../shared/data/organization-repository.js';
 import { PayrollRepository } from '../../shared/data/payroll-repository.js';
@@ -21,7 +22,7 @@ const organizations = new OrganizationRepository(table);
 const pdfRenderer = () => import('../../shared/adapters/paystub-pdf.js');
 
 /** /v1/paystubs: the list by employee, run and dates; one paystub with year-to-date totals, as JSON or PDF. */
-export const handler = apiRouter(
+const router = apiRouter(
   paystubRoutes,
   {
     listPaystubs: async ({ principal, query }) => {
@@ -73,3 +74,6 @@ export const handler = apiRouter(
   },
   { gate: gateOver(table) },
 );
+
+/** Traced, and its business metrics published as each request ends (shared/adapters/observability.ts). */
+export const handler = observeApi(router);

@@ -1,6 +1,7 @@
 import { defaultTable } from '../../shared/adapters/dynamo.js';
 import { fieldEncryptor } from '../../shared/adapters/envelope-encryption.js';
 import { defaultObjectStore } from '../../shared/adapters/object-store.js';
+import { observeApi } from '../../shared/adapters/observability.js';
 import { disbursementReturnRoutes } from '../../shared/api/disbursement-returns.js';
 import { DisbursementSequenceRepository } from '../../shared/data/disbursement-sequence-repository.js';
 import { EmployeeRepository } from '../../shared/data/employee-repository.js';
@@ -28,7 +29,7 @@ export const services: ReturnServices = {
 };
 
 /** /v1/disbursement-returns: what the bank sent back about released files, applied to the payments. */
-export const handler = apiRouter(
+const router = apiRouter(
   disbursementReturnRoutes,
   {
     postDisbursementReturns: async ({ principal, body }) => {
@@ -38,3 +39,6 @@ export const handler = apiRouter(
   },
   { gate: gateOver(table) },
 );
+
+/** Traced, and its business metrics published as each request ends (shared/adapters/observability.ts). */
+export const handler = observeApi(router);

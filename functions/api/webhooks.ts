@@ -1,6 +1,7 @@
 import { systemDeps } from '../../shared/adapters/clock.js';
 import { defaultTable } from '../../shared/adapters/dynamo.js';
 import { fieldEncryptor } from '../../shared/adapters/envelope-encryption.js';
+import { observeApi } from '../../shared/adapters/observability.js';
 import { webhookRoutes } from '../../shared/api/webhooks.js';
 import { webhookUrlPolicy } from '../../shared/config/env.js';
 import { NotFoundError } from '../../shared/domain/errors.js';
@@ -29,7 +30,7 @@ const endpoints: WebhookServices = {
 };
 
 /** /v1/webhooks and /v1/events: endpoints, their signing secrets, and the events with their deliveries. */
-export const handler = apiRouter(
+const router = apiRouter(
   webhookRoutes,
   {
     createWebhook: async ({ principal, body }) => {
@@ -86,3 +87,6 @@ export const handler = apiRouter(
   },
   { gate: gateOver(table) },
 );
+
+/** Traced, and its business metrics published as each request ends (shared/adapters/observability.ts). */
+export const handler = observeApi(router);

@@ -4,6 +4,7 @@ import * as z from 'zod';
 import type { AuditRecord } from '../../shared/adapters/audit-sink.js';
 import { defaultTable } from '../../shared/adapters/dynamo.js';
 import { logger } from '../../shared/adapters/logger.js';
+import { observe } from '../../shared/adapters/observability.js';
 import { AuditRepository } from '../../shared/data/audit-repository.js';
 import { auditRecordSchema } from '../../shared/schemas/audit.js';
 import { ingestAuditRecords } from '../../shared/use-cases/audit.js';
@@ -76,9 +77,9 @@ function auditRecordsOf(event: CloudWatchLogsEvent): AuditRecord[] {
   return records;
 }
 
-export const handler = async (event: CloudWatchLogsEvent): Promise<{ ingested: number }> => {
+export const handler = observe(async (event: CloudWatchLogsEvent): Promise<{ ingested: number }> => {
   const records = auditRecordsOf(event);
   const ingested = await ingestAuditRecords(audit(), records);
   logger.info('audit lines ingested', { ingested });
   return { ingested };
-};
+});

@@ -4,6 +4,7 @@ import * as z from 'zod';
 import { defaultTable } from '../../shared/adapters/dynamo.js';
 import { fieldEncryptor } from '../../shared/adapters/envelope-encryption.js';
 import { logger } from '../../shared/adapters/logger.js';
+import { observe } from '../../shared/adapters/observability.js';
 import { defaultObjectStore } from '../../shared/adapters/object-store.js';
 import { Queue, sqsClient } from '../../shared/adapters/queue.js';
 import { required } from '../../shared/config/env.js';
@@ -72,6 +73,11 @@ async function handleRecord(record: SQSRecord): Promise<void> {
   }
 }
 
-/** Each record succeeds or fails alone: only failed ones return to the queue (ReportBatchItemFailures). */
-export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>
-  processPartialResponse(event, handleRecord, processor, { context, throwOnFullBatchFailure: false });
+/**
+ * Each record succeeds or fails alone: only failed ones return to the queue (ReportBatchItemFailures). Traced, and
+ * the business metrics its steps count (runs completed and failed, paystubs written) published as each batch ends.
+ */
+export const handler = observe(
+  async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>
+    processPartialResponse(event, handleRecord, processor, { context, throwOnFullBatchFailure: false }),
+);

@@ -1,5 +1,6 @@
 import { defaultTable } from '../../shared/adapters/dynamo.js';
 import { logger } from '../../shared/adapters/logger.js';
+import { observe } from '../../shared/adapters/observability.js';
 import { Queue, sqsClient } from '../../shared/adapters/queue.js';
 import { config, required } from '../../shared/config/env.js';
 import { PayrollRepository } from '../../shared/data/payroll-repository.js';
@@ -43,7 +44,7 @@ export async function sweep(cutoffs: SweepCutoffs, now: Date) {
  * The sweeper, run on a schedule: runs untouched for 15 minutes, events still in the outbox after a minute (their
  * fan-out was interrupted), and deliveries left pending long past their last retry delay (their message was lost).
  */
-export const handler = () => {
+export const handler = observe(async () => {
   const now = Date.now();
   return sweep(
     {
@@ -53,4 +54,4 @@ export const handler = () => {
     },
     new Date(now),
   );
-};
+});

@@ -6,6 +6,7 @@ import { systemDeps } from '../../shared/adapters/clock.js';
 import { defaultTable } from '../../shared/adapters/dynamo.js';
 import { fieldEncryptor } from '../../shared/adapters/envelope-encryption.js';
 import { logger } from '../../shared/adapters/logger.js';
+import { observe } from '../../shared/adapters/observability.js';
 import { Queue, sqsClient } from '../../shared/adapters/queue.js';
 import { config, required, webhookUrlPolicy } from '../../shared/config/env.js';
 import { EventRepository } from '../../shared/data/event-repository.js';
@@ -40,32 +41,45 @@ async function setVisibility(record: SQSRecord, seconds: number): Promise<void> 
 
 class DeliveryFailed extends Error {}
 
+/**
+ * One delivery message. The attempts are counted in the delivery record, not by the queue's receives (deliverEvent):
+ * a failed POST sets the message's visibility to the next retry delay and reports the record failed, so the message
+ * comes back then; the third failed POST closes the delivery `failed` and the message is acknowledged, like one whose
+ * delivery succeeded or was closed already. An internal fault (a throttled or conflicting write, a crash before the
+ * POST) spends no attempt: the message is retried on the configured schedule, by its receive count, rather than after
+ * the queue's whole visibility timeout; the queue's maxReceiveCount leaves room for those receives, and a message
+ * that still outlives them goes to the dead-letter queue, its delivery left pending for the sweeper to re-send.
+ */
 async function handleRecord(record: SQSRecord): Promise<void> {
   const parsed = message.safeParse(JSON.parse(record.body));
   if (!parsed.success) {
     logger.error('unreadable delivery message', { message_id: record.messageId });
     return;
   }
-  const receives = Number(record.attributes.ApproximateReceiveCount ?? '1');
   let outcome: Awaited<ReturnType<typeof deliverEvent>>;
   try {
-    outcome = await deliverEvent(services, parsed.data, receives);
+    outcome = await deliverEvent(services, parsed.data);
   } catch (err) {
-    // An internal fault (a throttled or conflicting write) before the last attempt: retry on the configured
-    // schedule, not after the queue's whole visibility timeout. Best effort: if this fails too, the timeout applies.
+    // Best effort: if this fails too, the visibility timeout applies.
+    const receives = Number(record.attributes.ApproximateReceiveCount ?? '1');
     await setVisibility(record, retryDelay(services.retryDelaysSeconds, receives)).catch(() => undefined);
     throw err;
   }
   if (outcome.kind === 'retry') {
     await setVisibility(record, outcome.delaySeconds);
-    throw new DeliveryFailed(`attempt ${receives} failed; retrying in ${outcome.delaySeconds} s`);
+    throw new DeliveryFailed(`delivery attempt failed; retrying in ${outcome.delaySeconds} s`);
   }
   if (outcome.kind === 'failed') {
-    // The third failure: the delivery is recorded failed; the message goes to the dead-letter queue on its next receive.
-    await setVisibility(record, 0);
-    throw new DeliveryFailed(`attempt ${receives} failed; delivery failed`);
+    logger.warn('webhook delivery failed after its last attempt', {
+      event_id: parsed.data.event_id,
+      webhook_id: parsed.data.webhook_id,
+      organization_id: parsed.data.organization_id,
+    });
   }
 }
 
-export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>
-  processPartialResponse(event, handleRecord, processor, { context, throwOnFullBatchFailure: false });
+/** Traced, and the deliveries it closed `failed` published as a business metric as each batch ends. */
+export const handler = observe(
+  async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>
+    processPartialResponse(event, handleRecord, processor, { context, throwOnFullBatchFailure: false }),
+);

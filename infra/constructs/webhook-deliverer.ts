@@ -34,12 +34,18 @@ export const WEBHOOK_RETRY_DELAYS_S = [30, 300] as const;
 export const WEBHOOK_RETRY_ENVIRONMENT = { PAYROLL_WEBHOOK_RETRY_DELAYS_S: WEBHOOK_RETRY_DELAYS_S.join(',') };
 /** The longest visibility timeout SQS accepts, so the longest retry delay ChangeMessageVisibility can set. */
 const SQS_MAX_VISIBILITY_S = 12 * 3600;
+/**
+ * The fewest receives the webhook queue may allow: AWS advises at least 5 for a queue a Lambda event source
+ * consumes, as a throttled invocation returns its messages and counts a receive; and more than the attempts, since
+ * a receive that faults before its POST is not one.
+ */
+export const WEBHOOK_MIN_RECEIVES = Math.max(5, MAX_DELIVERY_ATTEMPTS + 1);
 
 export interface WebhookDelivererProps {
   readonly resources: ServiceResources;
   /** The webhook queue's visibility timeout (QUEUE_DEFINITIONS): the deliverer's timeout must fit in it. */
   readonly queueVisibilityTimeout: Duration;
-  /** The webhook queue's maxReceiveCount (QUEUE_DEFINITIONS): one receive per delivery attempt. */
+  /** The webhook queue's maxReceiveCount (QUEUE_DEFINITIONS): the attempts, and room for receives that are not. */
   readonly maxReceiveCount: number;
   readonly environment: Record<string, string>;
   readonly removalPolicy: RemovalPolicy;
@@ -50,11 +56,12 @@ export interface WebhookDelivererProps {
  * records events: the processor, the sweeper, submit, cancel and redeliver) and POSTs each event, signed, to its
  * endpoint.
  *
- * Retries ride on the queue. A failed attempt sets the message's visibility to the next retry delay itself
- * (ChangeMessageVisibility) and reports the record failed, so the message comes back after 30 s, then 300 s; the
- * third failure closes the delivery `failed` and makes the message visible at once, and its fourth receive moves it
- * to the dead-letter queue. That only works if the queue's maxReceiveCount is exactly the number of attempts: one
- * fewer dead-letters a delivery still pending, one more deletes it instead of dead-lettering it. Hence the checks.
+ * Retries ride on the queue; the attempts are counted in the delivery record. A failed POST sets the message's
+ * visibility to the next retry delay itself (ChangeMessageVisibility) and reports the record failed, so the message
+ * comes back after 30 s, then 300 s; the third failed POST closes the delivery `failed` and the message is
+ * acknowledged. A receive that makes no POST (a throttled invocation, a fault before the POST) spends no attempt,
+ * only a receive: the queue's maxReceiveCount must leave room for those (at least WEBHOOK_MIN_RECEIVES), and what
+ * outlives them all is in real trouble, for the dead-letter queue and its alarm. Hence the checks.
  *
  * Not in a VPC, deliberately: it calls customers' endpoints on the internet, and a Lambda function outside a VPC
  * reaches the internet without a NAT gateway. What keeps it from being pointed at anything else (SSRF) is in the
@@ -74,9 +81,9 @@ export class WebhookDeliverer extends Construct {
         `The webhook queue's visibility timeout (${props.queueVisibilityTimeout.toSeconds()} s) is shorter than the deliverer's timeout (${DELIVERER_TIMEOUT.toSeconds()} s)`,
       );
     }
-    if (props.maxReceiveCount !== MAX_DELIVERY_ATTEMPTS) {
+    if (props.maxReceiveCount < WEBHOOK_MIN_RECEIVES) {
       throw new Error(
-        `The webhook queue's maxReceiveCount (${props.maxReceiveCount}) must equal the delivery attempts (${MAX_DELIVERY_ATTEMPTS})`,
+        `The webhook queue's maxReceiveCount (${props.maxReceiveCount}) must be at least ${WEBHOOK_MIN_RECEIVES}: the ${MAX_DELIVERY_ATTEMPTS} delivery attempts and receives that make no attempt (throttles, faults)`,
       );
     }
     if (
@@ -100,9 +107,9 @@ export class WebhookDeliverer extends Construct {
     });
 
     // Exactly what shared/use-cases/events.ts `deliverEvent` calls: the endpoint, the delivery and the event are read
-    // by key (GetItem); recordAttempt is a transaction of two Updates, which IAM authorizes as dynamodb:UpdateItem
-    // (there is no dynamodb:TransactWriteItems action); recordSuccess and recordFailedEvent are UpdateItem. No
-    // Query (it reads no lists), no Put or Delete, no index.
+    // by key (GetItem); recordAttempt is a transaction of Updates (the delivery, the event, the endpoint's failure
+    // count), which IAM authorizes as dynamodb:UpdateItem (there is no dynamodb:TransactWriteItems action);
+    // pauseIfUnreliable is UpdateItem. No Query (it reads no lists), no Put or Delete, no index.
     grantTable(this.deliverer, resources, TABLE_ACCESS.deliverer!);
     // The endpoint's signing secrets are envelope-encrypted under the key; unwrapping them is kms:Decrypt.
     grantAccess(this.deliverer, 'kms:decrypt:webhook-secret', resources);

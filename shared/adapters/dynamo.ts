@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { required } from '../config/env.js';
+import { traced } from './observability.js';
 
 /**
  * Clients are built once per container. The endpoint comes from the SDK's own AWS_ENDPOINT_URL_DYNAMODB
@@ -23,8 +24,9 @@ const QUIET_LOGGER = {
   error: () => {},
 } as unknown as NonNullable<ConstructorParameters<typeof DynamoDBClient>[0]>['logger'];
 
+/** The document client over `client`; by default the container's own, traced when tracing is on (observability.ts). */
 export function createDocumentClient(
-  client: DynamoDBClient = new DynamoDBClient({ maxAttempts: 5, logger: QUIET_LOGGER }),
+  client: DynamoDBClient = traced(new DynamoDBClient({ maxAttempts: 5, logger: QUIET_LOGGER })),
 ): DynamoDBDocumentClient {
   client.middlewareStack.add(
     (next) => async (args) => {

@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { DecryptCommand, GenerateDataKeyCommand, KMSClient } from '@aws-sdk/client-kms';
 import { config } from '../config/env.js';
+import { traced } from './observability.js';
 
 /**
  * Envelope encryption of bank account numbers and webhook signing secrets: AES-256-GCM under a data key, the data
@@ -26,7 +27,7 @@ export class KmsDataKeyProvider implements DataKeyProvider {
   constructor(
     private readonly keyId: string,
     private readonly purpose: KeyPurpose,
-    private readonly kms = new KMSClient({}),
+    private readonly kms = traced(new KMSClient({})),
   ) {}
 
   async generate() {

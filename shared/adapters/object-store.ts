@@ -1,5 +1,6 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { required } from '../config/env.js';
+import { traced } from './observability.js';
 
 /**
  * The S3 client's module, imported on the first object operation instead of when the function loads. S3's client
@@ -85,9 +86,9 @@ export class ObjectStore {
 let store: ObjectStore | undefined;
 
 export function defaultObjectStore(): ObjectStore {
-  // Path-style addressing works with S3 and with the local engine alike.
+  // Path-style addressing works with S3 and with the local engine alike; traced when tracing is on (observability.ts).
   store ??= new ObjectStore(
-    ({ S3Client }) => new S3Client({ forcePathStyle: true, maxAttempts: 5 }),
+    ({ S3Client }) => traced(new S3Client({ forcePathStyle: true, maxAttempts: 5 })),
     required('DISBURSEMENT_BUCKET'),
   );
   return store;

@@ -1,4 +1,5 @@
 import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { traced } from './observability.js';
 
 /** Sends JSON messages; batches of ten, with the failed entries of a partial batch sent again. */
 export class Queue {
@@ -29,7 +30,8 @@ export class Queue {
 
 let sqs: SQSClient | undefined;
 
+/** The container's SQS client, traced when tracing is on (observability.ts). */
 export function sqsClient(): SQSClient {
-  sqs ??= new SQSClient({ maxAttempts: 5 });
+  sqs ??= traced(new SQSClient({ maxAttempts: 5 }));
   return sqs;
 }

@@ -40,6 +40,12 @@ const deliveryItem = z.object({
   updated_at: z.string(),
   /** How often the sweeper has re-sent it since its message was lost (pending deliveries only). */
   sweeps: z.number().int().optional(),
+  /**
+   * POSTs made to the endpoint since the delivery was opened (or re-opened by a redelivery): the attempt count its
+   * retries go by. `attempts` keeps every attempt ever made, across redeliveries. Absent on a delivery opened before
+   * attempts were counted here: none counted yet.
+   */
+  attempt_count: z.number().int().optional(),
 });
 export type DeliveryRecord = z.infer<typeof deliveryItem>;
 
@@ -263,7 +269,8 @@ export class EventRepository {
    * Opens the delivery of an event to an endpoint: the delivery item is pending and the event lists the endpoint as
    * pending, in one transaction. Past attempts are kept. A fan-out never re-opens a closed delivery (a sweeper
    * repeating a fan-out interrupted after its messages went out must not send a delivered event again): it returns
-   * false and sends nothing. `reopen` is for an explicit redelivery, which re-opens whatever the outcome.
+   * false and sends nothing, and leaves the attempt count of one still pending as it is. `reopen` is for an explicit
+   * redelivery, which re-opens whatever the outcome, with a fresh count of attempts.
    */
   async openDelivery(
     event: Pick<EventRecord, 'organization_id' | 'event_id'>,
@@ -281,8 +288,7 @@ export class EventRepository {
               Update: {
                 TableName: t,
                 Key: keys.delivery(org, event.event_id, webhook.webhook_id),
-                UpdateExpression:
-                  'SET entity = :entity, event_id = :event, webhook_id = :webhook, organization_id = :org, #url = :url, #status = :pending, attempts = if_not_exists(attempts, :none), created_at = if_not_exists(created_at, :at), updated_at = :at, GSI2PK = :marker, GSI2SK = :since REMOVE sweeps',
+                UpdateExpression: `SET entity = :entity, event_id = :event, webhook_id = :webhook, organization_id = :org, #url = :url, #status = :pending, attempts = if_not_exists(attempts, :none), attempt_count = ${options.reopen ? ':zero' : 'if_not_exists(attempt_count, :zero)'}, created_at = if_not_exists(created_at, :at), updated_at = :at, GSI2PK = :marker, GSI2SK = :since REMOVE sweeps`,
                 ...(!options.reopen && { ConditionExpression: 'attribute_not_exists(#status) OR #status = :pending' }),
                 ExpressionAttributeNames: { '#url': 'url', '#status': 'status' },
                 ExpressionAttributeValues: {
@@ -293,6 +299,7 @@ export class EventRepository {
                   ':url': webhook.url,
                   ':pending': 'pending',
                   ':none': [],
+                  ':zero': 0,
                   ':at': at,
                   ':marker': keys.pendingDeliveriesIndex,
                   ':since': pendingSince(at, org, event.event_id, webhook.webhook_id),
@@ -324,6 +331,12 @@ export class EventRepository {
    * Appends an attempt to the delivery and, when `outcome` is final, closes it: the delivery, the event's view of it
    * and `alsoWrite` (the endpoint's failure count) move together. A final outcome only applies to a delivery still
    * pending (a re-delivered message whose delivery was already closed changes nothing); returns false then.
+   *
+   * `counted`, for an attempt that POSTed to the endpoint: the delivery's `attempt_count` read before the POST. The
+   * attempt is counted (one more), and a failure is recorded only if no other attempt was counted since (a twin
+   * message of the same delivery, a redelivery's fresh count): false otherwise, and nothing is written, so two
+   * messages never spend the same attempt twice. A success closes the delivery whatever the count. Without
+   * `counted` (the sweeper giving up on a delivery) nothing is counted.
    */
   async recordAttempt(
     orgId: string,
@@ -332,24 +345,35 @@ export class EventRepository {
     a: DeliveryAttempt,
     outcome: 'succeeded' | 'failed' | null,
     alsoWrite: TransactItems = [],
+    counted?: number,
   ): Promise<boolean> {
     const t = this.table.tableName;
+    const counts = counted !== undefined;
+    const checksCount = counts && outcome !== 'succeeded';
+    const sameCount =
+      counted === 0 ? '(attribute_not_exists(attempt_count) OR attempt_count = :seen)' : 'attempt_count = :seen';
     const items: TransactItems = [
       {
         Update: {
           TableName: t,
           Key: keys.delivery(orgId, eventId, webhookId),
           // Closing removes the pending marker; an attempt that leaves it pending moves the marker's time forward.
-          UpdateExpression: outcome
-            ? 'SET attempts = list_append(attempts, :a), #status = :outcome, updated_at = :at REMOVE GSI2PK, GSI2SK'
-            : 'SET attempts = list_append(attempts, :a), updated_at = :at, GSI2SK = :since',
-          ConditionExpression: '#status = :pending',
+          UpdateExpression: [
+            outcome
+              ? 'SET attempts = list_append(attempts, :a), #status = :outcome, updated_at = :at'
+              : 'SET attempts = list_append(attempts, :a), updated_at = :at, GSI2SK = :since',
+            counts ? ', attempt_count = if_not_exists(attempt_count, :zero) + :one' : '',
+            outcome ? ' REMOVE GSI2PK, GSI2SK' : '',
+          ].join(''),
+          ConditionExpression: checksCount ? `#status = :pending AND ${sameCount}` : '#status = :pending',
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: {
             ':a': [a],
             ':at': a.at,
             ':pending': 'pending',
             ...(outcome ? { ':outcome': outcome } : { ':since': pendingSince(a.at, orgId, eventId, webhookId) }),
+            ...(counts && { ':zero': 0, ':one': 1 }),
+            ...(checksCount && { ':seen': counted }),
           },
         },
       },
@@ -379,7 +403,7 @@ export class EventRepository {
       const failed = cancelledConditions(err);
       if (failed?.[0]) return false;
       // The endpoint was deleted meanwhile: the delivery still closes, without the endpoint's bookkeeping.
-      if (failed?.slice(2).some(Boolean)) return this.recordAttempt(orgId, eventId, webhookId, a, outcome);
+      if (failed?.slice(2).some(Boolean)) return this.recordAttempt(orgId, eventId, webhookId, a, outcome, [], counted);
       throw err;
     }
   }

@@ -475,7 +475,9 @@ export class PayrollRepository {
 
   /**
    * Adds the chunk to the set of finished chunks. A set, not a counter: a chunk finished twice (re-delivery)
-   * is counted once. Returns the record as it now stands, or undefined if the payroll is no longer processing.
+   * is counted once. Returns the record as it now stands, or undefined if the payroll is no longer processing or
+   * the chunk was already done (a twin delivery of its message finished it first): exactly one call per chunk gets
+   * the record, so what it does once per chunk (counting the chunk's paystubs) happens once.
    */
   async markChunkDone(
     orgId: string,
@@ -486,6 +488,7 @@ export class PayrollRepository {
   ): Promise<PayrollRecord | undefined> {
     const values: Record<string, unknown> = {
       ':chunk': new Set([chunk]),
+      ':n': chunk,
       ':processing': 'processing',
       ':at': at,
       ':gsi2sk': `${at}#${payrollId}`,
@@ -501,7 +504,7 @@ export class PayrollRepository {
           TableName: this.table.tableName,
           Key: keys.payroll(orgId, payrollId),
           UpdateExpression: update,
-          ConditionExpression: '#status = :processing',
+          ConditionExpression: '#status = :processing AND NOT contains(chunks_done, :n)',
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: values,
           ReturnValues: 'ALL_NEW',

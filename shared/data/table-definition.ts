@@ -1,4 +1,3 @@
-import { MAX_DELIVERY_ATTEMPTS } from '../domain/events.js';
 import { GSI2, TABLE_KEYS, TTL_ATTRIBUTE } from './keys.js';
 
 /**
@@ -16,6 +15,12 @@ export const TABLE_DEFINITION = {
 /** Queues: each has a dead-letter queue that receives a message after `maxReceiveCount` failed receives. */
 export const QUEUE_DEFINITIONS = {
   payroll: { name: 'payroll-processing', visibilityTimeoutSeconds: 900, maxReceiveCount: 5 },
-  /** Three receives = the three delivery attempts; the handler sets each retry's delay; then the DLQ keeps it. */
-  webhooks: { name: 'webhook-delivery', visibilityTimeoutSeconds: 60, maxReceiveCount: MAX_DELIVERY_ATTEMPTS },
+  /**
+   * The three delivery attempts are counted in the delivery record, not by receives (deliverEvent), so a receive
+   * that makes no POST (a Lambda throttle, a fault before the POST) spends none: 10 receives are the 3 attempts and 7
+   * such receives (AWS advises at least 5 for a Lambda event source). A message that outlives them all, about 40
+   * minutes of faults at the retry delays, is in real trouble: the DLQ and its alarm get it, the sweeper re-sends
+   * its delivery. A delivery closed (failed after three POSTs, or succeeded) acknowledges its message.
+   */
+  webhooks: { name: 'webhook-delivery', visibilityTimeoutSeconds: 60, maxReceiveCount: 10 },
 } as const;

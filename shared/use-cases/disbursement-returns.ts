@@ -1,6 +1,8 @@
 import type { FieldEncryptor } from '../adapters/envelope-encryption.js';
+import { METRIC_NAMES } from '../adapters/metric-names.js';
 import { parseReturnFile } from '../adapters/nacha-returns.js';
 import type { ObjectStore } from '../adapters/object-store.js';
+import { businessMetrics } from '../adapters/observability.js';
 import type { DisbursementSequenceRepository } from '../data/disbursement-sequence-repository.js';
 import type { EmployeeRecord, EmployeeRepository } from '../data/employee-repository.js';
 import { backoff, inParallel } from '../data/batch.js';
@@ -267,7 +269,11 @@ async function applyReturn(s: ReturnServices, stub: PaystubRecord, code: string)
       );
     }
     const committed = await s.transactions.write(items);
-    if (committed === 'ok') break;
+    if (committed === 'ok') {
+      // At the write that returned the payment: a report applied again finds it returned and counts nothing.
+      businessMetrics.count(METRIC_NAMES.returnsApplied);
+      break;
+    }
     if (committed[0]) return false; // the payment is returned already, or no longer scheduled
     if (attempt >= ATTEMPTS) throw new Error(`Could not apply the return of ${stub.payment.trace_number}`);
     // The employee changed between the read and the write, or another transaction met this one: again.
@@ -342,6 +348,8 @@ async function applyCorrection(
     }
     const committed = await s.transactions.write(items);
     if (committed === 'ok') {
+      // Counted only when the account was corrected; a notification recorded but not applied is not a correction.
+      if (applies) businessMetrics.count(METRIC_NAMES.correctionsApplied);
       await dispatchQuietly(s, events);
       return applies;
     }

@@ -3,6 +3,8 @@ import { systemDeps, type Deps } from '../adapters/clock.js';
 import type { TableRef } from '../adapters/dynamo.js';
 import type { FieldEncryptor } from '../adapters/envelope-encryption.js';
 import { logger } from '../adapters/logger.js';
+import { METRIC_NAMES } from '../adapters/metric-names.js';
+import { businessMetrics, traceCall } from '../adapters/observability.js';
 import { Queue, sqsClient } from '../adapters/queue.js';
 import { required } from '../config/env.js';
 import { postWebhook, type Resolver } from '../adapters/webhook-url.js';
@@ -10,7 +12,7 @@ import { type DeliveryAttempt, type EventRecord, EventRepository, type NewEvent 
 import type { PayrollRecord } from '../data/payroll-repository.js';
 import { type WebhookRecord, WebhookRepository } from '../data/webhook-repository.js';
 import { NotFoundError, RateLimitedError } from '../domain/errors.js';
-import { MAX_DELIVERY_ATTEMPTS, type EventType } from '../domain/events.js';
+import { MAX_DELIVERY_ATTEMPTS, UNRELIABLE_AFTER_FAILED_EVENTS, type EventType } from '../domain/events.js';
 import { payrollView } from './payroll-view.js';
 import { signingSecrets } from './webhooks.js';
 
@@ -165,7 +167,10 @@ export async function resumePendingDeliveries(
         latency_ms: 0,
         error: `abandoned: no delivery attempt finished after ${MAX_DELIVERY_SWEEPS} re-sends`,
       };
-      if (await s.events.recordAttempt(d.organization_id, d.event_id, d.webhook_id, attempt, 'failed')) abandoned++;
+      if (await s.events.recordAttempt(d.organization_id, d.event_id, d.webhook_id, attempt, 'failed')) {
+        abandoned++;
+        businessMetrics.count(METRIC_NAMES.webhookDeliveriesFailed);
+      }
       continue;
     }
     if (await s.events.markSwept(d.organization_id, d.event_id, d.webhook_id, now.toISOString())) {
@@ -178,48 +183,48 @@ export async function resumePendingDeliveries(
 
 export type DeliveryOutcome = { kind: 'done' } | { kind: 'retry'; delaySeconds: number } | { kind: 'failed' };
 
-/** The wait before the next attempt, after the `receives`-th. */
-export const retryDelay = (delaysSeconds: readonly number[], receives: number): number =>
-  delaysSeconds[receives - 1] ?? delaysSeconds.at(-1) ?? 30;
+/** The wait before the next attempt, after the `attempt`-th (1-based). */
+export const retryDelay = (delaysSeconds: readonly number[], attempt: number): number =>
+  delaysSeconds[attempt - 1] ?? delaysSeconds.at(-1) ?? 30;
 
 /**
- * One attempt to deliver one event to one endpoint, signed per the Standard Webhooks specification. The queue
- * carries the retries: `receives` is the message's receive count, so attempts 1 and 2 ask for a retry after the
- * configured delay, and the third failure closes the delivery `failed` (the message then goes to the DLQ).
+ * One attempt to deliver one event to one endpoint, signed per the Standard Webhooks specification. Attempts are
+ * counted in the delivery record (`attempt_count`), one per POST actually made: a receive of the message that
+ * faults before its POST (a throttled read, a crash, a KMS error), or a Lambda throttle that never ran the handler,
+ * spends no attempt, only one of the queue's receives (QUEUE_DEFINITIONS.webhooks leaves room for those). After
+ * the 1st and 2nd failed POST the outcome asks for a retry after the configured delay; the 3rd failure closes the
+ * delivery `failed`, and the message is then done with (acknowledged, never delivered again).
  *
- * A worker dying at any step leaves the message to come back, and every step is safe to run again. The last
- * receive is the exception: the queue dead-letters the message after it, so if that attempt is interrupted it
- * still closes the delivery (succeeded if the endpoint took the event, failed otherwise) instead of leaving it
- * pending for good.
+ * A message whose delivery is closed (a duplicate, a redriven message, one left after its twin finished) is
+ * acknowledged without a POST. A failure is recorded only on the attempt count it was made on, so two messages of
+ * one delivery (a sweeper's re-send, a redelivery) never spend one attempt twice: the one that loses that race is
+ * acknowledged, and the other carries the delivery on. A worker dying after its POST and before its record leaves the
+ * attempt uncounted: the message comes back and POSTs again (at least once; receivers de-duplicate on the id).
  */
-export async function deliverEvent(
-  s: DeliveryServices,
-  m: DeliveryMessage,
-  receives: number,
-): Promise<DeliveryOutcome> {
+export async function deliverEvent(s: DeliveryServices, m: DeliveryMessage): Promise<DeliveryOutcome> {
   const [webhook, delivery, event] = await Promise.all([
     s.webhooks.get(m.organization_id, m.webhook_id),
     s.events.getDelivery(m.organization_id, m.event_id, m.webhook_id),
     s.events.get(m.organization_id, m.event_id),
   ]);
+  // A failed delivery whose endpoint should have been paused with it: the worker that closed it died in between.
+  if (
+    delivery?.status === 'failed' &&
+    webhook?.status === 'active' &&
+    webhook.consecutive_failures >= UNRELIABLE_AFTER_FAILED_EVENTS
+  )
+    await pauseIfUnreliable(s, m);
   // A closed delivery (a duplicate message), a deleted event, or an endpoint removed or disabled since: nothing to send.
   if (!webhook || !delivery || !event || delivery.status !== 'pending' || webhook.status === 'disabled')
     return { kind: 'done' };
+  const made = delivery.attempt_count ?? 0;
   const now = s.deps.now();
-  // What an attempt interrupted before the endpoint answered is recorded as, if it was the last one.
-  let attempt: DeliveryAttempt = {
-    at: now.toISOString(),
-    status_code: null,
-    latency_ms: 0,
-    error: 'delivery interrupted by an internal error',
-  };
-  let delivered = false;
-  try {
-    const payload = JSON.stringify(eventPayload(event));
-    const signatures = (await signingSecrets(s, webhook, now)).map((secret) =>
-      new Webhook(secret).sign(event.event_id, now, payload),
-    );
-    const result = await postWebhook(
+  const payload = JSON.stringify(eventPayload(event));
+  const signatures = (await signingSecrets(s, webhook, now)).map((secret) =>
+    new Webhook(secret).sign(event.event_id, now, payload),
+  );
+  const result = await traceCall('webhook POST', () =>
+    postWebhook(
       webhook.url,
       payload,
       {
@@ -228,41 +233,34 @@ export async function deliverEvent(
         'webhook-signature': signatures.join(' '),
       },
       { environment: s.environment, timeoutMs: s.timeoutMs ?? 10_000, resolve: s.resolve },
-    );
-    attempt = {
-      at: now.toISOString(),
-      status_code: result.status,
-      latency_ms: Math.round(result.latencyMs),
-      error: result.error,
-    };
-    delivered = result.ok;
-    if (delivered) {
-      await closeDelivery(s, m, webhook, attempt, 'succeeded');
-      return { kind: 'done' };
-    }
-    if (receives < MAX_DELIVERY_ATTEMPTS) {
-      await s.events.recordAttempt(m.organization_id, m.event_id, m.webhook_id, attempt, null);
-      return { kind: 'retry', delaySeconds: retryDelay(s.retryDelaysSeconds, receives) };
-    }
-    await closeDelivery(s, m, webhook, attempt, 'failed');
-    return { kind: 'failed' };
-  } catch (err) {
-    if (receives < MAX_DELIVERY_ATTEMPTS) throw err;
-    logger.warn('last delivery attempt interrupted; closing the delivery', {
-      event_id: m.event_id,
-      webhook_id: m.webhook_id,
-      delivered,
-      error: err as Error,
-    });
-    await closeDelivery(s, m, webhook, attempt, delivered ? 'succeeded' : 'failed');
-    return delivered ? { kind: 'done' } : { kind: 'failed' };
+    ),
+  );
+  const attempt: DeliveryAttempt = {
+    at: now.toISOString(),
+    status_code: result.status,
+    latency_ms: Math.round(result.latencyMs),
+    error: result.error,
+  };
+  if (result.ok) {
+    await closeDelivery(s, m, webhook, attempt, 'succeeded', made);
+    return { kind: 'done' };
   }
+  const number = made + 1;
+  if (number < MAX_DELIVERY_ATTEMPTS) {
+    // Not recorded: another message of this delivery counted an attempt first (or closed it), and carries it on.
+    if (!(await s.events.recordAttempt(m.organization_id, m.event_id, m.webhook_id, attempt, null, [], made)))
+      return { kind: 'done' };
+    return { kind: 'retry', delaySeconds: retryDelay(s.retryDelaysSeconds, number) };
+  }
+  return (await closeDelivery(s, m, webhook, attempt, 'failed', made)) ? { kind: 'failed' } : { kind: 'done' };
 }
 
 /**
- * Closes a delivery, moving the endpoint's failure count in the same transaction (a success writes the endpoint
- * only if it has failures to reset, so deliveries to a healthy endpoint do not contend on its item), then pauses
- * an endpoint that has failed too often. Both parts are idempotent: running them again after a crash changes nothing.
+ * Closes a delivery, counting its last attempt (`counted`: the attempt count read before it) and moving the
+ * endpoint's failure count in the same transaction (a success writes the endpoint only if it has failures to reset,
+ * so deliveries to a healthy endpoint do not contend on its item), then pauses an endpoint that has failed too often.
+ * Both parts are idempotent: running them again after a crash changes nothing. False when it did not close it (closed
+ * already, or a failure recorded on an attempt count another message moved first).
  */
 async function closeDelivery(
   s: DeliveryServices,
@@ -270,13 +268,28 @@ async function closeDelivery(
   webhook: WebhookRecord,
   attempt: DeliveryAttempt,
   outcome: 'succeeded' | 'failed',
-): Promise<void> {
+  counted: number,
+): Promise<boolean> {
   const endpoint =
     outcome === 'failed' || webhook.consecutive_failures !== 0
       ? s.webhooks.outcomeItems(m.organization_id, m.webhook_id, outcome, attempt.at)
       : [];
-  await s.events.recordAttempt(m.organization_id, m.event_id, m.webhook_id, attempt, outcome, endpoint);
-  if (outcome === 'failed' && (await s.webhooks.pauseIfUnreliable(m.organization_id, m.webhook_id))) {
+  const closed = await s.events.recordAttempt(
+    m.organization_id,
+    m.event_id,
+    m.webhook_id,
+    attempt,
+    outcome,
+    endpoint,
+    counted,
+  );
+  if (closed && outcome === 'failed') businessMetrics.count(METRIC_NAMES.webhookDeliveriesFailed);
+  if (outcome === 'failed') await pauseIfUnreliable(s, m);
+  return closed;
+}
+
+async function pauseIfUnreliable(s: DeliveryServices, m: DeliveryMessage): Promise<void> {
+  if (await s.webhooks.pauseIfUnreliable(m.organization_id, m.webhook_id)) {
     logger.warn('webhook endpoint marked unreliable and paused', {
       webhook_id: m.webhook_id,
       organization_id: m.organization_id,

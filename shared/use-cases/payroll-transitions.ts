@@ -1,3 +1,5 @@
+import { METRIC_NAMES } from '../adapters/metric-names.js';
+import { businessMetrics } from '../adapters/observability.js';
 import type { NewEvent } from '../data/event-repository.js';
 import type { TransactItems } from '../data/item.js';
 import type { PayrollRecord, PayrollRepository } from '../data/payroll-repository.js';
@@ -54,6 +56,11 @@ export async function transitionWithEvents(
     set: change.set,
     alsoWrite: [...(change.alsoWrite ?? []), ...s.events.items(events)],
   });
-  if (moved) await dispatchQuietly(s, events);
+  if (moved) {
+    // At the write that moved the run, so a step run again (a message delivered twice) counts nothing.
+    if (to === 'completed') businessMetrics.count(METRIC_NAMES.payrollsCompleted);
+    if (to === 'failed') businessMetrics.count(METRIC_NAMES.payrollsFailed);
+    await dispatchQuietly(s, events);
+  }
   return moved;
 }

@@ -6,8 +6,10 @@ import {
   NachaFormatError,
   traceNumber,
 } from '../adapters/nacha.js';
+import { METRIC_NAMES } from '../adapters/metric-names.js';
 import { writeReturnFile } from '../adapters/nacha-returns.js';
 import { objectKeys, type ObjectStore } from '../adapters/object-store.js';
+import { businessMetrics } from '../adapters/observability.js';
 import type { Queue } from '../adapters/queue.js';
 import { inParallel } from '../data/batch.js';
 import {
@@ -353,9 +355,10 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
     ]);
     const updated = await s.payrolls.markChunkDone(orgId, payrollId, chunk, returned, s.deps.now().toISOString());
     if (!updated) {
-      // No longer processing. Cancelled (or failed) while this chunk was written: the cancel voided what existed
-      // then, and this chunk voids what it added since, so no paystub of such a run stays `issued`. Completed (this
-      // was a late duplicate of a chunk already done): its paystubs are the run's, and stay as they are.
+      // No longer processing, or a twin delivery of this message finished the chunk first (its paystubs are the
+      // same items, written twice). Cancelled (or failed) while this chunk was written: the cancel voided what
+      // existed then, and this chunk voids what it added since, so no paystub of such a run stays `issued`.
+      // Completed (this was a late duplicate of a chunk already done): its paystubs are the run's, and stay as they are.
       const now = await s.payrolls.get(orgId, payrollId);
       if (now?.status === 'cancelled' || now?.status === 'failed')
         await s.paystubs.voidAll(paystubs.map((p) => p.paystub_id));
@@ -363,6 +366,8 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
       if (now) await deleteWorkFiles(s, now);
       return;
     }
+    // Counted by the one call that marked the chunk done: a chunk delivered again counts nothing.
+    businessMetrics.count(METRIC_NAMES.paystubsWritten, paystubs.length);
     if (updated.chunks_done.size === updated.chunk_count) {
       await s.queue.send({
         kind: 'finalize',

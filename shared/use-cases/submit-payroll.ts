@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Deps } from '../adapters/clock.js';
+import { METRIC_NAMES } from '../adapters/metric-names.js';
 import { objectKeys, type ObjectStore } from '../adapters/object-store.js';
+import { businessMetrics } from '../adapters/observability.js';
 import type { Queue } from '../adapters/queue.js';
 import type { Environment } from '../adapters/tokens.js';
 import type { EmployeeEligibility, EmployeeReader } from '../data/employee-repository.js';
@@ -281,6 +283,8 @@ export async function submitPayroll(
       if (replay) return replay;
       throw new IdempotencyKeyReusedError();
     }
+    // The run exists from this write on: a replay of its idempotency key never reaches it, so counts nothing.
+    businessMetrics.count(METRIC_NAMES.payrollsSubmitted);
     // Neither waits for the other: the run's start message and its payroll.submitted fan-out (which never throws)
     // go out side by side, and a failed send is still this request's failure.
     const [sent] = await Promise.allSettled([

@@ -1,4 +1,4 @@
-import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startLocalStack, type RunningStack } from '../support/local-stack.js';
@@ -142,11 +142,11 @@ describe('webhooks over the local stack', () => {
     await receiver.close();
   });
 
-  it('records a failed delivery after three failures, dead-letters the message, and can redeliver', async () => {
+  it('records a failed delivery after three failures, acknowledges the message, and can redeliver', async () => {
     const { api, employeeId } = await organization();
     let healthy = false;
     const receiver = await startReceiver(() => (healthy ? 200 : 500));
-    const hook = await register(api, receiver.url, { events: ['payroll.submitted'] });
+    await register(api, receiver.url, { events: ['payroll.submitted'] });
     await submit(api, payroll(employeeId));
     await receiver.waitFor((r) => r.length >= 3);
     const failedEvent = async () =>
@@ -171,28 +171,32 @@ describe('webhooks over the local stack', () => {
       region: stack.state.region,
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     });
-    // Each receive long-polls for up to a second: that is the wait between checks.
-    const dead = await vi.waitFor(
+    // The third failure acknowledged the message: the queue empties (nothing waiting, nothing in flight) with no
+    // fourth POST, and nothing reaches the dead-letter queue.
+    await vi.waitFor(
       async () => {
-        const out = await sqs.send(
-          new ReceiveMessageCommand({
-            QueueUrl: stack.state.queues.webhooks_dlq,
-            WaitTimeSeconds: 1,
-            MaxNumberOfMessages: 10,
+        const { Attributes } = await sqs.send(
+          new GetQueueAttributesCommand({
+            QueueUrl: stack.state.queues.webhooks,
+            AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
           }),
         );
-        const bodies = (out.Messages ?? []).map((m) => m.Body!).filter((b) => b.includes(event.id));
-        if (bodies.length === 0) throw new Error(`event ${event.id} not dead-lettered within 10000 ms`);
-        return bodies;
+        expect(Attributes).toMatchObject({
+          ApproximateNumberOfMessages: '0',
+          ApproximateNumberOfMessagesNotVisible: '0',
+        });
       },
-      { timeout: 10_000, interval: 10 },
+      { timeout: 10_000, interval: 50 },
     );
-    expect(dead).toHaveLength(1);
-    expect(JSON.parse(dead[0]!)).toEqual({
-      organization_id: expect.any(String),
-      event_id: event.id,
-      webhook_id: hook.webhook_id,
-    });
+    expect(receiver.received).toHaveLength(3);
+    const dead = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: stack.state.queues.webhooks_dlq,
+        WaitTimeSeconds: 0,
+        MaxNumberOfMessages: 10,
+      }),
+    );
+    expect((dead.Messages ?? []).filter((m) => m.Body!.includes(event.id))).toEqual([]);
 
     healthy = true;
     const again = await api.POST('/v1/events/{id}/redeliver', at(event.id));

@@ -31,15 +31,16 @@ import { startReceiver } from '../support/webhook-receiver.js';
 /**
  * The webhook worker killed at every step, then handed the same SQS message again, as SQS does once the
  * visibility timeout runs out. Everything is real except the crash: the deliver-event Lambda handler, its
- * repositories on DynamoDB Local, the webhook queue and its DLQ on fauxqs (receive counts, redrive after 3
- * receives), the signed HTTP POST to a local receiver. A crash is an exception thrown right before or right after
+ * repositories on DynamoDB Local, the webhook queue and its DLQ on fauxqs (receive counts, redrive after
+ * QUEUE_DEFINITIONS.webhooks.maxReceiveCount receives), the signed HTTP POST to a local receiver. A crash is an exception thrown right before or right after
  * one step's real effect, by wrapping the dependency that performs it (as test/integration/payroll-pipeline.test.ts
  * does for the processor).
  *
  * Per event and endpoint, whatever the crash: the receiver got the event at least once, every copy carries the
  * event id as `webhook-id` and a signature that verifies; there is one delivery record, closed once (`succeeded`,
- * or `failed` after three attempts), its attempts agree with what the receiver saw; nothing stays pending or
- * undispatched; the endpoint's failure count moves once per failed event and is reset by a success.
+ * or `failed` after exactly three recorded attempts, a crash costing none), its attempts agree with what the
+ * receiver saw; nothing stays pending or undispatched, nothing is dead-lettered; the endpoint's failure count moves
+ * once per failed event and is reset by a success.
  */
 
 // Before any module builds its logger: the injected crashes are logged as warnings otherwise.
@@ -216,8 +217,8 @@ function toRecord(m: Message): SQSRecord {
 /**
  * Plays SQS and the Lambda event source: receives batches with their receive counts, runs the real handler,
  * deletes what succeeded, and hands every failed message back at once (its visibility timeout, or the retry
- * delay the handler set, elapsing), until the queue is empty. After the third receive the queue itself moves a
- * message to the DLQ. Returns the messages dead-lettered, taken off the DLQ.
+ * delay the handler set, elapsing), until the queue is empty. After maxReceiveCount receives the queue itself moves
+ * a message to the DLQ. Returns the messages dead-lettered, taken off the DLQ.
  */
 async function deliverAll(): Promise<string[]> {
   const sqs = testSqsClient();
@@ -245,7 +246,6 @@ async function deliverAll(): Promise<string[]> {
         if (!failed.has(m.MessageId!))
           return sqs.send(new DeleteMessageCommand({ QueueUrl: queues.webhooks, ReceiptHandle: m.ReceiptHandle! }));
         figures.redeliveries++;
-        // Already visible again if the handler closed the delivery failed (it sets 0 itself, for the DLQ).
         return sqs
           .send(
             new ChangeMessageVisibilityCommand({
@@ -325,7 +325,9 @@ async function expectDelivered(w: World, dead: string[], expectation: Expectatio
       if (p.behaviour === 'always-fails') {
         expect(d.status).toBe('failed');
         expect(ok).toHaveLength(0);
-        expect(d.attempts.length).toBeLessThanOrEqual(3);
+        // Three POSTs counted, whatever crashed in between: a crash spends no attempt.
+        expect(d.attempts.map((a) => a.status_code)).toEqual([500, 500, 500]);
+        expect(d.attempt_count).toBe(3);
       } else {
         expect(d.status).toBe('succeeded');
         // Closed once: one successful attempt, and it is the last one.
@@ -345,14 +347,12 @@ async function expectDelivered(w: World, dead: string[], expectation: Expectatio
   if (expectation.unrecorded !== 'any')
     expect(unrecorded, 'POSTs without their attempt record').toBe(expectation.unrecorded ?? 0);
   figures.unrecorded += unrecorded;
-  // The undelivered messages, and only those, end in the DLQ: one per event to the failing endpoint.
-  const failing = w.endpoints.filter((p) => p.behaviour === 'always-fails').map((p) => p.id);
+  // No message ends in the DLQ: a delivery closed `failed` after its third attempt acknowledges its message, and a
+  // crash costs a receive of the queue's maxReceiveCount, not an attempt.
   const ours = dead
     .map((b) => JSON.parse(b) as { organization_id: string; event_id: string; webhook_id: string })
     .filter((m) => m.organization_id === w.orgId);
-  expect(ours.map((m) => `${m.event_id} ${m.webhook_id}`).sort()).toEqual(
-    w.events.flatMap((e) => failing.map((id) => `${e.event_id} ${id}`)).sort(),
-  );
+  expect(ours).toEqual([]);
   figures.deadLettered += ours.length;
   // The endpoint's bookkeeping moved exactly once per event: reset by a success, +1 per failed event.
   for (const p of w.endpoints) {
@@ -421,14 +421,15 @@ const deliveryFaults: Fault[] = [
     'fails-first',
     () => crash(sqsClient(), 'send', 'after', isRetryDelay(FIRST_RETRY_S)),
   ],
-  // An endpoint that always fails: the third receive closes the delivery failed, the queue dead-letters the message.
+  // An endpoint that always fails: the third attempt closes the delivery failed and acknowledges the message.
   [
-    'before closing the delivery failed (last receive)',
+    'before closing the delivery failed (last attempt)',
     'always-fails',
     () => crash(s.events, 'recordAttempt', 'before', (...a) => a[4] === 'failed'),
+    { unrecorded: 1 },
   ],
   [
-    'after closing the delivery failed (last receive)',
+    'after closing the delivery failed (last attempt)',
     'always-fails',
     () => crash(s.events, 'recordAttempt', 'after', (...a) => a[4] === 'failed'),
   ],
@@ -443,14 +444,14 @@ const deliveryFaults: Fault[] = [
     () => crash(s.webhooks, 'pauseIfUnreliable', 'after', () => true),
   ],
   [
-    'before dead-lettering (last visibility change)',
+    'before setting the last retry delay',
     'always-fails',
-    () => crash(sqsClient(), 'send', 'before', isRetryDelay(0)),
+    () => crash(sqsClient(), 'send', 'before', isRetryDelay(SECOND_RETRY_S)),
   ],
   [
-    'after dead-lettering (last visibility change)',
+    'after setting the last retry delay',
     'always-fails',
-    () => crash(sqsClient(), 'send', 'after', isRetryDelay(0)),
+    () => crash(sqsClient(), 'send', 'after', isRetryDelay(SECOND_RETRY_S)),
   ],
 ];
 
@@ -472,7 +473,7 @@ describe('the webhook worker, crashed at every step and re-delivered', () => {
     expect(sent.map(([c]) => c).filter(isRetryDelay(FIRST_RETRY_S))).toHaveLength(1);
   });
 
-  it('retries a failing endpoint three times, then closes the delivery failed and dead-letters the message', async () => {
+  it('retries a failing endpoint three times, then closes the delivery failed and acknowledges the message', async () => {
     const w = await world('always-fails');
     const sent: unknown[][] = [];
     count(sqsClient(), 'send', sent);
@@ -482,15 +483,12 @@ describe('the webhook worker, crashed at every step and re-delivered', () => {
       const d = (await s.events.getDelivery(w.orgId, e.event_id, w.endpoints[1]!.id))!;
       expect(d.attempts.map((a) => a.status_code)).toEqual([500, 500, 500]);
     }
-    // Per event: the configured delay before the 2nd and the 3rd attempt, then 0 to hand the message to the DLQ.
+    // Per event: the configured delay before the 2nd and the 3rd attempt; none after the third, which acknowledges.
     const delays = sent
       .map(([c]) => c)
       .filter((c) => c instanceof ChangeMessageVisibilityCommand)
       .map((c) => c.input.VisibilityTimeout);
     expect(delays.sort((a, b) => a! - b!)).toEqual([
-      0,
-      0,
-      0,
       FIRST_RETRY_S,
       FIRST_RETRY_S,
       FIRST_RETRY_S,
