@@ -1,4 +1,5 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -186,8 +187,34 @@ const CONTROL_TOWER_RULES = (() => {
     });
 })();
 
-/** Findings by template, as checked: the tests synthesize the same stack in several apps. */
-const guardFindings = new Map<string, PolicyValidationPluginReport['violations']>();
+type GuardFindings = PolicyValidationPluginReport['violations'];
+
+/**
+ * Findings by what was checked (the rules, the template), kept on disk beside the system's temporary files: the
+ * tests synthesize the same stacks in several processes, and a synth whose templates did not change need not run
+ * cfn-guard again. The key covers the validator's version (its binary and rules) and the rules left on, so a cached
+ * answer is exactly the one cfn-guard would give.
+ */
+const GUARD_CACHE = join(tmpdir(), 'payroll-cfn-guard-cache');
+const GUARD_VERSION = readFileSync(
+  createRequire(import.meta.url).resolve('@cdklabs/cdk-validator-cfnguard/package.json'),
+  'utf8',
+);
+
+function cachedFindings(checked: string, check: () => GuardFindings): GuardFindings {
+  const file = join(GUARD_CACHE, `${createHash('sha256').update(GUARD_VERSION).update(checked).digest('hex')}.json`);
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as GuardFindings;
+  } catch {
+    const found = check();
+    mkdirSync(GUARD_CACHE, { recursive: true });
+    // Written whole, then renamed: a concurrent synth reads either nothing or the complete answer.
+    const partial = `${file}.${process.pid}.tmp`;
+    writeFileSync(partial, JSON.stringify(found));
+    renameSync(partial, file);
+    return found;
+  }
+}
 
 /**
  * cfn-guard with the Control Tower rules, reporting under the validator's own name (so `cdk-validator-cfnguard::…`
@@ -212,14 +239,12 @@ export class ControlTowerChecks implements IPolicyValidationPlugin {
           (rule) => rule.types.length > 0 && !rule.types.some((type) => types.has(type)),
         ).map((rule) => rule.name);
         if (disabledRules.length === CONTROL_TOWER_RULES.length) return [];
-        const checked = `${basename(path)}\n${JSON.stringify(template)}`;
-        let found = guardFindings.get(checked);
-        if (!found) {
+        const checked = `${basename(path)}\n${disabledRules.join(',')}\n${JSON.stringify(template)}`;
+        const found = cachedFindings(checked, () => {
           const copy = join(dir, basename(path));
           writeFileSync(copy, JSON.stringify(template));
-          found = new CfnGuardValidator({ disabledRules }).validate({ ...context, templatePaths: [copy] }).violations;
-          guardFindings.set(checked, found);
-        }
+          return new CfnGuardValidator({ disabledRules }).validate({ ...context, templatePaths: [copy] }).violations;
+        });
         // Severity set, so that CDK still fails the synth on what no acknowledgment covers (once it has applied the
         // acknowledgments, it counts a violation without one as a warning); and only locations in a resource: the
         // validator also reports the literal a failed comparison expected, which points at no resource.
