@@ -31,9 +31,15 @@ const ROOT = join(import.meta.dirname, '..');
 export const LOADS = 11;
 /** Functions measured again with the runtime's SDK: one that only reads the table, and the largest. */
 const RUNTIME_SDK_ENTRIES = ['api/paystubs', 'api/payroll'];
-/** Each function is loaded with the variables its deployment sets: its module-scope wiring is part of its load. */
+/**
+ * Each function is loaded with the variables its deployment sets: its module-scope wiring is part of its load. The
+ * two Lambda sets too, so tracing is on as deployed: the X-Ray SDK and Powertools Tracer load at init (a chunk the
+ * metafile lists as imported on first use, since it is an `import()`, but awaited at module scope when deployed).
+ */
 const ENV = {
   ...process.env,
+  AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
+  AWS_LAMBDA_FUNCTION_NAME: 'payroll-cold-start',
   AWS_REGION: 'us-east-1',
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   ...PLACEHOLDER_DEPLOYED_ENV,
