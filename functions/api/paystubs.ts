@@ -4,6 +4,7 @@ import { paystubRoutes } from '../../shared/api/paystubs.js';
 import { OrganizationRepository } from '../../shared/data/organization-repository.js';
 import { PayrollRepository } from '../../shared/data/payroll-repository.js';
 import { PaystubRepository } from '../../shared/data/paystub-repository.js';
+import { paystubFileName } from '../../shared/domain/paystub-file.js';
 import { apiRouter } from '../../shared/http/api-handler.js';
 import { ok } from '../../shared/http/envelope.js';
 import { gateOver } from '../../shared/http/gate.js';
@@ -68,7 +69,7 @@ const router = apiRouter(
         status: 200,
         message: 'OK',
         raw: { body: pdf, contentType: 'application/pdf' },
-        headers: { 'Content-Disposition': `inline; filename="paystub-${stub.paystub_id}.pdf"` },
+        headers: { 'Content-Disposition': `inline; filename="${paystubFileName({ paystub_id: stub.paystub_id })}"` },
       };
     },
   },

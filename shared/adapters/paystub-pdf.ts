@@ -3,7 +3,7 @@ import { isCalendarDate } from '../domain/dates.js';
 import { addCents, formatCents, type Cents } from '../domain/money.js';
 
 /**
- * A paystub rendered as a one-page, Letter-size PDF.
+ * A paystub rendered as a Letter-size PDF: one page, and more only when long names or many deductions need them.
  *
  * Library: `@pdfme/pdf-lib`, the maintained fork of pdf-lib (pdf-lib itself has had no release since 1.17.1 in
  * 2021). It writes the standard 14 fonts by name, so no font file ships with the function, and it was the smallest
@@ -218,84 +218,140 @@ function advance(font: PDFFont, text: string, size: number): number {
 }
 
 /**
- * Text made to fit `width` so it cannot run into the next column: first set smaller, down to `minSize` (names and
- * ids are best shown whole), then shortened with an ellipsis.
+ * Encodable text broken into lines no wider than `width` at `size`: at spaces, and a word wider than the line on its
+ * own (an id, a run of letters) between characters. Nothing is ever cut: every character is on some line.
  */
-function fit(
-  font: PDFFont,
-  text: string,
-  size: number,
-  minSize: number,
-  width: number,
-): { text: string; size: number } {
-  for (let s = size; s >= minSize; s -= 0.5) if (advance(font, text, s) <= width) return { text, size: s };
-  let t = text;
-  while (t.length > 1 && advance(font, `${t}\u2026`, minSize) > width) t = t.slice(0, -1);
-  return { text: `${t.trimEnd()}\u2026`, size: minSize };
-}
-
-/** Encodable text broken into lines no wider than `width`, at word boundaries (a longer word is cut with `fit`). */
-function wrap(font: PDFFont, text: string, size: number, width: number): string[] {
+function breakLines(font: PDFFont, text: string, size: number, width: number): string[] {
   const lines: string[] = [];
   let line = '';
-  for (const word of encodable(font, text).split(' ')) {
+  for (const word of text.split(' ')) {
     const next = line ? `${line} ${word}` : word;
-    if (advance(font, next, size) <= width) line = next;
-    else {
-      if (line) lines.push(line);
-      line = advance(font, word, size) <= width ? word : fit(font, word, size, size, width).text;
+    if (advance(font, next, size) <= width) {
+      line = next;
+      continue;
+    }
+    if (line) lines.push(line);
+    line = '';
+    for (const ch of word) {
+      if (line && advance(font, line + ch, size) > width) {
+        lines.push(line);
+        line = '';
+      }
+      line += ch;
     }
   }
-  if (line) lines.push(line);
+  if (line || lines.length === 0) lines.push(line);
   return lines;
+}
+
+/** Measured lines of text: the size they are set at and how far apart their baselines are. */
+interface Block {
+  lines: string[];
+  size: number;
+  leading: number;
+  font: PDFFont;
+  /** The widest line, as drawn. */
+  width: number;
+}
+
+/**
+ * Text laid out in `width`: at the largest size from `size` down to `minSize` (half a point at a time) at which it
+ * takes at most `maxLines` lines; failing that, at `minSize` on as many lines as it needs. Never cut.
+ */
+function block(font: PDFFont, raw: string, width: number, size: number, minSize = size, maxLines = 1): Block {
+  const text = encodable(font, raw);
+  let s = size;
+  let lines = breakLines(font, text, s, width);
+  while (lines.length > maxLines && s - 0.5 >= minSize) {
+    s -= 0.5;
+    lines = breakLines(font, text, s, width);
+  }
+  return {
+    lines,
+    size: s,
+    leading: Math.round(s * 1.22 * 2) / 2,
+    font,
+    width: Math.max(...lines.map((l) => advance(font, l, s))),
+  };
+}
+
+/** The height a block takes below its first baseline (its other lines). */
+const below = (b: Block) => b.leading * (b.lines.length - 1);
+
+/** The size at which one line of text fits `width`, from `size` down to `minSize`; `minSize` if none does. */
+function sizeToFit(font: PDFFont, text: string, width: number, size: number, minSize: number): number {
+  let s = size;
+  while (s - 0.5 >= minSize && advance(font, text, s) > width) s -= 0.5;
+  return s;
 }
 
 type Gray = ReturnType<typeof grayscale>;
 
+const LABEL_SIZE = 7;
+const LABEL_TRACK = 0.6;
+
 class Canvas {
-  constructor(
-    readonly page: PDFPage,
-    readonly fonts: Fonts,
-  ) {}
+  page!: PDFPage;
+
+  constructor(readonly fonts: Fonts) {}
 
   text(
     text: string,
     x: number,
     y: number,
-    opts: {
-      size?: number;
-      minSize?: number;
-      bold?: boolean;
-      color?: Gray;
-      align?: 'left' | 'right';
-      maxWidth?: number;
-    } = {},
+    opts: { size?: number; bold?: boolean; color?: Gray; align?: 'left' | 'right' } = {},
   ): void {
     const font = opts.bold ? this.fonts.bold : this.fonts.regular;
-    const wanted = opts.size ?? 9.5;
-    let t = { text: encodable(font, text), size: wanted };
-    if (opts.maxWidth !== undefined) t = fit(font, t.text, wanted, opts.minSize ?? wanted, opts.maxWidth);
-    const dx = opts.align === 'right' ? advance(font, t.text, t.size) : 0;
-    this.page.drawText(t.text, { x: x - dx, y, size: t.size, font, color: opts.color ?? INK });
+    const size = opts.size ?? 9.5;
+    const t = encodable(font, text);
+    const dx = opts.align === 'right' ? advance(font, t, size) : 0;
+    this.page.drawText(t, { x: x - dx, y, size, font, color: opts.color ?? INK });
+  }
+
+  /** A block's lines from the baseline `y` down; right-aligned lines end at `x`. */
+  lines(b: Block, x: number, y: number, opts: { color?: Gray; align?: 'left' | 'right' } = {}): void {
+    b.lines.forEach((line, i) => {
+      const dx = opts.align === 'right' ? advance(b.font, line, b.size) : 0;
+      this.page.drawText(line, {
+        x: x - dx,
+        y: y - b.leading * i,
+        size: b.size,
+        font: b.font,
+        color: opts.color ?? INK,
+      });
+    });
+  }
+
+  labelWidth(text: string): number {
+    const chars = [...text.toUpperCase()];
+    return chars.reduce((w, ch) => w + advance(this.fonts.bold, ch, LABEL_SIZE) + LABEL_TRACK, 0) - LABEL_TRACK;
   }
 
   /** Section and column labels: small bold capitals with a little tracking, the one device for hierarchy. */
   label(text: string, x: number, y: number, align: 'left' | 'right' = 'left'): void {
-    const spaced = text.toUpperCase();
-    const size = 7;
-    const track = 0.6;
-    const advances = [...spaced].map((ch) => advance(this.fonts.bold, ch, size) + track);
-    let cx = align === 'right' ? x - (advances.reduce((a, b) => a + b, 0) - track) : x;
-    [...spaced].forEach((ch, i) => {
-      this.page.drawText(ch, { x: cx, y, size, font: this.fonts.bold, color: MUTED });
-      cx += advances[i]!;
-    });
+    let cx = align === 'right' ? x - this.labelWidth(text) : x;
+    for (const ch of text.toUpperCase()) {
+      this.page.drawText(ch, { x: cx, y, size: LABEL_SIZE, font: this.fonts.bold, color: MUTED });
+      cx += advance(this.fonts.bold, ch, LABEL_SIZE) + LABEL_TRACK;
+    }
   }
 
   rule(y: number, thickness = 0.5, color = RULE, x1 = LEFT, x2 = RIGHT): void {
     this.page.drawLine({ start: { x: x1, y }, end: { x: x2, y }, thickness, color });
   }
 }
+
+/**
+ * The columns of the earnings and deductions tables (points from the left edge), exported so that the layout tests
+ * can check that no text crosses the gutter between them.
+ */
+export const TABLE_COLUMNS = (() => {
+  const colW = (RIGHT - LEFT - 28) / 2;
+  return { earnings: [LEFT, LEFT + colW], deductions: [LEFT + colW + 28, RIGHT] } as const;
+})();
+
+/** The page's text area: every character drawn lies inside it. */
+export const TEXT_AREA = { left: LEFT, right: RIGHT, bottom: MARGIN, top: PAGE_H - MARGIN } as const;
 
 export async function renderPaystubPdf(doc: PaystubDocument): Promise<Buffer> {
   checkPayment(doc.payment);
@@ -340,28 +396,63 @@ export async function renderPaystubPdf(doc: PaystubDocument): Promise<Buffer> {
     regular: await pdf.embedFont(StandardFonts.Helvetica),
     bold: await pdf.embedFont(StandardFonts.HelveticaBold),
   };
-  const page = pdf.addPage([PAGE_W, PAGE_H]);
-  const c = new Canvas(page, fonts);
+  const { regular, bold } = fonts;
+  const c = new Canvas(fonts);
+  const gap = 12;
 
-  // Header: who pays, what this is; the pay date on the right where the eye looks for it.
-  let y = PAGE_H - MARGIN - 14;
-  c.text(doc.employer.name, LEFT, y, { size: 18, minSize: 12, bold: true, maxWidth: 360 });
+  // The footer is measured first: the body flows down to just above it, onto further pages when it must.
+  const note = 'Amounts in US dollars. Keep this statement for your records.';
+  const noteW = advance(regular, note, 7.5);
+  // `page 99 of 99` is the widest the page numbers get; the id wraps (never cut) in what is left.
+  const footerFor = (text: string) => block(regular, text, RIGHT - LEFT - noteW - 2 * gap, 7.5, 6, 1);
+  const footerH = below(footerFor(`Earnings statement ${doc.paystub_id} \u00b7 page 99 of 99`));
+  // The footer's last baseline: its descenders (a fifth of the size) rest on the bottom margin.
+  const footY = MARGIN + 2;
+  const BOTTOM = footY + 14 + footerH + 16;
+
+  const pages: PDFPage[] = [];
+  let y = 0;
+  const newPage = () => {
+    c.page = pdf.addPage([PAGE_W, PAGE_H]);
+    pages.push(c.page);
+    y = PAGE_H - MARGIN - 14;
+    if (pages.length > 1) {
+      const head = block(regular, `Earnings statement ${doc.paystub_id} (continued)`, RIGHT - LEFT, 9, 7, 1);
+      c.lines(head, LEFT, y, { color: MUTED });
+      y -= below(head) + 8;
+      c.rule(y, 0.75, INK);
+      y -= 16;
+    }
+  };
+  /** Room for `h` points below the cursor, on a new page when this one is full; true when a page was added. */
+  const need = (h: number): boolean => {
+    if (y - h >= BOTTOM) return false;
+    newPage();
+    return true;
+  };
+  newPage();
+
+  // Header: who pays, what this is; the pay date on the right where the eye looks for it. The employer's name wraps
+  // in the width the pay date leaves.
+  const payDateW = Math.max(c.labelWidth('Pay date'), advance(bold, payDate, 12));
+  const employer = block(bold, doc.employer.name, RIGHT - LEFT - payDateW - 2 * gap, 18, 12, 2);
+  c.lines(employer, LEFT, y);
   c.label('Pay date', RIGHT, y + 6, 'right');
   c.text(payDate, RIGHT, y - 9, { size: 12, bold: true, align: 'right' });
-  y -= 18;
+  y -= Math.max(below(employer), 9) + 18;
   c.text('Earnings Statement', LEFT, y, { size: 11, color: MUTED });
   y -= 14;
   c.rule(y, 1.5, INK);
 
   if (voided) {
     y -= 28;
-    page.drawRectangle({ x: LEFT, y: y - 8, width: RIGHT - LEFT, height: 26, color: INK });
-    c.text('VOID', LEFT + 12, y, { size: 12, bold: true, color: grayscale(1) });
-    c.text('This paystub has been voided. It is not a record of payment.', LEFT + 56, y + 0.5, {
-      size: 9.5,
-      color: grayscale(1),
-    });
-    y -= 8;
+    const white = grayscale(1);
+    const why = block(regular, 'This paystub has been voided. It is not a record of payment.', RIGHT - LEFT - 68, 9.5);
+    const h = 26 + below(why);
+    c.page.drawRectangle({ x: LEFT, y: y - 8 - below(why), width: RIGHT - LEFT, height: h, color: INK });
+    c.text('VOID', LEFT + 12, y, { size: 12, bold: true, color: white });
+    c.lines(why, LEFT + 56, y + 0.5, { color: white });
+    y -= 8 + below(why);
   }
 
   if (returnNotice) {
@@ -369,35 +460,19 @@ export async function renderPaystubPdf(doc: PaystubDocument): Promise<Buffer> {
     // this deposit did not deliver.
     y -= 16;
     const textX = LEFT + 18;
-    const lines = wrap(fonts.regular, returnNotice, 9.5, RIGHT - 12 - textX);
-    const height = 28 + 12.5 * lines.length;
-    page.drawRectangle({
-      x: LEFT,
-      y: y - height,
-      width: RIGHT - LEFT,
-      height,
-      borderColor: INK,
-      borderWidth: 1,
-    });
-    page.drawRectangle({ x: LEFT, y: y - height, width: 4, height, color: INK });
+    const notice = block(regular, returnNotice, RIGHT - 12 - textX, 9.5, 9.5, 99);
+    const height = 28 + 12.5 * notice.lines.length;
+    c.page.drawRectangle({ x: LEFT, y: y - height, width: RIGHT - LEFT, height, borderColor: INK, borderWidth: 1 });
+    c.page.drawRectangle({ x: LEFT, y: y - height, width: 4, height, color: INK });
     c.text('DEPOSIT RETURNED', textX, y - 16, { size: 11, bold: true });
-    for (const [i, line] of lines.entries()) c.text(line, textX, y - 31 - 12.5 * i);
+    c.lines({ ...notice, leading: 12.5 }, textX, y - 31);
     y -= height;
   }
 
-  // Employee on the left, the statement's references on the right.
+  // Employee on the left, the statement's references on the right: keys in a column, values right-aligned in theirs
+  // (ids wrap between characters if ever wider than it), the name wrapping in what the references leave.
   y -= 26;
   const top = y;
-  c.label('Employee', LEFT, y);
-  c.text(doc.employee.name, LEFT, y - 17, { size: 14, minSize: 9, bold: true, maxWidth: 250 });
-  c.text(`Employee ID  ${doc.employee.employee_id}`, LEFT, y - 32, {
-    size: 9,
-    minSize: 7,
-    color: MUTED,
-    maxWidth: 250,
-  });
-
-  const keyX = 322;
   const refs: [string, string][] = [
     ['Pay period', period],
     ['Pay date', payDate],
@@ -405,152 +480,239 @@ export async function renderPaystubPdf(doc: PaystubDocument): Promise<Buffer> {
     ['Paystub ID', doc.paystub_id],
     ['Payroll ID', doc.payroll_id],
   ];
+  const keyW = Math.max(...refs.map(([k]) => advance(regular, k, 9)));
+  const valueMax = 190;
+  const values = refs.map(([, v]) => block(regular, v, valueMax, 9, 7, 1));
+  const valueW = Math.max(...values.map((b) => b.width));
+  const keyX = RIGHT - valueW - gap - keyW;
   let ry = top;
-  for (const [k, v] of refs) {
+  refs.forEach(([k], i) => {
+    const v = values[i]!;
     c.text(k, keyX, ry, { size: 9, color: MUTED });
-    c.text(v, RIGHT, ry, { size: 9, minSize: 7, align: 'right', maxWidth: RIGHT - keyX - 58 });
-    ry -= 14;
-  }
-  y = Math.min(top - 36, ry + 4);
-
-  // Net pay: the one number every reader wants, in a band that stays visible in greyscale.
-  y -= 22;
-  const bandH = 50;
-  page.drawRectangle({ x: LEFT, y: y - bandH, width: RIGHT - LEFT, height: bandH, color: BAND });
-  page.drawRectangle({ x: LEFT, y: y - bandH, width: 4, height: bandH, color: INK });
-  c.text('NET PAY', LEFT + 18, y - 22, { size: 13, bold: true });
-  c.text(`Gross earnings ${money.gross}, less deductions ${money.deductions}`, LEFT + 18, y - 37, {
-    size: 8.5,
-    color: MUTED,
+    c.lines(v, RIGHT, ry, { align: 'right' });
+    ry -= 14 + below(v);
   });
-  c.text(money.net, RIGHT - 16, y - 33, { size: 26, bold: true, align: 'right' });
+
+  const leftW = keyX - 2 * gap - LEFT;
+  c.label('Employee', LEFT, y);
+  const name = block(bold, doc.employee.name, leftW, 14, 10, 2);
+  c.lines(name, LEFT, y - 17);
+  const empId = block(regular, `Employee ID  ${doc.employee.employee_id}`, leftW, 9, 7, 1);
+  const idY = y - 17 - below(name) - 15;
+  c.lines(empId, LEFT, idY, { color: MUTED });
+  y = Math.min(idY - below(empId) - 4, ry + 4);
+
+  // Net pay: the one number every reader wants, in a band that stays visible in greyscale. The amount is set as
+  // large as leaves the sentence beside it 200 points; the sentence wraps in what is left.
+  y -= 22;
+  const inner = RIGHT - 16 - (LEFT + 18);
+  const netSize = sizeToFit(bold, money.net, inner - 200 - gap, 26, 12);
+  const netW = advance(bold, money.net, netSize);
+  const sub = block(
+    regular,
+    `Gross earnings ${money.gross}, less deductions ${money.deductions}`,
+    Math.max(inner - netW - 2 * gap, advance(bold, 'NET PAY', 13)),
+    8.5,
+    8.5,
+    99,
+  );
+  const bandH = Math.max(50, 37 + below(sub) + 13);
+  need(bandH);
+  c.page.drawRectangle({ x: LEFT, y: y - bandH, width: RIGHT - LEFT, height: bandH, color: BAND });
+  c.page.drawRectangle({ x: LEFT, y: y - bandH, width: 4, height: bandH, color: INK });
+  c.text('NET PAY', LEFT + 18, y - 22, { size: 13, bold: true });
+  c.lines(sub, LEFT + 18, y - 37, { color: MUTED });
+  c.text(money.net, RIGHT - 16, y - bandH / 2 - netSize * 0.33, { size: netSize, bold: true, align: 'right' });
   y -= bandH;
 
-  // Earnings and deductions side by side, each a small table with its own total.
+  // Earnings and deductions side by side, each a small table with its own total. Column widths come from the
+  // widest figure in them; a figure wider than a third of its table is set smaller; names wrap in the rest.
   y -= 30;
-  const colW = (RIGHT - LEFT - 28) / 2;
-  const eL = LEFT;
-  const eR = LEFT + colW;
-  const dL = eR + 28;
-  const dR = RIGHT;
+  const [eL, eR] = TABLE_COLUMNS.earnings;
+  const [dL, dR] = TABLE_COLUMNS.deductions;
+  const colW = eR - eL;
   const row = 17;
-
-  const tableHead = (l: number, r: number, title: string, cols: [string, number][]) => {
-    c.label(title, l, y);
-    for (const [name, x] of cols) c.label(name, x, y, 'right');
-    c.rule(y - 6, 0.75, INK, l, r);
+  const figure = (texts: string[], minW: number) => {
+    const size = Math.min(...texts.map((t) => sizeToFit(bold, t, colW / 3, 9.5, 6)));
+    return { size, width: Math.max(minW, ...texts.map((t) => advance(bold, t, size))) };
   };
-  tableHead(eL, eR, 'Earnings', [
-    ['Hours', eR - 80],
-    ['Current', eR],
-  ]);
-  tableHead(dL, dR, 'Deductions', [['Current', dR]]);
+  const eAmt = figure([money.regular, money.bonuses, money.gross], c.labelWidth('Current'));
+  const eHrs = figure([hours], c.labelWidth('Hours'));
+  const hoursR = eR - eAmt.width - gap;
+  const dAmt = figure([money.deductions, ...deductions.map(([, a]) => a)], c.labelWidth('Current'));
 
-  let ey = y - 6 - 14;
-  const earnings: [string, string, string][] = [
-    ['Regular pay', hours, money.regular],
-    ['Bonuses', '', money.bonuses],
+  const heads = (suffix: string) => {
+    c.label(`Earnings${suffix}`, eL, y);
+    c.label('Hours', hoursR, y, 'right');
+    c.label('Current', eR, y, 'right');
+    c.rule(y - 6, 0.75, INK, eL, eR);
+    c.label(`Deductions${suffix}`, dL, y);
+    c.label('Current', dR, y, 'right');
+    c.rule(y - 6, 0.75, INK, dL, dR);
+    y -= 20;
+  };
+  need(20 + row * 3);
+  heads('');
+
+  // Each table flows down on its own, a row at a time, onto a further page (headed again) when the next row does
+  // not fit; all deduction names are set at one size, the largest at which each fits its line.
+  type Row = { name: Block; figures: { text: string; right: number; size: number }[]; muted?: boolean };
+  const eNameW = hoursR - eHrs.width - gap - eL;
+  const eRows: Row[] = [
+    {
+      name: block(regular, 'Regular pay', eNameW, 9.5, 7, 1),
+      figures: [
+        { text: hours, right: hoursR, size: eHrs.size },
+        { text: money.regular, right: eR, size: eAmt.size },
+      ],
+    },
+    {
+      name: block(regular, 'Bonuses', eNameW, 9.5, 7, 1),
+      figures: [{ text: money.bonuses, right: eR, size: eAmt.size }],
+    },
   ];
-  for (const [name, h, amount] of earnings) {
-    c.text(name, eL, ey);
-    if (h) c.text(h, eR - 80, ey, { align: 'right' });
-    c.text(amount, eR, ey, { align: 'right' });
-    c.rule(ey - 6, 0.4, RULE, eL, eR);
-    ey -= row;
-  }
-
-  let dy = y - 6 - 14;
-  if (deductions.length === 0) {
-    c.text('None', dL, dy, { color: MUTED });
-    c.rule(dy - 6, 0.4, RULE, dL, dR);
-    dy -= row;
-  }
-  for (const [name, amount] of deductions) {
-    c.text(name, dL, dy, { minSize: 8, maxWidth: colW - 80 });
-    c.text(amount, dR, dy, { align: 'right' });
-    c.rule(dy - 6, 0.4, RULE, dL, dR);
-    dy -= row;
+  const dNameW = colW - dAmt.width - gap;
+  const dNameSize = Math.min(9.5, ...deductions.map(([label]) => block(regular, label, dNameW, 9.5, 8, 1).size));
+  const dRows: Row[] =
+    deductions.length === 0
+      ? [{ name: block(regular, 'None', dNameW, 9.5), figures: [], muted: true }]
+      : deductions.map(([label, amount]) => ({
+          name: block(regular, label, dNameW, dNameSize),
+          figures: [{ text: amount, right: dR, size: dAmt.size }],
+        }));
+  const rowH = (r: Row) => row + below(r.name);
+  /** Rows from `from` down from the cursor while they fit (at least one on a fresh page); the next row's index. */
+  const fill = (rows: Row[], from: number, l: number, r: number, fresh: boolean): [number, number] => {
+    let ty = y;
+    let i = from;
+    while (i < rows.length && (ty - rowH(rows[i]!) - 6 >= BOTTOM || (fresh && i === from))) {
+      const { name, figures, muted } = rows[i]!;
+      c.lines(name, l, ty, muted ? { color: MUTED } : {});
+      for (const f of figures) c.text(f.text, f.right, ty, { size: f.size, align: 'right' });
+      c.rule(ty - 6 - below(name), 0.4, RULE, l, r);
+      ty -= rowH(rows[i]!);
+      i++;
+    }
+    return [i, ty];
+  };
+  let [ei, di, fresh] = [0, 0, false];
+  for (;;) {
+    const [nextE, ey] = fill(eRows, ei, eL, eR, fresh);
+    const [nextD, dy] = fill(dRows, di, dL, dR, fresh);
+    [ei, di] = [nextE, nextD];
+    y = Math.min(ey, dy);
+    if (ei === eRows.length && di === dRows.length) break;
+    newPage();
+    heads(' (continued)');
+    fresh = true;
   }
 
   // Totals on one baseline under the longer table, so both read as one line.
-  const totalY = Math.min(ey, dy) - 2;
-  c.rule(totalY + 11, 0.75, INK, eL, eR);
-  c.rule(totalY + 11, 0.75, INK, dL, dR);
-  c.text('Gross earnings', eL, totalY, { bold: true });
-  c.text(hours, eR - 80, totalY, { bold: true, align: 'right' });
-  c.text(money.gross, eR, totalY, { bold: true, align: 'right' });
-  c.text('Total deductions', dL, totalY, { bold: true });
-  c.text(money.deductions, dR, totalY, { bold: true, align: 'right' });
-  y = totalY;
+  const eTotal = block(bold, 'Gross earnings', eNameW, 9.5, 7, 1);
+  const dTotal = block(bold, 'Total deductions', dNameW, 9.5, 7, 1);
+  if (need(row + Math.max(below(eTotal), below(dTotal)))) heads(' (continued)');
+  y -= 2;
+  c.rule(y + 11, 0.75, INK, eL, eR);
+  c.rule(y + 11, 0.75, INK, dL, dR);
+  c.lines(eTotal, eL, y);
+  c.text(hours, hoursR, y, { size: eHrs.size, bold: true, align: 'right' });
+  c.text(money.gross, eR, y, { size: eAmt.size, bold: true, align: 'right' });
+  c.lines(dTotal, dL, y);
+  c.text(money.deductions, dR, y, { size: dAmt.size, bold: true, align: 'right' });
+  y -= Math.max(below(eTotal), below(dTotal));
 
-  // This period beside the year to date.
-  y -= 40;
+  // This period beside the year to date: each column as wide as its widest figure.
+  const sumSize = Math.min(
+    ...[money.gross, money.net, money.ytdGross, money.ytdNet].map((t) => sizeToFit(regular, t, 150, 9.5, 6)),
+  );
+  const ytdW = Math.max(
+    c.labelWidth('Year to date'),
+    ...[money.ytdGross, money.ytdNet].map((t) => advance(regular, t, sumSize)),
+  );
+  const curW = Math.max(
+    c.labelWidth('This period'),
+    ...[money.gross, money.net].map((t) => advance(regular, t, sumSize)),
+  );
   const amtR = RIGHT;
-  const curR = RIGHT - 130;
+  const curR = Math.min(RIGHT - 130, amtR - ytdW - 2 * gap);
+  const sumNameW = curR - curW - gap - LEFT;
+  const summary = [
+    { name: block(regular, 'Gross earnings', sumNameW, 9.5, 7, 1), now: money.gross, ytd: money.ytdGross },
+    { name: block(regular, 'Net pay', sumNameW, 9.5, 7, 1), now: money.net, ytd: money.ytdNet },
+  ];
+  y -= 40;
+  need(20 + summary.reduce((h, r) => h + row + below(r.name), 0));
   c.label('Summary', LEFT, y);
   c.label('This period', curR, y, 'right');
   c.label('Year to date', amtR, y, 'right');
   c.rule(y - 6, 0.75, INK);
   y -= 20;
-  const summary: [string, string, string][] = [
-    ['Gross earnings', money.gross, money.ytdGross],
-    ['Net pay', money.net, money.ytdNet],
-  ];
-  for (const [k, now, ytd] of summary) {
-    c.text(k, LEFT, y);
-    c.text(now, curR, y, { align: 'right' });
-    c.text(ytd, amtR, y, { align: 'right' });
-    c.rule(y - 6, 0.4, RULE);
-    y -= row;
+  for (const { name, now, ytd } of summary) {
+    c.lines(name, LEFT, y);
+    c.text(now, curR, y, { size: sumSize, align: 'right' });
+    c.text(ytd, amtR, y, { size: sumSize, align: 'right' });
+    c.rule(y - 6 - below(name), 0.4, RULE);
+    y -= row + below(name);
   }
 
-  // The deposit: where the money went, with only the last four digits of the account.
+  // The deposit: where the money went, with only the last four digits of the account. The sentence wraps in the
+  // width the amount leaves.
   y -= 23;
+  const payAmt = figure([money.net], c.labelWidth('Amount'));
+  const status = returned ? 'returned' : p.status.replace(/_/g, ' ');
+  const deposit = block(
+    regular,
+    `Direct deposit to ${p.account_type} ${MASK}${p.account_number_last4}, routing ${p.routing_number}, trace ${p.trace_number ?? 'not yet assigned'}, status ${status}`,
+    RIGHT - LEFT - payAmt.width - 2 * gap,
+    9,
+    7.5,
+    1,
+  );
+  const settlement = settles
+    ? block(regular, `Settlement date (effective entry date) ${settles}`, RIGHT - LEFT - payAmt.width - 2 * gap, 8.5)
+    : null;
+  need(20 + below(deposit) + (settlement ? 13 + below(settlement) : 0) + 8);
   c.label('Payment', LEFT, y);
   c.label('Amount', RIGHT, y, 'right');
   c.rule(y - 6, 0.75, INK);
   y -= 20;
-  const status = returned ? 'returned' : p.status.replace(/_/g, ' ');
-  const deposit = `Direct deposit to ${p.account_type} ${MASK}${p.account_number_last4}, routing ${p.routing_number}, trace ${p.trace_number ?? 'not yet assigned'}, status ${status}`;
-  c.text(deposit, LEFT, y, { size: 9, minSize: 7.5, maxWidth: RIGHT - LEFT - 70 });
-  c.text(money.net, RIGHT, y, { bold: true, align: 'right' });
-  if (settles) {
+  c.lines(deposit, LEFT, y);
+  c.text(money.net, RIGHT, y, { size: payAmt.size, bold: true, align: 'right' });
+  y -= below(deposit);
+  if (settlement) {
     y -= 13;
-    c.text(`Settlement date (effective entry date) ${settles}`, LEFT, y, { size: 8.5, color: MUTED });
+    c.lines(settlement, LEFT, y, { color: MUTED });
+    y -= below(settlement);
   }
   c.rule(y - 6, 0.4, RULE);
 
-  // Footer.
-  c.rule(MARGIN + 14, 0.4, RULE);
-  c.text(`Earnings statement ${doc.paystub_id} \u00b7 page 1 of 1`, LEFT, MARGIN, {
-    size: 7.5,
-    minSize: 6,
-    color: MUTED,
-    maxWidth: 270,
-  });
-  c.text('Amounts in US dollars. Keep this statement for your records.', RIGHT, MARGIN, {
-    size: 7.5,
-    color: MUTED,
-    align: 'right',
+  // Footers, now that the number of pages is known.
+  pages.forEach((page, i) => {
+    c.page = page;
+    const left = footerFor(`Earnings statement ${doc.paystub_id} \u00b7 page ${i + 1} of ${pages.length}`);
+    c.rule(footY + 14 + below(left), 0.4, RULE);
+    c.lines(left, LEFT, footY + below(left), { color: MUTED });
+    c.text(note, RIGHT, footY, { size: 7.5, color: MUTED, align: 'right' });
   });
 
   if (voided) {
-    // Over everything, translucent: nothing drawn later (the net pay band) can hide it, every figure stays
-    // legible through it, and a mid grey survives black-and-white printing.
+    // Over everything on every page, translucent: nothing drawn later (the net pay band) can hide it, every figure
+    // stays legible through it, a mid grey survives black-and-white printing, and no page of it passes for valid.
     const size = 180;
-    const w = advance(fonts.bold, 'VOID', size);
+    const w = advance(bold, 'VOID', size);
     const angle = (35 * Math.PI) / 180;
     const [cx, cy] = [PAGE_W / 2, PAGE_H / 2 - 20];
     const h = size * 0.36; // half the cap height: the glyphs' optical centre above the baseline
-    page.drawText('VOID', {
-      x: cx - (w / 2) * Math.cos(angle) + h * Math.sin(angle),
-      y: cy - (w / 2) * Math.sin(angle) - h * Math.cos(angle),
-      size,
-      font: fonts.bold,
-      color: grayscale(0.35),
-      opacity: 0.22,
-      rotate: degrees(35),
-    });
+    for (const page of pages)
+      page.drawText('VOID', {
+        x: cx - (w / 2) * Math.cos(angle) + h * Math.sin(angle),
+        y: cy - (w / 2) * Math.sin(angle) - h * Math.cos(angle),
+        size,
+        font: bold,
+        color: grayscale(0.35),
+        opacity: 0.22,
+        rotate: degrees(35),
+      });
   }
 
   const bytes = await pdf.save();

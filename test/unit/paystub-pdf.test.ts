@@ -7,7 +7,9 @@ import {
   formatUsd,
   renderPaystubPdf,
 } from '../../shared/adapters/paystub-pdf.js';
-import { returnedPaystub, samplePaystub } from '../fixtures/paystub-document.js';
+import { achText } from '../../shared/domain/ach-text.js';
+import { paystubFileName } from '../../shared/domain/paystub-file.js';
+import { returnedPaystub, samplePaystub, widestPaystub } from '../fixtures/paystub-document.js';
 
 const sample = samplePaystub;
 
@@ -245,5 +247,48 @@ describe('deductionLabel', () => {
     ['total', 'Unitemized deductions'],
   ])('%s is %s', (name, label) => {
     expect(deductionLabel(name)).toBe(label);
+  });
+});
+
+describe('paystubFileName', () => {
+  const paystub_id = samplePaystub.paystub_id;
+
+  it('is paystub-<paystub_id>.pdf without a name, as the API names the PDF', () => {
+    expect(paystubFileName({ paystub_id })).toBe('paystub-stub_4ft7k2qw9xm3nbd8vpz6hr1cey.pdf');
+    expect(paystubFileName({ paystub_id, employee_name: null })).toBe(`paystub-${paystub_id}.pdf`);
+  });
+
+  it.each([
+    ['S\u00f8ren \u00d8deg\u00e5rd', 'paystub-soren-odegard.pdf'],
+    ['Zo\u00eb \u0141ukasz', 'paystub-zoe-lukasz.pdf'],
+    ["Se\u00e1n O'Brien-M\u00fcller", 'paystub-sean-obrien-muller.pdf'],
+    ['  Jane   Q. Doe ', 'paystub-jane-q-doe.pdf'],
+    ['\uff2a\uff41\uff4e\uff45 \ufb01sher', 'paystub-jane-fisher.pdf'],
+  ])('names the PDF of %s %s, spelt as the bank file spells it', (employee_name, file) => {
+    expect(paystubFileName({ paystub_id, employee_name })).toBe(file);
+    // The same letters as the name in the NACHA file, only lowercase and joined by hyphens.
+    const bank = achText(employee_name.replace(/'/g, '')).toLowerCase();
+    expect(file.slice('paystub-'.length, -'.pdf'.length)).toBe(
+      bank
+        .split(/[^a-z0-9]+/)
+        .filter(Boolean)
+        .join('-'),
+    );
+  });
+
+  it('falls back to the id when nothing of the name has a Latin spelling', () => {
+    expect(paystubFileName({ paystub_id, employee_name: '\u5c71\u7530 \u592a\u90ce' })).toBe(
+      `paystub-${paystub_id}.pdf`,
+    );
+    expect(paystubFileName({ paystub_id, employee_name: '' })).toBe(`paystub-${paystub_id}.pdf`);
+  });
+
+  it('keeps the longest names short, cut between words, and only ever safe characters', () => {
+    const long = paystubFileName({ paystub_id, employee_name: `${'Wolfgang '.repeat(11)}${'M'.repeat(100)}` });
+    expect(long).toBe(`paystub-${Array(6).fill('wolfgang').join('-')}.pdf`);
+    const word = paystubFileName({ paystub_id, employee_name: widestPaystub.employee.name });
+    expect(word).toBe(`paystub-${'w'.repeat(60)}.pdf`);
+    for (const name of [long, word, paystubFileName({ paystub_id: 'stub_"; x=1', employee_name: null })])
+      expect(name).toMatch(/^paystub-[a-z0-9_-]+\.pdf$/);
   });
 });
