@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, 
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { CfnGuardValidator } from '@cdklabs/cdk-validator-cfnguard';
 import {
   App,
@@ -190,12 +190,13 @@ const CONTROL_TOWER_RULES = (() => {
 type GuardFindings = PolicyValidationPluginReport['violations'];
 
 /**
- * Findings by what was checked (the rules, the template), kept on disk beside the system's temporary files: the
- * tests synthesize the same stacks in several processes, and a synth whose templates did not change need not run
- * cfn-guard again. The key covers the validator's version (its binary and rules) and the rules left on, so a cached
- * answer is exactly the one cfn-guard would give.
+ * Findings by what was checked (the rules, the template), kept on disk under the repository's
+ * `node_modules/.cache`: the tests synthesize the same stacks in several processes, and a synth whose templates did
+ * not change need not run cfn-guard again. The key covers the validator's version (its binary and rules) and the
+ * rules left on, so a cached answer is exactly the one cfn-guard would give. Not in the system's temporary folder:
+ * anyone on a shared machine may write there, and a planted `[]` answer would switch the check off.
  */
-const GUARD_CACHE = join(tmpdir(), 'payroll-cfn-guard-cache');
+export const GUARD_CACHE = fileURLToPath(new URL('../node_modules/.cache/payroll-cfn-guard', import.meta.url));
 const GUARD_VERSION = readFileSync(
   createRequire(import.meta.url).resolve('@cdklabs/cdk-validator-cfnguard/package.json'),
   'utf8',

@@ -25,7 +25,8 @@ import type { PayrollFunction } from './payroll-function.js';
 /**
  * When the alarms fire (docs/deploy.md, "Alarms and runbook", says what to do about each):
  * - `api5xxPercent`: more than 5 % of a 5-minute window's requests answered 5xx, once the window has at least
- *   `apiMinRequests` requests (below that one failed request out of three is noise, not an outage).
+ *   `apiMinRequests` requests (below that one failed request out of three is noise, not an outage); with fewer
+ *   requests, `apiMinErrors` 5xx answers in the window page on their own, so a quiet API failing every request pages.
  * - `apiP99LatencyMs`: p99 above 10 s for two 5-minute windows. The slowest requests measured (a 25,000-employee
  *   submit, a page of 100 paystubs) take 4-5 s; at 10 s requests are closing on the 29 s integration timeout.
  * - `payrollQueueAgeSeconds`: the oldest payroll message 10 minutes old. A healthy message (start, chunk of 1,000
@@ -40,6 +41,7 @@ import type { PayrollFunction } from './payroll-function.js';
 export const ALARM_THRESHOLDS = {
   api5xxPercent: 5,
   apiMinRequests: 20,
+  apiMinErrors: 5,
   apiP99LatencyMs: 10_000,
   payrollQueueAgeSeconds: 600,
   tableThrottledMinutes: 3,
@@ -145,8 +147,9 @@ export function tableThrottles(table: ITable, indexes: readonly string[], period
 }
 
 /**
- * The alarms of one stack, each notifying the deployment's topic when it fires and when it clears. A stack makes
- * one and hands it what it owns; an alarm lives beside what it watches, so it comes and goes with it.
+ * The alarms of one stack, each notifying the deployment's topic when it fires and when it clears (but
+ * `PayrollQueueAge`, which notifies only when it fires). A stack makes one and hands it what it owns; an alarm lives
+ * beside what it watches, so it comes and goes with it.
  */
 export class Alarms extends Construct {
   private readonly action: SnsAction;
@@ -179,9 +182,10 @@ export class Alarms extends Construct {
 
   /** The stage's 5xx rate and p99 latency. */
   api(stage: Stage): void {
-    const { api5xxPercent, apiMinRequests, apiP99LatencyMs } = ALARM_THRESHOLDS;
+    const { api5xxPercent, apiMinRequests, apiMinErrors, apiP99LatencyMs } = ALARM_THRESHOLDS;
+    // The API's handlers answer 500 without throwing (no Lambda error): on a quiet API, only the errors' count pages.
     const rate = new MathExpression({
-      expression: `IF(requests >= ${apiMinRequests}, 100 * errors / requests, 0)`,
+      expression: `IF(requests >= ${apiMinRequests}, 100 * errors / requests, IF(errors >= ${apiMinErrors}, 100, 0))`,
       usingMetrics: {
         errors: stage.metricServerError({ period: FIVE_MINUTES, statistic: 'Sum' }),
         requests: stage.metricCount({ period: FIVE_MINUTES, statistic: 'Sum' }),
@@ -190,7 +194,7 @@ export class Alarms extends Construct {
       label: '5xx %',
     });
     this.add('Api5xxRate', rate, api5xxPercent, {
-      description: `More than ${api5xxPercent} % of the API's requests answered 5xx in 5 minutes.`,
+      description: `More than ${api5xxPercent} % of the API's requests answered 5xx in 5 minutes (or ${apiMinErrors} 5xx among fewer than ${apiMinRequests} requests).`,
       strictlyAbove: true,
     });
     this.add('ApiLatencyP99', stage.metricLatency({ period: FIVE_MINUTES, statistic: 'p99' }), apiP99LatencyMs, {
@@ -203,8 +207,13 @@ export class Alarms extends Construct {
   /** The age of the payroll queue's oldest message (ALARM_THRESHOLDS.payrollQueueAgeSeconds says why 10 minutes). */
   payrollQueueAge(queue: IQueue): void {
     const age = queue.metricApproximateAgeOfOldestMessage({ period: ONE_MINUTE, statistic: 'Maximum' });
+    // No OK action: SQS leaves a message received three times or more out of ApproximateAgeOfOldestMessage (the
+    // metric then follows the next-oldest message), so on a poison message (900 s visibility timeout, 5 receives)
+    // this alarm fires at ~10 minutes and clears at ~30 while the run is still stuck: an "OK" mail would be false.
+    // Only the payroll DLQ alarm and GET /v1/payroll/{id} tell that the run is done.
     this.add('PayrollQueueAge', age, ALARM_THRESHOLDS.payrollQueueAgeSeconds, {
       description: `A payroll message has waited ${ALARM_THRESHOLDS.payrollQueueAgeSeconds / 60} minutes: a run is stuck.`,
+      okAction: false,
     });
   }
 
@@ -217,7 +226,10 @@ export class Alarms extends Construct {
     });
   }
 
-  /** Any run ending `failed` (PayrollsFailed: the processor gave up, or every deposit came back). */
+  /**
+   * Any run ending `failed` (PayrollsFailed): the processor gave up on it (an error on its message's last receive, a
+   * disbursement file that cannot be written) or, in a sandbox, `simulate:fail`. Returned deposits never fail a run.
+   */
   payrollsFailed(namespace: string): void {
     const failed = businessMetric(namespace, METRIC_NAMES.payrollsFailed).with({ period: FIVE_MINUTES });
     this.add('PayrollsFailed', failed, 1, { description: 'A payroll run ended failed: its employees were not paid.' });
@@ -231,7 +243,14 @@ export class Alarms extends Construct {
     id: string,
     metric: IMetric,
     threshold: number,
-    opts: { description: string; periods?: number; datapoints?: number; strictlyAbove?: boolean },
+    opts: {
+      description: string;
+      periods?: number;
+      datapoints?: number;
+      strictlyAbove?: boolean;
+      /** `false`: the topic hears only that it fired, not that it cleared. */
+      okAction?: boolean;
+    },
   ): Alarm {
     const alarm = new Alarm(this, id, {
       metric,
@@ -244,7 +263,8 @@ export class Alarms extends Construct {
       treatMissingData: TreatMissingData.NOT_BREACHING,
       alarmDescription: `${opts.description} ${RUNBOOK}, ${id}.`,
     });
-    this.notify(alarm);
+    if (opts.okAction === false) alarm.addAlarmAction(this.action);
+    else this.notify(alarm);
     return alarm;
   }
 }

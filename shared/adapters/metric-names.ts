@@ -13,7 +13,10 @@ export const METRIC_NAMES = {
   payrollsSubmitted: 'PayrollsSubmitted',
   /** A run that reached `completed`. */
   payrollsCompleted: 'PayrollsCompleted',
-  /** A run that ended `failed` (the processor gave up, or every deposit came back). */
+  /**
+   * A run that ended `failed`: the processor gave up on it (an error on its message's last receive, a disbursement
+   * file that cannot be written) or, in a sandbox, `simulate:fail`. Returned deposits never fail a run.
+   */
   payrollsFailed: 'PayrollsFailed',
   /** Paystubs written by the processor (one per employee of a completed chunk). */
   paystubsWritten: 'PaystubsWritten',

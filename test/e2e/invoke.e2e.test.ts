@@ -137,6 +137,8 @@ async function drain(url: string, fn: string, batchSize: number): Promise<Invoca
   throw new Error(`${url} still had messages after 20 batches`);
 }
 
+// Its own hook timeout (vitest.config.ts's stays for the rest): a synthesis and a local stack's start, run at once,
+// took more than 180 s on a loaded machine.
 beforeAll(async () => {
   // cdk.out is read as is only when it is newer than every source and holds the default sandbox/dev stacks.
   const fresh =
@@ -162,7 +164,7 @@ beforeAll(async () => {
     region: target.state.region,
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
-}, 180_000);
+}, 420_000);
 
 afterAll(async () => {
   sqs?.destroy();
