@@ -9,7 +9,7 @@ import { apiRouter } from '../../shared/http/api-handler.js';
 import { created, ok } from '../../shared/http/envelope.js';
 import { gateOver } from '../../shared/http/gate.js';
 import { listPage } from '../../shared/http/pagination.js';
-import { eventServicesOver, eventView, redeliverEvent } from '../../shared/use-cases/events.js';
+import { eventServicesOver, eventView, redeliverEvent, sendTestEvent } from '../../shared/use-cases/events.js';
 import {
   createWebhook,
   deleteWebhook,
@@ -63,6 +63,10 @@ const router = apiRouter(
     rotateWebhookSecret: async ({ principal, params }) => {
       const { record, secret } = await rotateWebhookSecret(endpoints, principal.organizationId, params.id);
       return ok({ ...webhookView(record), secret }, 'Secret rotated; the previous one keeps signing for 24 hours');
+    },
+    sendTestEvent: async ({ principal, params }) => {
+      const event = await sendTestEvent(events, principal.organizationId, params.id);
+      return { status: 202, message: 'Test event queued', data: await eventView(events, event) };
     },
     listEvents: async ({ principal, query }) => {
       const orgId = principal.organizationId;

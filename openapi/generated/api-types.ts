@@ -333,6 +333,28 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to one endpoint
+         * @description Records a `webhook.test` event (`data.test: true`, naming the endpoint) and delivers it to this endpoint alone, whatever its `events` list, as any event: signed, retried, with its attempts in the event log (`GET /v1/events/{id}`, the id in this answer) and redeliverable. At most one per endpoint per minute: `429 rate_limited` with `Retry-After` otherwise. An endpoint paused as `unreliable` gets it (to check a receiver before re-enabling it); a `disabled` one does not (`409`). Never fanned out to other endpoints, and a redelivery sends it to this endpoint only. Like any event, its outcome counts toward the endpoint's consecutive failures.
+         *
+         *     Requires a token with the `admin` scope. Rate limit: the employee-write bucket.
+         */
+        post: operations["sendTestEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -388,7 +410,7 @@ export type paths = {
         put?: never;
         /**
          * Send an event again
-         * @description Sends an event again (same `webhook-id`): to every endpoint it was delivered to, or, if it never had one, to the endpoints subscribed now.
+         * @description Sends an event again (same `webhook-id`): to every endpoint it was delivered to, or, if it never had one, to the endpoints subscribed now. A `webhook.test` event goes only to the endpoint it names.
          *
          *     Requires a token with the `admin` scope. Rate limit: the employee-write bucket.
          */
@@ -1351,15 +1373,15 @@ export type components = {
              */
             id: string;
             /** @enum {string} */
-            type: "payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "employee.bank_account_corrected";
+            type: "payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "employee.bank_account_corrected" | "webhook.test";
             /**
              * Format: date-time
              * @description UTC, ISO 8601 with milliseconds
              * @example 2026-11-21T10:02:28.752Z
              */
             timestamp: string;
-            /** @description Payroll events: the run (`payroll_id`, `status`, `type`, the period, `pay_date`, `effective_entry_date`, `release_by`, `employee_count`, `totals`, `content_hash`) plus what the event adds (`reason`, `findings`, `disbursement`). `paystub.generated`: `payroll_id`, `paystub_count`, `pay_date`, `paystubs_url`. `payment.returned`: `PaymentReturnedData`. `employee.bank_account_corrected`: `BankAccountCorrectedData`. */
-            data: components["schemas"]["PaymentReturnedData"] | components["schemas"]["BankAccountCorrectedData"] | {
+            /** @description Payroll events: the run (`payroll_id`, `status`, `type`, the period, `pay_date`, `effective_entry_date`, `release_by`, `employee_count`, `totals`, `content_hash`) plus what the event adds (`reason`, `findings`, `disbursement`). `paystub.generated`: `payroll_id`, `paystub_count`, `pay_date`, `paystubs_url`. `payment.returned`: `PaymentReturnedData`. `employee.bank_account_corrected`: `BankAccountCorrectedData`. `webhook.test`: `WebhookTestData`. */
+            data: components["schemas"]["PaymentReturnedData"] | components["schemas"]["BankAccountCorrectedData"] | components["schemas"]["WebhookTestData"] | {
                 [key: string]: unknown;
             };
             /**
@@ -1367,6 +1389,7 @@ export type components = {
              * @example pay_01kfz8e2h5n8p0s2v4w6y8z1cd
              */
             payroll_id: string | null;
+            /** @description One per endpoint the event was sent to. Empty: no `active` endpoint was subscribed to its type when it happened (a paused `unreliable` or a `disabled` endpoint gets no new events): it was not delivered, and a redelivery sends it to the endpoints subscribed now. */
             deliveries: {
                 /**
                  * @description `whk_` and 26 lowercase Crockford base32 characters
@@ -1417,7 +1440,7 @@ export type components = {
              * @example 200
              */
             status: number;
-            /** @example OK */
+            /** @example Test event queued */
             message: string;
             data: components["schemas"]["Event"];
             /** @example bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1 */
@@ -2152,7 +2175,7 @@ export type components = {
             /** Format: uri */
             url: string;
             /** @description `null`: every event type */
-            events: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "employee.bank_account_corrected")[] | null;
+            events: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "employee.bank_account_corrected" | "webhook.test")[] | null;
             description: string | null;
             /**
              * @description `unreliable`: paused after 5 consecutive failed events, until set `active` again
@@ -2208,6 +2231,22 @@ export type components = {
             /** @example bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1 */
             request_id: string;
         };
+        /** @description The `data` of `webhook.test` */
+        WebhookTestData: {
+            /**
+             * @description Always `true`: a test, not a payroll change
+             * @enum {boolean}
+             */
+            test: true;
+            /**
+             * @description The endpoint the test was sent to
+             * @example whk_01kfz8g1a3c5e7g9j1k3n5q7gh
+             */
+            webhook_id: string;
+            /** Format: uri */
+            url: string;
+            message: string;
+        };
         WebhookWithSecret: {
             /**
              * @description `whk_` and 26 lowercase Crockford base32 characters
@@ -2217,7 +2256,7 @@ export type components = {
             /** Format: uri */
             url: string;
             /** @description `null`: every event type */
-            events: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "employee.bank_account_corrected")[] | null;
+            events: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "employee.bank_account_corrected" | "webhook.test")[] | null;
             description: string | null;
             /**
              * @description `unreliable`: paused after 5 consecutive failed events, until set `active` again
@@ -4288,7 +4327,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url: string;
-                    events?: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "employee.bank_account_corrected")[] | null;
+                    events?: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "employee.bank_account_corrected" | "webhook.test")[] | null;
                     description?: string | null;
                 };
             };
@@ -4573,7 +4612,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url?: string;
-                    events?: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "employee.bank_account_corrected")[] | null;
+                    events?: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "employee.bank_account_corrected" | "webhook.test")[] | null;
                     description?: string | null;
                     /** @enum {string} */
                     status?: "active" | "disabled";
@@ -4783,11 +4822,116 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    sendTestEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A webhook endpoint id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued; the test event with its delivery */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 202,
+                     *       "message": "Test event queued",
+                     *       "data": {
+                     *         "id": "evt_01kfz8h9b1d3f5h7k9m1p3r5jk",
+                     *         "type": "webhook.test",
+                     *         "timestamp": "2026-11-21T10:02:28.752Z",
+                     *         "data": {
+                     *           "test": true,
+                     *           "webhook_id": "whk_01kfz8g1a3c5e7g9j1k3n5q7gh",
+                     *           "url": "https://hooks.example.com/payroll",
+                     *           "message": "A test event sent on request from the API or the dashboard: no payroll changed"
+                     *         },
+                     *         "payroll_id": null,
+                     *         "deliveries": [
+                     *           {
+                     *             "webhook_id": "whk_01kfz8g1a3c5e7g9j1k3n5q7gh",
+                     *             "url": "https://hooks.example.com/payroll",
+                     *             "status": "pending",
+                     *             "attempts": []
+                     *           }
+                     *         ]
+                     *       },
+                     *       "request_id": "bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EventResponse"];
+                };
+            };
+            /** @description A malformed path or query parameter, or an unknown parameter (`invalid_request_body`, every problem in `details`) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No endpoint with this id in your organization */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `conflict` with a `webhook_disabled` detail: the endpoint is disabled (set its `status` to `active` first) */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     listEvents: {
         parameters: {
             query?: {
                 /** @description Only events of this type */
-                type?: "payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "employee.bank_account_corrected";
+                type?: "payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "employee.bank_account_corrected" | "webhook.test";
                 /** @description Only this run's events */
                 payroll_id?: string;
                 /** @description Only events with a delivery in this status */

@@ -121,15 +121,26 @@ const bankAccountCorrectedData = z
   })
   .meta({ id: 'BankAccountCorrectedData', description: 'The `data` of `employee.bank_account_corrected`' });
 
+const webhookTestData = z
+  .strictObject({
+    test: z.literal(true).meta({ description: 'Always `true`: a test, not a payroll change' }),
+    webhook_id: id('whk', EXAMPLE_IDS.webhook).meta({ description: 'The endpoint the test was sent to' }),
+    url: webhookUrl,
+    message: printable(200),
+  })
+  .meta({ id: 'WebhookTestData', description: 'The `data` of `webhook.test`' });
+
 export const event = z
   .strictObject({
     id: id('evt', EXAMPLE_IDS.event),
     type: z.enum(EVENT_TYPES),
     timestamp,
-    data: z.union([paymentReturnedData, bankAccountCorrectedData, z.record(z.string(), z.unknown())]).meta({
-      description:
-        'Payroll events: the run (`payroll_id`, `status`, `type`, the period, `pay_date`, `effective_entry_date`, `release_by`, `employee_count`, `totals`, `content_hash`) plus what the event adds (`reason`, `findings`, `disbursement`). `paystub.generated`: `payroll_id`, `paystub_count`, `pay_date`, `paystubs_url`. `payment.returned`: `PaymentReturnedData`. `employee.bank_account_corrected`: `BankAccountCorrectedData`.',
-    }),
+    data: z
+      .union([paymentReturnedData, bankAccountCorrectedData, webhookTestData, z.record(z.string(), z.unknown())])
+      .meta({
+        description:
+          'Payroll events: the run (`payroll_id`, `status`, `type`, the period, `pay_date`, `effective_entry_date`, `release_by`, `employee_count`, `totals`, `content_hash`) plus what the event adds (`reason`, `findings`, `disbursement`). `paystub.generated`: `payroll_id`, `paystub_count`, `pay_date`, `paystubs_url`. `payment.returned`: `PaymentReturnedData`. `employee.bank_account_corrected`: `BankAccountCorrectedData`. `webhook.test`: `WebhookTestData`.',
+      }),
     payroll_id: id('pay', EXAMPLE_IDS.payroll).nullable(),
     // One delivery per endpoint the event went to: the endpoints subscribed when it was fanned out (or, for one
     // that had none, when it was redelivered): at most the endpoints an organization may hold.
@@ -143,7 +154,11 @@ export const event = z
           attempts: z.array(attempt),
         }),
       )
-      .max(MAX_WEBHOOK_ENDPOINTS),
+      .max(MAX_WEBHOOK_ENDPOINTS)
+      .meta({
+        description:
+          'One per endpoint the event was sent to. Empty: no `active` endpoint was subscribed to its type when it happened (a paused `unreliable` or a `disabled` endpoint gets no new events): it was not delivered, and a redelivery sends it to the endpoints subscribed now.',
+      }),
   })
   .meta({
     id: 'Event',
@@ -187,6 +202,21 @@ const EVENT = {
       status: 'succeeded',
       attempts: [{ at: '2026-11-21T10:02:28.901Z', status_code: 200, latency_ms: 84, error: null }],
     },
+  ],
+} satisfies z.input<typeof event>;
+
+const TEST_EVENT = {
+  ...EVENT,
+  type: 'webhook.test',
+  data: {
+    test: true,
+    webhook_id: EXAMPLE_IDS.webhook,
+    url: 'https://hooks.example.com/payroll',
+    message: 'A test event sent on request from the API or the dashboard: no payroll changed',
+  },
+  payroll_id: null,
+  deliveries: [
+    { webhook_id: EXAMPLE_IDS.webhook, url: 'https://hooks.example.com/payroll', status: 'pending', attempts: [] },
   ],
 } satisfies z.input<typeof event>;
 
@@ -344,6 +374,32 @@ export const webhookRoutes = routes('webhooks', {
     ],
     errors: { 404: 'No endpoint with this id in your organization', 409: '`conflict`: modified concurrently, retry' },
   },
+  sendTestEvent: {
+    method: 'POST',
+    path: '/v1/webhooks/{id}/test',
+    scope: 'admin',
+    bucket: 'employee_write',
+    summary: 'Send a test event to one endpoint',
+    access: ['queue:webhooks:send'],
+    tag: 'Webhooks',
+    description:
+      "Records a `webhook.test` event (`data.test: true`, naming the endpoint) and delivers it to this endpoint alone, whatever its `events` list, as any event: signed, retried, with its attempts in the event log (`GET /v1/events/{id}`, the id in this answer) and redeliverable. At most one per endpoint per minute: `429 rate_limited` with `Retry-After` otherwise. An endpoint paused as `unreliable` gets it (to check a receiver before re-enabling it); a `disabled` one does not (`409`). Never fanned out to other endpoints, and a redelivery sends it to this endpoint only. Like any event, its outcome counts toward the endpoint's consecutive failures.",
+    params: webhookParams,
+    success: [
+      {
+        status: 202,
+        description: 'Queued; the test event with its delivery',
+        schema: event,
+        envelope: 'EventResponse',
+        message: 'Test event queued',
+        example: TEST_EVENT,
+      },
+    ],
+    errors: {
+      404: 'No endpoint with this id in your organization',
+      409: '`conflict` with a `webhook_disabled` detail: the endpoint is disabled (set its `status` to `active` first)',
+    },
+  },
   listEvents: {
     method: 'GET',
     path: '/v1/events',
@@ -389,7 +445,7 @@ export const webhookRoutes = routes('webhooks', {
     access: ['queue:webhooks:send'],
     tag: 'Events',
     description:
-      'Sends an event again (same `webhook-id`): to every endpoint it was delivered to, or, if it never had one, to the endpoints subscribed now.',
+      'Sends an event again (same `webhook-id`): to every endpoint it was delivered to, or, if it never had one, to the endpoints subscribed now. A `webhook.test` event goes only to the endpoint it names.',
     params: eventParams,
     success: [
       {

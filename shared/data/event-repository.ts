@@ -88,6 +88,34 @@ export class EventRepository {
     }));
   }
 
+  /**
+   * An event recorded with its one delivery already open, in one transaction (a test event, for the endpoint it
+   * names): never in the outbox, so the sweeper never fans it out to the subscribed endpoints, and never without its
+   * delivery, so it cannot be left undelivered by a crash. Its delivery is pending, as `openDelivery` leaves one.
+   */
+  async putWithDelivery(e: NewEvent, webhook: { webhook_id: string; url: string }): Promise<void> {
+    await this.table.doc.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: this.table.tableName,
+              Item: {
+                ...keys.event(e.organization_id, e.event_id),
+                entity: 'event',
+                ...e,
+                deliveries: { [webhook.webhook_id]: 'pending' },
+                pending_endpoints: new Set([webhook.webhook_id]),
+              },
+              ConditionExpression: 'attribute_not_exists(PK)',
+            },
+          },
+          { Update: this.deliveryUpdate(e, webhook, e.created_at, false) },
+        ],
+      }),
+    );
+  }
+
   async get(orgId: string, eventId: string): Promise<EventRecord | undefined> {
     const out = await this.table.doc.send(
       new GetCommand({ TableName: this.table.tableName, Key: keys.event(orgId, eventId), ConsistentRead: true }),
@@ -266,6 +294,39 @@ export class EventRepository {
   }
 
   /**
+   * The delivery item's side of opening a delivery: pending, past attempts kept, on the sweeper's pending index.
+   * Without `reopen`, only a delivery not yet closed; with it, any, and with a fresh count of attempts.
+   */
+  private deliveryUpdate(
+    event: Pick<EventRecord, 'organization_id' | 'event_id'>,
+    webhook: { webhook_id: string; url: string },
+    at: string,
+    reopen: boolean,
+  ) {
+    const org = event.organization_id;
+    return {
+      TableName: this.table.tableName,
+      Key: keys.delivery(org, event.event_id, webhook.webhook_id),
+      UpdateExpression: `SET entity = :entity, event_id = :event, webhook_id = :webhook, organization_id = :org, #url = :url, #status = :pending, attempts = if_not_exists(attempts, :none), attempt_count = ${reopen ? ':zero' : 'if_not_exists(attempt_count, :zero)'}, created_at = if_not_exists(created_at, :at), updated_at = :at, GSI2PK = :marker, GSI2SK = :since REMOVE sweeps`,
+      ...(!reopen && { ConditionExpression: 'attribute_not_exists(#status) OR #status = :pending' }),
+      ExpressionAttributeNames: { '#url': 'url', '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':entity': 'delivery',
+        ':event': event.event_id,
+        ':webhook': webhook.webhook_id,
+        ':org': org,
+        ':url': webhook.url,
+        ':pending': 'pending',
+        ':none': [],
+        ':zero': 0,
+        ':at': at,
+        ':marker': keys.pendingDeliveriesIndex,
+        ':since': pendingSince(at, org, event.event_id, webhook.webhook_id),
+      },
+    };
+  }
+
+  /**
    * Opens the delivery of an event to an endpoint: the delivery item is pending and the event lists the endpoint as
    * pending, in one transaction. Past attempts are kept. A fan-out never re-opens a closed delivery (a sweeper
    * repeating a fan-out interrupted after its messages went out must not send a delivered event again): it returns
@@ -284,28 +345,7 @@ export class EventRepository {
       await this.table.doc.send(
         new TransactWriteCommand({
           TransactItems: [
-            {
-              Update: {
-                TableName: t,
-                Key: keys.delivery(org, event.event_id, webhook.webhook_id),
-                UpdateExpression: `SET entity = :entity, event_id = :event, webhook_id = :webhook, organization_id = :org, #url = :url, #status = :pending, attempts = if_not_exists(attempts, :none), attempt_count = ${options.reopen ? ':zero' : 'if_not_exists(attempt_count, :zero)'}, created_at = if_not_exists(created_at, :at), updated_at = :at, GSI2PK = :marker, GSI2SK = :since REMOVE sweeps`,
-                ...(!options.reopen && { ConditionExpression: 'attribute_not_exists(#status) OR #status = :pending' }),
-                ExpressionAttributeNames: { '#url': 'url', '#status': 'status' },
-                ExpressionAttributeValues: {
-                  ':entity': 'delivery',
-                  ':event': event.event_id,
-                  ':webhook': webhook.webhook_id,
-                  ':org': org,
-                  ':url': webhook.url,
-                  ':pending': 'pending',
-                  ':none': [],
-                  ':zero': 0,
-                  ':at': at,
-                  ':marker': keys.pendingDeliveriesIndex,
-                  ':since': pendingSince(at, org, event.event_id, webhook.webhook_id),
-                },
-              },
-            },
+            { Update: this.deliveryUpdate(event, webhook, at, options.reopen ?? false) },
             {
               Update: {
                 TableName: t,

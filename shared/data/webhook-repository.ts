@@ -167,4 +167,40 @@ export class WebhookRepository {
       throw err;
     }
   }
+
+  /**
+   * Claims the endpoint's one test event of the interval: 0 when claimed, otherwise the seconds until the next one
+   * may be. An item of its own (a rate-limit item, expiring), so replacing the endpoint on a PATCH does not reset
+   * it; one conditional write, so two concurrent requests cannot both claim it.
+   */
+  async claimTestEvent(orgId: string, webhookId: string, now: Date, everySeconds: number): Promise<number> {
+    const at = now.toISOString();
+    const earliest = new Date(now.getTime() - everySeconds * 1000).toISOString();
+    try {
+      await this.table.doc.send(
+        new UpdateCommand({
+          TableName: this.table.tableName,
+          Key: keys.rateLimit(`webhook-test#${orgId}#${webhookId}`),
+          UpdateExpression: 'SET last_test_at = :at, #ttl = :ttl',
+          ConditionExpression: 'attribute_not_exists(last_test_at) OR last_test_at <= :earliest',
+          ExpressionAttributeNames: { '#ttl': 'ttl' },
+          ExpressionAttributeValues: {
+            ':at': at,
+            ':earliest': earliest,
+            ':ttl': Math.ceil(now.getTime() / 1000) + 2 * everySeconds,
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return 0;
+    } catch (err) {
+      if (!isConditionalCheckFailure(err)) throw err;
+      // The old item comes back in the wire format ({ S: "…" }), as in the rate-limit repository.
+      const old = (err as { Item?: Record<string, unknown> }).Item?.last_test_at as { S?: string } | string | undefined;
+      const last = typeof old === 'object' ? old.S : old;
+      if (last === undefined) return everySeconds;
+      const wait = Math.ceil((Date.parse(last) + everySeconds * 1000 - now.getTime()) / 1000);
+      return Math.min(everySeconds, Math.max(1, wait));
+    }
+  }
 }

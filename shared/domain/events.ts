@@ -1,4 +1,7 @@
-/** Every event the service emits; a webhook endpoint subscribes to all of them or to a list. */
+/**
+ * Every event the service emits; a webhook endpoint subscribes to all of them or to a list. `webhook.test` is sent
+ * only on request (`POST /v1/webhooks/{id}/test`), to the one endpoint named, whatever its list.
+ */
 export const EVENT_TYPES = [
   'payroll.submitted',
   'payroll.processing',
@@ -11,6 +14,7 @@ export const EVENT_TYPES = [
   'paystub.generated',
   'payment.returned',
   'employee.bank_account_corrected',
+  'webhook.test',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -23,6 +27,9 @@ export const MAX_DELIVERY_ATTEMPTS = 3;
 export const UNRELIABLE_AFTER_FAILED_EVENTS = 5;
 /** How long a rotated-out secret still signs deliveries, so receivers can roll over without dropping events. */
 export const SECRET_ROTATION_GRACE_MS = 24 * 3600 * 1000;
+
+/** At most one test event per endpoint per this many seconds, as redeliveries of an event (CONTRACT §3). */
+export const TEST_EVENT_INTERVAL_SECONDS = 60;
 
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];

@@ -11,8 +11,13 @@ import { postWebhook, type Resolver } from '../adapters/webhook-url.js';
 import { type DeliveryAttempt, type EventRecord, EventRepository, type NewEvent } from '../data/event-repository.js';
 import type { PayrollRecord } from '../data/payroll-repository.js';
 import { type WebhookRecord, WebhookRepository } from '../data/webhook-repository.js';
-import { NotFoundError, RateLimitedError } from '../domain/errors.js';
-import { MAX_DELIVERY_ATTEMPTS, UNRELIABLE_AFTER_FAILED_EVENTS, type EventType } from '../domain/events.js';
+import { DomainError, NotFoundError, RateLimitedError } from '../domain/errors.js';
+import {
+  MAX_DELIVERY_ATTEMPTS,
+  TEST_EVENT_INTERVAL_SECONDS,
+  UNRELIABLE_AFTER_FAILED_EVENTS,
+  type EventType,
+} from '../domain/events.js';
 import { payrollView } from './payroll-view.js';
 import { signingSecrets } from './webhooks.js';
 
@@ -312,16 +317,70 @@ export async function redeliverEvent(s: EventServices, orgId: string, eventId: s
   if (wait > 0) throw new RateLimitedError(wait);
   const endpoints = (await s.webhooks.all(orgId)).filter((w) => w.status !== 'disabled');
   const previous = new Set(Object.keys(event.deliveries));
+  // A test event only ever goes to the endpoint it names, even one left without its delivery by a crash.
+  const named = event.type === 'webhook.test' ? event.data.webhook_id : undefined;
   const targets =
     previous.size > 0
       ? endpoints.filter((w) => previous.has(w.webhook_id))
-      : endpoints.filter((w) => subscribed(w.events, event.type));
+      : event.type === 'webhook.test'
+        ? endpoints.filter((w) => w.webhook_id === named)
+        : endpoints.filter((w) => subscribed(w.events, event.type));
   const at = s.deps.now().toISOString();
   for (const w of targets) await s.events.openDelivery(event, w, at, { reopen: true });
   await s.webhookQueue.sendAll(
     targets.map((w): DeliveryMessage => ({ organization_id: orgId, event_id: eventId, webhook_id: w.webhook_id })),
   );
   return (await s.events.get(orgId, eventId))!;
+}
+
+/** A disabled endpoint gets nothing, test events included: enable it first. */
+export class WebhookDisabledError extends DomainError {
+  constructor() {
+    // `conflict`, the documented 409 code; the detail names the reason.
+    super('conflict', 'conflict', 'The webhook endpoint is disabled', [
+      {
+        field: 'status',
+        code: 'webhook_disabled',
+        message: 'A disabled endpoint receives nothing, test events included: set its status to active first',
+      },
+    ]);
+  }
+}
+
+/**
+ * Records a `webhook.test` event naming the endpoint and delivers it to that endpoint alone, whatever its `events`
+ * list, through the normal delivery path: signed, retried, its attempts in the event log, redeliverable. At most one
+ * per endpoint per minute (`429` with the wait otherwise), so it cannot be used to point POSTs at an address. An
+ * endpoint paused as `unreliable` gets it (the way to check a receiver is fixed before re-enabling it); a
+ * `disabled` one does not (`409 conflict`, detail `webhook_disabled`): the deliverer sends nothing to a disabled
+ * endpoint. The event is written with its delivery open and outside the outbox, so the sweeper never fans it out to
+ * the other endpoints (it only re-sends the pending delivery, to this endpoint).
+ */
+export async function sendTestEvent(s: EventServices, orgId: string, webhookId: string): Promise<EventRecord> {
+  const webhook = await s.webhooks.get(orgId, webhookId);
+  if (!webhook) throw new NotFoundError();
+  if (webhook.status === 'disabled') throw new WebhookDisabledError();
+  const wait = await s.webhooks.claimTestEvent(orgId, webhookId, s.deps.now(), TEST_EVENT_INTERVAL_SECONDS);
+  if (wait > 0) throw new RateLimitedError(wait);
+  const at = s.deps.now().toISOString();
+  const event: NewEvent = {
+    event_id: s.deps.newId('evt'),
+    organization_id: orgId,
+    type: 'webhook.test',
+    payroll_id: null,
+    data: {
+      test: true,
+      webhook_id: webhook.webhook_id,
+      url: webhook.url,
+      message: 'A test event sent on request from the API or the dashboard: no payroll changed',
+    },
+    created_at: at,
+  };
+  // The event and its one delivery in one write, never in the outbox: nothing fans it out to other endpoints.
+  await s.events.putWithDelivery(event, webhook);
+  // A lost message leaves the delivery pending: the sweeper sends it again, to this endpoint.
+  await s.webhookQueue.sendAll([{ organization_id: orgId, event_id: event.event_id, webhook_id: webhookId }]);
+  return (await s.events.get(orgId, event.event_id))!;
 }
 
 export async function eventView(s: Pick<EventServices, 'events'>, e: EventRecord) {

@@ -241,7 +241,8 @@ describe('a bank return / notification-of-change file', () => {
 
     // The events, and their webhooks, signed; the correction carries masked data only.
     const returnedEvents = await eventsOf(org, 'payment.returned');
-    expect(returnedEvents.map((e) => e.data).sort((a, b) => String(a.code).localeCompare(String(b.code)))).toEqual([
+    const returnedData = returnedEvents.map((e) => e.data as Record<string, unknown>);
+    expect(returnedData.sort((a, b) => String(a.code).localeCompare(String(b.code)))).toEqual([
       expect.objectContaining({
         code: 'R01',
         employee_id: broke.id,

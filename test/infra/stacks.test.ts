@@ -783,15 +783,16 @@ describe('least privilege', () => {
     expect(decryptingWorkers.sort()).toEqual(['deliverer', 'processor']);
   });
 
-  // submit, cancel, redeliver and the bank report fan events out (shared/use-cases/events.ts): the organization's
-  // webhooks by a base-table Query, each delivery opened by a transaction of Updates, events Put in the state
-  // change's transaction.
+  // submit, cancel, redeliver, the bank report and a test event fan events out (shared/use-cases/events.ts): the
+  // organization's webhooks by a base-table Query, each delivery opened by a transaction of Updates, events Put in
+  // the state change's transaction (a test event's in one of its own).
   const dispatching = ROUTES.filter((r) => (r.access as readonly Access[]).includes('queue:webhooks:send'));
-  it('has the routes that dispatch events: submit, cancel, redeliver and the bank report', () => {
+  it('has the routes that dispatch events: submit, cancel, redeliver, the bank report and a test event', () => {
     expect(dispatching.map((r) => r.id).sort()).toEqual([
       'cancelPayroll',
       'postDisbursementReturns',
       'redeliverEvent',
+      'sendTestEvent',
       'submitPayroll',
     ]);
   });
