@@ -57,10 +57,10 @@ function url(path: string, query?: Query): string {
 async function send(
   method: string,
   path: string,
-  options: { query?: Query; body?: unknown; accept?: string; token?: string },
+  options: { query?: Query; body?: unknown; accept?: string; token?: string; headers?: Record<string, string> },
 ): Promise<Response> {
   const token = options.token ?? readToken();
-  const headers: Record<string, string> = { Accept: options.accept ?? 'application/json' };
+  const headers: Record<string, string> = { ...options.headers, Accept: options.accept ?? 'application/json' };
   if (token) headers.Authorization = `Bearer ${token}`;
   if (options.body !== undefined) headers['Content-Type'] = 'application/json';
   let res: Response;
@@ -111,7 +111,7 @@ export interface Envelope<T> {
 export async function api<T>(
   method: string,
   path: string,
-  options: { query?: Query; body?: unknown; token?: string } = {},
+  options: { query?: Query; body?: unknown; token?: string; headers?: Record<string, string> } = {},
 ): Promise<Envelope<T>> {
   const res = await send(method, path, options);
   return (await res.json()) as Envelope<T>;

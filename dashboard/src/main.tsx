@@ -2,15 +2,19 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { loadConfig, setUnauthorizedHandler } from './api.js';
 import { ApiKeysPage } from './pages/api-keys.js';
+import { EmployeeDetailPage } from './pages/employee-detail.js';
 import { EmployeesPage } from './pages/employees.js';
+import { EventDetailPage, EventsPage } from './pages/events.js';
 import { LogsPage } from './pages/logs.js';
 import { PayrollDetailPage } from './pages/payroll-detail.js';
 import { PayrollsPage } from './pages/payrolls.js';
 import { SettingsPage } from './pages/settings.js';
 import { SignInPage } from './pages/sign-in.js';
+import { SubmitPayrollPage } from './pages/submit-payroll.js';
 import { WebhooksPage } from './pages/webhooks.js';
 import { currentRoute, navigate } from './router.js';
 import { clearToken, environmentOf, readToken } from './session.js';
+import { PageTitle } from './ui.js';
 import './styles.css';
 
 const NAV: { section: string; links: { path: string; label: string }[] }[] = [
@@ -21,7 +25,13 @@ const NAV: { section: string; links: { path: string; label: string }[] }[] = [
       { path: '/logs', label: 'Logs' },
     ],
   },
-  { section: 'Integrations', links: [{ path: '/webhooks', label: 'Webhooks' }] },
+  {
+    section: 'Integrations',
+    links: [
+      { path: '/webhooks', label: 'Webhooks' },
+      { path: '/events', label: 'Events' },
+    ],
+  },
   {
     section: 'Payroll',
     links: [
@@ -33,8 +43,13 @@ const NAV: { section: string; links: { path: string; label: string }[] }[] = [
 ];
 
 function Page({ route }: { route: string }) {
+  if (route === '/payrolls/new') return <SubmitPayrollPage />;
   const detail = /^\/payrolls\/([^/]+)$/.exec(route);
   if (detail) return <PayrollDetailPage payrollId={decodeURIComponent(detail[1]!)} />;
+  const employee = /^\/employees\/([^/]+)$/.exec(route);
+  if (employee) return <EmployeeDetailPage employeeId={decodeURIComponent(employee[1]!)} />;
+  const event = /^\/events\/([^/]+)$/.exec(route);
+  if (event) return <EventDetailPage eventId={decodeURIComponent(event[1]!)} />;
   switch (route) {
     case '/keys':
       return <ApiKeysPage />;
@@ -42,15 +57,32 @@ function Page({ route }: { route: string }) {
       return <LogsPage />;
     case '/webhooks':
       return <WebhooksPage />;
+    case '/events':
+      return <EventsPage />;
     case '/payrolls':
       return <PayrollsPage />;
     case '/employees':
       return <EmployeesPage />;
     case '/settings':
       return <SettingsPage />;
-    default:
+    case '/':
       return <PayrollsPage />;
+    default:
+      return <NotFoundPage route={route} />;
   }
+}
+
+/** An address the dashboard has no page for says so, instead of quietly showing another page. */
+function NotFoundPage({ route }: { route: string }) {
+  return (
+    <>
+      <PageTitle>Page not found</PageTitle>
+      <p data-testid="not-found">
+        The dashboard has no page at <code>#{route}</code>. Use the navigation, or go to{' '}
+        <a href="#/payrolls">Payrolls</a>.
+      </p>
+    </>
+  );
 }
 
 function App() {
@@ -74,7 +106,10 @@ function App() {
 
   useEffect(() => {
     const page = NAV.flatMap((s) => s.links).find((l) => route.startsWith(l.path));
-    document.title = token && page ? `${page.label} · Payroll dashboard` : 'Sign in · Payroll dashboard';
+    document.title =
+      !token || route === '/sign-in'
+        ? 'Sign in · Payroll dashboard'
+        : `${page?.label ?? (route === '/' ? 'Payrolls' : 'Page not found')} · Payroll dashboard`;
   }, [route, token]);
 
   if (!token || route === '/sign-in') {

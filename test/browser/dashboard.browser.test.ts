@@ -1,7 +1,18 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { readFileSync } from 'node:fs';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  activeElement,
+  hasChromium,
+  hire as hireThrough,
+  LAPTOP,
+  launchChromium,
+  nav,
+  newPage as newPageAt,
+  PHONE,
+  shoot,
+  signIn as signInWith,
+} from './support.js';
 import { startLocalStack, startWorkersProcess, type RunningStack } from '../support/local-stack.js';
 import { startReceiver } from '../support/webhook-receiver.js';
 
@@ -12,29 +23,6 @@ import { startReceiver } from '../support/webhook-receiver.js';
  *
  * `UPDATE_SCREENSHOTS=1 npm run test:browser` also writes the README's pictures to docs/screenshots/.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) {
-  console.warn(
-    `Skipping the dashboard browser tests: no Chromium at ${CHROMIUM}. Install Debian's package (apt-get install -y chromium) or set CHROMIUM_PATH.`,
-  );
-}
-const SCREENSHOTS =
-  process.env.UPDATE_SCREENSHOTS === '1' ? resolve(import.meta.dirname, '../../docs/screenshots') : null;
-/** The flags this machine's Chromium needs: no sandbox as root, and no calls home on a closed network. */
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-dev-shm-usage',
-];
-const LAPTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
-
 let stack: RunningStack;
 let workers: { stop(): Promise<void> } | undefined;
 let browser: Browser;
@@ -46,74 +34,10 @@ const employeeIds: string[] = [];
 let payrollId: string;
 const receivers: Awaited<ReturnType<typeof startReceiver>>[] = [];
 
-/** The README shows them side by side: one screen each (the viewport), not the whole page. */
-async function shoot(target: Page, name: string, fullPage = false): Promise<void> {
-  if (!SCREENSHOTS) return;
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  // From the top, and never with a focus ring or a caret by accident.
-  await target.evaluate(() => {
-    (document.activeElement as HTMLElement | null)?.blur();
-    window.scrollTo(0, 0);
-  });
-  await target.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage, animations: 'disabled', caret: 'hide' });
-}
-
-async function newPage(
-  viewport: { width: number; height: number },
-  deviceScaleFactor = 1,
-): Promise<{ context: BrowserContext; page: Page }> {
-  const ctx = await browser.newContext({
-    viewport,
-    ignoreHTTPSErrors: true,
-    locale: 'en-US',
-    timezoneId: 'UTC',
-    deviceScaleFactor,
-    isMobile: deviceScaleFactor > 1,
-    hasTouch: deviceScaleFactor > 1,
-  });
-  await ctx.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
-  const p = await ctx.newPage();
-  p.on('dialog', (d) => void d.accept());
-  return { context: ctx, page: p };
-}
-
-/** A link of the main navigation (a page may link to the same place elsewhere, as a breadcrumb does). */
-const nav = (p: Page, name: string) => p.getByRole('navigation', { name: 'Main' }).getByRole('link', { name });
-
-const activeElement = (p: Page) =>
-  p.evaluate(() => {
-    const el = document.activeElement as HTMLElement | null;
-    return { id: el?.id ?? '', tag: el?.tagName ?? '', text: el?.textContent?.trim() ?? '' };
-  });
-
-async function hire(n: number, first: string, last: string): Promise<string> {
-  const res = await stack.request('POST', '/v1/employees', {
-    token,
-    body: {
-      first_name: first,
-      last_name: last,
-      email: `${first}.${last}${n}@example.com`.toLowerCase(),
-      employment_type: n % 4 === 3 ? 'part_time' : 'full_time',
-      pay_group: 'default',
-      pay_schedule: 'biweekly',
-      start_date: '2026-01-05',
-      bank_account: {
-        account_number: String(55_000_100 + n),
-        routing_number: '021000021',
-        account_type: n % 2 ? 'savings' : 'checking',
-      },
-    },
-  });
-  expect(res.status, res.text).toBe(201);
-  return res.body.data.employee_id as string;
-}
-
-async function signIn(p: Page): Promise<void> {
-  await p.goto(`${base}/dashboard/`);
-  await p.getByLabel('Admin token').fill(token);
-  await p.getByRole('button', { name: 'Sign in' }).click();
-  await p.getByRole('heading', { level: 1, name: 'Payrolls' }).waitFor();
-}
+const newPage = (viewport: { width: number; height: number }, deviceScaleFactor = 1) =>
+  newPageAt(browser, base, viewport, deviceScaleFactor);
+const hire = (n: number, first: string, last: string) => hireThrough(stack, token, n, first, last);
+const signIn = (p: Page) => signInWith(p, base, token);
 
 const NAMES = [
   ['Ada', 'Lovelace'],
@@ -140,7 +64,7 @@ describe.skipIf(!hasChromium)('developer dashboard in Chromium', () => {
     base = `https://localhost:${stack.state.https_port}`;
     ({ token } = await stack.createOrganization('Acme Robotics'));
     for (const [i, [first, last]] of NAMES.entries()) employeeIds.push(await hire(i, first!, last!));
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     ({ context, page } = await newPage(LAPTOP));
   });
 

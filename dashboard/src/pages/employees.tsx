@@ -84,7 +84,7 @@ export function EmployeesPage() {
         }),
       };
       const { data } = await api<Employee>('POST', '/v1/employees', { body });
-      setAdded(`${data.first_name} ${data.last_name} was added (${data.employee_id}).`);
+      setAdded(`${data.first_name} ${data.last_name} was added (${data.employee_id}). Open their page from the list.`);
       form.reset();
       setAdding(false);
       list.reload();
@@ -277,8 +277,8 @@ export function EmployeesPage() {
               {invalidCount} employee{invalidCount === 1 ? ' has' : 's have'} an invalid bank account.
             </strong>{' '}
             The bank returned a deposit to it as closed, missing or invalid: the next payroll refuses{' '}
-            {invalidCount === 1 ? 'this employee' : 'them'} until a new <code>bank_account</code> is set (
-            <code>PATCH /v1/employees/{'{id}'}</code>).
+            {invalidCount === 1 ? 'this employee' : 'them'} until a new bank account is set: open the employee and set
+            one under Direct deposit.
           </p>
         )}
         {shown.length > 0 && (
@@ -298,9 +298,11 @@ export function EmployeesPage() {
                 {shown.map((e) => (
                   <tr key={e.employee_id}>
                     <td data-label="Name">
-                      <strong>
-                        {e.first_name} {e.last_name}
-                      </strong>
+                      <a href={`#/employees/${encodeURIComponent(e.employee_id)}`} class="employee-link">
+                        <strong>
+                          {e.first_name} {e.last_name}
+                        </strong>
+                      </a>
                       <div class="small muted">
                         <code>{e.employee_id}</code>
                       </div>

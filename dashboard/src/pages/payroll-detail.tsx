@@ -1,5 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, apiBlob, listPage, type Page } from '../api.js';
+import { paystubFileName } from '../../../shared/domain/paystub-file.js';
+import { ApiError, api, apiBlob, listPage, type Page } from '../api.js';
+import { environmentOf, readToken } from '../session.js';
 import type { PayrollDetail, Paystub } from '../types.js';
 import {
   ErrorBox,
@@ -16,6 +18,16 @@ import {
   When,
 } from '../ui.js';
 import { isUnfinished, ProgressBar } from './payrolls.js';
+import {
+  type DisbursementTotals,
+  employeeIdsIn,
+  fileAbsence,
+  isCancellable,
+  isUnpaid,
+  loadNames,
+  saveBlob,
+  withNames,
+} from './runs-model.js';
 
 /** One run: polled every second while pending or processing, with its progress, totals, history and paystubs. */
 export function PayrollDetailPage({ payrollId }: { payrollId: string }) {
@@ -49,13 +61,23 @@ export function PayrollDetailPage({ payrollId }: { payrollId: string }) {
       <ErrorBox error={run.error} title="The run could not be loaded" />
       <ErrorBox error={pollError} title="Refreshing the run failed (retrying)" />
       {!payroll && run.loading && <p aria-live="polite">Loading…</p>}
-      {payroll && <RunView payroll={payroll} />}
+      {payroll && <RunView payroll={payroll} onChange={setLive} />}
     </>
   );
 }
 
-function RunView({ payroll }: { payroll: PayrollDetail }) {
+function RunView({ payroll, onChange }: { payroll: PayrollDetail; onChange: (p: PayrollDetail) => void }) {
   const moving = isUnfinished(payroll.status);
+  // The people a failure or a finding is about, by name: one read per employee named, only when there are any.
+  const mentioned = [
+    ...employeeIdsIn(payroll.failure_reason),
+    ...payroll.findings.flatMap((f) => [...(f.employee_id ? [f.employee_id] : []), ...employeeIdsIn(f.message)]),
+  ];
+  const names = useAsync(
+    () => (mentioned.length > 0 ? loadNames(mentioned) : Promise.resolve(new Map<string, string>())),
+    [mentioned.join(' ')],
+  );
+  const nameMap = names.data ?? new Map<string, string>();
   return (
     <>
       <section class="card run-summary" aria-labelledby="run-status-title">
@@ -75,7 +97,11 @@ function RunView({ payroll }: { payroll: PayrollDetail }) {
               : `This run is ${payroll.status}.`}
         </p>
         <ProgressBar payroll={payroll} label="Payroll processing progress" />
-        {payroll.failure_reason && <p class="alert alert-error">Failure: {payroll.failure_reason}</p>}
+        {payroll.failure_reason && (
+          <p class="alert alert-error" data-testid="failure-reason">
+            Failure: {withNames(payroll.failure_reason, nameMap)}
+          </p>
+        )}
         {payroll.findings.length > 0 && (
           <div class="alert alert-error">
             <p>
@@ -84,12 +110,13 @@ function RunView({ payroll }: { payroll: PayrollDetail }) {
             <ul>
               {payroll.findings.map((f, i) => (
                 <li key={i}>
-                  <code>{f.code}</code> {f.message}
-                  {f.employee_id && (
-                    <>
+                  {f.employee_id && <strong>{nameMap.get(f.employee_id) ?? f.employee_id}: </strong>}
+                  {withNames(f.message, nameMap)} <code>{f.code}</code>
+                  {f.employee_id && nameMap.has(f.employee_id) && (
+                    <span class="small muted">
                       {' '}
                       (<code>{f.employee_id}</code>)
-                    </>
+                    </span>
                   )}
                 </li>
               ))}
@@ -144,17 +171,8 @@ function RunView({ payroll }: { payroll: PayrollDetail }) {
             <dd>{formatMoney(payroll.totals.net_pay)}</dd>
           </div>
         </dl>
-        {payroll.disbursement && (
-          <p class="muted small" data-testid="disbursement">
-            NACHA file {payroll.disbursement.file_id_modifier}: {payroll.disbursement.entry_count} entries,{' '}
-            {formatMoney(payroll.disbursement.total_credit)} credited
-            {payroll.disbursement.total_debit > 0 && (
-              <>, {formatMoney(payroll.disbursement.total_debit)} debited from the funding account</>
-            )}
-            , {payroll.disbursement.batch_count} batch{payroll.disbursement.batch_count === 1 ? '' : 'es'}.
-          </p>
-        )}
-        {(payroll.disbursement || payroll.returns.count > 0) && (
+        <BankFile payroll={payroll} />
+        {payroll.status === 'completed' && (payroll.disbursement || payroll.returns.count > 0) && (
           <p class={payroll.returns.count > 0 ? 'alert alert-warn' : 'muted small'} data-testid="returns">
             {payroll.returns.count > 0 ? (
               <>
@@ -187,9 +205,197 @@ function RunView({ payroll }: { payroll: PayrollDetail }) {
       </section>
 
       {!moving && payroll.status !== 'pending' && <Paystubs payrollId={payroll.payroll_id} status={payroll.status} />}
+
+      {isCancellable(payroll.status) && environmentOf(readToken()) === 'sandbox' && (
+        <CancelRun payroll={payroll} onCancelled={onChange} />
+      )}
     </>
   );
 }
+
+/**
+ * The run's NACHA file: for a completed run its control totals (`GET …/disbursement`, JSON) and a download of the
+ * file itself (`text/plain`, saved as `<payroll_id>.ach`); for any other run, plainly why there is none.
+ */
+function BankFile({ payroll }: { payroll: PayrollDetail }) {
+  const path = `/v1/payroll/${encodeURIComponent(payroll.payroll_id)}/disbursement`;
+  const completed = payroll.status === 'completed';
+  const totals = useAsync(
+    async () => (completed ? (await api<DisbursementTotals>('GET', path)).data : null),
+    [path, completed],
+  );
+  const [downloading, setDownloading] = useState(false);
+  const [downloadError, setDownloadError] = useState<unknown>(null);
+  const [saved, setSaved] = useState(false);
+  const absence = fileAbsence(payroll.status);
+
+  const download = async () => {
+    setDownloading(true);
+    setDownloadError(null);
+    try {
+      const blob = await apiBlob(path, 'text/plain');
+      saveBlob(new Blob([blob], { type: 'text/plain' }), `${payroll.payroll_id}.ach`);
+      setSaved(true);
+    } catch (err) {
+      setDownloadError(err);
+    } finally {
+      setDownloading(false);
+    }
+  };
+
+  if (!completed) {
+    const planned = payroll.disbursement;
+    return (
+      <div
+        class={isUnpaid(payroll.status) ? 'alert alert-warn' : 'muted small'}
+        data-testid="disbursement"
+        data-file="none"
+      >
+        <p>
+          <strong>{absence}</strong>
+        </p>
+        {planned && isUnpaid(payroll.status) && (
+          <p class="small">
+            The file had been prepared for {planned.entry_count} entries ({formatMoney(planned.total_credit)}): it is
+            withdrawn, and none of it was credited.
+          </p>
+        )}
+      </div>
+    );
+  }
+  const t = totals.data;
+  const error = totals.error;
+  return (
+    <section class="card runs-file" aria-labelledby="file-title" data-testid="disbursement" data-file="ready">
+      <h3 id="file-title">NACHA file</h3>
+      {error instanceof ApiError && (error.status === 409 || error.status === 410) ? (
+        <p>
+          <strong>{error.status === 409 ? 'No NACHA file' : 'NACHA file withdrawn'}:</strong> {error.message}
+        </p>
+      ) : (
+        <ErrorBox error={error} title="The file's control totals could not be loaded" />
+      )}
+      {totals.loading && !t && <p aria-live="polite">Loading the file's control totals…</p>}
+      {t && (
+        <>
+          <p data-testid="file-summary">
+            File {t.file_id_modifier}: {t.entry_count} entr{t.entry_count === 1 ? 'y' : 'ies'},{' '}
+            {formatMoney(t.total_credit)} to credit to employees
+            {t.total_debit > 0 ? `, ${formatMoney(t.total_debit)} debited from the funding account` : ''}; settles{' '}
+            {formatDate(t.effective_entry_date)}.
+          </p>
+          <dl class="facts" data-testid="file-totals">
+            <div>
+              <dt>Entries</dt>
+              <dd>{t.entry_count}</dd>
+            </div>
+            <div>
+              <dt>Total credit</dt>
+              <dd>{formatMoney(t.total_credit)}</dd>
+            </div>
+            <div>
+              <dt>Total debit</dt>
+              <dd>{formatMoney(t.total_debit)}</dd>
+            </div>
+            <div>
+              <dt>Batches</dt>
+              <dd>{t.batch_count}</dd>
+            </div>
+            <div>
+              <dt>Blocks</dt>
+              <dd>{t.block_count}</dd>
+            </div>
+            <div>
+              <dt>Entry hash</dt>
+              <dd>
+                <code>{t.entry_hash}</code>
+              </dd>
+            </div>
+            <div>
+              <dt>File ID modifier</dt>
+              <dd>
+                <code>{t.file_id_modifier}</code>
+              </dd>
+            </div>
+            <div>
+              <dt>Written</dt>
+              <dd>{formatDateTime(t.created_at)}</dd>
+            </div>
+          </dl>
+          <p>
+            <button type="button" class="button button-primary" onClick={download} disabled={downloading}>
+              {downloading ? 'Downloading…' : `Download the NACHA file (${payroll.payroll_id}.ach)`}
+            </button>
+          </p>
+          <p class="small muted">
+            The file holds the employees' full account numbers: keep it where only the people who send it to the bank
+            can read it.
+          </p>
+          {saved && (
+            <p class="small" role="status">
+              Saved as <code>{payroll.payroll_id}.ach</code>.
+            </p>
+          )}
+        </>
+      )}
+      <ErrorBox error={downloadError} title="The file could not be downloaded" />
+    </section>
+  );
+}
+
+/** Sandbox only: cancels a pending, processing or completed run, after an explicit confirmation. */
+function CancelRun({ payroll, onCancelled }: { payroll: PayrollDetail; onCancelled: (p: PayrollDetail) => void }) {
+  const [confirming, setConfirming] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const cancel = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      const path = `/v1/payroll/${encodeURIComponent(payroll.payroll_id)}`;
+      await api('POST', `${path}/cancel`);
+      // The cancel answers the run's summary; the page shows its detail (history, findings, returns): read it again.
+      const { data } = await api<PayrollDetail>('GET', path);
+      setConfirming(false);
+      onCancelled(data);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section aria-labelledby="cancel-title" class="runs-cancel">
+      <h2 id="cancel-title">Cancel this run (sandbox)</h2>
+      <ErrorBox error={error} title="The run could not be cancelled" />
+      {confirming ? (
+        <div class="alert alert-warn" role="alertdialog" aria-labelledby="cancel-confirm-text">
+          <p id="cancel-confirm-text">
+            Cancel run <code>{payroll.payroll_id}</code>? Its {payroll.employee_count} paystub
+            {payroll.employee_count === 1 ? '' : 's'} become voided, its file is withdrawn and its pay period is freed.
+            This cannot be undone.
+          </p>
+          <div class="form-actions">
+            <button type="button" class="button button-danger" onClick={cancel} disabled={busy}>
+              {busy ? 'Cancelling…' : 'Yes, cancel the run'}
+            </button>
+            <button type="button" class="button" onClick={() => setConfirming(false)} disabled={busy}>
+              Keep it
+            </button>
+          </div>
+        </div>
+      ) : (
+        <p>
+          <button type="button" class="button button-danger" onClick={() => setConfirming(true)}>
+            Cancel this run…
+          </button>
+        </p>
+      )}
+    </section>
+  );
+}
+
+const byName = new Intl.Collator('en-US', { sensitivity: 'base', numeric: true });
 
 /** The run's paystubs are searched up to this many for its returned payments: the API has no filter for them. */
 const RETURN_SEARCH_LIMIT = 5000;
@@ -286,7 +492,7 @@ function Paystubs({ payrollId, status }: { payrollId: string; status: string }) 
   const [pages, setPages] = useState<Page<Paystub> | null>(null);
   const [pdfError, setPdfError] = useState<unknown>(null);
   const [opening, setOpening] = useState<string | null>(null);
-  const [opened, setOpened] = useState<{ name: string; url: string } | null>(null);
+  const [opened, setOpened] = useState<{ name: string; file: string; url: string } | null>(null);
   const stubs = useAsync(async () => {
     const page = await listPage<Paystub>('/v1/paystubs', 'paystubs', { payroll_id: payrollId, limit: 100 });
     setPages(page);
@@ -309,7 +515,7 @@ function Paystubs({ payrollId, status }: { payrollId: string; status: string }) 
     try {
       const blob = await apiBlob(`/v1/paystubs/${encodeURIComponent(p.paystub_id)}`, 'application/pdf');
       const url = URL.createObjectURL(new Blob([blob], { type: 'application/pdf' }));
-      setOpened({ name: p.employee_name, url });
+      setOpened({ name: p.employee_name, file: paystubFileName(p), url });
       if (win) win.location.href = url;
     } catch (err) {
       win?.close();
@@ -329,10 +535,16 @@ function Paystubs({ payrollId, status }: { payrollId: string; status: string }) 
     setPages({ items: [...pages.items, ...page.items], next_page_token: page.next_page_token });
   };
 
-  const items = pages?.items ?? [];
+  // By name, as people look a colleague up (the API pages them by id): the pages loaded so far, sorted together.
+  const items = [...(pages?.items ?? [])].sort(
+    (a, b) => byName.compare(a.employee_name, b.employee_name) || a.paystub_id.localeCompare(b.paystub_id),
+  );
   return (
     <section aria-labelledby="paystubs-title">
       <h2 id="paystubs-title">Paystubs</h2>
+      {pages?.next_page_token && (
+        <p class="small muted">Sorted by name among the {items.length} loaded; load more to sort the rest in.</p>
+      )}
       <ErrorBox error={stubs.error} title="The paystubs could not be loaded" />
       <ErrorBox error={pdfError} title="The PDF could not be opened" />
       {opened && (
@@ -342,7 +554,7 @@ function Paystubs({ payrollId, status }: { payrollId: string; status: string }) 
             Open it again
           </a>{' '}
           or{' '}
-          <a href={opened.url} download={`paystub-${opened.name.replace(/\W+/g, '-').toLowerCase()}.pdf`}>
+          <a href={opened.url} download={opened.file}>
             download it
           </a>
           .

@@ -1,12 +1,11 @@
-import { useState } from 'preact/hooks';
-import { listPage, type Page, type Query } from '../api.js';
-import { PAYROLL_STATUSES, type Payroll } from '../types.js';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, listPage, type Page, type Query } from '../api.js';
+import { PAYROLL_STATUSES, type Payroll, type PayrollDetail } from '../types.js';
 import {
   ErrorBox,
   Field,
   FilterForm,
   formatDate,
-  formatMoney,
   formatPeriod,
   formValue,
   LoadMore,
@@ -18,6 +17,7 @@ import {
   usePolling,
   When,
 } from '../ui.js';
+import { isUnpaid, netPayLabel, toneOf } from './runs-model.js';
 
 export const isUnfinished = (status: string): boolean => status === 'pending' || status === 'processing';
 
@@ -32,15 +32,70 @@ export function ProgressBar({
 }) {
   const { done, total } = payroll.progress;
   const percent = total > 0 ? Math.round((done / total) * 100) : 0;
+  const tone = toneOf(payroll.status);
+  // The bar's colour says the outcome (green completed, red failed or rejected, grey cancelled, blue moving); the
+  // words say it too, since colour alone says nothing to a screen reader.
+  const outcome =
+    payroll.status === 'failed'
+      ? ' processed, then the run failed: nothing paid'
+      : payroll.status === 'cancelled'
+        ? ' processed, then the run was cancelled: nothing paid'
+        : payroll.status === 'rejected'
+          ? ' (rejected: nothing paid)'
+          : '';
   return (
-    <div class={compact ? 'progress progress-compact' : 'progress'}>
+    <div class={`progress progress-${tone}${compact ? ' progress-compact' : ''}`} data-tone={tone}>
       <progress aria-label={label} max={Math.max(total, 1)} value={done} />
-      <span class="small nowrap">
+      <span class={compact ? 'small nowrap' : 'small'}>
         {done} of {total}
         {compact ? '' : ` (${percent}%)`}
+        {compact ? '' : outcome}
       </span>
     </div>
   );
+}
+
+/** A run's net pay with what became of it: a failed, cancelled or rejected run's is struck through, "not paid". */
+function NetPay({ status, net }: { status: string; net: number }) {
+  const { amount, note } = netPayLabel(status, net);
+  const unpaid = isUnpaid(status);
+  return (
+    <span class={unpaid ? 'runs-unpaid' : undefined} data-testid="net-pay">
+      {unpaid ? <s>{amount}</s> : amount}
+      <span class="small runs-net-note"> {note}</span>
+    </span>
+  );
+}
+
+/**
+ * Why each failed or rejected run on the page ended so (the list carries no reason): one read of each such run,
+ * kept for the page's life, so polling never asks again.
+ */
+function useReasons(runs: Payroll[]): Map<string, string> {
+  const [reasons, setReasons] = useState<Map<string, string>>(new Map());
+  const asked = useRef(new Set<string>());
+  const ended = runs
+    .filter((r) => r.status === 'failed' || r.status === 'rejected')
+    .map((r) => r.payroll_id)
+    .join(' ');
+  useEffect(() => {
+    const wanted = ended.split(' ').filter((id) => id && !asked.current.has(id));
+    for (const id of wanted) asked.current.add(id);
+    for (const id of wanted)
+      void api<PayrollDetail>('GET', `/v1/payroll/${encodeURIComponent(id)}`).then(
+        ({ data }) => {
+          const first = data.findings[0];
+          const reason =
+            data.failure_reason ??
+            (first
+              ? `${first.message}${data.findings.length > 1 ? ` (+${data.findings.length - 1} more)` : ''}`
+              : null);
+          if (reason) setReasons((old) => new Map(old).set(id, reason));
+        },
+        () => asked.current.delete(id),
+      );
+  }, [ended]);
+  return reasons;
 }
 
 /** Payroll history (GET /v1/payroll), refreshed every 2 s while a run on the page is still moving. */
@@ -55,6 +110,7 @@ export function PayrollsPage() {
   }, [JSON.stringify(filters)]);
 
   const runs = pages?.items ?? [];
+  const reasons = useReasons(runs);
   const refresh = async () => {
     // Refreshes what is shown (the first page and any loaded after it) in one request of the same size.
     const page = await listPage<Payroll>('/v1/payroll', 'payrolls', {
@@ -90,9 +146,14 @@ export function PayrollsPage() {
 
   return (
     <>
-      <PageTitle subtitle="Payroll runs, newest pay date first. Submit runs through the API (POST /v1/payroll); they are processed within seconds.">
+      <PageTitle subtitle="Payroll runs, newest submitted first (the API's order; filter by pay date below). Runs are processed within seconds of submission.">
         Payrolls
       </PageTitle>
+      <p>
+        <a class="button button-primary" href="#/payrolls/new">
+          Submit a run from a CSV
+        </a>
+      </p>
 
       <FilterForm titleId="payroll-filters-title" onApply={apply} onClear={() => setFilters({})}>
         <Field id="payroll-status" label="Status">
@@ -151,6 +212,11 @@ export function PayrollsPage() {
                       {isUnfinished(r.status) && (
                         <ProgressBar payroll={r} label={`Progress of ${r.payroll_id}`} compact />
                       )}
+                      {reasons.get(r.payroll_id) && (
+                        <div class="small runs-reason" data-testid="run-reason">
+                          {reasons.get(r.payroll_id)}
+                        </div>
+                      )}
                     </td>
                     <td data-label="Pay period" class="nowrap">
                       {formatPeriod(r.pay_period_start, r.pay_period_end)}
@@ -162,7 +228,7 @@ export function PayrollsPage() {
                       {r.employee_count}
                     </td>
                     <td data-label="Net pay" class="num">
-                      {formatMoney(r.totals.net_pay)}
+                      <NetPay status={r.status} net={r.totals.net_pay} />
                     </td>
                   </tr>
                 ))}

@@ -1,7 +1,7 @@
-import { useState } from 'preact/hooks';
-import { api } from '../api.js';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, api } from '../api.js';
 import type { FundingAccount, Originator, Settings, SettingsUpdate } from '../types.js';
-import { ErrorBox, Field, fieldProblems, formValue, PageTitle, useAsync, When } from '../ui.js';
+import { ErrorBox, Field, fieldProblems, formatMoney, formValue, PageTitle, useAsync, When } from '../ui.js';
 
 type OriginatorField = keyof Originator;
 
@@ -157,7 +157,7 @@ export function SettingsPage() {
 
   return (
     <>
-      <PageTitle subtitle="The NACHA originator your disbursement files carry, and the account they draw on.">
+      <PageTitle subtitle="The NACHA originator your disbursement files carry, the account they draw on, the values employees must match, and the compliance caps.">
         Settings
       </PageTitle>
       <p class="small" data-testid="settings-explainer">
@@ -305,6 +305,238 @@ export function SettingsPage() {
           </form>
         </section>
       )}
+
+      {settings && (
+        <ConfiguredValues
+          settings={settings}
+          onSaved={async (body, message) => {
+            await patch(body);
+            setNotice(message);
+          }}
+        />
+      )}
+      {settings && (
+        <ComplianceCaps
+          settings={settings}
+          onSaved={async (body, message) => {
+            await patch(body);
+            setNotice(message);
+          }}
+        />
+      )}
     </>
+  );
+}
+
+type ListName = 'employment_types' | 'pay_groups' | 'pay_schedules';
+const LISTS: { name: ListName; label: string; hint: string }[] = [
+  {
+    name: 'employment_types',
+    label: 'Employment types',
+    hint: 'One a line. An employee’s employment_type must match one.',
+  },
+  { name: 'pay_groups', label: 'Pay groups', hint: 'One a line. An employee’s pay_group must match one.' },
+  { name: 'pay_schedules', label: 'Pay schedules', hint: 'One a line. An employee’s pay_schedule must match one.' },
+];
+
+type CapName = 'max_net_pay_per_employee' | 'max_payroll_total';
+const CAPS: { name: CapName; label: string; hint: string }[] = [
+  {
+    name: 'max_net_pay_per_employee',
+    label: 'Most net pay per employee',
+    hint: 'In dollars. A run paying one employee more is refused.',
+  },
+  { name: 'max_payroll_total', label: 'Most net pay per run', hint: 'In dollars. A run totalling more is refused.' },
+];
+
+const listId = (name: string) => `settings-${name.replace(/_/g, '-')}`;
+const lines = (text: string) =>
+  text
+    .split('\n')
+    .map((v) => v.trim())
+    .filter(Boolean);
+const sameList = (a: string[], b: string[]) => a.length === b.length && a.every((v, i) => v === b[i]);
+
+/**
+ * The API's problems of one field and of its items (`pay_groups`, `pay_groups[2]`), shown next to the field: an
+ * item's problem says which line it is.
+ */
+function problemsOf(error: unknown, field: string): string[] {
+  if (!(error instanceof ApiError)) return [];
+  return error.details.flatMap((d) => {
+    if (d.field === field) return [d.message];
+    const item = d.field ? new RegExp(`^${field}\\[(\\d+)\\]$`).exec(d.field) : null;
+    return item ? [`Line ${Number(item[1]) + 1}: ${d.message}`] : [];
+  });
+}
+
+function FieldProblems({ id, messages }: { id: string; messages: string[] }) {
+  if (messages.length === 0) return null;
+  return (
+    <p class="field-error" id={`${id}-error`}>
+      {messages.join(' ')}
+    </p>
+  );
+}
+
+const describedBy = (id: string, messages: string[]) => ({
+  'aria-invalid': messages.length > 0 ? ('true' as const) : undefined,
+  'aria-describedby': [`${id}-hint`, messages.length > 0 && `${id}-error`].filter(Boolean).join(' '),
+});
+
+type Save = (body: SettingsUpdate, message: string) => Promise<void>;
+
+/** A form remounted after its save loses the focused button: the new one takes focus back. */
+function useFocusAfterSave(saves: number) {
+  const ref = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (saves > 0) ref.current?.focus();
+  }, [saves]);
+  return ref;
+}
+
+/** The values employees' employment type, pay group and pay schedule must match: a PATCH replaces each list sent. */
+function ConfiguredValues({ settings, onSaved }: { settings: Settings; onSaved: Save }) {
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const [nothing, setNothing] = useState(false);
+  // Counts this form's saves: it starts again from what the API stored, and another form's save leaves it alone.
+  const [saves, setSaves] = useState(0);
+  const saveButton = useFocusAfterSave(saves);
+  const save = async (e: Event) => {
+    e.preventDefault();
+    const form = e.currentTarget as HTMLFormElement;
+    setError(null);
+    setNothing(false);
+    const changed = LISTS.filter((l) => !sameList(lines(formValue(form, l.name)), settings[l.name]));
+    if (changed.length === 0) {
+      setNothing(true);
+      return;
+    }
+    setBusy(true);
+    try {
+      await onSaved(
+        Object.fromEntries(changed.map((l) => [l.name, lines(formValue(form, l.name))])),
+        `Saved: ${changed.map((l) => l.label.toLowerCase()).join(', ')}.`,
+      );
+      setSaves((n) => n + 1);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section class="card" aria-labelledby="values-title">
+      <h2 id="values-title">Employee values</h2>
+      <p class="small muted">
+        What an employee’s employment type, pay group and pay schedule may be (matched exactly, case included). Removing
+        a value leaves the employees who have it as they are.
+      </p>
+      <ErrorBox error={error} title="The values were not saved" />
+      {nothing && <p class="muted">Nothing to save: no list changed.</p>}
+      <form key={saves} onSubmit={save} noValidate>
+        <div class="form-grid">
+          {LISTS.map((l) => {
+            const id = listId(l.name);
+            const messages = problemsOf(error, l.name);
+            return (
+              <Field key={l.name} id={id} label={l.label} hint={l.hint}>
+                <textarea
+                  id={id}
+                  name={l.name}
+                  class="input mono"
+                  rows={Math.max(3, settings[l.name].length + 1)}
+                  spellcheck={false}
+                  defaultValue={settings[l.name].join('\n')}
+                  {...describedBy(id, messages)}
+                />
+                <FieldProblems id={id} messages={messages} />
+              </Field>
+            );
+          })}
+          <div class="form-actions">
+            <button ref={saveButton} type="submit" class="button button-primary" disabled={busy}>
+              {busy ? 'Saving…' : 'Save values'}
+            </button>
+          </div>
+        </div>
+      </form>
+    </section>
+  );
+}
+
+/** The compliance caps a run is checked against before anything is paid. */
+function ComplianceCaps({ settings, onSaved }: { settings: Settings; onSaved: Save }) {
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const [nothing, setNothing] = useState(false);
+  // Counts this form's saves: it starts again from what the API stored, and another form's save leaves it alone.
+  const [saves, setSaves] = useState(0);
+  const saveButton = useFocusAfterSave(saves);
+  const save = async (e: Event) => {
+    e.preventDefault();
+    const form = e.currentTarget as HTMLFormElement;
+    setError(null);
+    setNothing(false);
+    // Sent as typed (a numeric string): the API parses money exactly, and says what is wrong with it.
+    const changed = CAPS.filter((c) => {
+      const value = formValue(form, c.name).replace(/[$,]/g, '');
+      return value === '' || Number(value) !== settings[c.name];
+    });
+    if (changed.length === 0) {
+      setNothing(true);
+      return;
+    }
+    setBusy(true);
+    try {
+      await onSaved(
+        Object.fromEntries(changed.map((c) => [c.name, formValue(form, c.name).replace(/[$,]/g, '')])),
+        `Saved: ${changed.map((c) => c.label.toLowerCase()).join(', ')}.`,
+      );
+      setSaves((n) => n + 1);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section class="card" aria-labelledby="caps-title">
+      <h2 id="caps-title">Compliance caps</h2>
+      <p class="small muted">
+        Checked when a run is submitted: now {formatMoney(settings.max_net_pay_per_employee)} per employee and{' '}
+        {formatMoney(settings.max_payroll_total)} per run.
+      </p>
+      <ErrorBox error={error} title="The caps were not saved" />
+      {nothing && <p class="muted">Nothing to save: no cap changed.</p>}
+      <form key={saves} onSubmit={save} noValidate>
+        <div class="form-grid">
+          {CAPS.map((c) => {
+            const id = listId(c.name);
+            const messages = problemsOf(error, c.name);
+            return (
+              <Field key={c.name} id={id} label={c.label} hint={c.hint}>
+                <input
+                  id={id}
+                  name={c.name}
+                  class="input mono"
+                  inputMode="decimal"
+                  autoComplete="off"
+                  defaultValue={settings[c.name].toFixed(2)}
+                  {...describedBy(id, messages)}
+                />
+                <FieldProblems id={id} messages={messages} />
+              </Field>
+            );
+          })}
+          <div class="form-actions">
+            <button ref={saveButton} type="submit" class="button button-primary" disabled={busy}>
+              {busy ? 'Saving…' : 'Save caps'}
+            </button>
+          </div>
+        </div>
+      </form>
+    </section>
   );
 }

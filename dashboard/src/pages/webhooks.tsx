@@ -1,5 +1,5 @@
-import { useState } from 'preact/hooks';
-import { api, listPage } from '../api.js';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, api, listPage } from '../api.js';
 import { DELIVERY_STATUSES, EVENT_TYPES, type EventItem, type IssuedWebhook, type Webhook } from '../types.js';
 import {
   ErrorBox,
@@ -15,12 +15,67 @@ import {
   useAsync,
   When,
 } from '../ui.js';
+import { NOT_DELIVERED } from './events.js';
 
 function lastAttempt(d: EventItem['deliveries'][number]): string {
   const a = d.attempts[d.attempts.length - 1];
   if (!a) return 'not tried yet';
   const outcome = a.status_code !== null ? `HTTP ${a.status_code}` : (a.error ?? 'no answer');
   return `${outcome}, ${a.latency_ms} ms, ${formatDateTime(a.at, true)}`;
+}
+
+/** What became of a "Send test event": the queued event with a link to it, or the API's refusal in plain words. */
+interface TestOutcome {
+  webhook: Webhook;
+  event?: EventItem;
+  error?: unknown;
+}
+
+function TestEventResult({ outcome, onDone }: { outcome: TestOutcome; onDone: () => void }) {
+  const ref = useRef<HTMLDivElement>(null);
+  // Focus moves to the outcome, so the keyboard's next stop is the link to the event (or the way to dismiss it).
+  useEffect(() => ref.current?.focus(), [outcome]);
+  const { webhook: w, event, error } = outcome;
+  const status = error instanceof ApiError ? error.status : 0;
+  const why =
+    status === 429
+      ? 'An endpoint gets at most one test event a minute: wait, then send again.'
+      : status === 409
+        ? 'This endpoint is disabled and receives nothing, test events included: enable it first.'
+        : status === 404
+          ? 'This endpoint no longer exists.'
+          : null;
+  return (
+    // biome-ignore lint/a11y/useSemanticElements: a styled box; the role and label name it for screen readers
+    <div
+      ref={ref}
+      class={`alert ${event ? 'alert-ok' : 'alert-warn'} webhooks-test-result`}
+      role="region"
+      aria-label={`Test event for ${w.url}`}
+      tabIndex={-1}
+      data-testid="test-event-result"
+    >
+      {event ? (
+        <p>
+          <strong>Test event queued</strong> for <code class="break">{w.url}</code>:{' '}
+          <a href={`#/events/${encodeURIComponent(event.id)}`}>
+            open {event.type} <code>{event.id}</code>
+          </a>{' '}
+          to see its payload and delivery attempts.
+        </p>
+      ) : (
+        <>
+          <p>
+            <strong>No test event was sent</strong> to <code class="break">{w.url}</code>.{why ? ` ${why}` : ''}
+          </p>
+          <ErrorBox error={error} title="The API refused it" />
+        </>
+      )}
+      <button type="button" class="button" onClick={onDone}>
+        Dismiss
+      </button>
+    </div>
+  );
 }
 
 export function WebhooksPage() {
@@ -36,6 +91,8 @@ export function WebhooksPage() {
   const [actionError, setActionError] = useState<unknown>(null);
   const [notice, setNotice] = useState('');
   const [busy, setBusy] = useState(false);
+  const [testOutcome, setTestOutcome] = useState<TestOutcome | null>(null);
+  const [testing, setTesting] = useState<string | null>(null);
 
   const register = async (e: Event) => {
     e.preventDefault();
@@ -82,6 +139,21 @@ export function WebhooksPage() {
       hooks.reload();
     } catch (err) {
       setActionError(err);
+    }
+  };
+
+  const sendTest = async (w: Webhook) => {
+    setActionError(null);
+    setTesting(w.webhook_id);
+    try {
+      const { data } = await api<EventItem>('POST', `/v1/webhooks/${encodeURIComponent(w.webhook_id)}/test`);
+      setTestOutcome({ webhook: w, event: data });
+      setNotice(`Test event ${data.id} queued for ${w.url}.`);
+      events.reload();
+    } catch (err) {
+      setTestOutcome({ webhook: w, error: err });
+    } finally {
+      setTesting(null);
     }
   };
 
@@ -135,6 +207,7 @@ export function WebhooksPage() {
         <SectionHead titleId="endpoints-title" title="Endpoints" onRefresh={hooks.reload} />
         <ErrorBox error={hooks.error} title="The endpoints could not be loaded" />
         <ErrorBox error={actionError} />
+        {testOutcome && <TestEventResult outcome={testOutcome} onDone={() => setTestOutcome(null)} />}
         {hooks.data && endpoints.length === 0 && <p>No endpoint yet: register one below.</p>}
         {endpoints.length > 0 && (
           <TableRegion label="Webhook endpoints">
@@ -171,33 +244,44 @@ export function WebhooksPage() {
                       <When iso={w.created_at} />
                     </td>
                     <td data-label="Actions" class="actions">
-                      {w.status === 'active' ? (
+                      <div class="action-stack">
                         <button
                           type="button"
                           class="button"
-                          aria-label={`Disable ${w.url}`}
-                          onClick={() => setStatus(w, 'disabled')}
+                          aria-label={`Send test event to ${w.url}`}
+                          disabled={testing === w.webhook_id}
+                          onClick={() => sendTest(w)}
                         >
-                          Disable
+                          {testing === w.webhook_id ? 'Sending…' : 'Send test event'}
                         </button>
-                      ) : (
+                        {w.status === 'active' ? (
+                          <button
+                            type="button"
+                            class="button"
+                            aria-label={`Disable ${w.url}`}
+                            onClick={() => setStatus(w, 'disabled')}
+                          >
+                            Disable
+                          </button>
+                        ) : (
+                          <button
+                            type="button"
+                            class="button"
+                            aria-label={`Enable ${w.url}`}
+                            onClick={() => setStatus(w, 'active')}
+                          >
+                            Enable
+                          </button>
+                        )}
                         <button
                           type="button"
-                          class="button"
-                          aria-label={`Enable ${w.url}`}
-                          onClick={() => setStatus(w, 'active')}
+                          class="button button-danger"
+                          aria-label={`Remove ${w.url}`}
+                          onClick={() => remove(w)}
                         >
-                          Enable
+                          Remove
                         </button>
-                      )}
-                      <button
-                        type="button"
-                        class="button button-danger"
-                        aria-label={`Remove ${w.url}`}
-                        onClick={() => remove(w)}
-                      >
-                        Remove
-                      </button>
+                      </div>
                     </td>
                   </tr>
                 ))}
@@ -230,6 +314,10 @@ export function WebhooksPage() {
             </button>
           </div>
         </div>
+        <p class="small">
+          Open an event for its payload and every attempt, or see them all in{' '}
+          <a href="#/events">Integrations → Events</a>.
+        </p>
         <ErrorBox error={events.error} title="The events could not be loaded" />
         {events.data && recent.length === 0 && <p>No event matches.</p>}
         {recent.length > 0 && (
@@ -251,7 +339,9 @@ export function WebhooksPage() {
                     <td data-label="Event">
                       <strong>{ev.type}</strong>
                       <div class="small muted">
-                        <code>{ev.id}</code>
+                        <a href={`#/events/${encodeURIComponent(ev.id)}`}>
+                          <code>{ev.id}</code>
+                        </a>
                         {ev.payroll_id && (
                           <>
                             {' '}
@@ -265,7 +355,7 @@ export function WebhooksPage() {
                     </td>
                     <td data-label="Deliveries" class="deliveries">
                       {ev.deliveries.length === 0 ? (
-                        <span class="muted">no endpoint subscribed</span>
+                        <span class="muted">{NOT_DELIVERED}</span>
                       ) : (
                         <ul class="plain">
                           {ev.deliveries.map((d) => (
@@ -320,7 +410,8 @@ export function WebhooksPage() {
           </div>
           <fieldset class="checks">
             <legend>Events (none checked: every event)</legend>
-            {EVENT_TYPES.map((t) => (
+            {/* A test event goes to the endpoint it is sent to, whatever its list: not a subscription. */}
+            {EVENT_TYPES.filter((t) => t !== 'webhook.test').map((t) => (
               <label key={t} class="check">
                 <input type="checkbox" name="events" value={t} /> {t}
               </label>

@@ -1,0 +1,200 @@
+import type { components } from '../../../openapi/generated/api-types.js';
+import { ApiError, api, type Problem } from '../api.js';
+import type { Employee, PayrollStatus } from '../types.js';
+import { formatMoney } from '../ui.js';
+
+/** What the runs pages read besides the shared types: the file's control totals, a dry run, an accepted run. */
+export type DisbursementTotals = components['schemas']['Disbursement'];
+export type DryRun = components['schemas']['PayrollDryRun'];
+export type SubmittedPayroll = components['schemas']['SubmittedPayroll'];
+export type PayrollEntry = components['schemas']['PayrollSubmission']['employees'][number];
+
+/** A run's outcome as a colour: the progress bar and the list use the same one. */
+export type Tone = 'ok' | 'bad' | 'neutral' | 'info';
+export function toneOf(status: PayrollStatus | string): Tone {
+  switch (status) {
+    case 'completed':
+      return 'ok';
+    case 'failed':
+    case 'rejected':
+      return 'bad';
+    case 'cancelled':
+      return 'neutral';
+    default:
+      return 'info';
+  }
+}
+
+/** Runs whose net pay never reached a file a bank may use: nothing was credited. */
+export const isUnpaid = (status: string): boolean =>
+  status === 'failed' || status === 'cancelled' || status === 'rejected';
+
+/** The net pay of a run, said for what it is: in the file, to be paid, or not paid. */
+export function netPayLabel(status: string, net: number): { amount: string; note: string } {
+  const amount = formatMoney(net);
+  if (status === 'completed') return { amount, note: 'in the bank file' };
+  if (status === 'pending' || status === 'processing') return { amount, note: 'to pay' };
+  return { amount, note: 'not paid' };
+}
+
+/** The cancel endpoint accepts these (sandbox only); anything else is `409 payroll_not_cancellable`. */
+export const isCancellable = (status: string): boolean =>
+  status === 'pending' || status === 'processing' || status === 'completed';
+
+/** What the file endpoint answers for a run that has none, by its status (README "The disbursement file"). */
+export function fileAbsence(status: string): string | null {
+  switch (status) {
+    case 'rejected':
+      return 'No NACHA file: the run was rejected by a compliance check (see the findings), so it will never have one. Nothing was credited.';
+    case 'failed':
+      return 'NACHA file withdrawn: the run failed, so no file was released and it must not reach a bank. Nothing was credited.';
+    case 'cancelled':
+      return 'NACHA file withdrawn: the run was cancelled, so its file (if one was written) must not reach a bank. Nothing was credited.';
+    case 'pending':
+    case 'processing':
+      return 'No NACHA file yet: it is written when the run completes.';
+    default:
+      return null;
+  }
+}
+
+const EMPLOYEE_ID = /\bemp_[0-9a-hjkmnp-tv-z]{26}\b/g;
+
+/** Every employee id a text names (a failure reason, a finding). */
+export const employeeIdsIn = (text: string | null | undefined): string[] => [
+  ...new Set(text ? (text.match(EMPLOYEE_ID) ?? []) : []),
+];
+
+/** A text with each employee id it names followed by the employee's name, when known. */
+export function withNames(text: string, names: Map<string, string>): string {
+  return text.replace(EMPLOYEE_ID, (id) => {
+    const name = names.get(id);
+    return name ? `${name} (${id})` : id;
+  });
+}
+
+/**
+ * The names of the employees `ids` lists, one `GET /v1/employees/{id}` each (distinct ids only, a few at a time).
+ * `known` (names already read, e.g. from paystubs) are not asked again; a removed employee keeps its id.
+ */
+export async function loadNames(ids: string[], known: Map<string, string> = new Map()): Promise<Map<string, string>> {
+  const names = new Map(known);
+  const missing = [...new Set(ids)].filter((id) => !names.has(id)).slice(0, 50);
+  const queue = [...missing];
+  const worker = async () => {
+    for (let id = queue.shift(); id; id = queue.shift()) {
+      try {
+        const { data } = await api<Employee>('GET', `/v1/employees/${encodeURIComponent(id)}`);
+        names.set(id, `${data.first_name} ${data.last_name}`);
+      } catch (err) {
+        if (!(err instanceof ApiError) || err.status !== 404) throw err;
+      }
+    }
+  };
+  await Promise.all([worker(), worker(), worker(), worker()]);
+  return names;
+}
+
+/** Saves a blob under a name, through a temporary `blob:` link (no token in any URL). */
+export function saveBlob(blob: Blob, filename: string): void {
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = filename;
+  a.rel = 'noopener';
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+// ---- CSV ----------------------------------------------------------------------------------------------------------
+
+/** The CSV's known columns and the entry field each fills; any other column is a named deduction. */
+export const CSV_COLUMNS: { column: string; field: string; note: string }[] = [
+  { column: 'employee_id', field: 'employee_id', note: 'required: the employee’s id (emp_…)' },
+  { column: 'hours', field: 'hours_worked', note: 'required: hours worked in the period, up to two decimals' },
+  { column: 'gross', field: 'gross_pay', note: 'required: gross pay, e.g. 3200.00' },
+  { column: 'bonus', field: 'bonuses', note: 'optional: bonuses (blank is 0)' },
+  { column: 'notes', field: 'notes', note: 'optional: up to 500 characters' },
+];
+const FIELD_OF = new Map(CSV_COLUMNS.map((c) => [c.column, c.field]));
+const COLUMN_OF = new Map(CSV_COLUMNS.map((c) => [c.field, c.column]));
+
+/** A header as a column name: trimmed, lower case, spaces and dashes as underscores (`Health Plan` → `health_plan`). */
+export const normalizeHeader = (h: string): string =>
+  h
+    .trim()
+    .toLowerCase()
+    .replace(/[\s-]+/g, '_');
+
+export interface CsvRun {
+  entries: PayrollEntry[];
+  /** The file's line (1 = the header) of each entry, in order. */
+  lines: number[];
+  /** The deduction columns found. */
+  deductionColumns: string[];
+  /** Problems of the file itself (shape, headers), found before the API is asked. */
+  problems: { line: number | null; column: string | null; message: string }[];
+}
+
+/**
+ * A parsed CSV (header row, then one row per employee) turned into the body's entries. Cells are sent as written
+ * (money and hours as numeric strings): the API's own validation judges them, so the page shows its exact rules.
+ */
+export function entriesOf(rows: Record<string, string>[], lines: number[], headers: string[]): CsvRun {
+  const problems: CsvRun['problems'] = [];
+  const columns = headers.map(normalizeHeader);
+  for (const required of ['employee_id', 'hours', 'gross'])
+    if (!columns.includes(required))
+      problems.push({ line: 1, column: required, message: `The header has no "${required}" column.` });
+  const deductionColumns = columns.filter((c) => c && !FIELD_OF.has(c));
+  const entries: PayrollEntry[] = rows.map((row) => {
+    const cell = (c: string) => (row[c] ?? '').trim();
+    const entry: Record<string, unknown> = {
+      employee_id: cell('employee_id'),
+      gross_pay: cell('gross'),
+      hours_worked: cell('hours'),
+    };
+    if (cell('bonus') !== '') entry.bonuses = cell('bonus');
+    if (cell('notes') !== '') entry.notes = cell('notes');
+    const deductions: Record<string, string> = {};
+    for (const c of deductionColumns) if (cell(c) !== '') deductions[c] = cell(c);
+    if (Object.keys(deductions).length > 0) entry.deductions = deductions;
+    return entry as PayrollEntry;
+  });
+  if (rows.length === 0) problems.push({ line: null, column: null, message: 'The file has no employee row.' });
+  return { entries, lines, deductionColumns, problems };
+}
+
+export interface RowProblem {
+  line: number | null;
+  column: string | null;
+  field: string | null;
+  message: string;
+  code: string | null;
+}
+
+/**
+ * The API's problems mapped back to the CSV: `employees[3].gross_pay` is the 4th entry, so its file line, column
+ * `gross`; `employees[3].deductions.taxes` is column `taxes`. Problems of the run itself (dates) have no line.
+ */
+export function rowProblems(details: Problem[], lines: number[]): RowProblem[] {
+  return details.map((d) => {
+    const m = /^employees\[(\d+)\](?:\.([a-z_]+)(?:\.([a-z0-9_]+))?)?/.exec(d.field ?? '');
+    if (!m) return { line: null, column: null, field: d.field ?? null, message: d.message, code: d.code ?? null };
+    const index = Number(m[1]);
+    const field = m[2];
+    const column = field === 'deductions' ? (m[3] ?? 'deductions') : field ? (COLUMN_OF.get(field) ?? field) : null;
+    return {
+      line: lines[index] ?? index + 2,
+      column,
+      field: d.field ?? null,
+      message: d.message,
+      code: d.code ?? null,
+    };
+  });
+}
+
+/** An idempotency key for one upload: random, so a new upload never replays an older run. */
+export const newIdempotencyKey = (): string => `dashboard-${crypto.randomUUID()}`;
