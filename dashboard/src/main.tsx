@@ -42,14 +42,25 @@ const NAV: { section: string; links: { path: string; label: string }[] }[] = [
   { section: 'Organization', links: [{ path: '/settings', label: 'Settings' }] },
 ];
 
+/** A path segment of the address, decoded; null for one that is not valid percent-encoding (`%E0`). */
+function segment(route: string, pattern: RegExp): string | null {
+  const m = pattern.exec(route);
+  if (!m) return null;
+  try {
+    return decodeURIComponent(m[1]!);
+  } catch {
+    return null;
+  }
+}
+
 function Page({ route }: { route: string }) {
   if (route === '/payrolls/new') return <SubmitPayrollPage />;
-  const detail = /^\/payrolls\/([^/]+)$/.exec(route);
-  if (detail) return <PayrollDetailPage payrollId={decodeURIComponent(detail[1]!)} />;
-  const employee = /^\/employees\/([^/]+)$/.exec(route);
-  if (employee) return <EmployeeDetailPage employeeId={decodeURIComponent(employee[1]!)} />;
-  const event = /^\/events\/([^/]+)$/.exec(route);
-  if (event) return <EventDetailPage eventId={decodeURIComponent(event[1]!)} />;
+  const payrollId = segment(route, /^\/payrolls\/([^/]+)$/);
+  if (payrollId !== null) return <PayrollDetailPage payrollId={payrollId} />;
+  const employeeId = segment(route, /^\/employees\/([^/]+)$/);
+  if (employeeId !== null) return <EmployeeDetailPage employeeId={employeeId} />;
+  const eventId = segment(route, /^\/events\/([^/]+)$/);
+  if (eventId !== null) return <EventDetailPage eventId={eventId} />;
   switch (route) {
     case '/keys':
       return <ApiKeysPage />;

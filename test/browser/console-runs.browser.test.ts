@@ -173,6 +173,7 @@ describe.skipIf(!hasChromium)('payroll runs in the dashboard', () => {
   it('names the person whose deposit came back and sorts the paystubs by name', async () => {
     await page.goto(`${base}/dashboard/#/payrolls/${runs.paid}`);
     await page.getByTestId('returns-table').waitFor();
+    await page.getByTestId('paystub-table').waitFor();
     expect(await page.getByTestId('returns-table').textContent()).toContain('Mallory Returned');
     const names = await page
       .getByTestId('paystub-table')
@@ -209,6 +210,12 @@ describe.skipIf(!hasChromium)('payroll runs in the dashboard', () => {
     expect(await page.locator('.progress').first().getAttribute('data-tone')).toBe('bad');
     expect(await page.getByTestId('disbursement').textContent()).toContain('No NACHA file');
     expect(await page.getByTestId('paystub-table').count()).toBe(0);
+    // The finding names the person it is about.
+    await page.getByText('Zoë Zimmermann').first().waitFor();
+
+    // An address that is not valid percent-encoding is a page not found, not a blank screen.
+    await page.goto(`${base}/dashboard/#/employees/%E0`);
+    await page.getByTestId('not-found').waitFor();
   });
 
   it('submits a run from a CSV: every problem by line and column, the dry run’s totals, then one run', async () => {
@@ -240,9 +247,40 @@ describe.skipIf(!hasChromium)('payroll runs in the dashboard', () => {
     const byLine = await problems
       .locator('tbody tr')
       .evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-line'), tr.textContent ?? '']));
-    expect(byLine.some(([line, text]) => line === '4' && text!.includes('taxes'))).toBe(true);
-    // The unknown employee is refused too, against its own line, or the API says 400 first and 422 after a fix.
-    expect(byLine.every(([line]) => line === '3' || line === '4')).toBe(true);
+    // Every problem at once, each on its line (and column): the employee nobody employs, the negative deduction.
+    expect(byLine).toEqual([
+      ['3', expect.stringContaining('employee_not_found')],
+      ['4', expect.stringContaining('taxes')],
+    ]);
+
+    // Once the deduction is fixed, only the unknown employee is left, still on line 3.
+    await upload(
+      [
+        'Employee ID,Hours,Gross,Bonus,Taxes,Health Plan',
+        `${ids.Ada},80,3200.00,150,640.00,120`,
+        'emp_01kfz8d4w6t2m9q3r5v7x8y0ab,80,1000.00,,200,',
+        `${ids.Grace},72.5,2900.00,,5,`,
+      ].join('\n'),
+    );
+    await page.getByRole('button', { name: 'Check (dry run)' }).click();
+    await page.locator('[data-testid="csv-problems"] tbody tr[data-line="3"]').waitFor();
+    expect(await problems.locator('tbody tr').count()).toBe(1);
+
+    // A file the page cannot read faithfully is refused before the API is asked: an unquoted thousands separator
+    // makes a row wider than the header (its values would shift a column), and a column of pay named as it is in the
+    // API would be subtracted as a deduction.
+    await upload(
+      [
+        'Employee ID,Hours,Gross,Bonuses,Taxes',
+        `${ids.Ada},80,3,200.00,150,640.00`,
+        `${ids.Grace},72.5,2900.00,,580.00`,
+      ].join('\n'),
+    );
+    const fileProblems = page.getByTestId('csv-file-problems');
+    await fileProblems.waitFor();
+    expect(await fileProblems.textContent()).toContain('Line 2: The row has 6 cells but the header has 5');
+    expect(await fileProblems.textContent()).toContain('"bonuses" would be read as a deduction');
+    expect(await page.getByRole('button', { name: 'Check (dry run)' }).isDisabled()).toBe(true);
 
     await upload(
       [
@@ -264,6 +302,8 @@ describe.skipIf(!hasChromium)('payroll runs in the dashboard', () => {
     // A double click sends one request, with the upload's key.
     await submitButton.dblclick();
     await page.getByTestId('submitted').waitFor();
+    // The button is gone: focus is on what replaced it.
+    await page.waitForFunction(() => document.activeElement?.getAttribute('data-testid') === 'submitted');
     expect(keys).toHaveLength(1);
     expect(keys[0]).toMatch(/^dashboard-[0-9a-f-]{36}$/);
     const list = await stack.request('GET', '/v1/payroll?from=2026-10-30&to=2026-10-30', { token });
@@ -279,9 +319,17 @@ describe.skipIf(!hasChromium)('payroll runs in the dashboard', () => {
     const id = decodeURIComponent(page.url().split('/').pop()!);
     await settled(id, 'completed');
     await page.reload();
-    await page.getByRole('button', { name: 'Cancel this run…' }).click();
+    // By keyboard: the question takes focus from the button it replaces, and gives it back when declined.
+    await page.getByRole('button', { name: 'Cancel this run…' }).focus();
+    await page.keyboard.press('Enter');
     await page.getByRole('alertdialog').waitFor();
-    await page.getByRole('button', { name: 'Yes, cancel the run' }).click();
+    await page.waitForFunction(() => document.activeElement?.textContent === 'Yes, cancel the run');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.activeElement?.textContent === 'Cancel this run…');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.activeElement?.textContent === 'Yes, cancel the run');
+    await page.keyboard.press('Enter');
     await page.getByTestId('run-status').getByText('This run is cancelled.').waitFor();
     expect(await page.getByTestId('disbursement').textContent()).toContain('NACHA file withdrawn');
     expect((await stack.request('GET', `/v1/payroll/${id}`, { token })).body.data.status).toBe('cancelled');

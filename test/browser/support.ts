@@ -173,3 +173,20 @@ export function overflowing(p: Page): Promise<string[]> {
       );
   });
 }
+
+/**
+ * On a phone, tables become cards whose cells carry their column's name as a label beside the value: the labels
+ * taller than their cell (a long name on two lines running into the next row), each as the label and its value.
+ */
+export function labelsOverflowingCells(p: Page): Promise<string[]> {
+  return p.evaluate(() =>
+    [...document.querySelectorAll('td[data-label]')]
+      .filter((td) => {
+        const label = getComputedStyle(td, '::before');
+        if (label.content === 'none' || label.display === 'none') return false;
+        const labelHeight = Number.parseFloat(label.height);
+        return Number.isFinite(labelHeight) && labelHeight > td.getBoundingClientRect().height + 0.5;
+      })
+      .map((td) => `${td.getAttribute('data-label')}: "${(td.textContent ?? '').trim().slice(0, 30)}"`),
+  );
+}

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { paystubFileName } from '../../../shared/domain/paystub-file.js';
 import { ApiError, api, apiBlob, listPage, type Page } from '../api.js';
 import { environmentOf, readToken } from '../session.js';
@@ -91,9 +91,9 @@ function RunView({ payroll, onChange }: { payroll: PayrollDetail; onChange: (p: 
         </div>
         <p role="status" aria-live="polite" class="run-status-text" data-testid="run-status">
           {payroll.status === 'pending'
-            ? `Waiting to be processed: ${payroll.progress.done} of ${payroll.progress.total} employees paid.`
+            ? `Waiting to be processed: ${payroll.progress.done} of ${payroll.progress.total} employees processed.`
             : moving
-              ? `Processing: ${payroll.progress.done} of ${payroll.progress.total} employees paid so far.`
+              ? `Processing: ${payroll.progress.done} of ${payroll.progress.total} employees processed so far (nothing is paid until the file is released).`
               : `This run is ${payroll.status}.`}
         </p>
         <ProgressBar payroll={payroll} label="Payroll processing progress" />
@@ -348,6 +348,16 @@ function CancelRun({ payroll, onCancelled }: { payroll: PayrollDetail; onCancell
   const [confirming, setConfirming] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
+  // The button pressed is replaced by the question, and the question by the button: focus follows, so the keyboard
+  // stays where the reader is instead of falling back to the top of the page.
+  const confirmRef = useRef<HTMLButtonElement>(null);
+  const askRef = useRef<HTMLButtonElement>(null);
+  const asked = useRef(false);
+  useEffect(() => {
+    if (confirming) confirmRef.current?.focus();
+    else if (asked.current) askRef.current?.focus();
+    asked.current = confirming;
+  }, [confirming]);
   const cancel = async () => {
     setBusy(true);
     setError(null);
@@ -376,7 +386,7 @@ function CancelRun({ payroll, onCancelled }: { payroll: PayrollDetail; onCancell
             This cannot be undone.
           </p>
           <div class="form-actions">
-            <button type="button" class="button button-danger" onClick={cancel} disabled={busy}>
+            <button type="button" class="button button-danger" onClick={cancel} disabled={busy} ref={confirmRef}>
               {busy ? 'Cancelling…' : 'Yes, cancel the run'}
             </button>
             <button type="button" class="button" onClick={() => setConfirming(false)} disabled={busy}>
@@ -386,7 +396,7 @@ function CancelRun({ payroll, onCancelled }: { payroll: PayrollDetail; onCancell
         </div>
       ) : (
         <p>
-          <button type="button" class="button button-danger" onClick={() => setConfirming(true)}>
+          <button type="button" class="button button-danger" onClick={() => setConfirming(true)} ref={askRef}>
             Cancel this run…
           </button>
         </p>

@@ -121,6 +121,24 @@ export const CSV_COLUMNS: { column: string; field: string; note: string }[] = [
 const FIELD_OF = new Map(CSV_COLUMNS.map((c) => [c.column, c.field]));
 const COLUMN_OF = new Map(CSV_COLUMNS.map((c) => [c.field, c.column]));
 
+const USE = (column: string) => `Name it "${column}".`;
+const NOT_IN_A_RUN = 'A run carries only hours, gross pay, bonuses and deductions: remove the column.';
+/** Columns that look like pay or an employee's details, never deductions, with what to do instead. */
+const NOT_A_DEDUCTION = new Map<string, string>([
+  ['bonuses', USE('bonus')],
+  ['gross_pay', USE('gross')],
+  ['hours_worked', USE('hours')],
+  ['employee', USE('employee_id')],
+  ['id', USE('employee_id')],
+  ['note', USE('notes')],
+  ...['net', 'net_pay', 'pay', 'salary', 'wages', 'overtime', 'commission', 'tips', 'reimbursement', 'rate'].map(
+    (c) => [c, `Pay goes in "gross" (and "bonus"). ${NOT_IN_A_RUN}`] as [string, string],
+  ),
+  ...['name', 'first_name', 'last_name', 'email', 'employee_name'].map(
+    (c) => [c, `The run finds the employee by "employee_id" alone. ${NOT_IN_A_RUN}`] as [string, string],
+  ),
+]);
+
 /** A header as a column name: trimmed, lower case, spaces and dashes as underscores (`Health Plan` → `health_plan`). */
 export const normalizeHeader = (h: string): string =>
   h
@@ -148,7 +166,18 @@ export function entriesOf(rows: Record<string, string>[], lines: number[], heade
   for (const required of ['employee_id', 'hours', 'gross'])
     if (!columns.includes(required))
       problems.push({ line: 1, column: required, message: `The header has no "${required}" column.` });
-  const deductionColumns = columns.filter((c) => c && !FIELD_OF.has(c));
+  // Every other column is a named deduction, subtracted from pay: a column that names pay, or a field under another
+  // spelling, would be subtracted by mistake, so it is refused with the column to use instead.
+  for (const c of columns) {
+    const instead = NOT_A_DEDUCTION.get(c);
+    if (instead !== undefined)
+      problems.push({
+        line: 1,
+        column: c,
+        message: `The column "${c}" would be read as a deduction and subtracted from pay. ${instead}`,
+      });
+  }
+  const deductionColumns = columns.filter((c) => c && !FIELD_OF.has(c) && !NOT_A_DEDUCTION.has(c));
   const entries: PayrollEntry[] = rows.map((row) => {
     const cell = (c: string) => (row[c] ?? '').trim();
     const entry: Record<string, unknown> = {

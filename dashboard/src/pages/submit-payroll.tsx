@@ -1,5 +1,5 @@
 import Papa from 'papaparse';
-import { useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api } from '../api.js';
 import { navigate } from '../router.js';
 import { ErrorBox, Field, formatDate, formatMoney, PageTitle, TableRegion } from '../ui.js';
@@ -41,6 +41,15 @@ function readCsv(text: string): CsvRun {
       headers = cells;
       return;
     }
+    // A row wider than the header (an unquoted "3,200.00" is two cells) would shift every value after it into the
+    // next column: refused by line, never guessed. Trailing empty cells are only a spreadsheet's padding.
+    const width = cells.length - [...cells].reverse().findIndex((c) => c.trim() !== '');
+    if (width > headers.length)
+      problems.push({
+        line: i + 1,
+        column: null,
+        message: `The row has ${width} cells but the header has ${headers.length}: quote amounts written with a thousands separator ("3,200.00"), or remove the extra cells.`,
+      });
     const row: Record<string, string> = {};
     headers.forEach((h, j) => {
       row[normalizeHeader(h)] = cells[j] ?? '';
@@ -63,6 +72,11 @@ export function SubmitPayrollPage() {
   const [submitting, setSubmitting] = useState(false);
   const [submitted, setSubmitted] = useState<SubmittedPayroll | null>(null);
   const inFlight = useRef<Promise<void> | null>(null);
+  // The submit button goes when the run is accepted: focus moves to what replaced it.
+  const submittedRef = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (submitted) submittedRef.current?.focus();
+  }, [submitted]);
   const form = useRef<HTMLFormElement>(null);
 
   const bodyOf = (): Record<string, unknown> | null => {
@@ -286,7 +300,7 @@ export function SubmitPayrollPage() {
       )}
 
       {submitted && (
-        <div class="alert alert-ok" role="status" data-testid="submitted">
+        <div class="alert alert-ok" role="status" data-testid="submitted" tabIndex={-1} ref={submittedRef}>
           <p>
             Submitted: run <code>{submitted.payroll_id}</code> is {submitted.status},{' '}
             {formatMoney(submitted.totals.net_pay)} net for {submitted.employee_count} employee
