@@ -1,6 +1,6 @@
 import type { components, operations } from '../../openapi/generated/api-types.js';
 
-export { DELIVERY_STATUSES, EVENT_TYPES } from '../../shared/domain/events.js';
+export { DELIVERY_STATUSES, EVENT_TYPES, SUBSCRIBABLE_EVENT_TYPES } from '../../shared/domain/events.js';
 export { PAYROLL_STATUSES } from '../../shared/domain/payroll-status.js';
 export { TOKEN_TYPES } from '../../shared/domain/scopes.js';
 

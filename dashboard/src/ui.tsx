@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError } from './api.js';
+import { ApiError, listPage, type Query } from './api.js';
 
 const money = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' });
 export const formatMoney = (amount: number): string => money.format(amount);
@@ -241,6 +241,35 @@ export function useAsync<T>(load: () => Promise<T>, deps: unknown[]): Async<T> {
   }, [...deps, tick]);
   const reload = useCallback(() => setTick((t) => t + 1), []);
   return { data: state.data, error: state.error, loading: state.loading, reload };
+}
+
+/**
+ * A list read a page at a time (`GET <path>`, its items under `key`): the first page again whenever the filters
+ * change, and the next appended on request, its failure kept apart from the first page's.
+ */
+export function usePagedList<T>(path: string, key: string, filters: Query, limit: number) {
+  const [extra, setExtra] = useState<{ items: T[]; next: string | null } | null>(null);
+  const [moreError, setMoreError] = useState<unknown>(null);
+  const [moreLoading, setMoreLoading] = useState(false);
+  const first = useAsync(async () => {
+    setExtra(null);
+    return listPage<T>(path, key, { ...filters, limit });
+  }, [path, JSON.stringify(filters)]);
+  const items = [...(first.data?.items ?? []), ...(extra?.items ?? [])];
+  const next = extra ? extra.next : (first.data?.next_page_token ?? null);
+  const loadMore = async () => {
+    setMoreLoading(true);
+    setMoreError(null);
+    try {
+      const page = await listPage<T>(path, key, { ...filters, limit, page_token: next });
+      setExtra({ items: [...(extra?.items ?? []), ...page.items], next: page.next_page_token });
+    } catch (err) {
+      setMoreError(err);
+    } finally {
+      setMoreLoading(false);
+    }
+  };
+  return { first, items, next, loadMore, moreLoading, moreError };
 }
 
 /** Calls `fn` every `ms` while `active`, never overlapping itself. */

@@ -344,7 +344,7 @@ export type paths = {
         put?: never;
         /**
          * Send a test event to one endpoint
-         * @description Records a `webhook.test` event (`data.test: true`, naming the endpoint) and delivers it to this endpoint alone, whatever its `events` list, as any event: signed, retried, with its attempts in the event log (`GET /v1/events/{id}`, the id in this answer) and redeliverable. At most one per endpoint per minute: `429 rate_limited` with `Retry-After` otherwise. An endpoint paused as `unreliable` gets it (to check a receiver before re-enabling it); a `disabled` one does not (`409`). Never fanned out to other endpoints, and a redelivery sends it to this endpoint only. Like any event, its outcome counts toward the endpoint's consecutive failures.
+         * @description Records a `webhook.test` event (`data.test: true`, naming the endpoint) and delivers it to this endpoint alone, whatever its `events` list, as any event: signed, retried, with its attempts in the event log (`GET /v1/events/{id}`, the id in this answer) and redeliverable. At most one per endpoint address per minute, however many endpoints of the organization name it (deleting and registering an endpoint again does not reset it): `429 rate_limited` with `Retry-After` otherwise. An endpoint paused as `unreliable` gets it (to check a receiver before re-enabling it); a `disabled` one does not (`409`). Never fanned out to other endpoints, and a redelivery sends it to this endpoint only. Like any event, its outcome counts toward the endpoint's consecutive failures.
          *
          *     Requires a token with the `admin` scope. Rate limit: the employee-write bucket.
          */
@@ -4327,7 +4327,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url: string;
-                    events?: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "employee.bank_account_corrected" | "webhook.test")[] | null;
+                    events?: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "employee.bank_account_corrected")[] | null;
                     description?: string | null;
                 };
             };
@@ -4612,7 +4612,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url?: string;
-                    events?: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "employee.bank_account_corrected" | "webhook.test")[] | null;
+                    events?: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "employee.bank_account_corrected")[] | null;
                     description?: string | null;
                     /** @enum {string} */
                     status?: "active" | "disabled";

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
@@ -169,18 +170,20 @@ export class WebhookRepository {
   }
 
   /**
-   * Claims the endpoint's one test event of the interval: 0 when claimed, otherwise the seconds until the next one
-   * may be. An item of its own (a rate-limit item, expiring), so replacing the endpoint on a PATCH does not reset
-   * it; one conditional write, so two concurrent requests cannot both claim it.
+   * Claims the one test event of the interval for an organization's endpoint URL: 0 when claimed, otherwise the
+   * seconds until the next one may be. Keyed by the URL, not the endpoint: neither deleting and registering the
+   * endpoint again nor registering several endpoints on one address sends tests there any faster. An item of its own
+   * (a rate-limit item, expiring), and one conditional write, so two concurrent requests cannot both claim it.
    */
-  async claimTestEvent(orgId: string, webhookId: string, now: Date, everySeconds: number): Promise<number> {
+  async claimTestEvent(orgId: string, url: string, now: Date, everySeconds: number): Promise<number> {
+    const address = createHash('sha256').update(url).digest('hex').slice(0, 32);
     const at = now.toISOString();
     const earliest = new Date(now.getTime() - everySeconds * 1000).toISOString();
     try {
       await this.table.doc.send(
         new UpdateCommand({
           TableName: this.table.tableName,
-          Key: keys.rateLimit(`webhook-test#${orgId}#${webhookId}`),
+          Key: keys.rateLimit(`webhook-test#${orgId}#${address}`),
           UpdateExpression: 'SET last_test_at = :at, #ttl = :ttl',
           ConditionExpression: 'attribute_not_exists(last_test_at) OR last_test_at <= :earliest',
           ExpressionAttributeNames: { '#ttl': 'ttl' },

@@ -18,6 +18,11 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/** What an endpoint may subscribe to: every type but `webhook.test`, which only goes where it is sent. */
+export const SUBSCRIBABLE_EVENT_TYPES = EVENT_TYPES.filter(
+  (t): t is Exclude<EventType, 'webhook.test'> => t !== 'webhook.test',
+) as [Exclude<EventType, 'webhook.test'>, ...Exclude<EventType, 'webhook.test'>[]];
+
 export const WEBHOOK_STATUSES = ['active', 'unreliable', 'disabled'] as const;
 export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
 
@@ -28,7 +33,7 @@ export const UNRELIABLE_AFTER_FAILED_EVENTS = 5;
 /** How long a rotated-out secret still signs deliveries, so receivers can roll over without dropping events. */
 export const SECRET_ROTATION_GRACE_MS = 24 * 3600 * 1000;
 
-/** At most one test event per endpoint per this many seconds, as redeliveries of an event (CONTRACT §3). */
+/** At most one test event per endpoint address per this many seconds, as redeliveries of an event. */
 export const TEST_EVENT_INTERVAL_SECONDS = 60;
 
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;

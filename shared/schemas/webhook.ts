@@ -1,11 +1,11 @@
 import * as z from 'zod';
-import { DELIVERY_STATUSES, EVENT_TYPES } from '../domain/events.js';
+import { DELIVERY_STATUSES, EVENT_TYPES, SUBSCRIBABLE_EVENT_TYPES } from '../domain/events.js';
 import { limitParam, lookupId, pageTokenParam, text } from './common.js';
 
 const events = z
-  .array(z.enum(EVENT_TYPES))
+  .array(z.enum(SUBSCRIBABLE_EVENT_TYPES))
   .min(1)
-  .max(EVENT_TYPES.length)
+  .max(SUBSCRIBABLE_EVENT_TYPES.length)
   .refine((list) => new Set(list).size === list.length, {
     message: 'Event types must be unique',
     params: { code: 'duplicate_value' },

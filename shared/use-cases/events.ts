@@ -350,7 +350,7 @@ export class WebhookDisabledError extends DomainError {
 /**
  * Records a `webhook.test` event naming the endpoint and delivers it to that endpoint alone, whatever its `events`
  * list, through the normal delivery path: signed, retried, its attempts in the event log, redeliverable. At most one
- * per endpoint per minute (`429` with the wait otherwise), so it cannot be used to point POSTs at an address. An
+ * per endpoint address per minute (`429` with the wait otherwise), however many endpoints name it. An
  * endpoint paused as `unreliable` gets it (the way to check a receiver is fixed before re-enabling it); a
  * `disabled` one does not (`409 conflict`, detail `webhook_disabled`): the deliverer sends nothing to a disabled
  * endpoint. The event is written with its delivery open and outside the outbox, so the sweeper never fans it out to
@@ -360,7 +360,7 @@ export async function sendTestEvent(s: EventServices, orgId: string, webhookId: 
   const webhook = await s.webhooks.get(orgId, webhookId);
   if (!webhook) throw new NotFoundError();
   if (webhook.status === 'disabled') throw new WebhookDisabledError();
-  const wait = await s.webhooks.claimTestEvent(orgId, webhookId, s.deps.now(), TEST_EVENT_INTERVAL_SECONDS);
+  const wait = await s.webhooks.claimTestEvent(orgId, webhook.url, s.deps.now(), TEST_EVENT_INTERVAL_SECONDS);
   if (wait > 0) throw new RateLimitedError(wait);
   const at = s.deps.now().toISOString();
   const event: NewEvent = {

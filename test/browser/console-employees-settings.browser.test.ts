@@ -279,8 +279,16 @@ describe.skipIf(!hasChromium)('settings and the employee page in Chromium', () =
         );
         expect(await page.getByLabel('Most net pay per run').getAttribute('aria-invalid')).toBeNull();
 
-        // A configured list with a value twice.
+        // An item the API refuses is named by its line as typed: blank lines are not sent, yet count as lines.
         const groups = page.getByLabel('Pay groups');
+        await groups.fill(`default\n\n${'h'.repeat(101)}`);
+        await page.getByRole('button', { name: 'Save values' }).click();
+        await page
+          .locator('#settings-pay-groups-error')
+          .getByText(/^Line 3: /)
+          .waitFor();
+
+        // A configured list with a value twice.
         await groups.fill('default\nhourly\nhourly');
         await page.getByRole('button', { name: 'Save values' }).click();
         const groupsError = page.locator('#settings-pay-groups-error');

@@ -180,6 +180,14 @@ describe.skipIf(!hasChromium)('payroll runs in the dashboard', () => {
       .locator('tbody tr td[data-label="Employee"] strong')
       .allTextContents();
     expect(names).toEqual(['Ada Lovelace', 'Grace Hopper', 'Mallory Returned', 'Zoë Zimmermann']);
+    // The bank's return, as an event, names her too.
+    const returned = await stack.request('GET', '/v1/events?type=payment.returned', { token });
+    const eventId = returned.body.data.events[0].id as string;
+    await page.goto(`${base}/dashboard/#/events/${eventId}`);
+    await page.getByTestId('event-employee').getByText('Mallory Returned').waitFor();
+    await page.goto(`${base}/dashboard/#/payrolls/${runs.paid}`);
+    await page.getByTestId('paystub-table').waitFor();
+
     // The bar of a completed run is green, said in words too.
     expect(await page.locator('.progress').first().getAttribute('data-tone')).toBe('ok');
     expect(await seriousAxeViolations(page)).toEqual([]);
@@ -281,6 +289,18 @@ describe.skipIf(!hasChromium)('payroll runs in the dashboard', () => {
     expect(await fileProblems.textContent()).toContain('Line 2: The row has 6 cells but the header has 5');
     expect(await fileProblems.textContent()).toContain('"bonuses" would be read as a deduction');
     expect(await page.getByRole('button', { name: 'Check (dry run)' }).isDisabled()).toBe(true);
+
+    // Lines are the file's: a quoted note over two lines puts the next row on line 4, and a problem there says so.
+    await upload(
+      [
+        'Employee ID,Hours,Gross,Notes',
+        `${ids.Ada},80,3200.00,"on call,`,
+        `two weekends"`,
+        `${ids.Grace},80,1,2,3`,
+      ].join('\n'),
+    );
+    await fileProblems.getByText('Line 4: The row has 5 cells but the header has 4').waitFor();
+    expect(await fileProblems.locator('li').count()).toBe(1);
 
     await upload(
       [

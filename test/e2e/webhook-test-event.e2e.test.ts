@@ -154,11 +154,18 @@ describe('POST /v1/webhooks/{id}/test', () => {
     await Promise.all([named.close(), other.close()]);
   });
 
-  it('allows one per endpoint per minute: 429 with Retry-After, one winner among racing requests, other endpoints unaffected', async () => {
+  it('allows one per address per minute: 429 with Retry-After, one winner among racing requests, other addresses unaffected', async () => {
     const { api } = await organization();
     const receiver = await startReceiver();
+    const elsewhere = await startReceiver();
     const first = await register(api, receiver.url, { description: 'first' });
-    const second = await register(api, receiver.url, { description: 'second' });
+    const second = await register(api, elsewhere.url, { description: 'second' });
+    // A test event is sent, never subscribed to: an endpoint's list may not name it.
+    const subscribing = await api.POST('/v1/webhooks', {
+      body: { url: elsewhere.url, events: ['webhook.test'] as unknown as NewWebhook['events'] },
+    });
+    expect(subscribing.response.status).toBe(400);
+    expect(subscribing.error!.error.details).toEqual([expect.objectContaining({ field: 'events[0]' })]);
 
     const race = await Promise.all(Array.from({ length: 6 }, () => sendTest(api, first.webhook_id)));
     const statuses = race.map((r) => r.response.status).sort();
@@ -174,18 +181,28 @@ describe('POST /v1/webhooks/{id}/test', () => {
 
     const tooSoon = await sendTest(api, first.webhook_id);
     expect(tooSoon.response.status).toBe(429);
-    // The limit is the endpoint's: another endpoint of the organization may be tested at once.
+    // The limit is the address's: another endpoint of the organization, elsewhere, may be tested at once; one more
+    // endpoint on the same address, or the first one deleted and registered again, may not.
     expect((await sendTest(api, second.webhook_id)).response.status).toBe(202);
+    const sameAddress = await register(api, receiver.url, { description: 'same address' });
+    expect((await sendTest(api, sameAddress.webhook_id)).response.status).toBe(429);
+    expect(
+      (await api.DELETE('/v1/webhooks/{id}', { params: { path: { id: first.webhook_id } } })).response.status,
+    ).toBe(200);
+    const again = await register(api, receiver.url, { description: 'registered again' });
+    expect((await sendTest(api, again.webhook_id)).response.status).toBe(429);
 
     // Exactly one event per accepted request, each to its own endpoint.
     const events = await allTestEvents(api);
     expect(events.map((e) => e.deliveries.map((d) => d.webhook_id)).sort()).toEqual(
       [[first.webhook_id], [second.webhook_id]].sort(),
     );
-    await receiver.waitFor((r) => r.length >= 2);
+    await receiver.waitFor((r) => r.length >= 1);
+    await elsewhere.waitFor((r) => r.length >= 1);
     await new Promise((r) => setTimeout(r, 300));
-    expect(receiver.received).toHaveLength(2);
-    await receiver.close();
+    expect(receiver.received).toHaveLength(1);
+    expect(elsewhere.received).toHaveLength(1);
+    await Promise.all([receiver.close(), elsewhere.close()]);
   });
 
   it('reaches an endpoint paused as unreliable; its skipped events have no delivery; a disabled one gets 409', {

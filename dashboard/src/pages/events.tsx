@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
-import { api, listPage, type Query } from '../api.js';
+import { api, type Query } from '../api.js';
 import { DELIVERY_STATUSES, EVENT_TYPES, type EventItem } from '../types.js';
+import { loadNames } from './runs-model.js';
 import {
   CopyButton,
   ErrorBox,
@@ -15,6 +16,7 @@ import {
   StatusBadge,
   TableRegion,
   useAsync,
+  usePagedList,
   usePolling,
   When,
 } from '../ui.js';
@@ -63,32 +65,17 @@ function testTarget(e: EventItem): string | null {
 /** The events the organization's webhooks carry, filterable by type and delivery status, newest first. */
 export function EventsPage() {
   const [filters, setFilters] = useState<Query>({});
-  const [extra, setExtra] = useState<{ items: EventItem[]; next: string | null } | null>(null);
-  const [moreError, setMoreError] = useState<unknown>(null);
-  const [moreLoading, setMoreLoading] = useState(false);
-  const first = useAsync(async () => {
-    setExtra(null);
-    return listPage<EventItem>('/v1/events', 'events', { ...filters, limit: 25 });
-  }, [JSON.stringify(filters)]);
-
-  const events = [...(first.data?.items ?? []), ...(extra?.items ?? [])];
-  const next = extra ? extra.next : (first.data?.next_page_token ?? null);
+  const {
+    first,
+    items: events,
+    next,
+    loadMore,
+    moreLoading,
+    moreError,
+  } = usePagedList<EventItem>('/v1/events', 'events', filters, 25);
 
   const apply = (form: HTMLFormElement) =>
     setFilters({ type: formValue(form, 'type'), delivery_status: formValue(form, 'delivery_status') });
-
-  const loadMore = async () => {
-    setMoreLoading(true);
-    setMoreError(null);
-    try {
-      const page = await listPage<EventItem>('/v1/events', 'events', { ...filters, limit: 25, page_token: next });
-      setExtra({ items: [...(extra?.items ?? []), ...page.items], next: page.next_page_token });
-    } catch (err) {
-      setMoreError(err);
-    } finally {
-      setMoreLoading(false);
-    }
-  };
 
   return (
     <>
@@ -197,6 +184,12 @@ function DeliverySummary({ deliveries }: { deliveries: Delivery[] }) {
 }
 
 /** One event: its payload as receivers get it, every delivery with every attempt, and a redelivery. */
+/** The employee an event is about (`payment.returned`, `employee.bank_account_corrected`), if any. */
+function employeeOf(event: EventItem): string | null {
+  const id = (event.data as { employee_id?: unknown }).employee_id;
+  return typeof id === 'string' ? id : null;
+}
+
 export function EventDetailPage({ eventId }: { eventId: string }) {
   const path = `/v1/events/${encodeURIComponent(eventId)}`;
   const loaded = useAsync(async () => (await api<EventItem>('GET', path)).data, [eventId]);
@@ -206,6 +199,9 @@ export function EventDetailPage({ eventId }: { eventId: string }) {
   const [notice, setNotice] = useState('');
   const [busy, setBusy] = useState(false);
   const event = live ?? loaded.data;
+  // A returned deposit or a corrected account is about a person: named, not only by id.
+  const about = event ? employeeOf(event) : null;
+  const names = useAsync(() => (about ? loadNames([about]) : Promise.resolve(new Map<string, string>())), [about]);
   const pending = event?.deliveries.some((d) => d.status === 'pending') ?? false;
 
   // While a delivery is pending its attempts are still coming: read the event again every second.
@@ -293,6 +289,16 @@ export function EventDetailPage({ eventId }: { eventId: string }) {
                   </dd>
                 </div>
               )}
+              {employeeOf(event) && (
+                <div>
+                  <dt>Employee</dt>
+                  <dd class="break" data-testid="event-employee">
+                    <a href={`#/employees/${encodeURIComponent(employeeOf(event)!)}`}>
+                      {names.data?.get(employeeOf(event)!) ?? employeeOf(event)}
+                    </a>
+                  </dd>
+                </div>
+              )}
               {testTarget(event) && (
                 <div>
                   <dt>Test event for</dt>
@@ -303,8 +309,9 @@ export function EventDetailPage({ eventId }: { eventId: string }) {
               )}
             </dl>
             <p class="small muted events-hint" id="redeliver-hint">
-              Redeliver sends it again with the same webhook-id: to every endpoint it went to, or, if none, to the
-              endpoints subscribed to its type now. At most once a minute.
+              {event.type === 'webhook.test'
+                ? 'Redeliver sends this test again with the same webhook-id, to the endpoint it was sent to only. At most once a minute.'
+                : 'Redeliver sends it again with the same webhook-id: to every endpoint it went to, or, if none, to the endpoints subscribed to its type now. At most once a minute.'}
             </p>
             <ErrorBox error={actionError} title="The event was not redelivered" />
             <p role="status" class={notice ? 'alert alert-ok' : 'sr-only'}>

@@ -12,23 +12,22 @@ import {
   SectionHead,
   TableRegion,
   useAsync,
+  usePagedList,
   When,
 } from '../ui.js';
 
 /** The audit log (GET /v1/logs): every authenticated request and authentication failure, newest first. */
 export function LogsPage() {
   const [filters, setFilters] = useState<Query>({});
-  const [extra, setExtra] = useState<{ items: LogLine[]; next: string | null } | null>(null);
-  const [moreError, setMoreError] = useState<unknown>(null);
-  const [moreLoading, setMoreLoading] = useState(false);
   const keys = useAsync(() => listPage<ApiKey>('/v1/api-keys', 'api_keys', { limit: 100 }), []);
-  const first = useAsync(async () => {
-    setExtra(null);
-    return listPage<LogLine>('/v1/logs', 'logs', { ...filters, limit: 50 });
-  }, [JSON.stringify(filters)]);
-
-  const lines = [...(first.data?.items ?? []), ...(extra?.items ?? [])];
-  const next = extra ? extra.next : (first.data?.next_page_token ?? null);
+  const {
+    first,
+    items: lines,
+    next,
+    loadMore,
+    moreLoading,
+    moreError,
+  } = usePagedList<LogLine>('/v1/logs', 'logs', filters, 50);
   const keyName = new Map((keys.data?.items ?? []).map((k) => [k.api_key_id, k.name]));
 
   const apply = (form: HTMLFormElement) => {
@@ -39,19 +38,6 @@ export function LogsPage() {
       from: formValue(form, 'from'),
       to: formValue(form, 'to'),
     });
-  };
-
-  const loadMore = async () => {
-    setMoreLoading(true);
-    setMoreError(null);
-    try {
-      const page = await listPage<LogLine>('/v1/logs', 'logs', { ...filters, limit: 50, page_token: next });
-      setExtra({ items: [...(extra?.items ?? []), ...page.items], next: page.next_page_token });
-    } catch (err) {
-      setMoreError(err);
-    } finally {
-      setMoreLoading(false);
-    }
   };
 
   return (

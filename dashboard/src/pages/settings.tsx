@@ -361,12 +361,18 @@ const sameList = (a: string[], b: string[]) => a.length === b.length && a.every(
  * The API's problems of one field and of its items (`pay_groups`, `pay_groups[2]`), shown next to the field: an
  * item's problem says which line it is.
  */
-function problemsOf(error: unknown, field: string): string[] {
+function problemsOf(error: unknown, field: string, sent?: string): string[] {
   if (!(error instanceof ApiError)) return [];
+  // The list sent leaves blank lines out: item i is the i-th line with something on it.
+  const lineOf = (i: number) =>
+    (sent ?? '')
+      .split('\n')
+      .map((v, n) => (v.trim() ? n + 1 : 0))
+      .filter(Boolean)[i] ?? i + 1;
   return error.details.flatMap((d) => {
     if (d.field === field) return [d.message];
     const item = d.field ? new RegExp(`^${field}\\[(\\d+)\\]$`).exec(d.field) : null;
-    return item ? [`Line ${Number(item[1]) + 1}: ${d.message}`] : [];
+    return item ? [`Line ${lineOf(Number(item[1]))}: ${d.message}`] : [];
   });
 }
 
@@ -403,11 +409,14 @@ function ConfiguredValues({ settings, onSaved }: { settings: Settings; onSaved: 
   // Counts this form's saves: it starts again from what the API stored, and another form's save leaves it alone.
   const [saves, setSaves] = useState(0);
   const saveButton = useFocusAfterSave(saves);
+  // The lists as typed when last saved, to name the line of an item the API refuses.
+  const [sent, setSent] = useState<Record<string, string>>({});
   const save = async (e: Event) => {
     e.preventDefault();
     const form = e.currentTarget as HTMLFormElement;
     setError(null);
     setNothing(false);
+    setSent(Object.fromEntries(LISTS.map((l) => [l.name, formValue(form, l.name)])));
     const changed = LISTS.filter((l) => !sameList(lines(formValue(form, l.name)), settings[l.name]));
     if (changed.length === 0) {
       setNothing(true);
@@ -439,7 +448,7 @@ function ConfiguredValues({ settings, onSaved }: { settings: Settings; onSaved: 
         <div class="form-grid">
           {LISTS.map((l) => {
             const id = listId(l.name);
-            const messages = problemsOf(error, l.name);
+            const messages = problemsOf(error, l.name, sent[l.name]);
             return (
               <Field key={l.name} id={id} label={l.label} hint={l.hint}>
                 <textarea

@@ -26,16 +26,29 @@ interface Upload {
   key: string;
 }
 
-/** Reads the CSV with papaparse: the header is the first non-blank row; each row keeps its line in the file. */
-function readCsv(text: string): CsvRun {
-  const parsed = Papa.parse<string[]>(text, { skipEmptyLines: false });
-  const problems: CsvRun['problems'] = parsed.errors
-    .filter((e) => e.code !== 'UndetectableDelimiter')
-    .map((e) => ({ line: e.row === undefined ? null : e.row + 1, column: null, message: e.message }));
+/**
+ * Reads the CSV with papaparse: the header is the first non-blank row; each row keeps the line of the file it starts
+ * on (counted from the text, so a quoted cell over several lines does not shift the lines after it).
+ */
+export function readCsv(text: string): CsvRun {
+  const records: { cells: string[]; line: number }[] = [];
+  const problems: CsvRun['problems'] = [];
+  let start = 0;
+  let line = 1;
+  Papa.parse<string[]>(text, {
+    skipEmptyLines: false,
+    step: (result) => {
+      records.push({ cells: result.data, line });
+      for (const e of result.errors)
+        if (e.code !== 'UndetectableDelimiter') problems.push({ line, column: null, message: e.message });
+      for (let i = start; i < result.meta.cursor; i++) if (text.charCodeAt(i) === 10) line++;
+      start = result.meta.cursor;
+    },
+  });
   let headers: string[] | null = null;
   const rows: Record<string, string>[] = [];
   const lines: number[] = [];
-  parsed.data.forEach((cells, i) => {
+  records.forEach(({ cells, line: at }) => {
     if (cells.every((c) => c.trim() === '')) return;
     if (!headers) {
       headers = cells;
@@ -46,7 +59,7 @@ function readCsv(text: string): CsvRun {
     const width = cells.length - [...cells].reverse().findIndex((c) => c.trim() !== '');
     if (width > headers.length)
       problems.push({
-        line: i + 1,
+        line: at,
         column: null,
         message: `The row has ${width} cells but the header has ${headers.length}: quote amounts written with a thousands separator ("3,200.00"), or remove the extra cells.`,
       });
@@ -55,7 +68,7 @@ function readCsv(text: string): CsvRun {
       row[normalizeHeader(h)] = cells[j] ?? '';
     });
     rows.push(row);
-    lines.push(i + 1);
+    lines.push(at);
   });
   const run = entriesOf(rows, lines, headers ?? []);
   return { ...run, problems: [...problems, ...run.problems] };

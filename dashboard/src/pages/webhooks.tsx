@@ -1,6 +1,12 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api, listPage } from '../api.js';
-import { DELIVERY_STATUSES, EVENT_TYPES, type EventItem, type IssuedWebhook, type Webhook } from '../types.js';
+import {
+  DELIVERY_STATUSES,
+  type EventItem,
+  type IssuedWebhook,
+  SUBSCRIBABLE_EVENT_TYPES,
+  type Webhook,
+} from '../types.js';
 import {
   ErrorBox,
   Field,
@@ -39,7 +45,7 @@ function TestEventResult({ outcome, onDone }: { outcome: TestOutcome; onDone: ()
   const status = error instanceof ApiError ? error.status : 0;
   const why =
     status === 429
-      ? 'An endpoint gets at most one test event a minute: wait, then send again.'
+      ? 'An address gets at most one test event a minute, whichever endpoint names it: wait, then send again.'
       : status === 409
         ? 'This endpoint is disabled and receives nothing, test events included: enable it first.'
         : status === 404
@@ -410,8 +416,7 @@ export function WebhooksPage() {
           </div>
           <fieldset class="checks">
             <legend>Events (none checked: every event)</legend>
-            {/* A test event goes to the endpoint it is sent to, whatever its list: not a subscription. */}
-            {EVENT_TYPES.filter((t) => t !== 'webhook.test').map((t) => (
+            {SUBSCRIBABLE_EVENT_TYPES.map((t) => (
               <label key={t} class="check">
                 <input type="checkbox" name="events" value={t} /> {t}
               </label>
