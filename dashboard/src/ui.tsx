@@ -251,20 +251,28 @@ export function usePagedList<T>(path: string, key: string, filters: Query, limit
   const [extra, setExtra] = useState<{ items: T[]; next: string | null } | null>(null);
   const [moreError, setMoreError] = useState<unknown>(null);
   const [moreLoading, setMoreLoading] = useState(false);
+  // Each first page starts a generation: a "load more" answered after the filters changed (or a refresh) belongs to
+  // the list before and is dropped, never appended to the new one.
+  const generation = useRef(0);
   const first = useAsync(async () => {
+    generation.current++;
     setExtra(null);
+    setMoreError(null);
     return listPage<T>(path, key, { ...filters, limit });
   }, [path, JSON.stringify(filters)]);
   const items = [...(first.data?.items ?? []), ...(extra?.items ?? [])];
-  const next = extra ? extra.next : (first.data?.next_page_token ?? null);
+  // While a first page loads, the token in hand is the previous list's: nothing more to ask for yet.
+  const next = first.loading ? null : extra ? extra.next : (first.data?.next_page_token ?? null);
   const loadMore = async () => {
+    const started = generation.current;
     setMoreLoading(true);
     setMoreError(null);
     try {
       const page = await listPage<T>(path, key, { ...filters, limit, page_token: next });
-      setExtra({ items: [...(extra?.items ?? []), ...page.items], next: page.next_page_token });
+      if (started !== generation.current) return;
+      setExtra((old) => ({ items: [...(old?.items ?? []), ...page.items], next: page.next_page_token }));
     } catch (err) {
-      setMoreError(err);
+      if (started === generation.current) setMoreError(err);
     } finally {
       setMoreLoading(false);
     }

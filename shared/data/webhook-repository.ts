@@ -170,13 +170,14 @@ export class WebhookRepository {
   }
 
   /**
-   * Claims the one test event of the interval for an organization's endpoint URL: 0 when claimed, otherwise the
-   * seconds until the next one may be. Keyed by the URL, not the endpoint: neither deleting and registering the
-   * endpoint again nor registering several endpoints on one address sends tests there any faster. An item of its own
-   * (a rate-limit item, expiring), and one conditional write, so two concurrent requests cannot both claim it.
+   * Claims the one test event of the interval for the address an organization's endpoint names: 0 when claimed,
+   * otherwise the seconds until the next one may be. Keyed by the URL's origin (scheme, host and port), not by the
+   * endpoint nor the whole URL: deleting and registering the endpoint again, several endpoints on one host, or a
+   * PATCH to another path or query of it send tests there no faster. An item of its own (a rate-limit item,
+   * expiring), and one conditional write, so two concurrent requests cannot both claim it.
    */
   async claimTestEvent(orgId: string, url: string, now: Date, everySeconds: number): Promise<number> {
-    const address = createHash('sha256').update(url).digest('hex').slice(0, 32);
+    const address = createHash('sha256').update(new URL(url).origin).digest('hex').slice(0, 32);
     const at = now.toISOString();
     const earliest = new Date(now.getTime() - everySeconds * 1000).toISOString();
     try {

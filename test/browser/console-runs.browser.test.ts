@@ -301,6 +301,9 @@ describe.skipIf(!hasChromium)('payroll runs in the dashboard', () => {
     );
     await fileProblems.getByText('Line 4: The row has 5 cells but the header has 4').waitFor();
     expect(await fileProblems.locator('li').count()).toBe(1);
+    // The same with an old Mac's line ends (carriage returns alone) after a byte-order mark.
+    await upload(`\uFEFFEmployee ID,Hours,Gross\r${ids.Ada},80,3200.00\r${ids.Grace},80,1,2\r`);
+    await fileProblems.getByText('Line 3: The row has 4 cells but the header has 3').waitFor();
 
     await upload(
       [

@@ -191,6 +191,13 @@ describe('POST /v1/webhooks/{id}/test', () => {
     ).toBe(200);
     const again = await register(api, receiver.url, { description: 'registered again' });
     expect((await sendTest(api, again.webhook_id)).response.status).toBe(429);
+    // Nor does another path or query of the same host and port.
+    const moved = await api.PATCH('/v1/webhooks/{id}', {
+      ...at(again.webhook_id),
+      body: { url: `${receiver.url.replace(/\/?$/, '')}/other?n=2` },
+    });
+    expect(moved.response.status).toBe(200);
+    expect((await sendTest(api, again.webhook_id)).response.status).toBe(429);
 
     // Exactly one event per accepted request, each to its own endpoint.
     const events = await allTestEvents(api);

@@ -183,13 +183,13 @@ function DeliverySummary({ deliveries }: { deliveries: Delivery[] }) {
   );
 }
 
-/** One event: its payload as receivers get it, every delivery with every attempt, and a redelivery. */
 /** The employee an event is about (`payment.returned`, `employee.bank_account_corrected`), if any. */
 function employeeOf(event: EventItem): string | null {
   const id = (event.data as { employee_id?: unknown }).employee_id;
   return typeof id === 'string' ? id : null;
 }
 
+/** One event: its payload as receivers get it, every delivery with every attempt, and a redelivery. */
 export function EventDetailPage({ eventId }: { eventId: string }) {
   const path = `/v1/events/${encodeURIComponent(eventId)}`;
   const loaded = useAsync(async () => (await api<EventItem>('GET', path)).data, [eventId]);

@@ -28,9 +28,12 @@ interface Upload {
 
 /**
  * Reads the CSV with papaparse: the header is the first non-blank row; each row keeps the line of the file it starts
- * on (counted from the text, so a quoted cell over several lines does not shift the lines after it).
+ * on (counted from the text, so a quoted cell over several lines does not shift the lines after it; LF, CRLF and CR
+ * line ends alike).
  */
-export function readCsv(text: string): CsvRun {
+export function readCsv(file: string): CsvRun {
+  // A byte-order mark is no part of the first line (the parser drops it, so its positions start after it).
+  const text = file.startsWith('\uFEFF') ? file.slice(1) : file;
   const records: { cells: string[]; line: number }[] = [];
   const problems: CsvRun['problems'] = [];
   let start = 0;
@@ -41,7 +44,11 @@ export function readCsv(text: string): CsvRun {
       records.push({ cells: result.data, line });
       for (const e of result.errors)
         if (e.code !== 'UndetectableDelimiter') problems.push({ line, column: null, message: e.message });
-      for (let i = start; i < result.meta.cursor; i++) if (text.charCodeAt(i) === 10) line++;
+      // A line ends at a line feed, or at a carriage return not followed by one (an old Mac file).
+      for (let i = start; i < result.meta.cursor; i++) {
+        const c = text.charCodeAt(i);
+        if (c === 10 || (c === 13 && text.charCodeAt(i + 1) !== 10)) line++;
+      }
       start = result.meta.cursor;
     },
   });
