@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, listPage, type Query } from './api.js';
+import { ApiError, api, listPage, type Query } from './api.js';
 
 const money = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' });
 export const formatMoney = (amount: number): string => money.format(amount);
@@ -278,6 +278,32 @@ export function usePagedList<T>(path: string, key: string, filters: Query, limit
     }
   };
   return { first, items, next, loadMore, moreLoading, moreError };
+}
+
+/**
+ * One resource (`GET <path>`) read once, then again every second while `moving` says it is still changing (a run
+ * being processed, an event with deliveries pending). `data` is the latest read, or what `set` was given (the answer
+ * of an action on it); a failed refresh is reported apart (`pollError`) and retried.
+ */
+export function useLiveResource<T>(path: string, moving: (data: T) => boolean) {
+  const loaded = useAsync(async () => (await api<T>('GET', path)).data, [path]);
+  const [live, setLive] = useState<T | undefined>(undefined);
+  const [pollError, setPollError] = useState<unknown>(null);
+  const data = live ?? loaded.data;
+  usePolling(
+    async () => {
+      try {
+        setLive((await api<T>('GET', path)).data);
+        setPollError(null);
+      } catch (err) {
+        setPollError(err);
+        throw err;
+      }
+    },
+    1000,
+    data !== undefined && moving(data),
+  );
+  return { data, set: setLive, loaded, pollError };
 }
 
 /** Calls `fn` every `ms` while `active`, never overlapping itself. */

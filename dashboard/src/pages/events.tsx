@@ -16,8 +16,8 @@ import {
   StatusBadge,
   TableRegion,
   useAsync,
+  useLiveResource,
   usePagedList,
-  usePolling,
   When,
 } from '../ui.js';
 
@@ -183,6 +183,9 @@ function DeliverySummary({ deliveries }: { deliveries: Delivery[] }) {
   );
 }
 
+/** Whether a delivery of the event is still under way. */
+const isPending = (e: EventItem) => e.deliveries.some((d) => d.status === 'pending');
+
 /** The employee an event is about (`payment.returned`, `employee.bank_account_corrected`), if any. */
 function employeeOf(event: EventItem): string | null {
   const id = (event.data as { employee_id?: unknown }).employee_id;
@@ -192,32 +195,15 @@ function employeeOf(event: EventItem): string | null {
 /** One event: its payload as receivers get it, every delivery with every attempt, and a redelivery. */
 export function EventDetailPage({ eventId }: { eventId: string }) {
   const path = `/v1/events/${encodeURIComponent(eventId)}`;
-  const loaded = useAsync(async () => (await api<EventItem>('GET', path)).data, [eventId]);
-  const [live, setLive] = useState<EventItem | undefined>(undefined);
-  const [pollError, setPollError] = useState<unknown>(null);
+  // While a delivery is pending its attempts are still coming: the event is read again every second.
+  const { data: event, set: setLive, loaded, pollError } = useLiveResource<EventItem>(path, isPending);
   const [actionError, setActionError] = useState<unknown>(null);
   const [notice, setNotice] = useState('');
   const [busy, setBusy] = useState(false);
-  const event = live ?? loaded.data;
   // A returned deposit or a corrected account is about a person: named, not only by id.
   const about = event ? employeeOf(event) : null;
   const names = useAsync(() => (about ? loadNames([about]) : Promise.resolve(new Map<string, string>())), [about]);
-  const pending = event?.deliveries.some((d) => d.status === 'pending') ?? false;
-
-  // While a delivery is pending its attempts are still coming: read the event again every second.
-  usePolling(
-    async () => {
-      try {
-        setLive((await api<EventItem>('GET', path)).data);
-        setPollError(null);
-      } catch (err) {
-        setPollError(err);
-        throw err;
-      }
-    },
-    1000,
-    pending,
-  );
+  const pending = event ? isPending(event) : false;
 
   const redeliver = async () => {
     setActionError(null);

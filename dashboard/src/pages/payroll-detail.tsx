@@ -14,7 +14,7 @@ import {
   StatusBadge,
   TableRegion,
   useAsync,
-  usePolling,
+  useLiveResource,
   When,
 } from '../ui.js';
 import { isUnfinished, ProgressBar } from './payrolls.js';
@@ -32,25 +32,12 @@ import {
 /** One run: polled every second while pending or processing, with its progress, totals, history and paystubs. */
 export function PayrollDetailPage({ payrollId }: { payrollId: string }) {
   const path = `/v1/payroll/${encodeURIComponent(payrollId)}`;
-  const run = useAsync(async () => (await api<PayrollDetail>('GET', path)).data, [payrollId]);
-  const [live, setLive] = useState<PayrollDetail | undefined>(undefined);
-  const [pollError, setPollError] = useState<unknown>(null);
-  const payroll = live ?? run.data;
-  const moving = payroll ? isUnfinished(payroll.status) : false;
-
-  usePolling(
-    async () => {
-      try {
-        setLive((await api<PayrollDetail>('GET', path)).data);
-        setPollError(null);
-      } catch (err) {
-        setPollError(err);
-        throw err;
-      }
-    },
-    1000,
-    moving,
-  );
+  const {
+    data: payroll,
+    set: setLive,
+    loaded: run,
+    pollError,
+  } = useLiveResource<PayrollDetail>(path, (p) => isUnfinished(p.status));
 
   return (
     <>
