@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -11,7 +11,10 @@ import { median, progress } from './machine.js';
 
 export interface BundleResult {
   entry: string;
-  /** What a cold start loads: index.mjs and the chunks its static imports reach (no source maps). */
+  /**
+   * What a deployed cold start loads: index.mjs, the chunks its static imports reach, and the tracer's chunk, which
+   * a deployed function imports at init (no source maps).
+   */
   bytes: number;
   /** Of which the AWS SDK (@aws-sdk/*, @smithy/*), bundled in and tree-shaken, from esbuild's metafile. */
   sdkBytes: number;
@@ -20,8 +23,17 @@ export interface BundleResult {
   loadMsMedian: number;
 }
 
+/** A probe: a module of a few lines built with the same options, what any function doing as much loads at least. */
+export interface FloorResult {
+  probe: string;
+  bytes: number;
+  loadMsMedian: number;
+}
+
 export interface ColdStartResult {
   functions: BundleResult[];
+  /** The load of the libraries alone, without any code of ours: the floor under the functions' figures. */
+  floors: FloorResult[];
   /** The same functions with the SDK left external and taken from node_modules, as the Lambda runtime offers it. */
   runtimeSdk: { entry: string; loadMsMedian: number }[];
 }
@@ -44,6 +56,49 @@ const ENV = {
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   ...PLACEHOLDER_DEPLOYED_ENV,
 };
+
+/**
+ * The probes: each a handler and the least a function of ours does with a library at module scope. Every API function
+ * and every worker builds a DynamoDB document client; the API functions (and the processor) validate with zod.
+ */
+const DYNAMO = [
+  "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';",
+  "import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';",
+  'const table = DynamoDBDocumentClient.from(new DynamoDBClient({}));',
+];
+const ZOD = ["import * as z from 'zod';", 'const id = z.strictObject({ id: z.string().min(1).max(64) });'];
+export const FLOOR_PROBES: Record<string, string[]> = {
+  'a handler, nothing else': ['export const handler = async () => ({ statusCode: 204 });'],
+  'zod, one schema': [...ZOD, 'export const handler = async (e) => id.safeParse(e).success;'],
+  'the DynamoDB document client': [...DYNAMO, 'export const handler = async () => table.send(new GetCommand({}));'],
+  'the DynamoDB document client and zod': [
+    ...DYNAMO,
+    ...ZOD,
+    'export const handler = async (e) => id.safeParse(e).success && table.send(new GetCommand({}));',
+  ],
+  'the DynamoDB document client, zod and Powertools Tracer (tracing on, as deployed)': [
+    ...DYNAMO,
+    ...ZOD,
+    "import { Tracer } from '@aws-lambda-powertools/tracer';",
+    "const tracer = new Tracer({ serviceName: 'probe', captureHTTPsRequests: false });",
+    'const traced = tracer.captureAWSv3Client(table);',
+    'export const handler = async (e) => id.safeParse(e).success && traced.send(new GetCommand({}));',
+  ],
+};
+
+/** The module that loads Powertools Tracer and the X-Ray SDK, imported at init when tracing is on. */
+const TRACING_MODULE = 'shared/adapters/tracing.ts';
+
+const partition = <T>(items: readonly T[], test: (item: T) => boolean): [T[], T[]] => [
+  items.filter(test),
+  items.filter((item) => !test(item)),
+];
+
+/** JS bytes of a built folder (no source maps). */
+const jsBytes = (dir: string) =>
+  readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.mjs'))
+    .reduce((sum, f) => sum + statSync(join(dir, f)).size, 0);
 
 /**
  * One fresh Node process: the time to import `file` (the module load a cold start adds), then the time to import
@@ -114,23 +169,35 @@ export async function benchColdStart(): Promise<ColdStartResult> {
     for (const entry of ALL_HANDLERS) {
       const asset = join(dir, entry);
       const load = assetLoad(bundleFunction(bundleSpecOf(entry), asset));
-      const laterFiles = load.onFirstUse.flatMap((u) => u.files);
+      // Deployed, tracing is on and the tracer's chunk is imported while the module loads (an awaited import() at
+      // module scope): it counts with what a cold start loads, not with what is loaded on first use.
+      const [tracing, firstUse] = partition(load.onFirstUse, (u) => u.entryPoint === TRACING_MODULE);
+      const laterFiles = firstUse.flatMap((u) => u.files);
       built.push({
         entry,
         asset,
         file: join(asset, 'index.mjs'),
         // The entry chunks of the modules imported on first use (their own imports follow).
-        later: load.onFirstUse.map((u) => u.files[0]!.file),
-        modules: load.onFirstUse.map((u) => u.entryPoint),
-        bytes: load.atLoad.reduce((sum, f) => sum + f.bytes, 0),
+        later: firstUse.map((u) => u.files[0]!.file),
+        modules: firstUse.map((u) => u.entryPoint),
+        bytes: [...load.atLoad, ...tracing.flatMap((u) => u.files)].reduce((sum, f) => sum + f.bytes, 0),
         sdkBytes: load.sdkBytesAtLoad,
         laterBytes: [...new Map(laterFiles.map((f) => [f.file, f.bytes])).values()].reduce((sum, b) => sum + b, 0),
         samples: [] as { load: number; later: number }[],
       });
     }
-    progress(`cold start: ${built.length} functions bundled; loading each ${LOADS} times`);
+    const probes = [];
+    for (const [probe, lines] of Object.entries(FLOOR_PROBES)) {
+      const source = join(dir, `probe-${probes.length}.mjs`);
+      writeFileSync(source, `${lines.join('\n')}\n`);
+      const outdir = join(dir, `probe-${probes.length}`);
+      await build(lambdaBuildOptions(source, outdir));
+      probes.push({ probe, outdir, file: join(outdir, 'index.mjs'), bytes: jsBytes(outdir), samples: [] as number[] });
+    }
+    progress(`cold start: ${built.length} functions and ${probes.length} probes bundled; loading each ${LOADS} times`);
     for (let round = 1; round <= LOADS; round++) {
       for (const b of built) b.samples.push(loadOnce(b.file, b.later, b.asset));
+      for (const p of probes) p.samples.push(loadOnce(p.file, [], p.outdir).load);
       progress(`cold start: round ${round} of ${LOADS}`);
     }
     const functions: BundleResult[] = built.map((b) => ({
@@ -147,7 +214,14 @@ export async function benchColdStart(): Promise<ColdStartResult> {
         `cold start: ${f.entry} ${Math.round(f.bytes / 1024)} KB (SDK ${Math.round(f.sdkBytes / 1024)} KB of it), ${f.loadMsMedian.toFixed(0)} ms${f.onFirstUse ? ` (+ ${Math.round(f.onFirstUse.bytes / 1024)} KB, ${f.onFirstUse.msMedian.toFixed(0)} ms on first use of ${f.onFirstUse.modules.join(', ')})` : ''}`,
       );
     }
-    return { functions: functions.sort((a, b) => b.bytes - a.bytes), runtimeSdk: await benchRuntimeSdk() };
+    const floors = probes.map((p) => ({ probe: p.probe, bytes: p.bytes, loadMsMedian: median(p.samples) }));
+    for (const f of floors)
+      progress(`cold start: floor, ${f.probe}: ${Math.round(f.bytes / 1024)} KB, ${f.loadMsMedian.toFixed(0)} ms`);
+    return {
+      functions: functions.sort((a, b) => b.bytes - a.bytes),
+      floors,
+      runtimeSdk: await benchRuntimeSdk(),
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

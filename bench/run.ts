@@ -70,12 +70,20 @@ const LOAD_LIMIT_MS = 100;
 function coldStartTable(rows: BundleResult[]): string {
   const kb = (bytes: number) => `${(bytes / KB).toFixed(0)} KB`;
   return [
-    `| function | loaded at cold start (index.mjs and its static chunks, no source maps) | of which the AWS SDK | module load, median of ${LOADS} fresh processes | on first use (S3 client, PDF renderer) |`,
+    `| function | loaded at a deployed cold start (index.mjs, its static chunks and the tracer's, no source maps) | of which the AWS SDK | module load, median of ${LOADS} fresh processes | on first use (S3 client, PDF renderer) |`,
     '|---|---:|---:|---:|---:|',
     ...rows.map(
       (r) =>
         `| ${r.entry} | ${kb(r.bytes)}${r.bytes > BUNDLE_LIMIT ? ' ⚠' : ''} | ${kb(r.sdkBytes)} | ${r.loadMsMedian.toFixed(0)} ms${r.loadMsMedian > LOAD_LIMIT_MS ? ' ⚠' : ''} | ${r.onFirstUse ? `+ ${kb(r.onFirstUse.bytes)}, + ${r.onFirstUse.msMedian.toFixed(0)} ms` : '—'} |`,
     ),
+  ].join('\n');
+}
+
+function floorTable(floors: ColdStartResult['floors']): string {
+  return [
+    `| a module that loads only… (built with the same options) | bytes | module load, median of ${LOADS} fresh processes |`,
+    '|---|---:|---:|',
+    ...floors.map((f) => `| ${f.probe} | ${(f.bytes / KB).toFixed(0)} KB | ${f.loadMsMedian.toFixed(0)} ms |`),
   ].join('\n');
 }
 
@@ -314,7 +322,9 @@ another function against a table that scales on its own; the request's cost is t
       `
 Each function bundled exactly as the CDK app deploys it (infra/bundling/bundle-function.ts: esbuild, ESM, minified,
 target node22, source maps beside), largest first, and the time its module takes to load in a fresh Node process in a folder with no
-node_modules. Targets: ≤ ${BUNDLE_LIMIT / KB} KB, ≤ ${LOAD_LIMIT_MS} ms.
+node_modules, with the variables its deployment sets and those Lambda sets: each function builds its clients at module
+scope, and tracing is on, so Powertools Tracer and the X-Ray SDK load at init as they do deployed (the outside
+yardstick loads the same assets with tracing off). Targets: ≤ ${BUNDLE_LIMIT / KB} KB, ≤ ${LOAD_LIMIT_MS} ms.
 
 The AWS SDK is in the bundles, the clients the lock file pins, tree-shaken to what each function uses; modules the
 code imports on first use (the S3 client, the PDF renderer) are split into chunks of the same asset. Every asset is
@@ -323,6 +333,13 @@ self-contained and runs with plain \`node\`; the benchmark builds it with the fu
 ${coldStartTable(cold.functions)}
 
 ${coldStartVerdict(cold)}
+
+What no function of this design can load faster than, measured in the same rounds: a module that builds only a
+DynamoDB document client (every function does), with zod (every API function validates with it), and with the tracer
+every deployed function loads (issue 21's traced AWS calls). The gap between these floors and the
+${LOAD_LIMIT_MS} ms target is what is left for the code of the service itself.
+
+${floorTable(cold.floors)}
 
 Why the SDK in the bundle rather than the runtime's: it runs the client versions the lock file pins and the tests
 exercised, never changes under a deployed function, and loads faster (the figures above). Credentials come from the

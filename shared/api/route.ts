@@ -116,20 +116,24 @@ export function routes<const R extends Record<string, Declared>>(
   return Object.fromEntries(Object.entries(declared).map(([id, r]) => [id, { ...r, id, function: fn }])) as never;
 }
 
-export interface RouteMatch {
-  route: RouteDef;
+/** Where a route is served: all that matching a request needs. */
+export type Endpoint = Pick<RouteDef, 'method' | 'path'>;
+
+export interface RouteMatch<R extends Endpoint = RouteDef> {
+  route: R;
   /** Decoded, as API Gateway gives them. */
   params: Record<string, string>;
 }
 
 /**
  * Matches request paths against the templates of `routes` as API Gateway does: `{name}` is one segment, a trailing
- * slash is allowed, a parameter that does not decode matches nothing. Compiled on first use.
+ * slash is allowed, a parameter that does not decode matches nothing. Compiled on first use, when `routes` is a
+ * function it is called then.
  */
-export function pathMatcher(routes: readonly RouteDef[]) {
-  let compiled: { route: RouteDef; regex: RegExp; names: string[] }[] | undefined;
-  const matches = (path: string): RouteMatch[] => {
-    compiled ??= routes.map((route) => {
+export function pathMatcher<R extends Endpoint>(routes: readonly R[] | (() => readonly R[])) {
+  let compiled: { route: R; regex: RegExp; names: string[] }[] | undefined;
+  const matches = (path: string): RouteMatch<R>[] => {
+    compiled ??= (typeof routes === 'function' ? routes() : routes).map((route) => {
       const names: string[] = [];
       const pattern = route.path.replace(/\{(\w+)\}/g, (_, name: string) => {
         names.push(name);
@@ -137,7 +141,7 @@ export function pathMatcher(routes: readonly RouteDef[]) {
       });
       return { route, names, regex: new RegExp(`^${pattern}/?$`) };
     });
-    const out: RouteMatch[] = [];
+    const out: RouteMatch<R>[] = [];
     for (const c of compiled) {
       const m = c.regex.exec(path);
       if (!m) continue;

@@ -1,7 +1,7 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { z } from 'zod';
-import type { RouteDef } from '../api/route.js';
+import type { Endpoint, RouteDef } from '../api/route.js';
 import { InvalidQueryError, InvalidRequestError } from '../domain/errors.js';
 import { problemsFromZod } from '../schemas/problems.js';
 import { renderSuccess, type ApiResult } from './envelope.js';
@@ -109,7 +109,7 @@ export function apiRoute<R extends RouteDef>(route: R, gate: Gate | undefined, f
 export function apiRouter<const Rs extends Record<string, RouteDef>>(
   declared: Rs,
   handlers: { [K in keyof Rs]: RouteHandler<Rs[K]> },
-  options: { gate?: Gate; fallbackRoutes?: readonly RouteDef[] } = {},
+  options: { gate?: Gate; fallbackRoutes?: readonly Endpoint[] | (() => readonly Endpoint[]) } = {},
 ) {
   const notFound = routeNotFound(options.fallbackRoutes ?? Object.values(declared));
   const byTemplate = new Map(

@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { pathMatcher, type RouteDef } from '../api/route.js';
+import { type Endpoint, pathMatcher } from '../api/route.js';
 import { MethodNotAllowedError, NotFoundError } from '../domain/errors.js';
 import { corsPreflight } from './cors.js';
 import { errorEnvelope } from './middleware/error-envelope.js';
@@ -9,9 +9,10 @@ import { requestContext, type ApiEvent } from './middleware/request-context.js';
 /**
  * Unknown path: 404. Known path, other method: 405 with Allow. Both in the JSON envelope, before any auth. A CORS
  * preflight (OPTIONS on a known path) is answered here too when the API serves the dashboard on another origin.
+ * `endpoints` may be a function, called on the first request that needs them.
  */
-export function routeNotFound(routes: readonly RouteDef[]) {
-  const matcher = pathMatcher(routes);
+export function routeNotFound(endpoints: readonly Endpoint[] | (() => readonly Endpoint[])) {
+  const matcher = pathMatcher(endpoints);
   return middy<ApiEvent, APIGatewayProxyResult>()
     .use(requestContext())
     .use(errorEnvelope())

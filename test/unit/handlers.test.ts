@@ -390,6 +390,13 @@ describe('unknown routes', () => {
     expect(res.body.error.code).toBe('method_not_allowed');
     expect(res.headers.Allow).toBe('GET, PATCH, DELETE');
   });
+
+  it('knows every declared endpoint, and only those, from the OpenAPI document it serves', async () => {
+    const { documentedEndpoints } = await import('../../functions/api/docs.js');
+    const { ROUTES } = await import('../../shared/api/routes.js');
+    const key = (e: { method: string; path: string }) => `${e.method} ${e.path}`;
+    expect(documentedEndpoints().map(key).sort()).toEqual(ROUTES.map(key).sort());
+  });
 });
 
 describe('CORS for the dashboard on another origin', () => {
