@@ -265,6 +265,30 @@ describe.skipIf(!hasChromium)('events in the developer dashboard', () => {
     expect(await seriousAxeViolations(page)).toEqual([]);
   });
 
+  it('shows a payload carrying markup as text: no element is made of it and no script of it runs', async () => {
+    // No event the API raises today carries client-given text, so the page is served one that does: the API's own
+    // answer for the test event, with markup put into its data on the way (intercepted in the browser).
+    const markup = '<img src="x" onerror="window.__payloadRan = 1"><b>bold</b><script>window.__payloadRan = 2</script>';
+    await page.route(`**/v1/events/${testEventId}`, async (route) => {
+      const response = await route.fetch();
+      const body = await response.json();
+      body.data.data.message = markup;
+      await route.fulfill({ response, json: body });
+    });
+    try {
+      await page.goto(`${base}/dashboard/#/events`);
+      await page.goto(`${base}/dashboard/#/events/${encodeURIComponent(testEventId)}`);
+      const payload = page.getByTestId('event-payload');
+      await payload.waitFor();
+      expect(JSON.parse((await payload.textContent()) ?? '').data.message).toBe(markup);
+      expect(await payload.locator('code *').count()).toBe(0);
+      expect(await page.locator('img[src="x"]').count()).toBe(0);
+      expect(await page.evaluate(() => (window as unknown as { __payloadRan?: number }).__payloadRan)).toBeUndefined();
+    } finally {
+      await page.unroute(`**/v1/events/${testEventId}`);
+    }
+  });
+
   it('works on a phone: list and detail without sideways scrolling, and no serious axe violation', async () => {
     const phone = await newPage(browser, base, PHONE, 2);
     try {

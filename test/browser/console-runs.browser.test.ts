@@ -322,8 +322,12 @@ describe.skipIf(!hasChromium)('payroll runs in the dashboard', () => {
     page.on('request', (r) => {
       if (r.method() === 'POST' && r.url().endsWith('/v1/payroll')) keys.push(r.headers()['idempotency-key'] ?? '');
     });
-    // A double click sends one request, with the upload's key.
-    await submitButton.dblclick();
+    // Two clicks in one task, before the page can re-render and disable the button (as a double click on a slow
+    // machine does): the page's in-flight guard, not the disabled button, makes them one request with the upload's key.
+    await submitButton.evaluate((button: HTMLButtonElement) => {
+      button.click();
+      button.click();
+    });
     await page.getByTestId('submitted').waitFor();
     // The button is gone: focus is on what replaced it.
     await page.waitForFunction(() => document.activeElement?.getAttribute('data-testid') === 'submitted');
