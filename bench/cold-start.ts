@@ -76,6 +76,13 @@ export const FLOOR_PROBES: Record<string, string[]> = {
     ...ZOD,
     'export const handler = async (e) => id.safeParse(e).success && table.send(new GetCommand({}));',
   ],
+  // What moving validation to zod's tree-shakeable build would leave: the same schema in zod/mini.
+  'the DynamoDB document client and zod/mini': [
+    ...DYNAMO,
+    "import * as z from 'zod/mini';",
+    'const id = z.strictObject({ id: z.string().check(z.minLength(1), z.maxLength(64)) });',
+    'export const handler = async (e) => id.safeParse(e).success && table.send(new GetCommand({}));',
+  ],
   'the DynamoDB document client, zod and Powertools Tracer (tracing on, as deployed)': [
     ...DYNAMO,
     ...ZOD,
