@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -67,23 +67,29 @@ const DYNAMO = [
   'const table = DynamoDBDocumentClient.from(new DynamoDBClient({}));',
 ];
 const ZOD = ["import * as z from 'zod';", 'const id = z.strictObject({ id: z.string().min(1).max(64) });'];
+/** The probes the verdict reads (bench/run.ts). */
+export const PROBE = {
+  withZod: 'the DynamoDB document client and zod',
+  withZodMini: 'the DynamoDB document client and zod/mini',
+  withTracer: 'the DynamoDB document client, zod and Powertools Tracer (tracing on, as deployed)',
+} as const;
 export const FLOOR_PROBES: Record<string, string[]> = {
   'a handler, nothing else': ['export const handler = async () => ({ statusCode: 204 });'],
   'zod, one schema': [...ZOD, 'export const handler = async (e) => id.safeParse(e).success;'],
   'the DynamoDB document client': [...DYNAMO, 'export const handler = async () => table.send(new GetCommand({}));'],
-  'the DynamoDB document client and zod': [
+  [PROBE.withZod]: [
     ...DYNAMO,
     ...ZOD,
     'export const handler = async (e) => id.safeParse(e).success && table.send(new GetCommand({}));',
   ],
   // What moving validation to zod's tree-shakeable build would leave: the same schema in zod/mini.
-  'the DynamoDB document client and zod/mini': [
+  [PROBE.withZodMini]: [
     ...DYNAMO,
     "import * as z from 'zod/mini';",
     'const id = z.strictObject({ id: z.string().check(z.minLength(1), z.maxLength(64)) });',
     'export const handler = async (e) => id.safeParse(e).success && table.send(new GetCommand({}));',
   ],
-  'the DynamoDB document client, zod and Powertools Tracer (tracing on, as deployed)': [
+  [PROBE.withTracer]: [
     ...DYNAMO,
     ...ZOD,
     "import { Tracer } from '@aws-lambda-powertools/tracer';",
@@ -100,12 +106,6 @@ const partition = <T>(items: readonly T[], test: (item: T) => boolean): [T[], T[
   items.filter(test),
   items.filter((item) => !test(item)),
 ];
-
-/** JS bytes of a built folder (no source maps). */
-const jsBytes = (dir: string) =>
-  readdirSync(dir, { recursive: true, encoding: 'utf8' })
-    .filter((f) => f.endsWith('.mjs'))
-    .reduce((sum, f) => sum + statSync(join(dir, f)).size, 0);
 
 /**
  * One fresh Node process: the time to import `file` (the module load a cold start adds), then the time to import
@@ -198,8 +198,12 @@ export async function benchColdStart(): Promise<ColdStartResult> {
       const source = join(dir, `probe-${probes.length}.mjs`);
       writeFileSync(source, `${lines.join('\n')}\n`);
       const outdir = join(dir, `probe-${probes.length}`);
-      await build(lambdaBuildOptions(source, outdir));
-      probes.push({ probe, outdir, file: join(outdir, 'index.mjs'), bytes: jsBytes(outdir), samples: [] as number[] });
+      const { metafile } = await build({ ...lambdaBuildOptions(source, outdir), metafile: true });
+      const outputs = metafile.outputs;
+      const index = Object.values(outputs).find((o) => o.entryPoint !== undefined)!;
+      // Counted as the functions are: index.mjs and the chunks its static imports reach.
+      const bytes = assetLoad({ index, outputs }).atLoad.reduce((sum, f) => sum + f.bytes, 0);
+      probes.push({ probe, outdir, file: join(outdir, 'index.mjs'), bytes, samples: [] as number[] });
     }
     progress(`cold start: ${built.length} functions and ${probes.length} probes bundled; loading each ${LOADS} times`);
     for (let round = 1; round <= LOADS; round++) {

@@ -18,8 +18,13 @@ function routeFile(file: string): string {
 
 // Read on first use, once per container, rather than bundled or read at load: ~150 KB of JSON and ~1 MB of script
 // the 404/405 and CORS answers this function also gives never need. Served compact; the page per form of its path.
+interface OpenApiDocument {
+  paths: Record<string, Record<string, unknown>>;
+}
+let parsed: OpenApiDocument | undefined;
+const parsedDocument = () => (parsed ??= JSON.parse(routeFile(docsRoutes.getOpenApi.files[0])) as OpenApiDocument);
 let openapi: string | undefined;
-const document = () => (openapi ??= JSON.stringify(JSON.parse(routeFile(docsRoutes.getOpenApi.files[0]))));
+const document = () => (openapi ??= JSON.stringify(parsedDocument()));
 const pages = new Map<boolean, string>();
 const page = (path: string) => {
   const slash = path.endsWith('/');
@@ -42,12 +47,14 @@ const METHODS = new Set<string>(['GET', 'POST', 'PATCH', 'PUT', 'DELETE'] satisf
  * the function that serves the API's preflights and unknown paths.
  */
 export const documentedEndpoints = (): Endpoint[] =>
-  Object.entries((JSON.parse(document()) as { paths: Record<string, object> }).paths).flatMap(([path, operations]) =>
-    Object.keys(operations)
-      .map((method) => method.toUpperCase())
-      .filter((method) => METHODS.has(method))
-      .map((method) => ({ method: method as HttpMethod, path })),
-  );
+  Object.entries(parsedDocument().paths)
+    .filter(([path]) => path.startsWith('/'))
+    .flatMap(([path, operations]) =>
+      Object.keys(operations)
+        .map((method) => method.toUpperCase())
+        .filter((method) => METHODS.has(method))
+        .map((method) => ({ method: method as HttpMethod, path })),
+    );
 
 /**
  * The API describing itself, no token needed: the OpenAPI document, the reference page and its script. It also

@@ -285,7 +285,8 @@ describe.skipIf(!hasChromium)('events in the developer dashboard', () => {
       expect(await page.locator('img[src="x"]').count()).toBe(0);
       expect(await page.evaluate(() => (window as unknown as { __payloadRan?: number }).__payloadRan)).toBeUndefined();
     } finally {
-      await page.unroute(`**/v1/events/${testEventId}`);
+      // Waits for a handler still answering the page's once-a-second refresh.
+      await page.unrouteAll({ behavior: 'wait' });
     }
   });
 
