@@ -15,7 +15,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context, Handler } fr
 import { InsecureTransportError, InvalidRequestError, PayloadTooLargeError } from '../shared/domain/errors.js';
 import { renderError } from '../shared/http/envelope.js';
 import type { RouteDef } from '../shared/api/route.js';
-import { FUNCTIONS, routeMatcher } from '../shared/api/routes.js';
+import { routeMatcher } from '../shared/api/routes.js';
 import { isDashboardRequest, serveDashboard } from './dashboard-files.js';
 import { asFunction } from './table-guard.js';
 
@@ -40,21 +40,6 @@ function loadHandler(entry: string): Promise<ProxyHandler> {
     loaded.set(entry, p);
   }
   return p;
-}
-
-/**
- * Loads every function's handler, one after another, as their first requests would: run after the stack is ready, so
- * the first request to each function does not wait for its module graph to be compiled and built (its zod schemas,
- * its clients), which a cold Lambda would also do but a developer's machine can do in the idle moments after start.
- * A function that fails to load fails its requests as it would have.
- */
-export async function preloadHandlers(): Promise<{ loaded: number; failed: { entry: string; error: string }[] }> {
-  const failed: { entry: string; error: string }[] = [];
-  for (const { name } of FUNCTIONS) {
-    const entry = `api/${name}`;
-    await loadHandler(entry).catch((err: unknown) => failed.push({ entry, error: String(err) }));
-  }
-  return { loaded: FUNCTIONS.length - failed.length, failed };
 }
 
 function lambdaContext(entry: string, requestId: string): Context {

@@ -8,7 +8,7 @@ import { startAuditBatcher, type AuditBatcher } from './audit-batcher.js';
 import { localCertificate } from './certificate.js';
 import { startLocalWorkers, type Worker } from './workers.js';
 import { startEngines } from './engines/index.js';
-import { createApiServer, createHttpRejectServer, listen, preloadHandlers } from './server.js';
+import { createApiServer, createHttpRejectServer, listen } from './server.js';
 import {
   dataDir,
   handlerEnvironment,
@@ -155,14 +155,6 @@ async function main(): Promise<void> {
     sweeper.unref();
     writeState(dir, state);
     printReady(state, tls.certPath, performance.now() - started, resumed);
-    // Ready first, then every function's module, in the background: the first request to each is not the one that
-    // loads it.
-    setTimeout(async () => {
-      const t0 = performance.now();
-      const { loaded, failed } = await preloadHandlers();
-      process.stdout.write(`  ${loaded} API functions loaded in ${Math.round(performance.now() - t0)} ms\n`);
-      for (const f of failed) process.stderr.write(`npm start: ${f.entry} does not load: ${f.error}\n`);
-    }, 250).unref();
   } catch (err) {
     await engines.stop();
     throw err;

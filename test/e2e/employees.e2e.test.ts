@@ -1,5 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { FUNCTIONS } from '../../shared/api/routes.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalStack, type RunningStack } from '../support/local-stack.js';
 import { asReceived, typedClient, type operations, type TypedClient } from '../support/typed-client.js';
 
@@ -46,15 +45,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stack?.stop();
-});
-
-describe('the local stack once ready', () => {
-  it("loads every API function's module in the background, so no first request waits for one to load", async () => {
-    await vi.waitFor(() => expect(stack.output()).toContain(`${FUNCTIONS.length} API functions loaded in`), {
-      timeout: 30_000,
-    });
-    expect(stack.output()).not.toContain('does not load');
-  });
 });
 
 describe('employees over HTTPS', () => {
