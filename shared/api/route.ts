@@ -135,10 +135,16 @@ export function pathMatcher<R extends Endpoint>(routes: readonly R[] | (() => re
   const matches = (path: string): RouteMatch<R>[] => {
     compiled ??= (typeof routes === 'function' ? routes() : routes).map((route) => {
       const names: string[] = [];
-      const pattern = route.path.replace(/\{(\w+)\}/g, (_, name: string) => {
-        names.push(name);
-        return '([^/]+)';
-      });
+      // `{name}` is one segment; everything else is literal (`.` in `/v1/openapi.json` matches only a dot).
+      const pattern = route.path
+        .split(/(\{\w+\})/)
+        .map((part) => {
+          const name = /^\{(\w+)\}$/.exec(part)?.[1];
+          if (name === undefined) return part.replace(/[.*+?^$()|[\]\\{}]/g, '\\$&');
+          names.push(name);
+          return '([^/]+)';
+        })
+        .join('');
       return { route, names, regex: new RegExp(`^${pattern}/?$`) };
     });
     const out: RouteMatch<R>[] = [];

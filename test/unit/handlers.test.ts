@@ -391,6 +391,12 @@ describe('unknown routes', () => {
     expect(res.headers.Allow).toBe('GET, PATCH, DELETE');
   });
 
+  it('takes the literal parts of a path as they are: a dot matches only a dot', async () => {
+    const res = await call('fallback', apiEvent({ method: 'GET', path: '/v1/openapiXjson' }));
+    expect(res.statusCode).toBe(404);
+    expect((await call('fallback', apiEvent({ method: 'POST', path: '/v1/openapi.json' }))).statusCode).toBe(405);
+  });
+
   it('knows every declared endpoint, and only those, from the OpenAPI document it serves', async () => {
     const { documentedEndpoints } = await import('../../functions/api/docs.js');
     const { ROUTES } = await import('../../shared/api/routes.js');
