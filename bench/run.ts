@@ -381,8 +381,10 @@ ${startTable(start)}`,
     '## Test suite',
     tests &&
       `
-\`npm test\` as CI runs it after \`npm ci\` (type check, unit, integration on the real engines, infrastructure,
-end-to-end over HTTPS), with the machine otherwise idle.
+\`npm test\` in this working copy (type check, unit, integration on the real engines, infrastructure, end-to-end
+over HTTPS), with the machine otherwise idle. CI runs it on a fresh clone after \`npm ci\`, with empty caches (the
+TypeScript transforms, the cfn-guard rules): there it takes longer, so a figure close to the target here can be
+over it there.
 
 | \`npm test\` | wall time | result |
 |---|---:|---|
