@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { docsRoutes } from '../../shared/api/docs.js';
-import type { Endpoint, HttpMethod } from '../../shared/api/route.js';
+import { type Endpoint, HTTP_METHODS, type HttpMethod } from '../../shared/api/route.js';
 import { apiRouter } from '../../shared/http/api-handler.js';
 import { REFERENCE_PAGE_CSP, referencePage } from '../../shared/http/api-reference.js';
 
@@ -16,11 +16,12 @@ function routeFile(file: string): string {
   return readFileSync(existsSync(beside) ? beside : join(here, '..', '..', file), 'utf8');
 }
 
-// Read on first use, once per container, rather than bundled or read at load: ~150 KB of JSON and ~1 MB of script
-// the 404/405 and CORS answers this function also gives never need. Served compact; the page per form of its path.
 interface OpenApiDocument {
   paths: Record<string, Record<string, unknown>>;
 }
+
+// Read on first use, once per container, rather than bundled or read at load: ~150 KB of JSON and ~1 MB of script
+// the 404/405 and CORS answers this function also gives may not need. Served compact; the page per form of its path.
 let parsed: OpenApiDocument | undefined;
 const parsedDocument = () => (parsed ??= JSON.parse(routeFile(docsRoutes.getOpenApi.files[0])) as OpenApiDocument);
 let openapi: string | undefined;
@@ -37,7 +38,7 @@ const page = (path: string) => {
 };
 let script: string | undefined;
 
-const METHODS = new Set<string>(['GET', 'POST', 'PATCH', 'PUT', 'DELETE'] satisfies HttpMethod[]);
+const METHODS = new Set<string>(HTTP_METHODS);
 
 /**
  * Every endpoint of the API, for the 404/405 and CORS answers, read from the OpenAPI document on the first request

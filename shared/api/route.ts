@@ -1,7 +1,8 @@
 import type { z } from 'zod';
 import type { Scope } from '../domain/scopes.js';
 
-export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+export const HTTP_METHODS = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'] as const;
+export type HttpMethod = (typeof HTTP_METHODS)[number];
 export type RateBucket = 'read' | 'payroll_write' | 'employee_write';
 
 /**
