@@ -67,6 +67,7 @@ async function seed(
       findings: [],
       disbursement: null,
       failure_reason: null,
+      file_key: null,
       originator: null,
       funding_account: null,
       trace_start: 1,

@@ -57,17 +57,10 @@ const router = apiRouter(
         params.id,
         body?.grace_period_seconds,
       );
-      // The old token now has an expiry: this container reads it again at once (others within the cache bound).
-      if (record.previous_token_hash) gate.authenticator.forget(record.previous_token_hash);
       return ok({ ...apiKeyView(record), token }, 'API key rotated; the new token is shown only once');
     },
     revokeApiKey: async ({ principal, params }) => {
       const revoked = await revokeApiKey(apiKeys, systemDeps, principal.organizationId, params.id);
-      // This container stops trusting the token at once; others within the authorization cache bound.
-      // Both tokens the key may have (a rotation's previous one is still in its grace period), on this container
-      // at once; the others' caches expire within their bound.
-      gate.authenticator.forget(revoked.token_hash);
-      if (revoked.previous_token_hash) gate.authenticator.forget(revoked.previous_token_hash);
       return ok(apiKeyView(revoked), 'API key revoked');
     },
     getSettings: async ({ principal }) =>

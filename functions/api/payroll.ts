@@ -1,3 +1,4 @@
+import { FileSealer, fileContext, fileSealer } from '../../shared/adapters/file-sealer.js';
 import { defaultTable } from '../../shared/adapters/dynamo.js';
 import { defaultObjectStore, objectKeys } from '../../shared/adapters/object-store.js';
 import { Queue, sqsClient } from '../../shared/adapters/queue.js';
@@ -6,7 +7,7 @@ import { payrollRoutes } from '../../shared/api/payroll.js';
 import { config, required } from '../../shared/config/env.js';
 import { EmployeeRepository } from '../../shared/data/employee-repository.js';
 import { OrganizationRepository } from '../../shared/data/organization-repository.js';
-import { PayrollRepository } from '../../shared/data/payroll-repository.js';
+import { type PayrollRecord, PayrollRepository } from '../../shared/data/payroll-repository.js';
 import { PaystubRepository } from '../../shared/data/paystub-repository.js';
 import {
   DisbursementWithdrawnError,
@@ -17,6 +18,7 @@ import {
 import { apiRouter } from '../../shared/http/api-handler.js';
 import { ok } from '../../shared/http/envelope.js';
 import { gateOver } from '../../shared/http/gate.js';
+import { requireScope } from '../../shared/http/middleware/authenticate.js';
 import { listPage } from '../../shared/http/pagination.js';
 import type { Principal } from '../../shared/http/principal.js';
 import { cancelPayroll } from '../../shared/use-cases/cancel-payroll.js';
@@ -28,6 +30,7 @@ import { eventServicesOver } from '../../shared/use-cases/events.js';
 const table = defaultTable();
 const payrolls = new PayrollRepository(table);
 const objects = defaultObjectStore();
+const files = fileSealer();
 const events = eventServicesOver(table);
 const submission = {
   ...events,
@@ -40,6 +43,15 @@ const submission = {
 };
 
 const cancellation = { ...events, payrolls, paystubs: new PaystubRepository(table), objects };
+
+/** A run's file as written: sealed under the run's key (files written before sealing are stored as they are). */
+async function unsealed(record: PayrollRecord, stored: string): Promise<string> {
+  if (!FileSealer.isSealed(stored)) return stored;
+  if (!record.file_key) throw new NotFoundError();
+  return files.open(stored, record.file_key, fileContext(record.organization_id, record.payroll_id));
+}
+
+const FILE_SCOPE = payrollRoutes.getDisbursement.success[0].alternatives['text/plain'].scope.scope;
 
 /** PUT, PATCH and DELETE of a payroll: an unknown id is 404 like everywhere, a submitted payroll always 409. */
 const immutable = async ({ principal, params }: { principal: Principal; params: { id: string } }): Promise<never> => {
@@ -83,21 +95,24 @@ const router = apiRouter(
     },
     /** The NACHA file as text/plain, or with `Accept: application/json` its control totals. 404 until it exists. */
     getDisbursement: async ({ principal, params, header }) => {
+      const wantsTotals = (header('accept') ?? '').includes('application/json');
+      // The file holds full account numbers: its own scope, checked before anything about the run is revealed.
+      if (!wantsTotals) requireScope(principal, FILE_SCOPE);
       const record = await payrolls.get(principal.organizationId, params.id);
       if (!record) throw new NotFoundError();
       if (record.status === 'cancelled' || record.status === 'failed')
         throw new DisbursementWithdrawnError(record.status);
       if (record.status === 'rejected') throw new NoDisbursementError();
       if (!record.disbursement) throw new NotFoundError();
-      if ((header('accept') ?? '').includes('application/json')) {
+      if (wantsTotals) {
         return ok({ payroll_id: record.payroll_id, ...payrollView.disbursementTotals(record)! });
       }
-      const content = await objects.getText(objectKeys.disbursement(principal.organizationId, params.id));
-      if (content === undefined) throw new NotFoundError();
+      const stored = await objects.getText(objectKeys.disbursement(principal.organizationId, params.id));
+      if (stored === undefined) throw new NotFoundError();
       return {
         status: 200,
         message: 'OK',
-        raw: { body: content, contentType: 'text/plain; charset=us-ascii' },
+        raw: { body: await unsealed(record, stored), contentType: 'text/plain; charset=us-ascii' },
         headers: { 'Content-Disposition': `attachment; filename="${record.payroll_id}.ach"` },
       };
     },

@@ -1,3 +1,4 @@
+import { fileSealer } from '../../shared/adapters/file-sealer.js';
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import * as z from 'zod';
@@ -31,6 +32,8 @@ export const services: ProcessorServices = {
   queue: new Queue(sqsClient(), required('PAYROLL_QUEUE_URL')),
   // The processor unwraps bank account numbers for the NACHA file, and nothing else.
   encryptor: fieldEncryptor('bank-account'),
+  // And seals the file it writes under a key of its own (the disbursement file key).
+  files: fileSealer(),
   transactions: new Transactions(table),
 };
 

@@ -21,7 +21,7 @@ export interface DataKeyProvider {
 }
 
 /** What a key protects: the KMS encryption context every grant is conditioned on. */
-export type KeyPurpose = 'bank-account' | 'webhook-secret';
+export type KeyPurpose = 'bank-account' | 'webhook-secret' | 'disbursement-file';
 
 export class KmsDataKeyProvider implements DataKeyProvider {
   constructor(
@@ -73,7 +73,8 @@ export class LocalDataKeyProvider implements DataKeyProvider {
   }
 }
 
-function seal(key: Buffer, plaintext: Buffer, aad: Buffer): Buffer {
+/** AES-256-GCM: the IV and tag travel with the ciphertext; `aad` must be the same to open it. */
+export function seal(key: Buffer, plaintext: Buffer, aad: Buffer): Buffer {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(aad);
@@ -81,7 +82,7 @@ function seal(key: Buffer, plaintext: Buffer, aad: Buffer): Buffer {
   return Buffer.concat([iv, cipher.getAuthTag(), body]);
 }
 
-function open(key: Buffer, sealed: Buffer, aad: Buffer): Buffer {
+export function open(key: Buffer, sealed: Buffer, aad: Buffer): Buffer {
   const iv = sealed.subarray(0, 12);
   const tag = sealed.subarray(12, 28);
   const decipher = createDecipheriv('aes-256-gcm', key, iv);

@@ -12,10 +12,10 @@ import { traced } from './observability.js';
  * container (BENCHMARKS.md gives both). A failed import is not cached: the next operation tries again.
  */
 async function importS3() {
-  const { S3Client, GetObjectCommand, PutObjectCommand, DeleteObjectCommand, NoSuchKey } = await import(
+  const { S3Client, GetObjectCommand, PutObjectCommand, NoSuchKey } = await import(
     '@aws-sdk/client-s3'
   );
-  return { S3Client, GetObjectCommand, PutObjectCommand, DeleteObjectCommand, NoSuchKey };
+  return { S3Client, GetObjectCommand, PutObjectCommand, NoSuchKey };
 }
 type S3Sdk = Awaited<ReturnType<typeof importS3>>;
 let s3Sdk: Promise<S3Sdk> | undefined;
@@ -52,9 +52,26 @@ export class ObjectStore {
     return this.clientPromise;
   }
 
-  async putText(key: string, body: string, contentType = 'application/json'): Promise<void> {
+  /**
+   * `retainUntil`: an Object Lock retention in governance mode, so the object version cannot be deleted or overwritten
+   * before then by anyone without the governance-bypass permission (no runtime role has it).
+   */
+  async putText(
+    key: string,
+    body: string,
+    contentType = 'application/json',
+    options: { retainUntil?: Date } = {},
+  ): Promise<void> {
     const [s3, { PutObjectCommand }] = await Promise.all([this.client(), loadS3()]);
-    await s3.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType }));
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        Body: body,
+        ContentType: contentType,
+        ...(options.retainUntil && { ObjectLockMode: 'GOVERNANCE', ObjectLockRetainUntilDate: options.retainUntil }),
+      }),
+    );
   }
 
   async getText(key: string): Promise<string | undefined> {
@@ -76,11 +93,6 @@ export class ObjectStore {
     const text = await this.getText(key);
     return text === undefined ? undefined : (JSON.parse(text) as T);
   }
-
-  async delete(key: string): Promise<void> {
-    const [s3, { DeleteObjectCommand }] = await Promise.all([this.client(), loadS3()]);
-    await s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
-  }
 }
 
 let store: ObjectStore | undefined;
@@ -95,9 +107,9 @@ export function defaultObjectStore(): ObjectStore {
 }
 
 /**
- * Where the processor keeps a run's work files (its chunks' pending NACHA entries) until the run ends: apart from
- * the runs' own `payrolls/<org>/…` objects, so the bucket's lifecycle can expire them by this literal prefix (an
- * organization id always starts `org_`, never `work`).
+ * Where the processor keeps a run's work files (its chunks' pending NACHA entries, no account numbers): apart from
+ * the runs' own `payrolls/<org>/…` objects, so the bucket's lifecycle expires them by this literal prefix (an
+ * organization id always starts `org_`, never `work`); no runtime role deletes an object.
  */
 export const WORK_FILE_PREFIX = 'payrolls/work/';
 
@@ -106,15 +118,8 @@ export const objectKeys = {
   submission: (org: string, payroll: string) => `payrolls/${org}/${payroll}/submission.json`,
   chunk: (org: string, payroll: string, chunk: number) =>
     `payrolls/${org}/${payroll}/chunks/${String(chunk).padStart(5, '0')}.json`,
-  /** A chunk's NACHA entries, without account numbers (process-payroll.ts `EntriesFile`); deleted when the run ends. */
+  /** A chunk's NACHA entries, without account numbers (process-payroll.ts `EntriesFile`); expired by the lifecycle. */
   chunkEntries: (org: string, payroll: string, chunk: number) =>
     `${WORK_FILE_PREFIX}${org}/${payroll}/entries/${String(chunk).padStart(5, '0')}.json`,
-  /**
-   * Where a chunk's entry records were written, account numbers in clear, before the work files held none: read
-   * only by the finalize of a run in flight across that change, and deleted with the work files when a run ends.
-   * Those of runs that ended before the change need the one-off cleanup docs/deploy.md describes.
-   */
-  legacyChunkEntries: (org: string, payroll: string, chunk: number) =>
-    `payrolls/${org}/${payroll}/entries/${String(chunk).padStart(5, '0')}.ach`,
   disbursement: (org: string, payroll: string) => `payrolls/${org}/${payroll}/disbursement.ach`,
 };

@@ -14,9 +14,9 @@ const outcome = z
       .string()
       .max(3)
       .regex(/^[RC]\d{2}$/),
-    outcome: z.enum(['applied', 'unknown_trace', 'already_applied']).meta({
+    outcome: z.enum(['applied', 'unknown_trace', 'already_applied', 'amount_mismatch']).meta({
       description:
-        '`applied`: this request changed the payment; `already_applied`: an earlier report did (nothing changed now); `unknown_trace`: no deposit of your organization carried this trace number',
+        "`applied`: this request changed the payment; `already_applied`: an earlier report did (nothing changed now); `unknown_trace`: no deposit of your organization carried this trace number; `amount_mismatch`: a returned entry's amount is not the deposit's (not applied)",
     }),
     paystub_id: id('stub', EXAMPLE_IDS.paystub)
       .optional()
@@ -58,7 +58,8 @@ export const disbursementReturnRoutes = routes('returns', {
   postDisbursementReturns: {
     method: 'POST',
     path: '/v1/disbursement-returns',
-    scope: 'write:payroll',
+    // What a bank reports changes employees' bank accounts: admin keys only, never a payroll submitter's.
+    scope: 'admin',
     bucket: 'payroll_write',
     summary: 'Report what the bank sent back: returned deposits and notifications of change',
     access: ['bucket:read', 'kms:encrypt:bank-account', 'queue:webhooks:send'],
@@ -68,7 +69,9 @@ export const disbursementReturnRoutes = routes('returns', {
 - A **return** (addenda type 99, R code) marks the paystub's \`payment\` \`returned\` with the code and its reason, adds to the run's \`returns\`, and emits \`payment.returned\`. The paystub stays \`issued\` and year-to-date totals do not change: the wages were earned. R02, R03 and R04 (account closed, missing or invalid) set the employee's \`bank_account.status\` to \`invalid\`: the next payroll answers 422 \`missing_bank_account\` for them until a new \`bank_account\` is set.
 - A **notification of change** (SEC code COR, addenda type 98: C01, C02, C03, C05, C06, C07) corrects the employee's bank account if it is still the account the deposit went to, and emits \`employee.bank_account_corrected\` (masked). Other change codes are recorded, not applied.
 
-The whole report is checked before any of it is applied: a malformed file is 400 naming each bad line, and nothing changes. Applying is idempotent: sending the same report again (or twice at once) applies each item once; the repeats answer \`already_applied\`. At most ${MAX_REPORT_ITEMS.toLocaleString('en-US')} items per file or per list. If a request fails or times out half-way, post the same report again: what was applied answers \`already_applied\`, the rest is applied.`,
+Admin keys only: what a bank reports changes employees' bank accounts. A correction or an account-invalidating return applies only to the account the deposit went to: an account replaced since, or corrected since (a correction makes a new version of the account), is left alone.
+
+The whole report is checked before any of it is applied: every record must be 94 characters (trailing blanks may be trimmed in transit, never a field the layout requires), every required header and control field present and in its format, each batch control must agree with its header (company identification, batch number, service class) and with its entries (count, hash, totals), and the file control with the whole file (batch, block and entry counts, hash, totals). A malformed file is 400 naming each bad line, and nothing changes. A returned entry whose amount is not the original deposit's answers \`amount_mismatch\` and is not applied. Applying is idempotent: sending the same report again (or twice at once) applies each item once; the repeats answer \`already_applied\`. At most ${MAX_REPORT_ITEMS.toLocaleString('en-US')} items per file or per list. If a request fails or times out half-way, post the same report again: what was applied answers \`already_applied\`, the rest is applied.`,
     body: {
       schema: bankReportBody,
       validatedBy: 'use-case',

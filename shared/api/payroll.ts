@@ -413,10 +413,10 @@ export const payrollRoutes = routes('payroll', {
     scope: 'read:payroll',
     bucket: 'read',
     summary: 'The NACHA file of a payroll run, or its control totals',
-    access: ['bucket:read'],
+    access: ['bucket:read', 'kms:decrypt:disbursement-file'],
     tag: 'Payroll',
     description:
-      "The run's NACHA PPD file (`text/plain`, 94-character records): one batch of credits to employees, balanced by one offset debit to the funding account when the organization has one (service class 200; else credits only, 220). With `Accept: application/json` its control totals. 404 until the file exists. Account numbers appear only inside this file.",
+      "The run's NACHA PPD file (`text/plain`, 94-character records): one batch of credits to employees, balanced by one offset debit to the funding account when the organization has one (service class 200; else credits only, 220). With `Accept: application/json` its control totals. 404 until the file exists. Account numbers appear only inside this file, so the file needs the `read:disbursements` scope (admin keys) beside `read:payroll`; the control totals need `read:payroll` alone.",
     params: payrollParams,
     headers: z.object({
       Accept: acceptHeader.optional().meta({
@@ -433,7 +433,9 @@ export const payrollRoutes = routes('payroll', {
         example: { payroll_id: EXAMPLE_IDS.payroll, ...DISBURSEMENT },
         alternatives: {
           'text/plain': {
-            description: 'The NACHA file (`Content-Disposition: attachment; filename="pay_….ach"`)',
+            description:
+              'The NACHA file (`Content-Disposition: attachment; filename="pay_….ach"`). It holds full account numbers: it needs the `read:disbursements` scope too (admin keys).',
+            scope: { scope: 'read:disbursements', default: true },
             schema: NACHA_FILE,
             get example() {
               return exampleFile();
@@ -449,6 +451,7 @@ export const payrollRoutes = routes('payroll', {
       },
     ],
     errors: {
+      403: '`insufficient_scope`: the file (anything but `Accept: application/json`) needs `read:disbursements`',
       404: 'No run with this id, or its file is not written yet (the run is `pending` or `processing`)',
       409: '`payroll_rejected`: the run was rejected by its compliance checks and never has a file',
       410: '`disbursement_withdrawn`: the run was cancelled or failed; its file must not reach a bank',
@@ -463,7 +466,7 @@ export const payrollRoutes = routes('payroll', {
     access: ['bucket:read', 'queue:webhooks:send'],
     tag: 'Payroll',
     description:
-      'Sandbox only. Cancels a `pending`, `processing` or `completed` run: the cancel wins over processing (the run never becomes `completed` afterwards), its window is freed, every paystub of it becomes `voided` (still readable, payments `cancelled`), and its file is withdrawn (410). Cancelling twice answers the cancelled run again.',
+      'Sandbox only. Cancels a `pending`, `processing` or `completed` run: the cancel wins over processing (the run never becomes `completed` afterwards), its window is freed, every paystub of it becomes `voided` (still readable, payments `cancelled`), and its file is withdrawn (410) and its bank data destroyed. Cancelling a run that is already cancelled answers 409 `payroll_not_cancellable`.',
     params: payrollParams,
     success: [
       {
@@ -478,7 +481,7 @@ export const payrollRoutes = routes('payroll', {
     errors: {
       403: '`sandbox_only`: outside the sandbox',
       404: 'No run with this id in your organization',
-      409: '`payroll_not_cancellable`: the run was rejected, failed or cancelled',
+      409: '`payroll_not_cancellable`: the run was rejected, failed or already cancelled',
     },
   },
   replacePayroll: {

@@ -21,6 +21,9 @@ export type Access =
   | 'kms:decrypt:bank-account'
   | 'kms:encrypt:webhook-secret'
   | 'kms:decrypt:webhook-secret'
+  // The per-file data keys that seal NACHA files, under the disbursement file key (its own KMS key).
+  | 'kms:encrypt:disbursement-file'
+  | 'kms:decrypt:disbursement-file'
   | 'secret:signing'
   | 'bucket:read'
   | 'bucket:write'
@@ -46,6 +49,11 @@ export interface SuccessResponse {
       description: string;
       schema?: { type: 'string'; format?: string; maxLength?: number; pattern?: string };
       example?: string;
+      /**
+       * A further scope this representation needs beyond the route's (a NACHA file's text holds full account
+       * numbers); `default`: it is what a request gets unless its `Accept` asks for JSON.
+       */
+      scope?: { scope: Scope; default: boolean };
     }
   >;
   /** `Location` of the created resource. */

@@ -30,6 +30,11 @@ export const settings = z
     pay_schedules: configuredValues,
     max_net_pay_per_employee: amount.meta({ description: "Compliance cap on one employee's net pay in a run" }),
     max_payroll_total: amount.meta({ description: "Compliance cap on a run's total net pay" }),
+    file_retention_days: z.number().int().meta({
+      description:
+        'Days each NACHA file is kept under a retention lock once written (at least 730: NACHA keeps entries two years). A cancelled or failed run\'s file is destroyed whatever the lock: its key is erased, so it can never be read again.',
+      example: 730,
+    }),
     originator: z
       .strictObject({
         company_name: achName(16).meta({
@@ -102,6 +107,7 @@ const SETTINGS = {
   pay_schedules: ['weekly', 'biweekly', 'semimonthly', 'monthly'],
   max_net_pay_per_employee: 250000,
   max_payroll_total: 100000000,
+  file_retention_days: 730,
   originator: EXAMPLE_ORIGINATOR,
   originator_placeholders: [],
   funding_account: { routing_number: '021000021', account_number_last4: '6789', account_type: 'checking' },

@@ -12,8 +12,10 @@ import type { FunctionName } from './route.js';
 
 /** The partition key prefixes of shared/data/keys.ts, by what they hold. */
 export const PARTITIONS = {
-  /** Everything an organization owns: its settings, keys, employees, runs, events, audit log (`ORG#<org>…`). */
+  /** Everything an organization owns but its audit log: settings, keys, employees, runs, events (`ORG#<org>…`). */
   org: 'ORG#',
+  /** An organization's audit log (`AUDIT#ORG#<org>`): written by the audit writer alone, read by the admin routes. */
+  audit: 'AUDIT#ORG#',
   /** Token items, found by the token's hash: authentication reads them. */
   token: 'TOKEN#',
   /** One partition per paystub. */
@@ -79,8 +81,8 @@ export const TABLE_ACCESS: Record<ComputeName, TableAccess | null> = {
   // Reads: by primary key, and the employee index (lists by employee, year-to-date).
   paystubs: api({ reads: ['paystub'], indexes: ['GSI2'] }),
   webhooks: api({ reads: ['org'], indexes: ['GSI2'] }),
-  // API keys (and their token items), settings, the audit log.
-  admin: api({ writes: ['token'] }),
+  // API keys (and their token items), settings, the audit log (read only: lines are written by the audit writer).
+  admin: api({ reads: ['audit'], writes: ['token'] }),
   processor: {
     readActions: ['GetItem', 'BatchGetItem', 'Query'],
     reads: [],
@@ -90,12 +92,13 @@ export const TABLE_ACCESS: Record<ComputeName, TableAccess | null> = {
   },
   sweeper: { readActions: ['Query'], reads: [], writeActions: ['UpdateItem'], writes: ['org'], indexes: ['GSI2'] },
   deliverer: { readActions: ['GetItem'], reads: [], writeActions: ['UpdateItem'], writes: ['org'], indexes: [] },
-  // Organization lines whole; unattributed failures counted into their burst line.
+  // Organization lines whole; unattributed failures counted into their burst line. Nothing else: the audit
+  // partitions are this function's alone to write, and it can write nothing an organization's work reads.
   'audit-ingest': {
     readActions: [],
     reads: [],
     writeActions: ['BatchWriteItem', 'UpdateItem'],
-    writes: ['org', 'unattributedAudit'],
+    writes: ['audit', 'unattributedAudit'],
     indexes: [],
   },
 };

@@ -34,10 +34,10 @@ const schema = z.object({
   PAYROLL_SIGNING_SECRET_ARN: z.string().min(1).optional(),
   /** KMS key for envelope encryption of bank account numbers (deployed). */
   PAYROLL_KMS_KEY_ID: z.string().min(1).optional(),
+  /** The disbursement file key (deployed): wraps the per-file data keys that seal NACHA files. */
+  PAYROLL_FILE_KMS_KEY_ID: z.string().min(1).optional(),
   /** Base64 32-byte master key used instead of KMS by the local stack and the tests. */
   PAYROLL_LOCAL_MASTER_KEY: z.string().min(1).optional(),
-  /** How long a verified token is trusted by one warm container before it is read again. */
-  PAYROLL_AUTH_CACHE_TTL_MS: intFromEnv(5_000),
   /** Seconds before the 2nd and the 3rd delivery attempt of a webhook. */
   PAYROLL_WEBHOOK_RETRY_DELAYS_S: z
     .string()

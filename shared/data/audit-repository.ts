@@ -11,7 +11,8 @@ import { DEFAULT_READ_BUDGET, queryPage, type Page, type ReadBudget } from './pa
 import { queryFilter } from './filters.js';
 
 /**
- * The audit log, one item per request: PK `ORG#<org>#AUDIT`, SK `<at>#<request id>`.
+ * The audit log, one item per request: PK `AUDIT#ORG#<org>`, SK `<at>#<request id>`. Outside the `ORG#` prefix that
+ * most functions may write: only the audit writer may write this partition (shared/api/table-access.ts).
  *
  * One partition per organization, not one per organization and day. A day partition does not spread the writes
  * that matter: every line written at a given moment still lands in today's partition, so its instantaneous

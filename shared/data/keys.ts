@@ -18,7 +18,7 @@
  * | webhook endpoint  | ORG#<org>              | WEBHOOK#<webhook>       |                 |
  * | event (outbox)    | ORG#<org>              | EVENT#<event>           | GSI2: UNDISPATCHED_EVENTS / <created_at>#<event> until fanned out (sparse) |
  * | delivery          | ORG#<org>              | EVENT#<event>#DELIVERY#<webhook> | GSI2: PENDING_DELIVERIES / <last activity>#<org>#<event>#<webhook> while pending (sparse) |
- * | audit line        | ORG#<org>#AUDIT        | <at>#<request id>       | (ttl 400 days)  |
+ * | audit line        | AUDIT#ORG#<org>        | <at>#<request id>       | (ttl 400 days)  |
  * | audit burst, no org | AUDIT#UNAUTHENTICATED#<yyyy-mm-dd> | <yyyy-mm-ddThh:mm>#burst#<source ip> | count, statuses, reasons, ≤ 20 request ids (ttl 400 days) |
  * | rate limit state  | RATE#<key>#<bucket>    | RATE                    | (ttl 2 min)     |
  * | trace sequence    | ORG#<org>              | SEQ#TRACE#<odfi>        | `value`: the last trace sequence reserved |
@@ -72,10 +72,10 @@ export const keys = {
   undispatchedEventsIndex: 'UNDISPATCHED_EVENTS',
   pendingDeliveriesIndex: 'PENDING_DELIVERIES',
   auditLog: (orgId: string, at: string, requestId: string): Key => ({
-    PK: `ORG#${orgId}#AUDIT`,
+    PK: `AUDIT#ORG#${orgId}`,
     SK: `${at}#${requestId}`,
   }),
-  auditLogPartition: (orgId: string): string => `ORG#${orgId}#AUDIT`,
+  auditLogPartition: (orgId: string): string => `AUDIT#ORG#${orgId}`,
   unauthenticatedAuditLog: (at: string, requestId: string): Key => ({
     PK: `AUDIT#UNAUTHENTICATED#${at.slice(0, 10)}`,
     SK: `${at}#${requestId}`,

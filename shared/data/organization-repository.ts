@@ -42,6 +42,7 @@ const settingsItem = z.object({
   originator: originatorItem,
   originator_placeholders: z.array(originatorItem.keyof()).optional(),
   funding_account: fundingAccountItem.nullable().default(null),
+  file_retention_days: z.number().int().optional(),
   sequences_since: z.string().optional(),
   updated_at: z.string(),
 });

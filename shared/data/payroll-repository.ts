@@ -63,6 +63,11 @@ const payrollItem = z.object({
     .nullable()
     .default(null),
   failure_reason: z.string().nullable().default(null),
+  /**
+   * The wrapped data key the run's NACHA file is sealed with (shared/adapters/file-sealer.ts). Erased when the run
+   * is cancelled or fails: the file can then never be read again, wherever its bytes are kept.
+   */
+  file_key: z.string().nullable().default(null),
   /** The NACHA originator as it stood when processing began: every chunk and the file use this one. */
   originator: originatorItem.nullable().default(null),
   /** The funding account as it stood when processing began (encrypted): the file's offset debit draws on it. */
@@ -118,6 +123,9 @@ function toItem(record: PayrollRecord): Record<string, unknown> {
     }),
   };
 }
+
+/** The statuses in which a run's file is withdrawn (CONTRACT §5: 410 `disbursement_withdrawn`). */
+const WITHDRAWS_FILE: readonly PayrollStatus[] = ['cancelled', 'failed'];
 
 export class PayrollRepository {
   constructor(private readonly table: TableRef) {}
@@ -363,7 +371,8 @@ export class PayrollRepository {
     }
     let update = `SET ${sets.join(', ')}`;
     if (isTerminal(to)) {
-      update += ' REMOVE GSI2PK, GSI2SK';
+      // A run that ends without paying withdraws its file: the file's key goes in the same write.
+      update += WITHDRAWS_FILE.includes(to) ? ' REMOVE GSI2PK, GSI2SK, file_key' : ' REMOVE GSI2PK, GSI2SK';
     } else {
       values[':gsi2pk'] = keys.activePayrollsIndex;
       values[':gsi2sk'] = `${at}#${record.payroll_id}`;
@@ -406,6 +415,32 @@ export class PayrollRepository {
     } catch (err) {
       if (isConditionalCheckFailure(err) || cancelledConditions(err)?.[0]) return false;
       throw err;
+    }
+  }
+
+  /**
+   * The run's file key: the one stored, or `wrapped` if none is yet (two finalizers racing seal with the same key).
+   * Only while the run is processing: a run cancelled or failed meanwhile gets none, and its file is never readable.
+   */
+  async reserveFileKey(orgId: string, payrollId: string, wrapped: string): Promise<string | undefined> {
+    try {
+      await this.table.doc.send(
+        new UpdateCommand({
+          TableName: this.table.tableName,
+          Key: keys.payroll(orgId, payrollId),
+          UpdateExpression: 'SET file_key = :key',
+          ConditionExpression:
+            '#status = :processing AND (attribute_not_exists(file_key) OR attribute_type(file_key, :null))',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':key': wrapped, ':processing': 'processing', ':null': 'NULL' },
+        }),
+      );
+      return wrapped;
+    } catch (err) {
+      if (!isConditionalCheckFailure(err)) throw err;
+      // Another finalizer reserved one first (use it), or the run is no longer processing (none).
+      const now = await this.get(orgId, payrollId);
+      return now?.status === 'processing' && now.file_key ? now.file_key : undefined;
     }
   }
 

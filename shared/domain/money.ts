@@ -1,3 +1,5 @@
+import { InexactNumber } from './strict-json.js';
+
 /**
  * Money is held as integer cents. Inputs are JSON numbers or numeric strings with at most two decimals; they
  * are parsed from their decimal text, never through binary floating point arithmetic. Every total stays far
@@ -19,12 +21,16 @@ export type MoneyParse =
 
 export function parseMoney(value: unknown): MoneyParse {
   let text: string;
-  if (typeof value === 'number') {
+  if (value instanceof InexactNumber) {
+    // More digits than a double holds: the text as sent, so its decimals are counted, never rounded away.
+    text = value.text;
+  } else if (typeof value === 'number') {
     if (!Number.isFinite(value)) return { ok: false, reason: 'format' };
     // String(n) of a double gives the shortest text that round-trips, i.e. what the client wrote (0.1 → "0.1").
     text = String(value);
   } else if (typeof value === 'string') {
-    text = value.trim();
+    // As sent: " 10" is not a numeric string (CONTRACT §5), it is refused rather than trimmed.
+    text = value;
   } else {
     return { ok: false, reason: 'format' };
   }

@@ -107,6 +107,8 @@ export interface ReturnItem {
   line?: number;
   /** The company identification of the batch it came in (a file): it must be the run's originator. */
   company_identification?: string;
+  /** The returned entry's amount in cents, when the item came from a file: it must be the original entry's. */
+  amount_cents?: number;
 }
 
 export interface CorrectionItem {
@@ -119,11 +121,14 @@ export interface CorrectionItem {
   company_identification?: string;
   /** Corrected data the service cannot apply (an account number with letters…): recorded, never applied. */
   unusable?: string;
+  /** Never set from a file: a notification of change moves no money, its entry's amount is zero by rule. */
+  amount_cents?: number;
 }
 
 export type BankReportItem = ReturnItem | CorrectionItem;
 
-export type ReportOutcome = 'applied' | 'unknown_trace' | 'already_applied';
+/** `amount_mismatch`: a return whose amount is not the original entry's is not about that deposit, and not applied. */
+export type ReportOutcome = 'applied' | 'unknown_trace' | 'already_applied' | 'amount_mismatch';
 
 /** The account type a transaction code names: 2x checking, 3x savings. */
 function accountTypeOf(code: string): AccountType | undefined {

@@ -4,6 +4,8 @@ export const SCOPES = [
   'read:payroll',
   'write:payroll',
   'read:paystubs',
+  // The text of NACHA files: every employee's and the funding account's full account numbers.
+  'read:disbursements',
   'admin',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -11,7 +13,11 @@ export type Scope = (typeof SCOPES)[number];
 export const TOKEN_TYPES = ['read-only', 'payroll-submitter', 'admin'] as const;
 export type TokenType = (typeof TOKEN_TYPES)[number];
 
-/** The scopes each token type carries (least privilege: only admin may manage employees, keys and webhooks). */
+/**
+ * The scopes each token type carries (least privilege: only admin may manage employees, keys and webhooks, read full
+ * account numbers in NACHA files, or report what the bank sent back). A key's scopes are its type's, read at every
+ * request: a scope added here reaches the keys already issued.
+ */
 export const SCOPES_BY_TYPE: Record<TokenType, readonly Scope[]> = {
   'read-only': ['read:employees', 'read:payroll', 'read:paystubs'],
   'payroll-submitter': ['read:employees', 'read:payroll', 'write:payroll', 'read:paystubs'],

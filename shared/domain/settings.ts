@@ -40,6 +40,8 @@ export interface OrganizationSettings {
    */
   originator_placeholders?: OriginatorField[];
   funding_account: FundingAccount | null;
+  /** Days each NACHA file is kept locked against deletion (absent: `DEFAULT_FILE_RETENTION_DAYS`). */
+  file_retention_days?: number;
   /**
    * When the organization's files began drawing trace numbers and file ID modifiers from its own sequences: its
    * creation. Absent on organizations created before, whose earlier files numbered each run from 1 with modifier A
@@ -123,9 +125,18 @@ export function defaultSettings(
     originator_placeholders:
       environment === 'production' ? (Object.keys(PRODUCTION_PLACEHOLDER) as OriginatorField[]) : [],
     funding_account: null,
+    file_retention_days: DEFAULT_FILE_RETENTION_DAYS,
     sequences_since: now.toISOString(),
     updated_at: now.toISOString(),
   };
+}
+
+/** NACHA's record retention: an originator keeps each entry's record two years. Never configured shorter. */
+export const DEFAULT_FILE_RETENTION_DAYS = 730;
+export const MAX_FILE_RETENTION_DAYS = 3650;
+
+export function fileRetentionDays(settings: Pick<OrganizationSettings, 'file_retention_days'>): number {
+  return settings.file_retention_days ?? DEFAULT_FILE_RETENTION_DAYS;
 }
 
 export const CONFIGURED_FIELDS = {

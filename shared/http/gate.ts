@@ -5,7 +5,7 @@ import { RateLimitRepository } from '../data/rate-limit-repository.js';
 import { Authenticator } from './authenticator.js';
 import { RateLimiter } from './rate-limiter.js';
 
-/** What stands in front of every authenticated route: token lookup (cached), last-used stamps, rate limits. */
+/** What stands in front of every authenticated route: token lookup (every request), last-used stamps, rate limits. */
 export interface Gate {
   authenticator: Authenticator;
   apiKeys: ApiKeyRepository;
@@ -18,7 +18,7 @@ export function gateOver(table: TableRef): Gate {
   const c = config();
   return {
     apiKeys,
-    authenticator: new Authenticator(apiKeys, c.PAYROLL_ENVIRONMENT, c.PAYROLL_AUTH_CACHE_TTL_MS),
+    authenticator: new Authenticator(apiKeys, c.PAYROLL_ENVIRONMENT),
     rateLimits: new RateLimiter(new RateLimitRepository(table)),
   };
 }

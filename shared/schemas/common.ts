@@ -81,11 +81,11 @@ export const lookupId = z
 
 export const accountType = z.enum(['checking', 'savings']);
 
-/** The longest money text read, blanks around it included: 13 digits, a point and two decimals fit four times over. */
+/** The longest money text read: 13 digits, a point and two decimals fit four times over. */
 export const MAX_MONEY_TEXT = 64;
 
-/** `parseMoney`'s rule for a money string, as a JSON Schema pattern: blanks around it are trimmed. */
-const MONEY_TEXT_PATTERN = '^\\s*(?:0|[1-9]\\d{0,12})(?:\\.\\d{1,2})?\\s*$';
+/** `parseMoney`'s rule for a money string, as a JSON Schema pattern: digits alone, no blanks around them. */
+const MONEY_TEXT_PATTERN = '^(?:0|[1-9]\\d{0,12})(?:\\.\\d{1,2})?$';
 
 /** The largest money number read: 13 digits before the point (`MAX_PARSED_INTEGER_DIGITS`). */
 const MAX_MONEY_NUMBER = 9_999_999_999_999.99;

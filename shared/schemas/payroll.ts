@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { isCalendarDate } from '../domain/dates.js';
+import { InexactNumber } from '../domain/strict-json.js';
 import type { ErrorKind, ProblemDetail } from '../domain/errors.js';
 import type { Cents } from '../domain/money.js';
 import { MAX_ENTRY_CENTS, MAX_TOTAL_CENTS } from '../domain/disbursement.js';
@@ -54,12 +55,14 @@ export interface PayrollProblem extends ProblemDetail {
   reason?: string;
 }
 
-/** The longest hours text read, blanks around it included (5 digits, a point and 2 decimals fit many times over). */
+/** The longest hours text read (5 digits, a point and 2 decimals fit many times over). */
 const MAX_HOURS_TEXT = 64;
 
 const hours = z
   .unknown()
-  .transform((value, ctx): number => {
+  .transform((raw, ctx): number => {
+    // More digits than a double holds: read as sent, so `40.000000000000001` is refused rather than rounded.
+    const value = raw instanceof InexactNumber ? raw.text : raw;
     if (typeof value !== 'number' && typeof value !== 'string') {
       const missing = value === undefined || value === null;
       ctx.addIssue({
@@ -85,8 +88,8 @@ const hours = z
       });
       return z.NEVER;
     }
-    const text = typeof value === 'number' ? String(value) : value.trim();
-    if (text === '') {
+    const text = typeof value === 'number' ? String(value) : value;
+    if (text.trim() === '') {
       ctx.addIssue({ code: 'custom', message: 'hours_worked must not be blank', params: { code: 'required' } });
       return z.NEVER;
     }
@@ -108,8 +111,7 @@ const hours = z
   .meta({
     anyOf: [
       { type: 'number', minimum: 0, maximum: 99_999.99 },
-      // Blanks around the number are trimmed, as the transform does.
-      { type: 'string', maxLength: MAX_HOURS_TEXT, pattern: '^\\s*\\d{1,5}(?:\\.\\d{1,2})?\\s*$' },
+      { type: 'string', maxLength: MAX_HOURS_TEXT, pattern: '^\\d{1,5}(?:\\.\\d{1,2})?$' },
     ],
     description: 'Required (not null, not blank): 0 up to the hours in the pay period, at most two decimals',
     example: 80,
@@ -121,7 +123,7 @@ const DEDUCTION_NAME = /^[a-z][a-z0-9_]{0,39}$/;
 const deductions = z
   .unknown()
   .transform((value, ctx): Record<string, Cents> => {
-    if (typeof value === 'number' || typeof value === 'string') {
+    if (typeof value === 'number' || typeof value === 'string' || value instanceof InexactNumber) {
       const parsed = parseMoneyInput(value);
       if (parsed.ok) return { total: parsed.cents };
       ctx.addIssue({

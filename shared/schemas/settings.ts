@@ -3,6 +3,7 @@ import { isValidRoutingNumber, withCheckDigit } from '../domain/aba.js';
 import { ACH_CHARACTERS } from '../domain/ach-text.js';
 import { MAX_ENTRY_CENTS, MAX_TOTAL_CENTS } from '../domain/disbursement.js';
 import { formatCents } from '../domain/money.js';
+import { DEFAULT_FILE_RETENTION_DAYS, MAX_FILE_RETENTION_DAYS } from '../domain/settings.js';
 import { money, moneyForms, routingNumber, text } from './common.js';
 import { bankAccountInput } from './employee.js';
 
@@ -86,5 +87,13 @@ export const updateSettingsBody = z.strictObject({
   max_payroll_total: bounded(MAX_TOTAL_CENTS, 'the most one disbursement file carries').optional(),
   originator: originatorInput.partial().optional(),
   funding_account: bankAccountInput.nullable().optional(),
+  file_retention_days: z
+    .number()
+    .int()
+    .min(DEFAULT_FILE_RETENTION_DAYS, {
+      message: `At least ${DEFAULT_FILE_RETENTION_DAYS} days: NACHA's two-year record retention`,
+    })
+    .max(MAX_FILE_RETENTION_DAYS, { message: `At most ${MAX_FILE_RETENTION_DAYS} days` })
+    .optional(),
 });
 export type UpdateSettingsInput = z.infer<typeof updateSettingsBody>;

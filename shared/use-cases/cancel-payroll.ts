@@ -6,7 +6,8 @@ import { type ProcessorServices, voidWrittenPaystubs } from './process-payroll.j
 
 /**
  * Sandbox only. Frees the pay period's window for a new regular run and voids the run's paystubs (they stay
- * readable). Cancelling twice answers the cancelled run again.
+ * readable). Of two cancels, the second (or the loser of a race) answers 409 `payroll_not_cancellable`; it still
+ * finishes voiding the paystubs, so a cancel that crashed half-way is completed by the next attempt.
  */
 export async function cancelPayroll(
   s: Pick<ProcessorServices, 'payrolls' | 'paystubs' | 'objects' | 'deps' | 'events' | 'webhooks' | 'webhookQueue'>,
@@ -15,21 +16,25 @@ export async function cancelPayroll(
   payrollId: string,
 ): Promise<PayrollRecord> {
   if (environment !== 'sandbox') throw new SandboxOnlyError();
-  let record = await s.payrolls.get(orgId, payrollId);
+  const record = await s.payrolls.get(orgId, payrollId);
   if (!record) throw new NotFoundError();
-  if (record.status !== 'cancelled') {
-    if (!canTransition(record.status, 'cancelled')) throw new PayrollNotCancellableError(record.status);
-    const cancelled = await transitionWithEvents(s, record, 'cancelled', {
-      events: [{ type: 'payroll.cancelled' }],
-      reason: 'Cancelled through the API (sandbox)',
-      alsoWrite: s.payrolls.windowRelease(record),
-    });
-    if (!cancelled) {
-      const now = (await s.payrolls.get(orgId, payrollId))!;
-      if (now.status !== 'cancelled') throw new PayrollNotCancellableError(now.status);
-    }
-    record = (await s.payrolls.get(orgId, payrollId))!;
+  if (record.status === 'cancelled') return refuseAgain(s, record);
+  if (!canTransition(record.status, 'cancelled')) throw new PayrollNotCancellableError(record.status);
+  const cancelled = await transitionWithEvents(s, record, 'cancelled', {
+    events: [{ type: 'payroll.cancelled' }],
+    reason: 'Cancelled through the API (sandbox)',
+    alsoWrite: s.payrolls.windowRelease(record),
+  });
+  const now = (await s.payrolls.get(orgId, payrollId))!;
+  if (!cancelled) {
+    if (now.status === 'cancelled') return refuseAgain(s, now);
+    throw new PayrollNotCancellableError(now.status);
   }
+  await voidWrittenPaystubs(s, now);
+  return now;
+}
+
+async function refuseAgain(s: Parameters<typeof voidWrittenPaystubs>[0], record: PayrollRecord): Promise<never> {
   await voidWrittenPaystubs(s, record);
-  return record;
+  throw new PayrollNotCancellableError(record.status);
 }

@@ -183,6 +183,8 @@ async function applyItem(
   const { stub } = found;
   const known = { ...base, paystub_id: stub.paystub_id };
   if (item.type === 'return') {
+    // A bank's return carries the original entry's amount: any other amount is not that deposit coming back.
+    if (item.amount_cents !== undefined && item.amount_cents !== stub.net_pay) return { ...known, outcome: 'amount_mismatch' };
     if (stub.payment.return) return { ...known, outcome: 'already_applied' };
     const applied = await applyReturn(s, stub, item.code);
     if (applied) return { ...known, outcome: 'applied' };
@@ -314,6 +316,9 @@ async function applyCorrection(
           account_number_ciphertext: ciphertext!,
         }),
         corrected_at: now,
+        // A corrected account is a new version with a reference of its own: a late return or change notice about
+        // a deposit made to the old details (its trace names the old reference) can no longer touch it.
+        account_ref: s.deps.newId('acct'),
       };
       items.push(
         s.employees.replaceItem(employee, {

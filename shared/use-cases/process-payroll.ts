@@ -1,3 +1,5 @@
+import { type FileSealer, fileContext } from '../adapters/file-sealer.js';
+import { fileRetentionDays } from '../domain/settings.js';
 import type { FieldEncryptor } from '../adapters/envelope-encryption.js';
 import {
   buildNachaFile,
@@ -66,6 +68,7 @@ export interface ProcessorServices extends EventServices {
   objects: ObjectStore;
   queue: Queue;
   encryptor: FieldEncryptor;
+  files: FileSealer;
   transactions: Transactions;
 }
 
@@ -267,8 +270,6 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
     // whatever this chunk wrote is voided.
     const file = await s.objects.getJson<ChunkFile>(objectKeys.chunk(orgId, payrollId, chunk));
     if (file) await s.paystubs.voidAll(file.entries.map((e, i) => paystubIdOf(record, file.offset + i, e.employee_id)));
-    // The run may have ended where no step of the processor saw it (a cancel through the API): its work files go.
-    await deleteWorkFiles(s, record);
     return;
   }
   if (
@@ -362,8 +363,6 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
       const now = await s.payrolls.get(orgId, payrollId);
       if (now?.status === 'cancelled' || now?.status === 'failed')
         await s.paystubs.voidAll(paystubs.map((p) => p.paystub_id));
-      // Whatever ended the run may have deleted its work files before this chunk wrote its own.
-      if (now) await deleteWorkFiles(s, now);
       return;
     }
     // Counted by the one call that marked the chunk done: a chunk delivered again counts nothing.
@@ -383,17 +382,35 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
   }
 }
 
+/**
+ * Writes the run's NACHA file sealed under the run's own key (reserved on the run's item first, so finalizers that
+ * race seal with the same key), locked against deletion for the organization's retention period. False when the
+ * run left `processing` before its key was reserved: no readable file is ever written for it.
+ */
+async function storeSealedFile(s: ProcessorServices, record: PayrollRecord, content: string): Promise<boolean> {
+  const { organization_id: orgId, payroll_id: payrollId } = record;
+  const fresh = await s.files.newKey();
+  const wrapped = await s.payrolls.reserveFileKey(orgId, payrollId, fresh.wrapped);
+  if (wrapped === undefined) return false;
+  const key = wrapped === fresh.wrapped ? fresh.key : await s.files.unwrap(wrapped);
+  const settings = await s.organizations.getSettings(orgId);
+  const retainUntil = new Date(s.deps.now().getTime() + fileRetentionDays(settings ?? {}) * 86_400_000);
+  await s.objects.putText(
+    objectKeys.disbursement(orgId, payrollId),
+    s.files.seal(content, key, fileContext(orgId, payrollId)),
+    'text/plain',
+    { retainUntil },
+  );
+  return true;
+}
+
 async function finalizeRun(s: ProcessorServices, orgId: string, payrollId: string): Promise<void> {
   const record = await s.payrolls.get(orgId, payrollId);
-  // A finalize delivered again after completion: its work files may be left, the sandbox's returns not applied yet.
-  if (record?.status === 'completed') {
-    await deleteWorkFiles(s, record);
-    return simulateBankReturns(s, record);
-  }
+  // A finalize delivered again after completion: the sandbox's returns may not be applied yet.
+  if (record?.status === 'completed') return simulateBankReturns(s, record);
   // After the run ended without completing (a failure whose voiding was cut short, a cancel): finish voiding.
   if (record?.status === 'failed' || record?.status === 'cancelled') {
     await voidWrittenPaystubs(s, record);
-    await deleteWorkFiles(s, record);
     return;
   }
   if (
@@ -415,11 +432,8 @@ async function finalizeRun(s: ProcessorServices, orgId: string, payrollId: strin
   const parts = await Promise.all(
     Array.from({ length: record.chunk_count }, async (_, i): Promise<(PendingEntry | string)[]> => {
       const file = await s.objects.getJson<EntriesFile>(objectKeys.chunkEntries(orgId, payrollId, i));
-      if (file) return file.entries;
-      // A chunk done before work files stopped holding account numbers (a run in flight across that change).
-      const text = await s.objects.getText(objectKeys.legacyChunkEntries(orgId, payrollId, i));
-      if (text === undefined) throw new Error(`Entries of chunk ${i} of payroll ${payrollId} are missing`);
-      return text === '' ? [] : text.split('\n');
+      if (!file) throw new Error(`Entries of chunk ${i} of payroll ${payrollId} are missing`);
+      return file.entries;
     }),
   );
   const entries = await entryRecords(s, orgId, record.originator.originating_dfi_identification, parts.flat());
@@ -445,7 +459,7 @@ async function finalizeRun(s: ProcessorServices, orgId: string, payrollId: strin
         },
       }),
     });
-    await s.objects.putText(objectKeys.disbursement(orgId, payrollId), file.content, 'text/plain');
+    if (!(await storeSealedFile(s, record, file.content))) return; // cancelled or failed meanwhile: nothing to release
     disbursement = {
       entry_count: file.control.entryAddendaCount,
       entry_hash: file.control.entryHash,
@@ -478,10 +492,8 @@ async function finalizeRun(s: ProcessorServices, orgId: string, payrollId: strin
     set: { disbursement },
     at: now,
   });
-  // Completed here, or ended by a cancel that came first: either way the work files are no longer needed.
-  const ended = (await s.payrolls.get(orgId, payrollId))!;
-  await deleteWorkFiles(s, ended);
-  await simulateBankReturns(s, ended);
+  // Completed here, or ended by a cancel that came first (then nothing comes back from the bank).
+  await simulateBankReturns(s, (await s.payrolls.get(orgId, payrollId))!);
 }
 
 /**
@@ -511,24 +523,6 @@ async function entryRecords(
   return records;
 }
 
-/**
- * Deletes a run's work files once the run has ended: never while it is still processing, as its finalize reads
- * them. Deleting what is already gone succeeds, so every step that meets the ended run may call this again. The
- * bucket is versioned: its lifecycle (infra/stateful-stack.ts) expires the versions and delete markers this leaves,
- * and any work file no step deleted.
- */
-export async function deleteWorkFiles(s: Pick<ProcessorServices, 'objects'>, record: PayrollRecord): Promise<void> {
-  if (!isTerminal(record.status) || record.chunk_count === null) return;
-  const { organization_id: orgId, payroll_id: payrollId } = record;
-  // The legacy entry files too (account numbers in clear): a run in flight across the change to work files ends here.
-  const keys = Array.from({ length: record.chunk_count }, (_, i) => [
-    objectKeys.chunkEntries(orgId, payrollId, i),
-    objectKeys.legacyChunkEntries(orgId, payrollId, i),
-  ]).flat();
-  await inParallel(keys, DELETE_PARALLEL, (key) => s.objects.delete(key));
-}
-
-const DELETE_PARALLEL = 16;
 
 /**
  * The sandbox's bank: the deposits to account 000000000 of a completed run come back R03, in a return file written
@@ -634,9 +628,6 @@ export async function failRun(
     });
   }
   if (moved || record.status === 'failed') await voidWrittenPaystubs(s, record);
-  // Failed here, or ended otherwise before (the record read then may predate the chunk plan): its work files go.
-  const ended = await s.payrolls.get(orgId, payrollId);
-  if (ended) await deleteWorkFiles(s, ended);
   return moved;
 }
 

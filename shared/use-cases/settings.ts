@@ -3,6 +3,7 @@ import type { OrganizationRepository } from '../data/organization-repository.js'
 import { ConcurrentModificationError, NotFoundError } from '../domain/errors.js';
 import { centsToNumber, formatCents, parseMoney } from '../domain/money.js';
 import {
+  fileRetentionDays,
   placeholdersOf,
   type Environment,
   type OrganizationSettings,
@@ -32,6 +33,7 @@ export function settingsView(s: OrganizationSettings, environment: Environment) 
       account_number_last4: s.funding_account.account_number_last4,
       account_type: s.funding_account.account_type,
     },
+    file_retention_days: fileRetentionDays(s),
     updated_at: s.updated_at,
   };
 }
@@ -75,6 +77,7 @@ export async function updateSettings(
       originator: { ...current.originator, ...patch.originator },
       originator_placeholders: placeholdersOf(current, caller.environment).filter((f) => !set.has(f)),
       funding_account: funding === undefined ? current.funding_account : funding,
+      ...(patch.file_retention_days !== undefined && { file_retention_days: patch.file_retention_days }),
       updated_at: deps.now().toISOString(),
     };
     if (next.updated_at === current.updated_at)

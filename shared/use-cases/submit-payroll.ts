@@ -257,6 +257,7 @@ export async function submitPayroll(
       findings: [],
       disbursement: null,
       failure_reason: null,
+      file_key: null,
       originator: null,
       funding_account: null,
       trace_start: null,
@@ -308,8 +309,8 @@ export async function submitPayroll(
 
 /**
  * The write of a run's body, begun before its checks end. `written` answers once it is stored (or throws its
- * failure); `discard` waits for it to settle and deletes what it stored, best effort: an object left behind by a
- * failed delete is one no record points at.
+ * failure); `discard` waits for it to settle. A body whose run was never recorded is left where it is (no runtime
+ * role may delete an object): no record points at it, and it holds no bank data.
  */
 function storeBody(s: SubmitServices, orgId: string, stored: StoredSubmission) {
   const key = objectKeys.submission(orgId, stored.payroll_id);
@@ -326,9 +327,7 @@ function storeBody(s: SubmitServices, orgId: string, stored: StoredSubmission) {
       if (!outcome.ok) throw outcome.error;
     },
     discard(): Promise<void> {
-      discarded ??= settled.then(async (outcome) => {
-        if (outcome.ok) await s.objects.delete(key).catch(() => undefined);
-      });
+      discarded ??= settled.then(() => undefined);
       return discarded;
     },
   };

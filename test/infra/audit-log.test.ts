@@ -129,7 +129,7 @@ describe('audit log ingestion', () => {
         Effect: 'Allow',
         Action: ['dynamodb:BatchWriteItem', 'dynamodb:UpdateItem'],
         Resource: tableArn,
-        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['AUDIT#UNAUTHENTICATED#*', 'ORG#*'] } },
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['AUDIT#ORG#*', 'AUDIT#UNAUTHENTICATED#*'] } },
       }),
     ]);
     const kms = statements.filter((s) => asArray(s.Action).some((a) => a.startsWith('kms:')));

@@ -2,8 +2,9 @@ import { GetObjectCommand, ListObjectsV2Command, type PutObjectCommandInput } fr
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { localS3Client } from '../../local/engines/provision.js';
-import { entryDetailRecord, type NachaEntryInput } from '../../shared/adapters/nacha.js';
-import { ObjectStore, objectKeys } from '../../shared/adapters/object-store.js';
+import { entryDetailRecord } from '../../shared/adapters/nacha.js';
+import { FileSealer, fileContext } from '../../shared/adapters/file-sealer.js';
+import { ObjectStore, WORK_FILE_PREFIX, objectKeys } from '../../shared/adapters/object-store.js';
 import type { PaystubRecord } from '../../shared/data/paystub-repository.js';
 import { SIMULATE_FAIL_NOTE } from '../../shared/domain/compliance.js';
 import { cancelPayroll } from '../../shared/use-cases/cancel-payroll.js';
@@ -13,8 +14,8 @@ import { testEngines } from '../support/engines.js';
 import { drain, payrollBody, payrollWorld, paystubItemsOf, submitRun } from '../support/payroll-fixture.js';
 
 /**
- * The security review's "plaintext account numbers at rest": no full account number may be stored anywhere but the
- * NACHA file of a completed run. Real runs (one completed, one failed, one cancelled while its chunks were being
+ * The security review's "plaintext account numbers at rest": no full account number may be stored in clear anywhere,
+ * not even in the NACHA file of a completed run, which is sealed under a key of its own kept on the run's item. Real runs (one completed, one failed, one cancelled while its chunks were being
  * written) go through the processor on DynamoDB Local and fauxqs; then every object left in the bucket, every object
  * body ever written to it, and every item of the table are searched for each account number as plain digits.
  *
@@ -43,11 +44,13 @@ async function recordingWorld() {
   const s3 = localS3Client(s3Endpoint, region);
   /** Every body put into the bucket, in order: what a versioned bucket keeps, deleted or not. */
   const writes: { key: string; body: string }[] = [];
+  const puts: PutObjectCommandInput[] = [];
   s3.middlewareStack.add(
     (next, context) => async (args) => {
       if (context.commandName === 'PutObjectCommand') {
         const input = args.input as PutObjectCommandInput;
         writes.push({ key: input.Key!, body: String(input.Body) });
+        puts.push(input);
       }
       return next(args);
     },
@@ -59,7 +62,7 @@ async function recordingWorld() {
     { organizationId: world.org.organization_id, environment: 'sandbox' },
     { funding_account: FUNDING },
   );
-  return { ...world, s3, writes };
+  return { ...world, s3, writes, puts };
 }
 type World = Awaited<ReturnType<typeof recordingWorld>>;
 
@@ -129,7 +132,7 @@ async function expectedCredits(world: World, payrollId: string, accounts: Readon
 }
 
 describe('bank account numbers at rest', () => {
-  it('are stored nowhere but the NACHA file of a completed run, after completed, failed and cancelled runs', async () => {
+  it('are stored in clear nowhere, the NACHA file of a completed run included, after completed, failed and cancelled runs', async () => {
     const world = await recordingWorld();
     const orgId = world.org.organization_id;
     const accounts = new Map(world.employeeIds.map((id, i) => [id, employeeAccount(i)]));
@@ -165,7 +168,7 @@ describe('bank account numbers at rest', () => {
     expect(cancelledRun.status).toBe('cancelled');
     expect(world.writes.some((w) => w.key.includes(`/${cancelled}/entries/`))).toBe(true);
 
-    // Every step delivered again once the runs ended: deleting what is already gone must not fail them.
+    // Every step delivered again once the runs ended: nothing of an ended run is done again, and nothing fails.
     for (const payrollId of [completed, failed, cancelled]) {
       for (const message of [
         { kind: 'finalize', organization_id: orgId, payroll_id: payrollId },
@@ -179,16 +182,22 @@ describe('bank account numbers at rest', () => {
     expect((await statusOf(world, completed)).status).toBe('completed');
     expect((await statusOf(world, failed)).status).toBe('failed');
 
-    // The one place the numbers belong: the completed run's file, byte for byte the records built from them.
+    // The one place the numbers are: the completed run's file, sealed; opened with its key, byte for byte the records.
     const disbursementKey = objectKeys.disbursement(orgId, completed);
-    const file = (await world.services.objects.getText(disbursementKey))!;
+    const sealed = (await world.services.objects.getText(disbursementKey))!;
+    expect(FileSealer.isSealed(sealed)).toBe(true);
+    const file = await world.services.files.open(
+      sealed,
+      (await statusOf(world, completed)).file_key!,
+      fileContext(orgId, completed),
+    );
     expect(findingsIn(disbursementKey, file, numbers).map((f) => f.number)).toEqual(numbers);
     expect(creditsOf(file)).toEqual(await expectedCredits(world, completed, accounts));
     for (const payrollId of [failed, cancelled])
       expect(await world.services.objects.getText(objectKeys.disbursement(orgId, payrollId))).toBeUndefined();
 
     // Everything else: what the bucket holds now, every body ever written to it, every item of the table.
-    const allowed = (where: string) => where === `object ${disbursementKey}` || where === `write ${disbursementKey}`;
+    const allowed = (_where: string) => false;
     const objects = await currentObjects(world);
     const items = await tableItems(world);
     const findings = [
@@ -201,48 +210,39 @@ describe('bank account numbers at rest', () => {
     console.log(
       `bank data at rest: searched ${numbers.length} account numbers in ${objects.length} objects left in the bucket, ` +
         `${world.writes.length} object bodies written (every version), ${items.length} table items; ` +
-        `${findings.length - leaks.length} found where allowed (${disbursementKey}), ${leaks.length} elsewhere; ` +
-        `${workFilesLeft.length} work files left`,
+        `${leaks.length} in clear; ${workFilesLeft.length} work files left for the lifecycle to expire`,
     );
     expect(leaks).toEqual([]);
-    // The work files of all three runs are gone once they ended.
-    expect(workFilesLeft).toEqual([]);
-    expect(world.writes.filter((w) => w.key.includes('/entries/')).length).toBeGreaterThanOrEqual(7);
+    // Work files are not deleted (no runtime role may delete an object): they hold no account number, and all live
+    // under the prefix the bucket's lifecycle expires.
+    expect(workFilesLeft.length).toBeGreaterThanOrEqual(7);
+    expect(workFilesLeft.filter((key) => !key.startsWith(WORK_FILE_PREFIX))).toEqual([]);
   });
 
-  it('assembles the same file for a run whose chunks wrote their entries in clear before the change (in flight across it)', async () => {
+  it("destroys a completed run's file when the run is cancelled: its key is erased, the sealed bytes stay unreadable", async () => {
     const world = await recordingWorld();
     const orgId = world.org.organization_id;
-    const accounts = new Map(world.employeeIds.map((id, i) => [id, employeeAccount(i)]));
     const payrollId = await submit(world, payrollBody(world.employeeIds));
-    let converted = false;
-    await drain(world.services, world.queues.payroll, orgId, payrollId, async (s, message) => {
-      if (message.kind === 'finalize' && !converted) {
-        // Chunk 1 as the processor wrote it before: its records, account numbers in clear, at the old key.
-        converted = true;
-        const odfi = (await statusOf(world, payrollId)).originator!.originating_dfi_identification;
-        const work = (await s.objects.getJson<{
-          entries: (Omit<NachaEntryInput, 'accountNumber'> & { account_number_ciphertext: string })[];
-        }>(objectKeys.chunkEntries(orgId, payrollId, 1)))!;
-        const records = await Promise.all(
-          work.entries.map(async ({ account_number_ciphertext, ...fields }) =>
-            entryDetailRecord(odfi, {
-              ...fields,
-              accountNumber: await s.encryptor.decrypt(account_number_ciphertext, orgId),
-            }),
-          ),
-        );
-        await s.objects.putText(objectKeys.legacyChunkEntries(orgId, payrollId, 1), records.join('\n'), 'text/plain');
-        await s.objects.delete(objectKeys.chunkEntries(orgId, payrollId, 1));
-      }
-      await processMessage(s, message);
-    });
-    expect(converted).toBe(true);
-    expect((await statusOf(world, payrollId)).status).toBe('completed');
-    const file = (await world.services.objects.getText(objectKeys.disbursement(orgId, payrollId)))!;
-    expect(creditsOf(file)).toEqual(await expectedCredits(world, payrollId, accounts));
-    const left = (await currentObjects(world)).map((o) => o.key).filter((key) => key.includes('/entries/'));
-    // The new work files are gone, and so is the one written in clear at the old key: the run ended here.
-    expect(left).toEqual([]);
+    await drain(world.services, world.queues.payroll, orgId, payrollId);
+    const before = await statusOf(world, payrollId);
+    expect(before.status).toBe('completed');
+    expect(before.file_key).toEqual(expect.any(String));
+    // Written with a governance-mode retention of the organization's period (two years by default).
+    const put = world.puts.find((p) => p.Key === objectKeys.disbursement(orgId, payrollId))!;
+    expect(put.ObjectLockMode).toBe('GOVERNANCE');
+    const days = (Number(put.ObjectLockRetainUntilDate) - Date.now()) / 86_400_000;
+    expect(days).toBeGreaterThan(729);
+    expect(days).toBeLessThanOrEqual(730);
+
+    await cancelPayroll(world.services, 'sandbox', orgId, payrollId);
+    const after = await statusOf(world, payrollId);
+    expect(after.status).toBe('cancelled');
+    expect(after.file_key).toBeNull();
+    // The object is still there (nothing at run time may delete it), and no key left can open it.
+    const sealed = (await world.services.objects.getText(objectKeys.disbursement(orgId, payrollId)))!;
+    expect(FileSealer.isSealed(sealed)).toBe(true);
+    await expect(
+      world.services.files.open(sealed, (await world.services.files.newKey()).wrapped, fileContext(orgId, payrollId)),
+    ).rejects.toThrow();
   });
 });

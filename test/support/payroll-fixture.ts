@@ -1,3 +1,4 @@
+import { FileSealer } from '../../shared/adapters/file-sealer.js';
 import { randomBytes } from 'node:crypto';
 import { DeleteMessageCommand, ChangeMessageVisibilityCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { ScanCommand, type ScanCommandOutput } from '@aws-sdk/lib-dynamodb';
@@ -41,6 +42,7 @@ export async function payrollWorld(employeeCount: number, options: { accountNumb
     objects: new ObjectStore(testS3Client(), bucket),
     queue: new Queue(testSqsClient(), queues.payroll),
     encryptor: new FieldEncryptor(new LocalDataKeyProvider(randomBytes(32).toString('base64'))),
+    files: new FileSealer(new LocalDataKeyProvider(randomBytes(32).toString('base64'))),
     transactions: new Transactions(table),
     deps: systemDeps,
   };

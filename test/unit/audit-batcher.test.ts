@@ -89,7 +89,7 @@ describe('the local audit batcher', () => {
     // The items are the ingestion's own: the organization's log partition, with their expiry.
     expect(transactions()[0]![0]!.Put).toMatchObject({
       TableName: 't',
-      Item: { PK: 'ORG#org_1#AUDIT', entity: 'audit', request_id: 'req-0' },
+      Item: { PK: 'AUDIT#ORG#org_1', entity: 'audit', request_id: 'req-0' },
     });
     expect(transactions()[0]![0]!.Put!.Item).toHaveProperty('ttl');
     await batcher.stop();

@@ -62,7 +62,6 @@ beforeAll(() => {
   process.env.TABLE_NAME = 'unit-table';
   process.env.PAYROLL_SIGNING_SECRET = randomBytes(32).toString('base64url');
   process.env.PAYROLL_LOCAL_MASTER_KEY = randomBytes(32).toString('base64');
-  process.env.PAYROLL_AUTH_CACHE_TTL_MS = '0';
   // Rate limits are exercised against the real engine (e2e); here they would meet the mocked table.
   process.env.PAYROLL_RATE_LIMIT_READ = '0';
   process.env.PAYROLL_RATE_LIMIT_EMPLOYEE_WRITE = '0';

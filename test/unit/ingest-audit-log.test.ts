@@ -88,7 +88,7 @@ describe('the audit ingest function', () => {
     expect(items.length).toBe(30);
     const first = items.find((i) => i.request_id === 'req-0')!;
     expect(first).toMatchObject({
-      PK: 'ORG#org_1#AUDIT',
+      PK: 'AUDIT#ORG#org_1',
       SK: `${records[0]!.at}#req-0`,
       entity: 'audit',
       ...records[0],

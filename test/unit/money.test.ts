@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { centsToNumber, formatCents, parseMoney, sumCents } from '../../shared/domain/money.js';
+import { InexactNumber } from '../../shared/domain/strict-json.js';
 
 /** Reference: decimal text to cents with BigInt only. */
 function referenceCents(text: string): bigint {
@@ -15,7 +16,6 @@ describe('money', () => {
     ['0.10', 10],
     ['1234.56', 123456],
     ['100000000.00', 10_000_000_000],
-    [' 12.5 ', 1250],
   ])('parses %j as %d cents', (input, cents) => {
     expect(parseMoney(input)).toEqual({ ok: true, cents });
   });
@@ -36,6 +36,11 @@ describe('money', () => {
     ['1.234', 'precision'],
     [0.1 + 0.2, 'precision'],
     ['1e3', 'format'],
+    // CONTRACT §5: a numeric string with spaces is refused, never trimmed.
+    [' 10', 'format'],
+    ['12.5 ', 'format'],
+    // More digits than a double holds, kept as written by the request parser: counted, never rounded to 1000.
+    [new InexactNumber('1000.00000000000001'), 'precision'],
     ['', 'format'],
     ['abc', 'format'],
     ['01.00', 'format'],

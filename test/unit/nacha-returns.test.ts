@@ -70,8 +70,22 @@ describe('reading a return / NOC file', () => {
     expect(reading).toEqual({
       ok: true,
       items: [
-        { type: 'return', trace_number: TRACE_A, code: 'R03', line: 4, company_identification: '1234567890' },
-        { type: 'return', trace_number: TRACE_B, code: 'R16', line: 6, company_identification: '1234567890' },
+        {
+          type: 'return',
+          trace_number: TRACE_A,
+          code: 'R03',
+          line: 4,
+          company_identification: '1234567890',
+          amount_cents: 125_000,
+        },
+        {
+          type: 'return',
+          trace_number: TRACE_B,
+          code: 'R16',
+          line: 6,
+          company_identification: '1234567890',
+          amount_cents: 99,
+        },
         {
           type: 'correction',
           trace_number: TRACE_C,
@@ -166,10 +180,7 @@ describe('reading a return / NOC file', () => {
     const fileControl = lines.findIndex((l) => l.startsWith('9') && l !== '9'.repeat(94));
     const extra = [...lines.slice(0, fileControl + 1), lines[1]!].join('\n');
     expect(problemsOf(extra)).toEqual([
-      {
-        line: fileControl + 2,
-        message: 'Only filler records (all 9s), or the header of another file, may follow a file control record',
-      },
+      { line: fileControl + 2, message: 'Only filler records (all 9s) may follow the file control record' },
     ]);
   });
 
@@ -186,9 +197,12 @@ describe('reading a return / NOC file', () => {
     expect(unbroken.ok && unbroken.items.length).toBe(items.length);
   });
 
-  it('reads several files sent as one, each checked on its own', () => {
-    const reading = parseReturnFile(`${FILE}\n${FILE}`);
-    expect(reading.ok && reading.items.length).toBe(10);
+  it('refuses several files sent as one: a file has one file header, and only filler follows its file control', () => {
+    const lines = FILE.split('\n').length;
+    expect(problemsOf(`${FILE}\n${FILE}`)).toContainEqual({
+      line: lines + 1,
+      message: 'A file header record (type 1) may only open the file: post one file at a time',
+    });
   });
 
   it('records corrected data it cannot apply (a routing number that fails its check) instead of refusing the file', () => {
@@ -218,7 +232,16 @@ describe('reading a return / NOC file', () => {
     expect(file.split('\n').every((l) => l.length === 94)).toBe(true);
     expect(parseReturnFile(file)).toEqual({
       ok: true,
-      items: [{ type: 'return', trace_number: TRACE_A, code: 'R03', line: 4, company_identification: '1234567890' }],
+      items: [
+        {
+          type: 'return',
+          trace_number: TRACE_A,
+          code: 'R03',
+          line: 4,
+          company_identification: '1234567890',
+          amount_cents: 258_950,
+        },
+      ],
     });
   });
 });

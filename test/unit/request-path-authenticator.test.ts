@@ -4,12 +4,10 @@ import { hashToken } from '../../shared/adapters/tokens.js';
 import { Authenticator } from '../../shared/http/authenticator.js';
 
 /**
- * The token cache on the request path: one read per token at a time, refreshed ahead of its expiry, and never an
- * answer older than the cache's bound (a revoked key is refused within `ttlMs`). The clock and the reads are the
- * test's: nothing here depends on how fast anything runs.
+ * Revocation at once (CONTRACT §2): every request reads its token item, and no request joins a read begun before
+ * it, so the first request after a revocation is refused wherever it lands. The clock and the reads are the test's.
  */
 const TOKEN = `pk_sandbox_${'a'.repeat(43)}`;
-const TTL = 5_000;
 
 const active: TokenRecord = {
   api_key_id: 'key_1',
@@ -46,136 +44,57 @@ const outcome = (auth: Authenticator) =>
     (e: Error & { reason?: string }) => e.reason ?? e.message,
   );
 
-describe('the token cache on the request path', () => {
-  it('reads a token once for any number of requests that miss the cache together', async () => {
+describe('token lookup on the request path', () => {
+  it('reads the token for every request, even concurrent ones: none answers from an earlier read', async () => {
     const stored = { record: active };
     const { repo, reads } = manualRepo(stored);
-    const clock = { now: 1_000_000 };
-    const auth = new Authenticator(repo, 'sandbox', TTL, () => clock.now);
-    const answers = Array.from({ length: 32 }, () => outcome(auth));
+    const auth = new Authenticator(repo, 'sandbox', () => 1_000_000);
+    const answers = Array.from({ length: 4 }, () => outcome(auth));
     await settle();
-    expect(reads).toHaveLength(1);
-    reads[0]!.resolve();
-    expect(await Promise.all(answers)).toEqual(Array(32).fill('key_1'));
-    // And a failed read fails every request that waited on it, then the next request reads again.
-    clock.now += TTL;
-    const failing = Array.from({ length: 3 }, () => outcome(auth));
-    await settle();
-    expect(reads).toHaveLength(2);
-    reads[1]!.reject(new Error('engine down'));
-    expect(await Promise.all(failing)).toEqual(Array(3).fill('engine down'));
-    const again = outcome(auth);
-    await settle();
-    expect(reads).toHaveLength(3);
-    reads[2]!.resolve();
-    expect(await again).toBe('key_1');
+    expect(reads).toHaveLength(4);
+    for (const r of reads) r.resolve();
+    expect(await Promise.all(answers)).toEqual(Array(4).fill('key_1'));
   });
 
-  it('refreshes a record past half its life in the background, so steady traffic never waits on its expiry', async () => {
+  it('refuses a revoked key on the first request after the revocation, though the key answered a moment before', async () => {
     const stored = { record: active };
     const { repo, reads } = manualRepo(stored);
-    const clock = { now: 1_000_000 };
-    const auth = new Authenticator(repo, 'sandbox', TTL, () => clock.now);
-    const first = outcome(auth);
-    await settle();
-    reads[0]!.resolve();
-    expect(await first).toBe('key_1');
-
-    // Young: answered from the cache, nothing read.
-    clock.now += TTL / 2 - 1;
-    expect(await outcome(auth)).toBe('key_1');
-    expect(reads).toHaveLength(1);
-    // Past half its life: still answered at once, and one read starts for all the requests that see it so.
-    clock.now += 1;
-    expect(await Promise.all([outcome(auth), outcome(auth), outcome(auth)])).toEqual(['key_1', 'key_1', 'key_1']);
-    expect(reads).toHaveLength(2);
-    reads[1]!.resolve();
-    await settle();
-    // Where the first record would have lapsed, the refreshed one answers with no read to wait for (the read
-    // this request starts is the refresh of the refreshed record, half its life old now, and stays unanswered).
-    clock.now += TTL / 2;
-    expect(await outcome(auth)).toBe('key_1');
-    expect(reads).toHaveLength(3);
-  });
-
-  it('refuses a revoked key once the cached record is as old as the bound, never later', async () => {
-    const stored = { record: active };
-    const { repo, reads } = manualRepo(stored);
-    const clock = { now: 1_000_000 };
-    const auth = new Authenticator(repo, 'sandbox', TTL, () => clock.now);
-    const first = outcome(auth);
-    await settle();
-    const readStartedAt = clock.now;
-    // The engine answers a while after the read started: the record's age counts from the start.
-    clock.now += 400;
-    reads[0]!.resolve();
-    expect(await first).toBe('key_1');
-
-    stored.record = revoked; // revoked on another container
-    // A background refresh that fails keeps nothing alive past the bound.
-    clock.now = readStartedAt + TTL / 2;
-    expect(await outcome(auth)).toBe('key_1');
-    reads[1]!.reject(new Error('engine down'));
-    await settle();
-    clock.now = readStartedAt + TTL;
-    const late = outcome(auth);
-    await settle();
-    expect(reads).toHaveLength(3);
-    reads[2]!.resolve();
-    expect(await late).toBe('The token is unknown or revoked');
-  });
-
-  it('does not cache a read that was in flight when this container revoked the key', async () => {
-    const stored = { record: active };
-    const { repo, reads } = manualRepo(stored);
-    const clock = { now: 1_000_000 };
-    const auth = new Authenticator(repo, 'sandbox', TTL, () => clock.now);
+    const auth = new Authenticator(repo, 'sandbox', () => 1_000_000);
     const before = outcome(auth);
     await settle();
-    // The revocation commits and the container forgets the token while the read is still in flight.
-    stored.record = revoked;
-    auth.forget(hashToken(TOKEN));
+    reads[0]!.resolve();
+    expect(await before).toBe('key_1');
+    stored.record = revoked; // revoked by another function's container
     const after = outcome(auth);
     await settle();
     expect(reads).toHaveLength(2);
-    // The later read answers first; the earlier one, begun before the revocation, last.
     reads[1]!.resolve();
     expect(await after).toBe('The token is unknown or revoked');
-    reads[0]!.resolve();
-    expect(await before).toBe('key_1');
-    // What the stale read found is not kept: this container refuses the key from now on.
-    expect(await outcome(auth)).toBe('The token is unknown or revoked');
-    expect(reads).toHaveLength(2);
   });
 
-  it('with the cache off, reads for every request', async () => {
+  it('does not let a request that arrives after the revocation ride on a read begun before it', async () => {
     const stored = { record: active };
     const { repo, reads } = manualRepo(stored);
-    const auth = new Authenticator(repo, 'sandbox', 0, () => 1_000_000);
-    const answers = [outcome(auth), outcome(auth)];
-    await settle();
-    expect(reads).toHaveLength(2);
-    for (const r of reads) r.resolve();
-    expect(await Promise.all(answers)).toEqual(['key_1', 'key_1']);
-  });
-
-  it('does not join a read older than the bound: its answer may predate a revocation by more than ttlMs', async () => {
-    const stored = { record: active };
-    const { repo, reads } = manualRepo(stored);
-    const clock = { now: 1_000_000 };
-    const auth = new Authenticator(repo, 'sandbox', TTL, () => clock.now);
-    // A slow read (throttled, retried) starts while the key is active…
+    const auth = new Authenticator(repo, 'sandbox', () => 1_000_000);
     const early = outcome(auth);
     await settle();
-    // …the key is revoked elsewhere, and a request arrives once that read is older than the bound.
     stored.record = revoked;
-    clock.now += TTL + 1;
     const late = outcome(auth);
     await settle();
     expect(reads).toHaveLength(2);
     reads[1]!.resolve();
     reads[0]!.resolve();
-    expect(await late).not.toBe('key_1');
+    expect(await late).toBe('The token is unknown or revoked');
     expect(await early).toBe('key_1');
+  });
+
+  it("answers the scopes of the key's type as declared now, not those stored when the key was made", async () => {
+    const stored = { record: { ...active, scopes: ['read:employees'] as TokenRecord['scopes'] } };
+    const { repo, reads } = manualRepo(stored);
+    const auth = new Authenticator(repo, 'sandbox', () => 1_000_000);
+    const principal = auth.authenticate(`Bearer ${TOKEN}`);
+    await settle();
+    reads[0]!.resolve();
+    expect((await principal).scopes).toContain('read:disbursements');
   });
 });

@@ -47,8 +47,11 @@ export function authenticate(gate: Gate): MiddlewareObj<ApiEvent, APIGatewayProx
  */
 export function authorize(scope: Scope): MiddlewareObj<ApiEvent, APIGatewayProxyResult> {
   return {
-    before: ({ event }) => {
-      if (!event.principal || !hasScope(event.principal.scopes, scope)) throw new InsufficientScopeError(scope);
-    },
+    before: ({ event }) => requireScope(event.principal, scope),
   };
+}
+
+/** A further scope a use case needs for what it is about to answer (a representation that holds bank data). */
+export function requireScope(principal: { scopes: readonly Scope[] } | undefined, scope: Scope): void {
+  if (!principal || !hasScope(principal.scopes, scope)) throw new InsufficientScopeError(scope);
 }

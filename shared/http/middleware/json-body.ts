@@ -1,10 +1,12 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { InvalidRequestError } from '../../domain/errors.js';
+import { parseStrictJson } from '../../domain/strict-json.js';
 import { headerOf, type ApiEvent } from './request-context.js';
 
 /**
- * A request body must be a JSON object; anything else is 400 invalid_request_body before the handler runs. A route
+ * A request body must be a JSON object naming each key once; anything else is 400 invalid_request_body before the
+ * handler runs (shared/domain/strict-json.ts reads it as written). A route
  * that also takes text gets a `text/plain` body as it is.
  */
 export function jsonBody(options: { text?: boolean } = {}): MiddlewareObj<ApiEvent, APIGatewayProxyResult> {
@@ -16,12 +18,17 @@ export function jsonBody(options: { text?: boolean } = {}): MiddlewareObj<ApiEve
         event.textBody = text;
         return;
       }
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        throw new InvalidRequestError([{ code: 'invalid_json', message: 'The body is not valid JSON' }]);
-      }
+      const reading = parseStrictJson(text);
+      if (!reading.ok && reading.problem === 'duplicate_key')
+        throw new InvalidRequestError([
+          {
+            field: reading.path === '' ? reading.key : `${reading.path}.${reading.key}`,
+            code: 'duplicate_key',
+            message: `The key "${reading.key}" appears more than once in the same object`,
+          },
+        ]);
+      if (!reading.ok) throw new InvalidRequestError([{ code: 'invalid_json', message: 'The body is not valid JSON' }]);
+      const parsed = reading.value;
       if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
         throw new InvalidRequestError([{ code: 'invalid_type', message: 'The body must be a JSON object' }]);
       }
