@@ -143,7 +143,7 @@ export type paths = {
         };
         /**
          * The NACHA file of a payroll run, or its control totals
-         * @description The run's NACHA PPD file (`text/plain`, 94-character records): one batch of credits to employees, balanced by one offset debit to the funding account when the organization has one (service class 200; else credits only, 220). With `Accept: application/json` its control totals. 404 until the file exists. Account numbers appear only inside this file.
+         * @description The run's NACHA PPD file (`text/plain`, 94-character records): one batch of credits to employees, balanced by one offset debit to the funding account when the organization has one (service class 200; else credits only, 220). With `Accept: application/json` its control totals. 404 until the file exists. Account numbers appear only inside this file, so the file needs the `read:disbursements` scope (admin keys) beside `read:payroll`; the control totals need `read:payroll` alone.
          *
          *     Requires a token with the `read:payroll` scope. Rate limit: the read bucket.
          */
@@ -167,7 +167,7 @@ export type paths = {
         put?: never;
         /**
          * Cancel a payroll run (sandbox only)
-         * @description Sandbox only. Cancels a `pending`, `processing` or `completed` run: the cancel wins over processing (the run never becomes `completed` afterwards), its window is freed, every paystub of it becomes `voided` (still readable, payments `cancelled`), and its file is withdrawn (410). Cancelling twice answers the cancelled run again.
+         * @description Sandbox only. Cancels a `pending`, `processing` or `completed` run: the cancel wins over processing (the run never becomes `completed` afterwards), its window is freed, every paystub of it becomes `voided` (still readable, payments `cancelled`), and its file is withdrawn (410) and its bank data destroyed. Cancelling a run that is already cancelled answers 409 `payroll_not_cancellable`.
          *
          *     Requires a token with the `write:payroll` scope. Rate limit: the payroll-write bucket.
          */
@@ -194,9 +194,11 @@ export type paths = {
          *     - A **return** (addenda type 99, R code) marks the paystub's `payment` `returned` with the code and its reason, adds to the run's `returns`, and emits `payment.returned`. The paystub stays `issued` and year-to-date totals do not change: the wages were earned. R02, R03 and R04 (account closed, missing or invalid) set the employee's `bank_account.status` to `invalid`: the next payroll answers 422 `missing_bank_account` for them until a new `bank_account` is set.
          *     - A **notification of change** (SEC code COR, addenda type 98: C01, C02, C03, C05, C06, C07) corrects the employee's bank account if it is still the account the deposit went to, and emits `employee.bank_account_corrected` (masked). Other change codes are recorded, not applied.
          *
-         *     The whole report is checked before any of it is applied: a malformed file is 400 naming each bad line, and nothing changes. Applying is idempotent: sending the same report again (or twice at once) applies each item once; the repeats answer `already_applied`. At most 2,000 items per file or per list. If a request fails or times out half-way, post the same report again: what was applied answers `already_applied`, the rest is applied.
+         *     Admin keys only: what a bank reports changes employees' bank accounts. A correction or an account-invalidating return applies only to the account the deposit went to: an account replaced since, or corrected since (a correction makes a new version of the account), is left alone.
          *
-         *     Requires a token with the `write:payroll` scope. Rate limit: the payroll-write bucket.
+         *     The whole report is checked before any of it is applied: every record must be 94 characters (trailing blanks may be trimmed in transit, never a field the layout requires), every required header and control field present and in its format, each batch control must agree with its header (company identification, batch number, service class) and with its entries (count, hash, totals), and the file control with the whole file (batch, block and entry counts, hash, totals). A malformed file is 400 naming each bad line, and nothing changes. A returned entry whose amount is not the original deposit's answers `amount_mismatch` and is not applied. Applying is idempotent: sending the same report again (or twice at once) applies each item once; the repeats answer `already_applied`. At most 2,000 items per file or per list. If a request fails or times out half-way, post the same report again: what was applied answers `already_applied`, the rest is applied.
+         *
+         *     Requires a token with the `admin` scope. Rate limit: the payroll-write bucket.
          */
         post: operations["postDisbursementReturns"];
         delete?: never;
@@ -622,7 +624,7 @@ export type components = {
             name: string;
             /** @enum {string} */
             type: "read-only" | "payroll-submitter" | "admin";
-            scopes: ("read:employees" | "write:employees" | "read:payroll" | "write:payroll" | "read:paystubs" | "admin")[];
+            scopes: ("read:employees" | "write:employees" | "read:payroll" | "write:payroll" | "read:paystubs" | "read:disbursements" | "admin")[];
             /**
              * @description The token's prefix and last four characters
              * @example pk_sandbox_…x7Qa
@@ -702,7 +704,7 @@ export type components = {
             name: string;
             /** @enum {string} */
             type: "read-only" | "payroll-submitter" | "admin";
-            scopes: ("read:employees" | "write:employees" | "read:payroll" | "write:payroll" | "read:paystubs" | "admin")[];
+            scopes: ("read:employees" | "write:employees" | "read:payroll" | "write:payroll" | "read:paystubs" | "read:disbursements" | "admin")[];
             /**
              * @description The token's prefix and last four characters
              * @example pk_sandbox_…x7Qa
@@ -842,10 +844,10 @@ export type components = {
             type: "return" | "correction";
             code: string;
             /**
-             * @description `applied`: this request changed the payment; `already_applied`: an earlier report did (nothing changed now); `unknown_trace`: no deposit of your organization carried this trace number
+             * @description `applied`: this request changed the payment; `already_applied`: an earlier report did (nothing changed now); `unknown_trace`: no deposit of your organization carried this trace number; `amount_mismatch`: a returned entry's amount is not the deposit's (not applied)
              * @enum {string}
              */
-            outcome: "applied" | "unknown_trace" | "already_applied";
+            outcome: "applied" | "unknown_trace" | "already_applied" | "amount_mismatch";
             /**
              * @description The paystub whose deposit it is, when known
              * @example stub_01kfz8f7k3m5n7q9s1t3v5x7ef
@@ -2032,7 +2034,7 @@ export type components = {
              * @description `insufficient_scope`: the scope the route needs
              * @enum {string}
              */
-            required_scope?: "read:employees" | "write:employees" | "read:payroll" | "write:payroll" | "read:paystubs" | "admin";
+            required_scope?: "read:employees" | "write:employees" | "read:payroll" | "write:payroll" | "read:paystubs" | "read:disbursements" | "admin";
         } & {
             [key: string]: unknown;
         };
@@ -2060,6 +2062,11 @@ export type components = {
              * @example 3200
              */
             max_payroll_total: number;
+            /**
+             * @description Days each NACHA file is kept under a retention lock once written (at least 730: NACHA keeps entries two years). A cancelled or failed run's file is destroyed whatever the lock: its key is erased, so it can never be read again.
+             * @example 730
+             */
+            file_retention_days: number;
             /** @description What the NACHA file carries. A production organization starts with placeholders (all zeros, `NOT CONFIGURED`) and cannot submit payroll until each is set */
             originator: {
                 /** @description Batch header: the name on employees' statements (16 characters of ACH text) */
@@ -3693,7 +3700,22 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            /** @description `insufficient_scope`: the token lacks the `read:payroll` scope; `insufficient_scope`: the file (anything but `Accept: application/json`) needs `read:disbursements`; or `https_required`: plain HTTP */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.optional"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
             /** @description No run with this id, or its file is not written yet (the run is `pending` or `processing`) */
             404: {
                 headers: {
@@ -3848,7 +3870,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error404"];
                 };
             };
-            /** @description `payroll_not_cancellable`: the run was rejected, failed or cancelled */
+            /** @description `payroll_not_cancellable`: the run was rejected, failed or already cancelled */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5374,6 +5396,7 @@ export interface operations {
                      *         ],
                      *         "max_net_pay_per_employee": 250000,
                      *         "max_payroll_total": 100000000,
+                     *         "file_retention_days": 730,
                      *         "originator": {
                      *           "company_name": "ACME",
                      *           "company_identification": "1000000001",
@@ -5474,6 +5497,7 @@ export interface operations {
                         /** @enum {string} */
                         account_type: "checking" | "savings";
                     } | null;
+                    file_retention_days?: number;
                 };
             };
         };
@@ -5512,6 +5536,7 @@ export interface operations {
                      *         ],
                      *         "max_net_pay_per_employee": 300000,
                      *         "max_payroll_total": 100000000,
+                     *         "file_retention_days": 730,
                      *         "originator": {
                      *           "company_name": "ACME CORP",
                      *           "company_identification": "1000000001",

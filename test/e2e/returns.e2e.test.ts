@@ -441,3 +441,183 @@ describe('a bank return / notification-of-change file', () => {
     expect((await org.api.GET('/v1/employees/{id}', at(bounce.id))).data!.data.bank_account!.status).toBe('invalid');
   });
 });
+
+/**
+ * The security review of bank data (issue 31): what a payroll submitter's or a read-only token could do to pay, a
+ * late return after a correction, broken files the reader used to apply, and request bodies read as written.
+ */
+describe('bank data guards', () => {
+  async function tokenOf(org: Org, type: 'read-only' | 'payroll-submitter'): Promise<TypedClient> {
+    const key = await org.api.POST('/v1/api-keys', { body: { name: `${type} key`, type } });
+    return typedClient(stack, key.data!.data.token);
+  }
+
+  const c07 = (stub: Paystub, account: string, corrected: string): BankCorrection => ({
+    originalTrace: stub.payment.trace_number!,
+    code: 'C07',
+    routing: RDFI,
+    account,
+    individualId: stub.employee_id.slice(-15),
+    corrected: { routing: '021000021', account: corrected, accountType: 'checking' },
+  });
+
+  it('refuses the returns intake to a payroll submitter (a correction there redirected pay) and the NACHA text to all but admin', async () => {
+    const org = await newOrg('Guards Scopes');
+    const worker = await hire(org);
+    const run = await paid(org, [worker.id]);
+    const stub = run.stubs.get(worker.id)!;
+    const submitter = await tokenOf(org, 'payroll-submitter');
+    const reader = await tokenOf(org, 'read-only');
+    const redirect = fileFor(org, { corrections: [c07(stub, worker.account, '666666666')] });
+    const asSubmitter = await submitter.POST('/v1/disbursement-returns', {
+      body: redirect,
+      bodySerializer: (text: unknown) => text as string,
+      headers: { 'Content-Type': 'text/plain' },
+    });
+    expect(asSubmitter.response.status).toBe(403);
+    expect(asSubmitter.error!.error.code).toBe('insufficient_scope');
+    const json = await submitter.POST('/v1/disbursement-returns', {
+      body: { returns: [{ trace_number: stub.payment.trace_number!, code: 'R03' }], corrections: [] },
+    });
+    expect(json.response.status).toBe(403);
+    const account = (await org.api.GET('/v1/employees/{id}', at(worker.id))).data!.data.bank_account!;
+    expect(account).toMatchObject({
+      routing_number: RDFI,
+      account_number_last4: worker.account.slice(-4),
+      status: 'active',
+    });
+
+    for (const client of [submitter, reader]) {
+      const text = await client.GET('/v1/payroll/{id}/disbursement', { ...at(run.payrollId), parseAs: 'text' });
+      expect(text.response.status).toBe(403);
+      expect(asReceived(text.response).text).not.toContain(worker.account);
+      const totals = await client.GET('/v1/payroll/{id}/disbursement', {
+        ...at(run.payrollId),
+        headers: { Accept: 'application/json' },
+      });
+      expect(totals.response.status).toBe(200);
+    }
+    const file = await org.api.GET('/v1/payroll/{id}/disbursement', { ...at(run.payrollId), parseAs: 'text' });
+    expect(file.response.status).toBe(200);
+    const accounts = readNacha(file.data as unknown as string).batches.flatMap((b) => b.entries.map((e) => e.account));
+    expect(accounts).toContain(worker.account);
+  });
+
+  it('leaves a corrected account alone when a late return of the old details arrives', async () => {
+    const org = await newOrg('Guards Versions');
+    const worker = await hire(org);
+    const first = await paid(org, [worker.id]);
+    const corrected = await postFile(
+      org,
+      fileFor(org, { corrections: [c07(first.stubs.get(worker.id)!, worker.account, '123450007')] }),
+    );
+    expect(corrected.data!.outcomes[0]).toMatchObject({ outcome: 'applied', account_updated: true });
+    // The old trace's return: the deposit is marked returned, the corrected account is not touched.
+    const late = await postFile(
+      org,
+      fileFor(org, { returns: [returnOf(first.stubs.get(worker.id)!, 'R03', worker.account)] }),
+    );
+    expect(late.data!.outcomes[0]).toMatchObject({ outcome: 'applied' });
+    const account = (await org.api.GET('/v1/employees/{id}', at(worker.id))).data!.data.bank_account!;
+    expect(account).toMatchObject({ routing_number: '021000021', account_number_last4: '0007', status: 'active' });
+    // A deposit to the corrected account, returned R03, does make it invalid.
+    const second = await paid(org, [worker.id]);
+    const returned = await postFile(
+      org,
+      bankReturnFile(
+        {
+          odfiRouting: org.odfi,
+          rdfiRouting: '021000021',
+          companyName: 'RETURNS E2E',
+          companyIdentification: org.companyId,
+        },
+        { returns: [{ ...returnOf(second.stubs.get(worker.id)!, 'R03', '123450007'), routing: '021000021' }] },
+      ),
+    );
+    expect(returned.data!.outcomes[0]).toMatchObject({ outcome: 'applied' });
+    expect((await org.api.GET('/v1/employees/{id}', at(worker.id))).data!.data.bank_account!.status).toBe('invalid');
+  });
+
+  it('refuses every broken file the review had applied, applies nothing of it, and refuses a return of another amount', async () => {
+    const org = await newOrg('Guards Files');
+    const worker = await hire(org);
+    const run = await paid(org, [worker.id]);
+    const stub = run.stubs.get(worker.id)!;
+    const good = fileFor(org, { returns: [returnOf(stub, 'R01', worker.account)] });
+    const lines = good.split('\n');
+    const lineOf = (type: string) => lines.findIndex((l) => l.startsWith(type)) + 1;
+    const broken: Record<string, string> = {
+      'a file header that is just 1': corruptLine(good, lineOf('1'), () => '1'),
+      'a batch header cut at column 54': corruptLine(good, lineOf('5'), (l) => l.slice(0, 54)),
+      'a batch control without company id and batch number': corruptLine(
+        good,
+        lineOf('8'),
+        (l) => `${l.slice(0, 44)}${' '.repeat(10)}${l.slice(54, 87)}${' '.repeat(7)}`,
+      ),
+      'a batch control naming another company': corruptLine(
+        good,
+        lineOf('8'),
+        (l) => `${l.slice(0, 44)}9999999999${l.slice(54)}`,
+      ),
+      'a block count XXXXXX': corruptLine(good, lineOf('9'), (l) => `${l.slice(0, 7)}XXXXXX${l.slice(13)}`),
+      'a file control cut short': corruptLine(good, lineOf('9'), (l) => l.slice(0, 30)),
+    };
+    for (const [what, file] of Object.entries(broken)) {
+      const res = await postFile(org, file);
+      expect(res.status, what).toBe(400);
+      expect(res.error!.error.code, what).toBe('invalid_request_body');
+    }
+    expect((await stubOf(org, run.payrollId, worker.id)).payment.status).toBe('scheduled');
+    const tenDollars = await postFile(
+      org,
+      fileFor(org, { returns: [{ ...returnOf(stub, 'R01', worker.account), amountCents: 1000 }] }),
+    );
+    expect(tenDollars.data!.outcomes[0]).toMatchObject({ outcome: 'amount_mismatch', paystub_id: stub.paystub_id });
+    expect((await stubOf(org, run.payrollId, worker.id)).payment.status).toBe('scheduled');
+    // The good file is applied now: nothing before it was.
+    expect((await postFile(org, good)).data!.outcomes[0]!.outcome).toBe('applied');
+  });
+
+  it('reads request bodies as written: a key twice, decimals past two, blanks around a number', async () => {
+    const org = await newOrg('Guards JSON');
+    const worker = await hire(org);
+    const entry = (gross: string) =>
+      `{"pay_period_start":"2025-01-06","pay_period_end":"2025-01-19","pay_date":"2025-01-24",` +
+      `"employees":[{"employee_id":"${worker.id}","hours_worked":80,${gross}}]}`;
+    // Sent as text: a JSON serializer could not write a key twice or a number past a double's digits.
+    const dryRun = (text: string) =>
+      stack.request('POST', '/v1/payroll?dry_run=true', { token: org.token, body: text });
+    const twice = await dryRun(entry('"gross_pay":"1000","gross_pay":"999999"'));
+    expect(twice.status).toBe(400);
+    expect(twice.body.error).toMatchObject({ code: 'invalid_request_body' });
+    expect(twice.body.error.details[0]).toMatchObject({ code: 'duplicate_key', field: 'employees[0].gross_pay' });
+    const sameTwice = await dryRun(entry('"gross_pay":1000,"gross_pay":1000'));
+    expect(sameTwice.status).toBe(400);
+    const tooPrecise = await dryRun(entry('"gross_pay":1000.00000000000001'));
+    expect(tooPrecise.status).toBe(400);
+    expect(tooPrecise.body.error.details[0]).toMatchObject({
+      field: 'employees[0].gross_pay',
+      message: expect.stringMatching(/two decimal/),
+    });
+    const blanks = await dryRun(entry('"gross_pay":" 10"'));
+    expect(blanks.status).toBe(400);
+    expect(blanks.body.error.details[0]).toMatchObject({
+      field: 'employees[0].gross_pay',
+      message: expect.stringMatching(/decimal amount/),
+    });
+    const fine = await dryRun(entry('"gross_pay":1000.10'));
+    expect(fine.status).toBe(200);
+  });
+
+  it('answers a second cancel with 409 payroll_not_cancellable', async () => {
+    const org = await newOrg('Guards Cancel');
+    const worker = await hire(org);
+    const run = await paid(org, [worker.id]);
+    expect((await org.api.POST('/v1/payroll/{id}/cancel', at(run.payrollId))).response.status).toBe(200);
+    const again = await org.api.POST('/v1/payroll/{id}/cancel', at(run.payrollId));
+    expect(again.response.status).toBe(409);
+    expect(again.error!.error.code).toBe('payroll_not_cancellable');
+    const file = await org.api.GET('/v1/payroll/{id}/disbursement', { ...at(run.payrollId), parseAs: 'text' });
+    expect(file.response.status).toBe(410);
+  });
+});
