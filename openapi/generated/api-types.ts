@@ -2063,6 +2063,7 @@ export type components = {
              */
             max_payroll_total: number;
             /**
+             * Format: int32
              * @description Days each NACHA file is kept under a retention lock once written (at least 730: NACHA keeps entries two years). A cancelled or failed run's file is destroyed whatever the lock: its key is erased, so it can never be read again.
              * @example 730
              */
@@ -5497,6 +5498,10 @@ export interface operations {
                         /** @enum {string} */
                         account_type: "checking" | "savings";
                     } | null;
+                    /**
+                     * Format: int32
+                     * @description Days each NACHA file is kept under a retention lock (730 to 3650)
+                     */
                     file_retention_days?: number;
                 };
             };

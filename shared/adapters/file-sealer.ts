@@ -1,11 +1,5 @@
 import { config } from '../config/env.js';
-import {
-  type DataKeyProvider,
-  KmsDataKeyProvider,
-  LocalDataKeyProvider,
-  open,
-  seal,
-} from './envelope-encryption.js';
+import { type DataKeyProvider, KmsDataKeyProvider, LocalDataKeyProvider, open, seal } from './envelope-encryption.js';
 
 /**
  * NACHA files at rest: each file sealed (AES-256-GCM) under a data key of its own, the key wrapped by the disbursement

@@ -12,9 +12,7 @@ import { traced } from './observability.js';
  * container (BENCHMARKS.md gives both). A failed import is not cached: the next operation tries again.
  */
 async function importS3() {
-  const { S3Client, GetObjectCommand, PutObjectCommand, NoSuchKey } = await import(
-    '@aws-sdk/client-s3'
-  );
+  const { S3Client, GetObjectCommand, PutObjectCommand, NoSuchKey } = await import('@aws-sdk/client-s3');
   return { S3Client, GetObjectCommand, PutObjectCommand, NoSuchKey };
 }
 type S3Sdk = Awaited<ReturnType<typeof importS3>>;

@@ -1,3 +1,4 @@
+import { DEFAULT_FILE_RETENTION_DAYS, MAX_FILE_RETENTION_DAYS } from '../domain/settings.js';
 import * as z from 'zod';
 import type { settingsView } from '../use-cases/settings.js';
 import { updateSettingsBody } from '../schemas/settings.js';
@@ -30,9 +31,10 @@ export const settings = z
     pay_schedules: configuredValues,
     max_net_pay_per_employee: amount.meta({ description: "Compliance cap on one employee's net pay in a run" }),
     max_payroll_total: amount.meta({ description: "Compliance cap on a run's total net pay" }),
-    file_retention_days: z.number().int().meta({
+    file_retention_days: z.number().int().min(DEFAULT_FILE_RETENTION_DAYS).max(MAX_FILE_RETENTION_DAYS).meta({
+      format: 'int32',
       description:
-        'Days each NACHA file is kept under a retention lock once written (at least 730: NACHA keeps entries two years). A cancelled or failed run\'s file is destroyed whatever the lock: its key is erased, so it can never be read again.',
+        "Days each NACHA file is kept under a retention lock once written (at least 730: NACHA keeps entries two years). A cancelled or failed run's file is destroyed whatever the lock: its key is erased, so it can never be read again.",
       example: 730,
     }),
     originator: z

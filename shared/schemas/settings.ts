@@ -94,6 +94,7 @@ export const updateSettingsBody = z.strictObject({
       message: `At least ${DEFAULT_FILE_RETENTION_DAYS} days: NACHA's two-year record retention`,
     })
     .max(MAX_FILE_RETENTION_DAYS, { message: `At most ${MAX_FILE_RETENTION_DAYS} days` })
+    .meta({ format: 'int32', description: 'Days each NACHA file is kept under a retention lock (730 to 3650)' })
     .optional(),
 });
 export type UpdateSettingsInput = z.infer<typeof updateSettingsBody>;

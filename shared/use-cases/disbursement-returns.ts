@@ -184,7 +184,8 @@ async function applyItem(
   const known = { ...base, paystub_id: stub.paystub_id };
   if (item.type === 'return') {
     // A bank's return carries the original entry's amount: any other amount is not that deposit coming back.
-    if (item.amount_cents !== undefined && item.amount_cents !== stub.net_pay) return { ...known, outcome: 'amount_mismatch' };
+    if (item.amount_cents !== undefined && item.amount_cents !== stub.net_pay)
+      return { ...known, outcome: 'amount_mismatch' };
     if (stub.payment.return) return { ...known, outcome: 'already_applied' };
     const applied = await applyReturn(s, stub, item.code);
     if (applied) return { ...known, outcome: 'applied' };

@@ -26,7 +26,6 @@ import type { PayrollRecord, PayrollRepository } from '../data/payroll-repositor
 import { effectiveEntryDate } from '../domain/banking-calendar.js';
 import { bankToday, fileNumbering, offsetEntryCount } from '../domain/disbursement.js';
 import { complianceFindings, type EmployeeFacts, SIMULATE_FAIL_NOTE } from '../domain/compliance.js';
-import { isTerminal } from '../domain/payroll-status.js';
 import { centsToNumber, parseMoney } from '../domain/money.js';
 import { deductionsTotal, netPay, type PayrollEntry } from '../domain/payroll.js';
 import type { OrganizationSettings } from '../domain/settings.js';
@@ -522,7 +521,6 @@ async function entryRecords(
   );
   return records;
 }
-
 
 /**
  * The sandbox's bank: the deposits to account 000000000 of a completed run come back R03, in a return file written

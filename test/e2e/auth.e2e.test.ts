@@ -50,7 +50,9 @@ async function refusedEverywhere(token: string): Promise<void> {
 
 /** Generated from the route declarations: a new route is covered by this matrix without anyone editing it. */
 const defaultRepresentationScopes = (route: (typeof ROUTES)[number]) =>
-  route.success.flatMap((s) => Object.values(s.alternatives ?? {}).flatMap((a) => (a.scope?.default ? [a.scope.scope] : [])));
+  route.success.flatMap((s) =>
+    Object.values(s.alternatives ?? {}).flatMap((a) => (a.scope?.default ? [a.scope.scope] : [])),
+  );
 
 describe('authorization matrix: every route × every token type', () => {
   const cases = ROUTES.filter((r) => r.scope !== null).flatMap((route) => TOKEN_TYPES.map((type) => ({ route, type })));

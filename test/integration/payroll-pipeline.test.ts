@@ -19,7 +19,7 @@ import {
   readNacha,
   type ReadFile,
 } from '../support/nacha-check.js';
-import { drain, payrollBody, payrollWorld, paystubItemsOf } from '../support/payroll-fixture.js';
+import { drain, payrollBody, payrollWorld, paystubItemsOf, runFile } from '../support/payroll-fixture.js';
 
 const EMPLOYEES = 25;
 const CHUNK = 10;
@@ -40,7 +40,7 @@ async function withFundingAccount(world: World) {
 async function fileOf(world: World, payrollId: string, balanced: boolean): Promise<ReadFile> {
   const orgId = world.org.organization_id;
   const record = (await world.services.payrolls.get(orgId, payrollId))!;
-  const file = readNacha((await world.services.objects.getText(objectKeys.disbursement(orgId, payrollId)))!);
+  const file = readNacha((await runFile(world.services, orgId, payrollId))!);
   assertBankRules(file, {
     payDate: record.pay_date,
     balanced,
@@ -79,7 +79,7 @@ async function expectExactlyOnce(world: Awaited<ReturnType<typeof payrollWorld>>
   const stubs = await paystubsOf(world, payrollId);
   expect(stubs).toHaveLength(EMPLOYEES);
   expect(new Set(stubs.map((s) => s.employee_id))).toEqual(new Set(world.employeeIds));
-  const file = (await world.services.objects.getText(objectKeys.disbursement(orgId, payrollId)))!;
+  const file = (await runFile(world.services, orgId, payrollId))!;
   assertBankRules(readNacha(file), { payDate: record.pay_date, balanced: false });
   const control = parseControlTotals(file);
   expect(control.entryAddendaCount).toBe(EMPLOYEES);

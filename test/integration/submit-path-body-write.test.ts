@@ -162,19 +162,25 @@ describe('the submit path’s body write', () => {
     expect(await w.storedKeys()).toEqual([objectKeys.submission(w.orgId, retried.data.payroll_id)]);
   });
 
-  it('is deleted again when the run is refused for its employees or its window', async () => {
+  it('is left unreferenced, never deleted, when the run is refused for its employees or its window', async () => {
+    // No runtime role may delete an object (the bucket's NACHA files must survive a compromised function): a refused
+    // run's body stays, pointed at by no run and no idempotency key, and holds no bank account data.
     const unknown = newId('emp');
     await expect(submit(w, w.services, body([...w.employeeIds, unknown]), 'refused')).rejects.toBeInstanceOf(
       PayrollRejectedError,
     );
     await expectNothingRecorded(w, 'refused');
-    expect(await w.storedKeys()).toEqual([]);
+    const refused = await w.storedKeys();
+    expect(refused).toHaveLength(1);
 
     const first = await submit(w, w.services, body(w.employeeIds));
     if (first.kind !== 'accepted') throw new Error('expected acceptance');
     const clash = submit(w, w.services, body(w.employeeIds.slice(1)));
     await expect(clash).rejects.toMatchObject({ code: 'duplicate_payroll_window' });
-    expect(await w.storedKeys()).toEqual([objectKeys.submission(w.orgId, first.data.payroll_id)]);
+    const runs = (await w.services.payrolls.list(w.orgId, {}, 10)).items.map((r) => r.payroll_id);
+    expect(runs).toEqual([first.data.payroll_id]);
+    expect(await w.storedKeys()).toHaveLength(3);
+    expect(await w.storedKeys()).toContain(objectKeys.submission(w.orgId, first.data.payroll_id));
   });
 
   it('is kept when the record write fails without saying whether it happened: the run it may belong to has its body', async () => {

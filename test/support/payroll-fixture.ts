@@ -1,4 +1,5 @@
-import { FileSealer } from '../../shared/adapters/file-sealer.js';
+import { objectKeys } from '../../shared/adapters/object-store.js';
+import { FileSealer, fileContext } from '../../shared/adapters/file-sealer.js';
 import { randomBytes } from 'node:crypto';
 import { DeleteMessageCommand, ChangeMessageVisibilityCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { ScanCommand, type ScanCommandOutput } from '@aws-sdk/lib-dynamodb';
@@ -180,4 +181,20 @@ export async function paystubItemsOf(
     start = page.LastEvaluatedKey;
   } while (start);
   return out;
+}
+
+/**
+ * A run's NACHA file as the API serves it: the stored object opened with the run's own key (files are sealed at rest,
+ * shared/adapters/file-sealer.ts). Undefined when there is no object; throws when the run's key is gone.
+ */
+export async function runFile(
+  services: Pick<ProcessorServices, 'objects' | 'payrolls' | 'files'>,
+  orgId: string,
+  payrollId: string,
+): Promise<string | undefined> {
+  const stored = await services.objects.getText(objectKeys.disbursement(orgId, payrollId));
+  if (stored === undefined) return undefined;
+  const record = await services.payrolls.get(orgId, payrollId);
+  if (!record?.file_key) throw new Error(`Payroll ${payrollId} has a file but no key to open it`);
+  return services.files.open(stored, record.file_key, fileContext(orgId, payrollId));
 }

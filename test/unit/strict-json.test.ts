@@ -9,7 +9,11 @@ describe('strict request JSON', () => {
     ['{"a":1,"a":1}', 'a', ''],
     // Keys are compared decoded: "\\u0061" is "a".
     ['{"a":1,"\\u0061":2}', 'a', ''],
-    ['{"employees":[{"employee_id":"e1"},{"employee_id":"e2","gross_pay":1,"gross_pay":2}]}', 'gross_pay', 'employees[1]'],
+    [
+      '{"employees":[{"employee_id":"e1"},{"employee_id":"e2","gross_pay":1,"gross_pay":2}]}',
+      'gross_pay',
+      'employees[1]',
+    ],
     ['{"x":{"y":{"z":1,"z":2}}}', 'z', 'x.y'],
   ])('refuses %s naming the key %j at %j', (text, key, path) => {
     expect(parseStrictJson(text)).toEqual({ ok: false, problem: 'duplicate_key', key, path });
@@ -24,7 +28,9 @@ describe('strict request JSON', () => {
   });
 
   it('keeps a number a double cannot hold exactly as its text, and every other number as a number', () => {
-    const reading = parseStrictJson('{"a":1000.00000000000001,"b":10.50,"c":1e2,"d":0.1,"e":-0.0,"f":12345678901234567890}');
+    const reading = parseStrictJson(
+      '{"a":1000.00000000000001,"b":10.50,"c":1e2,"d":0.1,"e":-0.0,"f":12345678901234567890}',
+    );
     expect(reading.ok).toBe(true);
     const value = (reading as { value: Record<string, unknown> }).value;
     expect(value.a).toEqual(new InexactNumber('1000.00000000000001'));
