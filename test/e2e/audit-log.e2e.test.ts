@@ -375,7 +375,7 @@ describe('GET /v1/logs', () => {
     const audit = items.filter((i) => i.entity === 'audit');
     expect(audit.length).toBeGreaterThanOrEqual(6);
     const ok = audit.find((i) => i.request_id === ids.ok)!;
-    expect(ok.PK).toBe(`ORG#${org.organization_id}#AUDIT`);
+    expect(ok.PK).toBe(`AUDIT#ORG#${org.organization_id}`);
     expect(ok.SK).toBe(`${ok.at as string}#${ids.ok}`);
     expect(ok.ttl).toBe(Math.floor(Date.parse(ok.at as string) / 1000) + 400 * 86_400);
 
