@@ -40,6 +40,16 @@ export function baseEnvironment(environment: DeploymentEnvironment, stage: strin
   };
 }
 
+/**
+ * The unique id of the stack's instance: the last part of its stack id
+ * (`arn:aws:cloudformation:<region>:<account>:stack/<name>/<id>`), which a stack created again under the same name
+ * does not share. Part of the fixed names of what the stack keeps when it is deleted, so the next create never
+ * collides with them.
+ */
+export function stackInstanceId(): string {
+  return Fn.select(2, Fn.split('/', Aws.STACK_ID));
+}
+
 /** The stage-wide ceiling in front of the per-token rate limits the handlers enforce. */
 export const STAGE_THROTTLING = { rateLimit: 1000, burstLimit: 2000 } as const;
 
@@ -70,10 +80,13 @@ export class ApiStack extends Stack {
   /** By name: `employees`, `payroll`, … and `docs`, which also answers what no route claims. */
   readonly functions: Partial<Record<FunctionName, PayrollFunction>> = {};
 
-  /** Where the API functions' log groups are named: `/payroll/<stack>/routes/<Function>` (`Employees`, `Payroll`…). */
-  get routeLogGroupPrefix(): string {
-    return `/payroll/${this.stackName}/routes/`;
-  }
+  /**
+   * Where the API functions' log groups are named: `/payroll/<stack>/routes/<instance>/<Function>` (`Employees`,
+   * `Payroll`…), `<instance>` being the unique id CloudFormation gave this stack when it created it (the last part of
+   * its stack id). Production keeps the log groups when the stack is deleted; a stack created again under the same
+   * name gets a new id, so its log groups get new names instead of failing on the kept ones ("already exists").
+   */
+  readonly routeLogGroupPrefix: string;
   readonly auditLog: AuditLogIngestion;
   /** The AWS WAF web ACL on the stage; absent only in a sandbox deployed with `-c waf=false` (constructs/web-acl.ts). */
   readonly webAcl?: StageWebAcl;
@@ -87,10 +100,10 @@ export class ApiStack extends Stack {
   constructor(scope: Construct, id: string, props: ApiStackProps) {
     super(scope, id, props);
     this.props = props;
+    this.routeLogGroupPrefix = `/payroll/${this.stackName}/routes/${stackInstanceId()}/`;
     const production = props.environment === 'production';
-    // Logs and parked audit lines are kept when the stack goes, but not by a create that rolls back: the route log
-    // groups have fixed names, and one kept from a failed first create would make the next create fail ("already
-    // exists"). Nothing in them is worth keeping then.
+    // Logs and parked audit lines are kept when the stack goes, but not by a create that rolls back: nothing in them
+    // is worth keeping then.
     const removalPolicy = production ? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE : RemovalPolicy.DESTROY;
 
     const accessLogs = new LogGroup(this, 'AccessLogs', {
@@ -232,6 +245,10 @@ export class ApiStack extends Stack {
       this.webAcl = new StageWebAcl(this, 'WebAcl', {
         stage: this.api.deploymentStage,
         name: `payroll-${props.environment}-${props.stage}-api`,
+        // WAF delivers to log groups named aws-waf-logs-…: a fixed name, so it carries the stack's instance too.
+        logGroupName: `aws-waf-logs-payroll-${props.environment}-${props.stage}-api-${stackInstanceId()}`,
+        production,
+        removalPolicy,
         ...waf,
       });
     } else {

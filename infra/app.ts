@@ -22,7 +22,8 @@ import { ApiStack } from './api-stack.js';
 import { OperationsDashboard } from './constructs/monitoring.js';
 import { DashboardStack } from './dashboard-stack.js';
 import { deploymentName } from './names.js';
-import { BankAccountKeyRoles, type DeploymentEnvironment, StatefulStack } from './stateful-stack.js';
+import { KeyUseRoles } from './key-use-paths.js';
+import { type DeploymentEnvironment, StatefulStack } from './stateful-stack.js';
 import { WorkersStack } from './workers-stack.js';
 
 export interface DeploymentContext {
@@ -99,6 +100,7 @@ export function addPayrollStacks(app: App): PayrollStacks {
   const resources = {
     table: stateful.table,
     key: stateful.key,
+    fileKey: stateful.fileKey,
     disbursementBucket: stateful.disbursementBucket,
     signingSecret: stateful.signingSecret,
     queues: { payroll: stateful.queues.payroll.queue, webhooks: stateful.queues.webhooks.queue },
@@ -149,8 +151,9 @@ export function addPayrollStacks(app: App): PayrollStacks {
     indexes: TABLE_DEFINITION.globalSecondaryIndexes.map((i) => i.indexName),
   });
 
-  // The roles granted bank account key use go under the IAM path the key policy admits (stateful-stack.ts).
-  Aspects.of(app).add(new BankAccountKeyRoles(environment, stage));
+  // The roles granted a key use the key policies confine (bank account data keys, the bucket through S3, NACHA file
+  // data keys) go under the IAM path those policies admit (key-use-paths.ts, stateful-stack.ts).
+  Aspects.of(app).add(new KeyUseRoles(environment, stage));
 
   Tags.of(app).add('service', SERVICE_NAME);
   Tags.of(app).add('environment', environment);

@@ -1,40 +1,23 @@
-import {
-  Aws,
-  CfnOutput,
-  Duration,
-  type IAspect,
-  RemovalPolicy,
-  Stack,
-  type StackProps,
-  Validations,
-} from 'aws-cdk-lib';
+import { Aws, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
-import {
-  AccountRootPrincipal,
-  AnyPrincipal,
-  type CfnRole,
-  Effect,
-  Policy,
-  PolicyDocument,
-  PolicyStatement,
-  Role,
-} from 'aws-cdk-lib/aws-iam';
+import { AccountRootPrincipal, AnyPrincipal, Effect, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Topic } from 'aws-cdk-lib/aws-sns';
-import type { Construct, IConstruct } from 'constructs';
+import type { Construct } from 'constructs';
 import type { KeyPurpose } from '../shared/adapters/envelope-encryption.js';
 import { WORK_FILE_PREFIX } from '../shared/adapters/object-store.js';
 import { QUEUE_DEFINITIONS, TABLE_DEFINITION } from '../shared/data/table-definition.js';
-import type { PayrollFunction } from './constructs/payroll-function.js';
 import { QueueWithDlq } from './constructs/queue-with-dlq.js';
 import { acknowledgeAutoDeleteObjects, logBucket } from './constructs/log-bucket.js';
-import { Alarms, alarmTopic } from './constructs/monitoring.js';
+import { ALARM_THRESHOLDS, Alarms, alarmTopic } from './constructs/monitoring.js';
+import { type KeyUse, keyUseRolePath, rolePatterns } from './key-use-paths.js';
 import { controlTower, deploymentName, pascal } from './names.js';
+import { CONSUMER_TIMEOUTS, queueVisibilityTimeout } from './queue-consumers.js';
 
-/** Days the disbursement bucket keeps an object version after a write replaced it or a delete hid it. */
-export const NONCURRENT_VERSION_DAYS = 30;
+/** Days a work file's version is kept after a write replaced it or its expiry hid it. */
+export const WORK_FILE_NONCURRENT_DAYS = 1;
 /**
  * Days a processor work file (`WORK_FILE_PREFIX`) may outlive its run before the bucket expires it: longer than any
  * queue keeps a message (SQS: 14 days at most), so a message redriven after an outage still finds its files.
@@ -46,19 +29,22 @@ export type QueueName = keyof typeof QUEUE_DEFINITIONS;
 
 /** The envelope purpose whose use of the key the key policy confines to named roles (see `keyPolicy`). */
 const BANK_ACCOUNT: KeyPurpose = 'bank-account';
+/** The envelope purpose of the disbursement file key's data keys (see `fileKeyPolicy`). */
+const DISBURSEMENT_FILE: KeyPurpose = 'disbursement-file';
 
 /** What a role does with bank account data keys: `decrypt` roles may also encrypt (their IAM policy says which). */
-export type BankAccountKeyUse = 'encrypt' | 'decrypt';
+export type BankAccountKeyUse = KeyUse<'bank-account'>;
 
 /**
- * The IAM path of the roles that may use the key with `purpose=bank-account`, e.g.
- * `/payroll/production/main/bank-account-decrypt/`. A role ARN carries its path
- * (`arn:aws:iam::<account>:role/<path><name>`), and so does `aws:PrincipalArn` for a role's sessions, so the key
- * policy can name these roles by pattern without referring to them: the roles live in the API and workers stacks,
- * which depend on this one, and a reference back would be a dependency cycle.
+ * The IAM path of the roles whose only key use is `purpose=bank-account`, e.g.
+ * `/payroll/production/main/bank-account-decrypt/`; a role with other key uses too has this as the start of its path
+ * (key-use-paths.ts). A role ARN carries its path (`arn:aws:iam::<account>:role/<path><name>`), and so does
+ * `aws:PrincipalArn` for a role's sessions, so the key policy can name these roles by pattern without referring to
+ * them: the roles live in the API and workers stacks, which depend on this one, and a reference back would be a
+ * dependency cycle.
  */
 export function bankAccountRolePath(environment: DeploymentEnvironment, stage: string, use: BankAccountKeyUse): string {
-  return `/payroll/${environment}/${stage}/bank-account-${use}/`;
+  return keyUseRolePath(environment, stage, { 'bank-account': use })!;
 }
 
 /** CDK's key administrator actions (aws-kms `grantAdmin`), except `kms:Create*`, which also covers CreateGrant. */
@@ -79,13 +65,26 @@ const KEY_ADMIN_ACTIONS = [
   'kms:CancelKeyDeletion',
 ] as const;
 
+/** The account (that is, IAM) keeps administration of a key, so it never becomes unmanageable, but no cryptographic use. */
+function keyAdministration(): PolicyStatement {
+  return new PolicyStatement({
+    sid: 'KeyAdministration',
+    principals: [new AccountRootPrincipal()],
+    actions: [...KEY_ADMIN_ACTIONS],
+    resources: ['*'],
+  });
+}
+
 /**
- * The key policy, in place of CDK's default (`kms:*` for the account), which lets any principal whose IAM policy
- * says `kms:*` unwrap bank account data keys. Here the account (that is, IAM) keeps:
+ * The service key's policy, in place of CDK's default (`kms:*` for the account), which lets any principal whose IAM
+ * policy says `kms:*` unwrap bank account data keys. Here the account (that is, IAM) keeps:
  * - administration (KEY_ADMIN_ACTIONS), so the key can never become unmanageable, but no cryptographic use;
  * - grants, only when an AWS service creates them for its resource (DynamoDB creates one for the table);
- * - the use DynamoDB and S3 make of the key on a caller's behalf (kms:ViaService): the table and the
- *   disbursement bucket are encrypted with it (grantTable and the bucket grants in service-access.ts);
+ * - the use DynamoDB makes of the key on a caller's behalf (kms:ViaService): the table is encrypted with it
+ *   (grantTable in service-access.ts). The table holds bank account numbers only envelope-encrypted (below);
+ * - the use S3 makes of it on a caller's behalf, for the roles under the `disbursement-bucket` path alone (the
+ *   bucket grants in service-access.ts): the disbursement bucket is encrypted with it, and an account-wide path
+ *   through S3 would let any administrator read every object;
  * - envelope encryption with a `purpose` encryption context (shared/adapters/envelope-encryption.ts).
  * On top of which two denies confine `purpose=bank-account`, for every principal (account root, administrators
  * and AWS services included) whose ARN is not under the roles' path (`bankAccountRolePath`): decrypting (and
@@ -95,21 +94,16 @@ const KEY_ADMIN_ACTIONS = [
  * An administrator can still rewrite this policy (kms:PutKeyPolicy must stay, or the key is unmanageable); that
  * is a deliberate, logged act (CloudTrail), unlike reading bank account numbers with an account-wide `kms:*`.
  */
-function keyPolicy(environment: DeploymentEnvironment, stage: string, denyOthers: boolean): PolicyDocument {
+function keyPolicy(environment: DeploymentEnvironment, stage: string, confined: boolean): PolicyDocument {
   const account = new AccountRootPrincipal();
-  const roleArnsUnder = (...uses: BankAccountKeyUse[]) =>
-    uses.map(
-      (use) => `arn:${Aws.PARTITION}:iam::${Aws.ACCOUNT_ID}:role${bankAccountRolePath(environment, stage, use)}*`,
-    );
   const bankAccount = { 'kms:EncryptionContext:purpose': BANK_ACCOUNT };
+  const viaS3 = {
+    'kms:ViaService': `s3.${Aws.REGION}.amazonaws.com`,
+    'kms:CallerAccount': Aws.ACCOUNT_ID,
+  };
   return new PolicyDocument({
     statements: [
-      new PolicyStatement({
-        sid: 'KeyAdministration',
-        principals: [account],
-        actions: [...KEY_ADMIN_ACTIONS],
-        resources: ['*'],
-      }),
+      keyAdministration(),
       new PolicyStatement({
         sid: 'GrantsForAwsResourcesOnly',
         principals: [account],
@@ -118,16 +112,30 @@ function keyPolicy(environment: DeploymentEnvironment, stage: string, denyOthers
         conditions: { Bool: { 'kms:GrantIsForAWSResource': 'true' } },
       }),
       new PolicyStatement({
-        sid: 'UseThroughDynamoDbAndS3',
+        sid: 'UseThroughDynamoDb',
         principals: [account],
         actions: ['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey*', 'kms:ReEncrypt*'],
         resources: ['*'],
         conditions: {
           StringEquals: {
-            'kms:ViaService': [`dynamodb.${Aws.REGION}.amazonaws.com`, `s3.${Aws.REGION}.amazonaws.com`],
+            'kms:ViaService': `dynamodb.${Aws.REGION}.amazonaws.com`,
             'kms:CallerAccount': Aws.ACCOUNT_ID,
           },
         },
+      }),
+      new PolicyStatement({
+        sid: 'UseThroughS3ByBucketRoles',
+        principals: [account],
+        actions: ['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey*'],
+        resources: ['*'],
+        conditions: confined
+          ? {
+              StringEquals: viaS3,
+              StringLike: {
+                'aws:PrincipalArn': rolePatterns(environment, stage, 'disbursement-bucket', ['objects']),
+              },
+            }
+          : { StringEquals: viaS3 },
       }),
       new PolicyStatement({
         sid: 'EnvelopeEncryptionByPurpose',
@@ -138,7 +146,7 @@ function keyPolicy(environment: DeploymentEnvironment, stage: string, denyOthers
           StringEquals: { 'kms:EncryptionContext:purpose': [BANK_ACCOUNT, 'webhook-secret'] satisfies KeyPurpose[] },
         },
       }),
-      ...(denyOthers ? bankAccountDenies(bankAccount, roleArnsUnder) : []),
+      ...(confined ? bankAccountDenies(environment, stage, bankAccount) : []),
     ],
   });
 }
@@ -150,9 +158,11 @@ function keyPolicy(environment: DeploymentEnvironment, stage: string, denyOthers
  * replaced.
  */
 function bankAccountDenies(
+  environment: DeploymentEnvironment,
+  stage: string,
   bankAccount: Record<string, string>,
-  roleArnsUnder: (...uses: BankAccountKeyUse[]) => string[],
 ): PolicyStatement[] {
+  const under = (...uses: BankAccountKeyUse[]) => rolePatterns(environment, stage, 'bank-account', uses);
   return [
     new PolicyStatement({
       sid: 'BankAccountDecryptOnlyByDecryptRoles',
@@ -160,7 +170,7 @@ function bankAccountDenies(
       principals: [new AnyPrincipal()],
       actions: ['kms:Decrypt', 'kms:ReEncrypt*'],
       resources: ['*'],
-      conditions: { StringEquals: bankAccount, StringNotLike: { 'aws:PrincipalArn': roleArnsUnder('decrypt') } },
+      conditions: { StringEquals: bankAccount, StringNotLike: { 'aws:PrincipalArn': under('decrypt') } },
     }),
     new PolicyStatement({
       sid: 'BankAccountEncryptOnlyByServiceRoles',
@@ -170,59 +180,65 @@ function bankAccountDenies(
       resources: ['*'],
       conditions: {
         StringEquals: bankAccount,
-        StringNotLike: { 'aws:PrincipalArn': roleArnsUnder('encrypt', 'decrypt') },
+        StringNotLike: { 'aws:PrincipalArn': under('encrypt', 'decrypt') },
       },
     }),
   ];
 }
 
 /**
- * Puts every service function whose IAM policy lets it use the key with `purpose=bank-account` (the access
- * 'kms:encrypt:bank-account' / 'kms:decrypt:bank-account', service-access.ts) under the role path the key policy
- * admits, and no other. Derived from the grants themselves, at synthesis, so a route that gains or loses the
- * access moves its role without anyone editing the key policy. Added to the app by addPayrollStacks (app.ts).
+ * The disbursement file key's policy. The NACHA files carry every employee's full account number; the service seals
+ * each one with a data key of its own under this key (`purpose=disbursement-file`), inside the bucket's own
+ * encryption. Only the roles that write or serve the files may use it, named by their IAM path (key-use-paths.ts):
+ * `write` roles (the processor) make data keys and unwrap them, `read` roles (the API function that serves
+ * `GET /v1/payroll/{id}/disbursement`) unwrap them; IAM then says which of those roles may do what. The account keeps
+ * administration alone: no principal has cryptographic use of the key without such a path (the account root,
+ * administrators and AWS services included), no statement lets a service use it on a caller's behalf
+ * (kms:ViaService), and no grant can be created on it: no statement allows kms:CreateGrant (KEY_ADMIN_ACTIONS leave
+ * it out), and one denies it outright to anything but an AWS service granting for its resource, which nothing here
+ * asks of one. The file roles need no Deny statements: a key policy that allows nothing else leaves IAM nothing to
+ * delegate.
+ *
+ * Unlike the service key's, this policy needs no upgrade switch: the key is new, so no running role relies on it.
  */
-export class BankAccountKeyRoles implements IAspect {
-  constructor(
-    private readonly environment: DeploymentEnvironment,
-    private readonly stage: string,
-  ) {}
-
-  visit(node: IConstruct): void {
-    // A PayrollFunction (its role and access policy), recognised by shape: importing the class here would load
-    // the route table with the stateful stack.
-    const role = node.node.tryFindChild('Role');
-    if (!(role instanceof Role) || !(node.node.tryFindChild('AccessPolicy') instanceof Policy)) return;
-    const use = bankAccountKeyUseOf(node as PayrollFunction);
-    if (use) (role.node.defaultChild as CfnRole).path = bankAccountRolePath(this.environment, this.stage, use);
-  }
+function fileKeyPolicy(environment: DeploymentEnvironment, stage: string): PolicyDocument {
+  const account = new AccountRootPrincipal();
+  const under = (...uses: KeyUse<'disbursement-file'>[]) => rolePatterns(environment, stage, 'disbursement-file', uses);
+  const purpose = { 'kms:EncryptionContext:purpose': DISBURSEMENT_FILE };
+  return new PolicyDocument({
+    statements: [
+      keyAdministration(),
+      new PolicyStatement({
+        sid: 'SealFilesByWriterRoles',
+        principals: [account],
+        actions: ['kms:GenerateDataKey', 'kms:Encrypt'],
+        resources: ['*'],
+        conditions: { StringEquals: purpose, StringLike: { 'aws:PrincipalArn': under('write') } },
+      }),
+      new PolicyStatement({
+        sid: 'OpenFilesByFileRoles',
+        principals: [account],
+        actions: ['kms:Decrypt'],
+        resources: ['*'],
+        conditions: { StringEquals: purpose, StringLike: { 'aws:PrincipalArn': under('write', 'read') } },
+      }),
+      new PolicyStatement({
+        sid: 'NoGrants',
+        effect: Effect.DENY,
+        principals: [new AnyPrincipal()],
+        actions: ['kms:CreateGrant'],
+        resources: ['*'],
+        conditions: { BoolIfExists: { 'kms:GrantIsForAWSResource': 'false', 'aws:PrincipalIsAWSService': 'false' } },
+      }),
+    ],
+  });
 }
 
-/** What the function's access policy lets it do with bank account data keys, if anything. */
-export function bankAccountKeyUseOf(fn: PayrollFunction): BankAccountKeyUse | undefined {
-  const policy = fn.node.tryFindChild('AccessPolicy');
-  if (!(policy instanceof Policy)) return undefined;
-  interface RenderedStatement {
-    readonly Effect?: string;
-    readonly Action?: string | string[];
-    readonly Condition?: { readonly StringEquals?: Record<string, string | string[]> };
-  }
-  const asArray = <T>(value: T | T[] | undefined): T[] =>
-    value === undefined ? [] : Array.isArray(value) ? value : [value];
-  const rendered = policy.document.toJSON() as { Statement?: RenderedStatement | RenderedStatement[] } | undefined;
-  const actions = asArray(rendered?.Statement)
-    .filter(
-      (st) =>
-        st.Effect === 'Allow' &&
-        asArray(st.Condition?.StringEquals?.['kms:EncryptionContext:purpose']).includes(BANK_ACCOUNT),
-    )
-    .flatMap((st) => asArray(st.Action));
-  if (actions.some((a) => a === 'kms:Decrypt' || a.startsWith('kms:ReEncrypt'))) return 'decrypt';
-  if (actions.some((a) => a === 'kms:Encrypt' || a.startsWith('kms:GenerateDataKey'))) return 'encrypt';
-  return undefined;
-}
-
-/** `-c bankAccountKeyDeny=false`: the key policy without its Deny statements, for the upgrade deploy only. */
+/**
+ * `-c bankAccountKeyDeny=false`: the service key's policy without its role-path confinement (the bank-account Deny
+ * statements, and the bucket roles' path on its use through S3), for the one deploy that moves existing roles under
+ * their paths.
+ */
 export function bankAccountKeyDeny(scope: Construct): boolean {
   const raw = String(scope.node.tryGetContext('bankAccountKeyDeny') ?? true);
   if (raw !== 'true' && raw !== 'false')
@@ -251,7 +267,10 @@ export interface StatefulStackProps extends StackProps {
  * create of production, delete those by hand (they are empty).
  */
 export class StatefulStack extends Stack {
+  /** The service key: bank account and webhook secret data keys, the table, the disbursement bucket. */
   readonly key: Key;
+  /** The disbursement file key: the per-file data keys that seal NACHA files (`fileKeyPolicy`). */
+  readonly fileKey: Key;
   readonly table: Table;
   readonly disbursementBucket: Bucket;
   readonly accessLogsBucket: Bucket;
@@ -278,6 +297,17 @@ export class StatefulStack extends Stack {
       id: controlTower('kms_create_grant_aws_service_check'),
       reason:
         'The key policy lets no principal create a grant except the account for an AWS resource (GrantsForAwsResourcesOnly, kms:GrantIsForAWSResource), and grants nothing else that could: every grant is already one an AWS service creates for its resource.',
+    });
+
+    // A key of its own, not a purpose of the service key: its policy names the file roles alone, with no path through
+    // DynamoDB or S3 and no grants, which the service key (the table's and the bucket's) cannot do without.
+    this.fileKey = new Key(this, 'FileKey', {
+      description: `Payroll ${props.environment}/${props.stage}: the data keys that seal NACHA disbursement files`,
+      alias: `alias/payroll-${props.environment}-${props.stage}-disbursement-files`,
+      enableKeyRotation: true,
+      removalPolicy: retainExceptOnCreate,
+      pendingWindow: Duration.days(production ? 30 : 7),
+      policy: fileKeyPolicy(props.environment, props.stage),
     });
 
     this.table = new Table(this, 'Table', {
@@ -308,6 +338,8 @@ export class StatefulStack extends Stack {
     });
 
     this.disbursementBucket = new Bucket(this, 'DisbursementBucket', {
+      // The service key, which S3 may use for the bucket roles alone (keyPolicy); the NACHA files inside are sealed
+      // again by the service with the file key.
       encryption: BucketEncryption.KMS,
       encryptionKey: this.key,
       // One data key per bucket instead of one KMS call per object.
@@ -315,54 +347,54 @@ export class StatefulStack extends Stack {
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
       enforceSSL: true,
       versioned: true,
+      // No default retention: the processor locks each NACHA file itself (GOVERNANCE mode, until the organization's
+      // retention ends, two years by default), and nothing else is locked. No role of the service may shorten a lock
+      // (s3:BypassGovernanceRetention) or delete an object (service-access.ts).
+      objectLockEnabled: true,
       objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
       serverAccessLogsBucket: this.accessLogsBucket,
       serverAccessLogsPrefix: 'disbursement-bucket/',
       lifecycleRules: [
         {
-          // Versioning keeps what a write replaced or a delete hid: kept 30 days (to undo a mistake), then gone.
-          id: 'ExpireNoncurrentVersions',
+          // Whole bucket, but neither rule action removes data: an upload never completed, and a delete marker with
+          // no version left behind it.
+          id: 'AbortIncompleteUploads',
           abortIncompleteMultipartUploadAfter: Duration.days(7),
-          noncurrentVersionExpiration: Duration.days(NONCURRENT_VERSION_DAYS),
           expiredObjectDeleteMarker: true,
         },
         {
-          // The processor's work files (no account numbers: the runs' pending entries) are deleted when their run
-          // ends; this expires any a run left behind (one cancelled where no processor step saw it), and the
-          // versions deletes leave. No run is processing a week after it started.
+          // The processor's work files (no account numbers: the runs' pending entries), and the versions their
+          // expiry leaves: nothing deletes them when their run ends (the service's roles cannot delete), so they
+          // expire here. No run is processing a week after it started.
           id: 'ExpireWorkFiles',
           prefix: WORK_FILE_PREFIX,
           expiration: Duration.days(WORK_FILE_DAYS),
-          noncurrentVersionExpiration: Duration.days(1),
+          noncurrentVersionExpiration: Duration.days(WORK_FILE_NONCURRENT_DAYS),
         },
-        // No rule for the runs' own objects (`payrolls/<org>/<run>/…`: the submitted body, chunks, the NACHA file):
-        // they are the run's record for as long as the run is kept. A body stored by a submit that then failed is
-        // deleted by that request (its version then expires with the rule above); only when that delete fails too is
-        // a body left that no record points at, and it can only be told from a live one by looking the run up
-        // (docs/deploy.md, "Work files").
+        // Nothing expires a run's own objects (`payrolls/<org>/<run>/…`: the submitted body, chunks, the NACHA file),
+        // current or noncurrent: they are the run's record for as long as the run is kept, and lifecycle filters are
+        // prefixes (and tags), so no rule could reach a run's submitted body without reaching its NACHA file beside
+        // it. A noncurrent version outside the work files (an object written again, or hidden by a delete marker
+        // someone with s3:DeleteObject placed by hand) is kept until someone removes it; a NACHA file's version cannot
+        // be removed before its retain-until date at all. A body stored by a submit that then failed stays, with no
+        // record pointing at it (docs/deploy.md, "Work files").
       ],
       removalPolicy,
       autoDeleteObjects: !production,
     });
-    Validations.of(this.disbursementBucket).acknowledge(
-      {
-        id: controlTower('s3_event_notifications_enabled_check'),
-        reason:
-          'The service writes and reads its objects itself, through the run records and the payroll queue; nothing reacts to an object appearing in the bucket.',
-      },
-      {
-        id: controlTower('s3_bucket_object_lock_enabled_check'),
-        reason:
-          'The processor deletes its work files when a run ends and the lifecycle expires leftovers and old versions; Object Lock would keep them. Versioning already protects every object against overwrite and deletion for 30 days.',
-      },
-    );
+    Validations.of(this.disbursementBucket).acknowledge({
+      id: controlTower('s3_event_notifications_enabled_check'),
+      reason:
+        'The service writes and reads its objects itself, through the run records and the payroll queue; nothing reacts to an object appearing in the bucket.',
+    });
     acknowledgeAutoDeleteObjects(this);
 
     this.queues = Object.fromEntries(
       (Object.entries(QUEUE_DEFINITIONS) as [QueueName, (typeof QUEUE_DEFINITIONS)[QueueName]][]).map(([name, def]) => [
         name,
         new QueueWithDlq(this, pascal(def.name), {
-          visibilityTimeout: Duration.seconds(def.visibilityTimeoutSeconds),
+          // Six times its consumer's timeout (queue-consumers.ts), whatever QUEUE_DEFINITIONS says for the local stack.
+          visibilityTimeout: queueVisibilityTimeout(name),
           maxReceiveCount: def.maxReceiveCount,
           removalPolicy: retainExceptOnCreate,
         }),
@@ -388,6 +420,14 @@ export class StatefulStack extends Stack {
     });
     const alarms = new Alarms(this, 'Alarms', this.alarmTopic);
     alarms.notify(...Object.values(this.queues).map((q) => q.deadLetterAlarm));
+    // Fires during a stuck message's first failed attempt: later than any attempt in progress may take, sooner than
+    // the failed message comes back (monitoring.ts).
+    const age = ALARM_THRESHOLDS.payrollQueueAgeSeconds;
+    if (age <= CONSUMER_TIMEOUTS.payroll.toSeconds() || age >= queueVisibilityTimeout('payroll').toSeconds()) {
+      throw new Error(
+        `The payroll queue age alarm (${age} s) must lie between the processor's timeout and the queue's visibility timeout`,
+      );
+    }
     alarms.payrollQueueAge(this.queues.payroll.queue);
     alarms.tableThrottles(
       this.table,
@@ -398,6 +438,7 @@ export class StatefulStack extends Stack {
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
     new CfnOutput(this, 'Environment', { value: props.environment });
     new CfnOutput(this, 'KeyArn', { value: this.key.keyArn });
+    new CfnOutput(this, 'FileKeyArn', { value: this.fileKey.keyArn });
     new CfnOutput(this, 'BucketName', { value: this.disbursementBucket.bucketName });
     new CfnOutput(this, 'SigningSecretArn', { value: this.signingSecret.secretArn });
     for (const [name, queue] of Object.entries(this.queues)) {

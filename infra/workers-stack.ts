@@ -1,4 +1,4 @@
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { QUEUE_DEFINITIONS } from '../shared/data/table-definition.js';
@@ -9,6 +9,7 @@ import type { PayrollFunction } from './constructs/payroll-function.js';
 import type { ServiceResources } from './constructs/service-access.js';
 import { WebhookDeliverer } from './constructs/webhook-deliverer.js';
 import { deploymentName } from './names.js';
+import { queueVisibilityTimeout } from './queue-consumers.js';
 import type { DeploymentEnvironment } from './stateful-stack.js';
 
 export interface WorkersStackProps extends StackProps, ServiceResources {
@@ -38,13 +39,13 @@ export class WorkersStack extends Stack {
 
     this.payroll = new PayrollProcessor(this, 'Payroll', {
       resources: props,
-      queueVisibilityTimeout: Duration.seconds(QUEUE_DEFINITIONS.payroll.visibilityTimeoutSeconds),
+      queueVisibilityTimeout: queueVisibilityTimeout('payroll'),
       environment,
       removalPolicy,
     });
     this.webhooks = new WebhookDeliverer(this, 'Webhooks', {
       resources: props,
-      queueVisibilityTimeout: Duration.seconds(QUEUE_DEFINITIONS.webhooks.visibilityTimeoutSeconds),
+      queueVisibilityTimeout: queueVisibilityTimeout('webhooks'),
       maxReceiveCount: QUEUE_DEFINITIONS.webhooks.maxReceiveCount,
       environment,
       removalPolicy,

@@ -69,6 +69,7 @@ export const PLACEHOLDER_DEPLOYED_ENV = {
   PAYROLL_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/payroll',
   WEBHOOK_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/webhooks',
   PAYROLL_KMS_KEY_ID: 'arn:aws:kms:us-east-1:000000000000:key/00000000-0000-0000-0000-000000000000',
+  PAYROLL_FILE_KMS_KEY_ID: 'arn:aws:kms:us-east-1:000000000000:key/11111111-1111-1111-1111-111111111111',
   PAYROLL_SIGNING_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:000000000000:secret:signing',
   PAYROLL_ENVIRONMENT: 'sandbox',
 } as const;

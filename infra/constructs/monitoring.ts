@@ -30,10 +30,12 @@ import type { PayrollFunction } from './payroll-function.js';
  * - `apiP99LatencyMs`: p99 above 10 s for two 5-minute windows. The slowest requests measured (a 25,000-employee
  *   submit, a page of 100 paystubs) take 4-5 s; at 10 s requests are closing on the 29 s integration timeout.
  * - `payrollQueueAgeSeconds`: the oldest payroll message 10 minutes old. A healthy message (start, chunk of 1,000
- *   employees, finalize) is received within seconds and deleted once processed, well inside a minute; a message
- *   that failed or timed out stays invisible for the queue's 900 s visibility timeout (the processor's 840 s
- *   timeout plus a minute) and keeps ageing meanwhile. So 600 s pages during a stuck message's first failed attempt,
- *   before it is even retried, instead of after its 5 receives (5 × 900 s) have taken it to the dead-letter queue.
+ *   employees, finalize) is received within seconds and deleted once processed, well inside a minute; an attempt
+ *   takes at most the processor's 5-minute timeout, and a message that failed or timed out stays invisible for the
+ *   queue's 30-minute visibility timeout (six times the processor's timeout, queue-consumers.ts) and keeps ageing
+ *   meanwhile. So 600 s, above any attempt in progress and below the visibility timeout (the stateful stack checks
+ *   both), pages during a stuck message's first failed attempt, before it is even retried, instead of after its 5
+ *   receives (5 × 30 minutes) have taken it to the dead-letter queue.
  * - `tableThrottledMinutes`: throttled reads or writes in 3 of 5 minutes. The SDK retries a throttled request, so
  *   one throttled minute costs latency; throttling that lasts is a hot partition or a limit retries do not absorb.
  * - any Lambda error or throttle, any message parked in a dead-letter or failure queue, any run ending `failed`.
@@ -175,7 +177,7 @@ export class Alarms extends Construct {
         description: `${name} threw, timed out or crashed.`,
       });
       this.add(`${fn.node.id}Throttles`, fn.function.metricThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }), 1, {
-        description: `${name} was throttled: the account's or region's concurrency ran out.`,
+        description: `${name} was throttled: its reserved concurrency, or the account's or region's concurrency, ran out.`,
       });
     }
   }
@@ -208,8 +210,8 @@ export class Alarms extends Construct {
   payrollQueueAge(queue: IQueue): void {
     const age = queue.metricApproximateAgeOfOldestMessage({ period: ONE_MINUTE, statistic: 'Maximum' });
     // No OK action: SQS leaves a message received three times or more out of ApproximateAgeOfOldestMessage (the
-    // metric then follows the next-oldest message), so on a poison message (900 s visibility timeout, 5 receives)
-    // this alarm fires at ~10 minutes and clears at ~30 while the run is still stuck: an "OK" mail would be false.
+    // metric then follows the next-oldest message), so on a poison message (30-minute visibility timeout, 5 receives)
+    // this alarm fires at ~10 minutes and clears at ~an hour while the run is still stuck: an "OK" mail would be false.
     // Only the payroll DLQ alarm and GET /v1/payroll/{id} tell that the run is done.
     this.add('PayrollQueueAge', age, ALARM_THRESHOLDS.payrollQueueAgeSeconds, {
       description: `A payroll message has waited ${ALARM_THRESHOLDS.payrollQueueAgeSeconds / 60} minutes: a run is stuck.`,

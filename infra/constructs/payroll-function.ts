@@ -31,8 +31,14 @@ export interface PayrollFunctionProps {
    * lines among them), a month in a sandbox.
    */
   readonly removalPolicy: RemovalPolicy;
-  /** The log group's name; by default one CloudFormation generates. */
+  /**
+   * The log group's name; by default one CloudFormation generates. A log group kept when its stack is deleted
+   * (production's) must not have a name the next create of the stack would make again, or that create fails on a
+   * name that exists: a fixed name carries something unique to the stack's instance (api-stack.ts).
+   */
   readonly logGroupName?: string;
+  /** Concurrent executions set aside for the function, and its ceiling; by default none (the account's pool). */
+  readonly reservedConcurrentExecutions?: number;
 }
 
 /**
@@ -88,6 +94,7 @@ export class PayrollFunction extends Construct implements IGrantable {
       architecture: Architecture.ARM_64,
       memorySize: props.memorySize ?? 512,
       timeout: props.timeout ?? Duration.seconds(29),
+      reservedConcurrentExecutions: props.reservedConcurrentExecutions,
       tracing: Tracing.ACTIVE,
       role: this.role,
       logGroup: this.logGroup,

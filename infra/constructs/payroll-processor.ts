@@ -8,6 +8,7 @@ import { WEBHOOK_RETRY_ENVIRONMENT } from './webhook-deliverer.js';
 import { grantAccess, grantTable, type ServiceResources } from './service-access.js';
 import { WORKER_HANDLERS } from '../lambda-functions.js';
 import { TABLE_ACCESS } from '../../shared/api/table-access.js';
+import { CONSUMER_TIMEOUTS, checkConsumerFits } from '../queue-consumers.js';
 
 /** Messages per invocation. Powertools handles a batch's records in parallel, each succeeding or failing alone. */
 export const PROCESSOR_BATCH_SIZE = 10;
@@ -18,13 +19,23 @@ export const PROCESSOR_BATCH_SIZE = 10;
  * (and counted towards maxReceiveCount) for nothing.
  */
 export const PROCESSOR_MAX_CONCURRENCY = 20;
-/** How far below the queue's visibility timeout the processor's timeout stays (see PayrollProcessor). */
-export const VISIBILITY_MARGIN = Duration.seconds(60);
+/**
+ * Concurrent executions reserved for the processor: exactly what its event source may use. Reserved, a burst of API
+ * traffic cannot take the concurrency a payroll run needs (the processor would be throttled, its messages received
+ * for nothing and counted towards maxReceiveCount); equal to the event source's maximum, the event source never
+ * invokes beyond it (AWS: the maximum concurrency must not exceed the reserved concurrency). Lambda keeps at least
+ * 100 of the account's executions unreserved: with the deliverer's 10, a deployment reserves 30, which an account
+ * at the default quota (1,000) allows many times over; an account still at a new account's lower quota must have it
+ * raised (Service Quotas) before the first deploy. Synthesis checks nothing of the account.
+ */
+export const PROCESSOR_RESERVED_CONCURRENCY = PROCESSOR_MAX_CONCURRENCY;
+/** The processor's timeout: the one the payroll queue's visibility timeout is derived from (queue-consumers.ts). */
+export const PROCESSOR_TIMEOUT = CONSUMER_TIMEOUTS.payroll;
 export const SWEEP_EVERY = Duration.minutes(5);
 
 export interface PayrollProcessorProps {
   readonly resources: ServiceResources;
-  /** The payroll queue's visibility timeout (QUEUE_DEFINITIONS): the processor's timeout is derived from it. */
+  /** The payroll queue's visibility timeout (queue-consumers.ts): at least six times the processor's timeout. */
   readonly queueVisibilityTimeout: Duration;
   readonly environment: Record<string, string>;
   readonly removalPolicy: RemovalPolicy;
@@ -36,10 +47,10 @@ export interface PayrollProcessorProps {
  * the sweeper, every five minutes, sends `start` again for runs nothing has touched for fifteen and fans out
  * events whose fan-out was interrupted (still in the outbox after a minute).
  *
- * The processor's timeout is the queue's visibility timeout less a minute. Lambda refuses an SQS event source
- * whose queue hides messages for less than the function may run; the margin covers the time between the event
- * source receiving a batch and the invocation starting, so a message never reappears (and is processed twice at
- * once) while the invocation holding it is still within its timeout.
+ * The payroll queue's visibility timeout is six times the processor's timeout (PROCESSOR_TIMEOUT, queue-consumers.ts):
+ * Lambda refuses an SQS event source whose queue hides messages for less than the function may run, and AWS advises
+ * six times, so a message never reappears (and is processed twice at once) while the event source still holds it,
+ * invocation retries after a throttle included. Checked here, on the value the queue was given.
  */
 export class PayrollProcessor extends Construct {
   readonly processor: PayrollFunction;
@@ -50,11 +61,10 @@ export class PayrollProcessor extends Construct {
   constructor(scope: Construct, id: string, props: PayrollProcessorProps) {
     super(scope, id);
     const { resources } = props;
-    const timeout = Duration.seconds(props.queueVisibilityTimeout.toSeconds() - VISIBILITY_MARGIN.toSeconds());
-    if (timeout.toSeconds() < 60) {
-      throw new Error(
-        `The payroll queue's visibility timeout (${props.queueVisibilityTimeout.toSeconds()} s) leaves the processor less than a minute`,
-      );
+    const timeout = PROCESSOR_TIMEOUT;
+    checkConsumerFits('The payroll processor', props.queueVisibilityTimeout, timeout);
+    if (PROCESSOR_MAX_CONCURRENCY > PROCESSOR_RESERVED_CONCURRENCY) {
+      throw new Error("The processor's event source may not invoke beyond its reserved concurrency");
     }
 
     this.processor = new PayrollFunction(this, 'Processor', {
@@ -63,6 +73,7 @@ export class PayrollProcessor extends Construct {
       environment: props.environment,
       memorySize: 1024,
       timeout,
+      reservedConcurrentExecutions: PROCESSOR_RESERVED_CONCURRENCY,
       removalPolicy: props.removalPolicy,
     });
     // Exactly the calls shared/use-cases/process-payroll.ts and the fan-out in events.ts make. Runs and settings
@@ -74,10 +85,13 @@ export class PayrollProcessor extends Construct {
     // No Delete, no ConditionCheck, no index.
     grantTable(this.processor, resources, TABLE_ACCESS.processor!);
     // Bank account numbers are decrypted for the NACHA entries; submissions and chunk files are read, chunk and
-    // NACHA files written; chunk and finalize messages are sent to its own queue, and one delivery message per
-    // event and endpoint to the webhook queue.
+    // NACHA files written, each NACHA file sealed with a data key of the file key (and opened again, by a finalize
+    // that finds its file written); chunk and finalize messages are sent to its own queue, and one delivery message
+    // per event and endpoint to the webhook queue.
     for (const access of [
       'kms:decrypt:bank-account',
+      'kms:encrypt:disbursement-file',
+      'kms:decrypt:disbursement-file',
       'bucket:read',
       'bucket:write',
       'queue:payroll:send',

@@ -16,6 +16,8 @@ import { pascal } from '../names.js';
 export interface ServiceResources {
   readonly table: ITable;
   readonly key: IKey;
+  /** The disbursement file key: the per-file data keys that seal NACHA files (stateful-stack.ts). */
+  readonly fileKey: IKey;
   readonly disbursementBucket: IBucket;
   readonly signingSecret: ISecret;
   readonly queues: Record<QueueName, IQueue>;
@@ -107,7 +109,7 @@ export function grantTable(
  * same reviewed statements. A new Access value fails to compile until it is handled here.
  */
 export function grantAccess(fn: PayrollFunction, access: Access, resources: ServiceResources): void {
-  const { key, disbursementBucket: bucket, signingSecret, queues } = resources;
+  const { key, fileKey, disbursementBucket: bucket, signingSecret, queues } = resources;
   const viaS3 = { StringEquals: { 'kms:ViaService': `s3.${Aws.REGION}.amazonaws.com` } };
   switch (access) {
     case 'kms:encrypt:bank-account':
@@ -126,6 +128,23 @@ export function grantAccess(fn: PayrollFunction, access: Access, resources: Serv
         }),
       );
       fn.function.addEnvironment('PAYROLL_KMS_KEY_ID', key.keyArn);
+      return;
+    }
+    case 'kms:encrypt:disbursement-file':
+    case 'kms:decrypt:disbursement-file': {
+      // The file key, its own key (stateful-stack.ts), and only data keys made for NACHA files: its key policy admits
+      // the roles whose path says they write or read files (infra/key-use-paths.ts puts these roles there).
+      const operation = access === 'kms:encrypt:disbursement-file' ? 'encrypt' : 'decrypt';
+      const purpose: KeyPurpose = 'disbursement-file';
+      fn.addToAccessPolicy(
+        new PolicyStatement({
+          sid: `FileKey${pascal(operation)}`,
+          actions: operation === 'encrypt' ? ['kms:GenerateDataKey', 'kms:Encrypt'] : ['kms:Decrypt'],
+          resources: [fileKey.keyArn],
+          conditions: { StringEquals: { 'kms:EncryptionContext:purpose': purpose } },
+        }),
+      );
+      fn.function.addEnvironment('PAYROLL_FILE_KMS_KEY_ID', fileKey.keyArn);
       return;
     }
     case 'secret:signing':
@@ -152,7 +171,8 @@ export function grantAccess(fn: PayrollFunction, access: Access, resources: Serv
         }),
       );
       Validations.of(policy).acknowledge({ id: objects.finding, reason: OBJECTS_WILDCARD_REASON });
-      // Objects are encrypted with the service key; only S3 may use it on the function's behalf.
+      // Objects are encrypted with the service key; only S3 may use it on the function's behalf, and the key policy
+      // lets S3 do so for the roles under the bucket path alone (infra/key-use-paths.ts puts this role there).
       fn.addToAccessPolicy(
         new PolicyStatement({
           sid: 'BucketKeyRead',
@@ -166,12 +186,14 @@ export function grantAccess(fn: PayrollFunction, access: Access, resources: Serv
     }
     case 'bucket:write': {
       const objects = bucketObjects(fn, bucket);
-      // DeleteObject: submit removes the body it stored when the run's transaction fails. The bucket is versioned,
-      // so this only adds a delete marker; DeleteObjectVersion (which destroys data) is never granted.
+      // No delete of any kind (DeleteObject, DeleteObjectVersion): a role of the service never removes or hides an
+      // object; work files expire by the bucket's lifecycle (stateful-stack.ts). PutObjectRetention: the processor
+      // writes each NACHA file with an Object Lock retain-until date (GOVERNANCE mode), which S3 authorizes by it.
+      // Never BypassGovernanceRetention, so no role may shorten or lift a lock.
       const policy = fn.addToAccessPolicy(
         new PolicyStatement({
           sid: 'BucketWrite',
-          actions: ['s3:PutObject', 's3:AbortMultipartUpload', 's3:DeleteObject'],
+          actions: ['s3:PutObject', 's3:PutObjectRetention', 's3:AbortMultipartUpload'],
           resources: [objects.arn],
         }),
       );

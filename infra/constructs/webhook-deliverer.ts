@@ -1,4 +1,4 @@
-import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import type { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Construct } from 'constructs';
@@ -7,6 +7,7 @@ import { PayrollFunction } from './payroll-function.js';
 import { grantAccess, grantTable, type ServiceResources } from './service-access.js';
 import { WORKER_HANDLERS } from '../lambda-functions.js';
 import { TABLE_ACCESS } from '../../shared/api/table-access.js';
+import { CONSUMER_TIMEOUTS, checkConsumerFits } from '../queue-consumers.js';
 
 /** Messages per invocation; Powertools delivers a batch's records in parallel, each succeeding or failing alone. */
 export const DELIVERER_BATCH_SIZE = 10;
@@ -17,13 +18,19 @@ export const DELIVERER_BATCH_SIZE = 10;
  */
 export const DELIVERER_MAX_CONCURRENCY = 10;
 /**
+ * Concurrent executions reserved for the deliverer: exactly what its event source may use, for the reasons
+ * PROCESSOR_RESERVED_CONCURRENCY gives (payroll-processor.ts): API traffic cannot starve deliveries, and a burst of
+ * events cannot take more than this from the API.
+ */
+export const DELIVERER_RESERVED_CONCURRENCY = DELIVERER_MAX_CONCURRENCY;
+/**
  * The records of a batch are delivered in parallel, so an invocation lasts about one delivery: the POST, whose
  * 10 s budget (`deliverEvent`'s default) covers DNS, connect, TLS, request and response, plus the reads before it
  * (endpoint, delivery, event, the secret's KMS unwrap) and the writes after it, with the SDK's retries. 30 s
- * covers that with room to spare and stays within the queue's 60 s visibility timeout, which Lambda requires of an
- * SQS event source (checked below and in the tests).
+ * covers that with room to spare. The webhook queue's visibility timeout is six times it (queue-consumers.ts, where
+ * the number lives; checked below and in the tests).
  */
-export const DELIVERER_TIMEOUT = Duration.seconds(30);
+export const DELIVERER_TIMEOUT: Duration = CONSUMER_TIMEOUTS.webhooks;
 /** Seconds before the 2nd and the 3rd attempt (PAYROLL_WEBHOOK_RETRY_DELAYS_S); the handler sets them as the message's visibility. */
 export const WEBHOOK_RETRY_DELAYS_S = [30, 300] as const;
 
@@ -43,7 +50,7 @@ export const WEBHOOK_MIN_RECEIVES = Math.max(5, MAX_DELIVERY_ATTEMPTS + 1);
 
 export interface WebhookDelivererProps {
   readonly resources: ServiceResources;
-  /** The webhook queue's visibility timeout (QUEUE_DEFINITIONS): the deliverer's timeout must fit in it. */
+  /** The webhook queue's visibility timeout (queue-consumers.ts): at least six times the deliverer's timeout. */
   readonly queueVisibilityTimeout: Duration;
   /** The webhook queue's maxReceiveCount (QUEUE_DEFINITIONS): the attempts, and room for receives that are not. */
   readonly maxReceiveCount: number;
@@ -76,10 +83,9 @@ export class WebhookDeliverer extends Construct {
   constructor(scope: Construct, id: string, props: WebhookDelivererProps) {
     super(scope, id);
     const { resources } = props;
-    if (DELIVERER_TIMEOUT.toSeconds() > props.queueVisibilityTimeout.toSeconds()) {
-      throw new Error(
-        `The webhook queue's visibility timeout (${props.queueVisibilityTimeout.toSeconds()} s) is shorter than the deliverer's timeout (${DELIVERER_TIMEOUT.toSeconds()} s)`,
-      );
+    checkConsumerFits('The webhook deliverer', props.queueVisibilityTimeout, DELIVERER_TIMEOUT);
+    if (DELIVERER_MAX_CONCURRENCY > DELIVERER_RESERVED_CONCURRENCY) {
+      throw new Error("The deliverer's event source may not invoke beyond its reserved concurrency");
     }
     if (props.maxReceiveCount < WEBHOOK_MIN_RECEIVES) {
       throw new Error(
@@ -102,6 +108,7 @@ export class WebhookDeliverer extends Construct {
       // Mostly waiting on customers' endpoints, and the wait is billed by memory.
       memorySize: 256,
       timeout: DELIVERER_TIMEOUT,
+      reservedConcurrentExecutions: DELIVERER_RESERVED_CONCURRENCY,
       removalPolicy: props.removalPolicy,
       // No `vpc`: see the class comment.
     });

@@ -383,17 +383,22 @@ async function processChunk(s: ProcessorServices, orgId: string, payrollId: stri
 
 /**
  * Writes the run's NACHA file sealed under the run's own key (reserved on the run's item first, so finalizers that
- * race seal with the same key), locked against deletion for the organization's retention period. False when the
+ * race seal with the same key), in production locked against deletion for the organization's retention period. False when the
  * run left `processing` before its key was reserved: no readable file is ever written for it.
  */
+const DAY_MS = 86_400_000;
+
 async function storeSealedFile(s: ProcessorServices, record: PayrollRecord, content: string): Promise<boolean> {
   const { organization_id: orgId, payroll_id: payrollId } = record;
   const fresh = await s.files.newKey();
   const wrapped = await s.payrolls.reserveFileKey(orgId, payrollId, fresh.wrapped);
   if (wrapped === undefined) return false;
   const key = wrapped === fresh.wrapped ? fresh.key : await s.files.unwrap(wrapped);
-  const settings = await s.organizations.getSettings(orgId);
-  const retainUntil = new Date(s.deps.now().getTime() + fileRetentionDays(settings ?? {}) * 86_400_000);
+  // Production files only: a sandbox stage must stay removable, and its files never reach a bank.
+  const retainUntil =
+    record.environment === 'production'
+      ? new Date(s.deps.now().getTime() + fileRetentionDays((await s.organizations.getSettings(orgId)) ?? {}) * DAY_MS)
+      : undefined;
   await s.objects.putText(
     objectKeys.disbursement(orgId, payrollId),
     s.files.seal(content, key, fileContext(orgId, payrollId)),

@@ -84,17 +84,20 @@ describe('audit log ingestion', () => {
       FunctionName: ingestArn,
       SourceAccount: { Ref: 'AWS::AccountId' },
     });
-    const prefix = stacks.api.routeLogGroupPrefix;
-    expect(prefix).toBe(`/payroll/${stacks.api.stackName}/routes/`);
-    expect(JSON.stringify(p!.SourceArn)).toContain(`:log-group:${prefix}*`);
+    // `/payroll/<stack>/routes/<the stack instance's id>/`: a stack created again gets new names (api-stack.ts).
+    const instance = { 'Fn::Select': [2, { 'Fn::Split': ['/', { Ref: 'AWS::StackId' }] }] };
+    const head = `/payroll/${stacks.api.stackName}/routes/`;
+    expect(stacks.api.resolve(stacks.api.routeLogGroupPrefix)).toEqual({ 'Fn::Join': ['', [head, instance, '/']] });
+    const sourceArn = (p!.SourceArn as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
+    expect(sourceArn.slice(-3)).toEqual([`:log-group:${head}`, instance, '/*']);
     // Every subscribed log group is under the prefix; the fallback's and the ingest function's own are not.
     for (const name of AUTHENTICATED) {
-      expect(resources[logicalId(stacks.api.functions[name]!.logGroup)]!.Properties!.LogGroupName).toMatch(
-        new RegExp(`^${prefix}[A-Za-z]+$`),
-      );
+      expect(resources[logicalId(stacks.api.functions[name]!.logGroup)]!.Properties!.LogGroupName).toEqual({
+        'Fn::Join': ['', [head, instance, expect.stringMatching(/^\/[A-Za-z]+$/)]],
+      });
     }
     for (const other of [stacks.api.functions.docs!.logGroup, ingest.logGroup]) {
-      expect(String(resources[logicalId(other)]!.Properties!.LogGroupName ?? '')).not.toContain(prefix);
+      expect(JSON.stringify(resources[logicalId(other)]!.Properties!.LogGroupName ?? '')).not.toContain('/routes/');
     }
   });
 
@@ -129,7 +132,9 @@ describe('audit log ingestion', () => {
         Effect: 'Allow',
         Action: ['dynamodb:BatchWriteItem', 'dynamodb:UpdateItem'],
         Resource: tableArn,
-        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['AUDIT#ORG#*', 'AUDIT#UNAUTHENTICATED#*'] } },
+        Condition: {
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['AUDIT#ORG#*', 'AUDIT#UNAUTHENTICATED#*'] },
+        },
       }),
     ]);
     const kms = statements.filter((s) => asArray(s.Action).some((a) => a.startsWith('kms:')));

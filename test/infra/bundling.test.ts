@@ -20,11 +20,12 @@ const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '../..');
 const KB = 1024;
 /**
- * A guard against growth, not the target's verdict: what a function loads at a cold start with tracing off (index.mjs
- * and the chunks its static imports reach). Deployed, the tracer's chunk loads too, and with it four functions are
- * over 600 KB: `npm run bench -- --only cold-start` counts it and says so in BENCHMARKS.md.
+ * A guard against growth, not the target's verdict (600 KB): what a function loads at a cold start with tracing off
+ * (index.mjs and the chunks its static imports reach). 625 KB since the payroll function unwraps the key of each
+ * NACHA file it serves (the KMS client, about 12 KB over 600). Deployed, the tracer's chunk loads too: `npm run bench
+ * -- --only cold-start` counts it and says so in BENCHMARKS.md.
  */
-const BUNDLE_LIMIT = 600 * KB;
+const BUNDLE_LIMIT = 625 * KB;
 /** Plain `node` in a folder with no node_modules: nothing but the asset to resolve from. */
 const nodeEnv = (dir: string, env: Record<string, string> = {}) => ({
   PATH: process.env.PATH!,

@@ -48,8 +48,9 @@ import { accessOf, apiHandlerOf, WORKER_HANDLERS } from '../../infra/lambda-func
 import { handlerEnvironment, type StackState } from '../../local/stack-state.js';
 import { bankAccountRolePath } from '../../infra/stateful-stack.js';
 import { DEFAULT_WAF_RATE_LIMIT_PER_5_MIN, webAclSettings } from '../../infra/constructs/web-acl.js';
-import { NONCURRENT_VERSION_DAYS, WORK_FILE_DAYS } from '../../infra/stateful-stack.js';
+import { WORK_FILE_DAYS, WORK_FILE_NONCURRENT_DAYS } from '../../infra/stateful-stack.js';
 import { SERVICE_NAME } from '../../shared/adapters/metric-names.js';
+import { queueVisibilityTimeout } from '../../infra/queue-consumers.js';
 
 /**
  * The stacks are built exactly as `cdk synth` builds them (same entry function, same cdk.json feature flags),
@@ -265,11 +266,12 @@ describe('stateful stack', () => {
   const resources = resourcesOf(sandbox.statefulTemplate);
   const keyId = logicalId(sandbox.stateful.key);
 
-  it("has the service's customer-managed KMS key and the alarm topic's, each with rotation on", () => {
-    // The service key, and the alarm topic's own (constructs/monitoring.ts says why apart), each rotated.
+  it("has the service's customer-managed KMS key, the disbursement file key and the alarm topic's, each with rotation on", () => {
+    // The service key, the file key and the alarm topic's own (stateful-stack.ts and constructs/monitoring.ts say
+    // why apart), each rotated.
     const topicKey = resources[logicalId(sandbox.stateful.alarmTopic)]!.Properties!.KmsMasterKeyId['Fn::GetAtt'][0];
     const keys = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::KMS::Key');
-    expect(keys.map(([id]) => id).sort()).toEqual([keyId, topicKey].sort());
+    expect(keys.map(([id]) => id).sort()).toEqual([keyId, logicalId(sandbox.stateful.fileKey), topicKey].sort());
     for (const [, key] of keys) expect(key.Properties!.EnableKeyRotation).toBe(true);
   });
 
@@ -327,16 +329,15 @@ describe('stateful stack', () => {
     });
   });
 
-  it("expires the disbursement bucket's noncurrent versions, and the processor's work files by their prefix", () => {
+  it("expires the processor's work files and their old versions by their prefix, and nothing else", () => {
     for (const stacks of [sandbox, production]) {
       const bucket =
         stacks.statefulTemplate.toJSON().Resources[logicalId(stacks.stateful.disbursementBucket)].Properties;
       expect(bucket.LifecycleConfiguration.Rules).toEqual([
         {
-          Id: 'ExpireNoncurrentVersions',
+          Id: 'AbortIncompleteUploads',
           Status: 'Enabled',
           AbortIncompleteMultipartUpload: { DaysAfterInitiation: 7 },
-          NoncurrentVersionExpiration: { NoncurrentDays: NONCURRENT_VERSION_DAYS },
           ExpiredObjectDeleteMarker: true,
         },
         {
@@ -344,11 +345,10 @@ describe('stateful stack', () => {
           Status: 'Enabled',
           Prefix: WORK_FILE_PREFIX,
           ExpirationInDays: WORK_FILE_DAYS,
-          NoncurrentVersionExpiration: { NoncurrentDays: 1 },
+          NoncurrentVersionExpiration: { NoncurrentDays: WORK_FILE_NONCURRENT_DAYS },
         },
       ]);
     }
-    expect(NONCURRENT_VERSION_DAYS).toBe(30);
     // Lifecycle prefixes are literal: the work files alone start with this one, never a run's own objects.
     expect(objectKeys.chunkEntries('org_x', 'pay_y', 0).startsWith(WORK_FILE_PREFIX)).toBe(true);
     for (const key of [
@@ -386,13 +386,14 @@ describe('stateful stack', () => {
   });
 
   it('gives every queue of QUEUE_DEFINITIONS its own DLQ with the configured maxReceiveCount', () => {
+    // The visibility timeout is six times the consumer's timeout (queue-consumers.ts; bank-data-guards.test.ts).
     for (const [name, def] of Object.entries(QUEUE_DEFINITIONS) as [
       keyof typeof QUEUE_DEFINITIONS,
       (typeof QUEUE_DEFINITIONS)[keyof typeof QUEUE_DEFINITIONS],
     ][]) {
       const { queue, deadLetterQueue } = sandbox.stateful.queues[name];
       const props = resources[logicalId(queue)]!.Properties!;
-      expect(props.VisibilityTimeout).toBe(def.visibilityTimeoutSeconds);
+      expect(props.VisibilityTimeout).toBe(queueVisibilityTimeout(name).toSeconds());
       expect(props.RedrivePolicy).toEqual({
         deadLetterTargetArn: { 'Fn::GetAtt': [logicalId(deadLetterQueue), 'Arn'] },
         maxReceiveCount: def.maxReceiveCount,
@@ -739,7 +740,10 @@ describe('least privilege', () => {
 
       const env = environmentOf(template, functionId);
       expect(env.TABLE_NAME).toBeDefined();
-      expect('PAYROLL_KMS_KEY_ID' in env).toBe(kmsAccess.length > 0);
+      // The service key for bank accounts and webhook secrets, the file key for NACHA files.
+      const fileAccess = kmsAccess.filter((a) => a.endsWith(':disbursement-file'));
+      expect('PAYROLL_KMS_KEY_ID' in env).toBe(kmsAccess.length > fileAccess.length);
+      expect('PAYROLL_FILE_KMS_KEY_ID' in env).toBe(fileAccess.length > 0);
       expect('PAYROLL_SIGNING_SECRET_ARN' in env).toBe(access.has('secret:signing'));
       expect('DISBURSEMENT_BUCKET' in env).toBe(access.has('bucket:read') || access.has('bucket:write'));
       expect('PAYROLL_QUEUE_URL' in env).toBe(access.has('queue:payroll:send'));
@@ -766,17 +770,26 @@ describe('least privilege', () => {
   );
 
   it('gives kms:Decrypt on the key directly only to routes with kms:decrypt access (and the processor and the deliverer)', () => {
+    // The service key's statements (the file key has its own tests: bank-data-guards.test.ts).
+    const onServiceKey = (statements: Statement[]) =>
+      statements.filter((st) => JSON.stringify(st.Resource).includes(logicalId(sandbox.stateful.key)));
     const decrypting = ROUTES.filter((route) =>
-      actionsOf(direct(statementsOfRole(template, functionOf(sandbox, route.id).roleId))).includes('kms:Decrypt'),
+      actionsOf(direct(onServiceKey(statementsOfRole(template, functionOf(sandbox, route.id).roleId)))).includes(
+        'kms:Decrypt',
+      ),
     );
     expect(decrypting.map((r) => r.id)).toEqual(
-      ROUTES.filter((r) => (r.access as readonly Access[]).some((a) => a.startsWith('kms:decrypt:'))).map((r) => r.id),
+      ROUTES.filter((r) =>
+        (r.access as readonly Access[]).some((a) => a.startsWith('kms:decrypt:') && !a.endsWith(':disbursement-file')),
+      ).map((r) => r.id),
     );
     // Today no route reads bank account numbers back: only the processor does.
     expect(decrypting).toEqual([]);
     const decryptingWorkers = (Object.entries(sandbox.workers.functions) as [string, PayrollFunction][])
       .filter(([, fn]) =>
-        actionsOf(direct(statementsOfRole(sandbox.workersTemplate, idsOf(fn).roleId))).includes('kms:Decrypt'),
+        actionsOf(direct(onServiceKey(statementsOfRole(sandbox.workersTemplate, idsOf(fn).roleId)))).includes(
+          'kms:Decrypt',
+        ),
       )
       .map(([name]) => name);
     // Bank account numbers (processor) and webhook signing secrets (deliverer); never the sweeper.
@@ -942,6 +955,8 @@ describe('least privilege', () => {
       'kms:decrypt:bank-account',
       'kms:encrypt:webhook-secret',
       'kms:decrypt:webhook-secret',
+      'kms:encrypt:disbursement-file',
+      'kms:decrypt:disbursement-file',
       'secret:signing',
       'bucket:read',
       'bucket:write',
@@ -968,6 +983,7 @@ describe('least privilege', () => {
       routes,
       table: stateful.table,
       key: stateful.key,
+      fileKey: stateful.fileKey,
       disbursementBucket: stateful.disbursementBucket,
       signingSecret: stateful.signingSecret,
       queues: { payroll: stateful.queues.payroll.queue, webhooks: stateful.queues.webhooks.queue },
@@ -979,6 +995,8 @@ describe('least privilege', () => {
       'kms:decrypt:bank-account': { actions: ['kms:Decrypt'], env: 'PAYROLL_KMS_KEY_ID' },
       'kms:encrypt:webhook-secret': { actions: ['kms:GenerateDataKey'], env: 'PAYROLL_KMS_KEY_ID' },
       'kms:decrypt:webhook-secret': { actions: ['kms:Decrypt'], env: 'PAYROLL_KMS_KEY_ID' },
+      'kms:encrypt:disbursement-file': { actions: ['kms:GenerateDataKey'], env: 'PAYROLL_FILE_KMS_KEY_ID' },
+      'kms:decrypt:disbursement-file': { actions: ['kms:Decrypt'], env: 'PAYROLL_FILE_KMS_KEY_ID' },
       'secret:signing': { actions: ['secretsmanager:GetSecretValue'], env: 'PAYROLL_SIGNING_SECRET_ARN' },
       'bucket:read': { actions: ['s3:GetObject', 's3:ListBucket'], env: 'DISBURSEMENT_BUCKET' },
       'bucket:write': { actions: ['s3:PutObject'], env: 'DISBURSEMENT_BUCKET' },
@@ -1101,10 +1119,9 @@ describe('workers stack', () => {
   it('never lets a payroll message reappear while the processor may still be working on it', () => {
     const queue = resourcesOf(sandbox.statefulTemplate)[payrollQueueId]!.Properties!;
     const timeout = fnProps(processor.functionId).Timeout as number;
-    expect(queue.VisibilityTimeout).toBe(QUEUE_DEFINITIONS.payroll.visibilityTimeoutSeconds);
-    // Lambda refuses the event source otherwise; the minute of margin covers the receive-to-invoke delay.
-    expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(timeout + 60);
-    expect(timeout).toBe(840);
+    // Six times the processor's timeout, as AWS advises for an event source (throttled invocations retried).
+    expect(queue.VisibilityTimeout).toBe(6 * timeout);
+    expect(timeout).toBe(300);
   });
 
   it('feeds the deliverer from the webhook queue in batches of 10, reporting failures per message, with bounded concurrency', () => {
@@ -1120,9 +1137,8 @@ describe('workers stack', () => {
   it('never lets a delivery message reappear while the deliverer may still be working on it', () => {
     const queue = resourcesOf(sandbox.statefulTemplate)[webhookQueueId]!.Properties!;
     const timeout = fnProps(deliverer.functionId).Timeout as number;
-    expect(queue.VisibilityTimeout).toBe(QUEUE_DEFINITIONS.webhooks.visibilityTimeoutSeconds);
     expect(timeout).toBe(DELIVERER_TIMEOUT.toSeconds());
-    expect(timeout).toBeLessThanOrEqual(queue.VisibilityTimeout as number);
+    expect(queue.VisibilityTimeout).toBe(6 * timeout);
     // A batch is delivered in parallel, each POST within 10 s: the invocation outlasts one delivery with room.
     expect(timeout).toBeGreaterThanOrEqual(2 * 10);
   });
@@ -1235,10 +1251,17 @@ describe('workers stack', () => {
     const indexes = dynamo.filter((st) => JSON.stringify(st.Resource).includes('/index/'));
     expect(indexes).toEqual([]);
     // Bank account numbers: decrypt only, the key named, bank-account data keys alone (never a webhook secret).
-    const directKms = direct(statements).filter((st) => actionsOf([st]).some((a) => a.startsWith('kms:')));
+    const directKms = direct(statements).filter(
+      (st) => actionsOf([st]).some((a) => a.startsWith('kms:')) && JSON.stringify(st.Resource).includes(keyId),
+    );
     expect(actionsOf(directKms)).toEqual(['kms:Decrypt']);
-    expect(JSON.stringify(directKms[0]!.Resource)).toContain(keyId);
     expect(directKms[0]!.Condition).toEqual({ StringEquals: { 'kms:EncryptionContext:purpose': 'bank-account' } });
+    // NACHA files: sealed and opened with data keys of the file key alone (bank-data-guards.test.ts).
+    const fileKeyId = logicalId(sandbox.stateful.fileKey);
+    const fileKms = statements.filter((st) => JSON.stringify(st.Resource).includes(fileKeyId));
+    expect(new Set(actionsOf(fileKms))).toEqual(new Set(['kms:GenerateDataKey', 'kms:Encrypt', 'kms:Decrypt']));
+    for (const st of fileKms)
+      expect(st.Condition).toEqual({ StringEquals: { 'kms:EncryptionContext:purpose': 'disbursement-file' } });
     // Its own queue: send (chunk and finalize messages) and consume. The webhook queue: send only.
     const sqs = statementsFor(processor.roleId, 'sqs:');
     expect(new Set(actionsOf(sqs))).toEqual(
@@ -1354,6 +1377,7 @@ describe('workers stack', () => {
     const resourcesForDeliverer = {
       table: stateful.table,
       key: stateful.key,
+      fileKey: stateful.fileKey,
       disbursementBucket: stateful.disbursementBucket,
       signingSecret: stateful.signingSecret,
       queues: { payroll: stateful.queues.payroll.queue, webhooks: stateful.queues.webhooks.queue },
@@ -1371,7 +1395,7 @@ describe('workers stack', () => {
       () =>
         new WebhookDeliverer(stack, 'Four', {
           ...props,
-          queueVisibilityTimeout: Duration.seconds(60),
+          queueVisibilityTimeout: Duration.seconds(6 * DELIVERER_TIMEOUT.toSeconds()),
           maxReceiveCount: 4,
         }),
     ).toThrow(/maxReceiveCount/);
@@ -1783,12 +1807,15 @@ describe('key policy', () => {
       }
     });
 
-    it('leaves webhook secrets, and the table and bucket through DynamoDB and S3, to IAM', () => {
+    it('leaves webhook secrets and the table through DynamoDB to IAM, and the bucket through S3 to the bucket roles', () => {
       expect(allows(statements, deliverer, 'kms:Decrypt', webhookSecret)).toBe(true);
-      for (const service of ['dynamodb', 's3']) {
-        const via = { 'kms:ViaService': `${service}.${REGION}.amazonaws.com` };
-        for (const action of ['kms:Decrypt', 'kms:GenerateDataKey', 'kms:Encrypt'])
-          expect(allows(statements, docs, action, via), `${action} via ${service}`).toBe(true);
+      const via = (service: string) => ({ 'kms:ViaService': `${service}.${REGION}.amazonaws.com` });
+      for (const action of ['kms:Decrypt', 'kms:GenerateDataKey', 'kms:Encrypt']) {
+        expect(allows(statements, docs, action, via('dynamodb')), `${action} via dynamodb`).toBe(true);
+        // S3 uses the key for the roles under the bucket path alone: no administrator reads the bucket's objects.
+        expect(allows(statements, processor, action, via('s3')), `${action} via s3`).toBe(true);
+        for (const principal of [docs, administrator, rootUser, employees, deliverer, sweeper])
+          expect(allows(statements, principal, action, via('s3')), `${principal} ${action} via s3`).toBe(false);
       }
       // Neither with no context through no service, nor through another service.
       expect(allows(statements, administrator, 'kms:Decrypt')).toBe(false);
@@ -1823,8 +1850,13 @@ describe('key policy', () => {
     });
 
     it("puts exactly the roles granted bank account key use under the key policy's paths", () => {
+      // A role with other key uses too has the bank-account path as the start of its own (infra/key-use-paths.ts).
       const pathOf = (template: Template, fn: PayrollFunction) =>
         resourcesOf(template)[idsOf(fn).roleId]!.Properties!.Path as string | undefined;
+      const bankPathOf = (template: Template, fn: PayrollFunction) =>
+        (['decrypt', 'encrypt'] as const)
+          .map((use) => bankAccountRolePath(environment, 'test', use))
+          .find((p) => pathOf(template, fn)?.startsWith(p));
       const path = (use: 'encrypt' | 'decrypt') => bankAccountRolePath(environment, 'test', use);
       for (const f of FUNCTIONS) {
         const access = accessOf(f.routes) as readonly Access[];
@@ -1833,9 +1865,11 @@ describe('key policy', () => {
           : access.includes('kms:encrypt:bank-account')
             ? path('encrypt')
             : undefined;
-        expect(pathOf(s.apiTemplate, s.api.functions[f.name]!), f.name).toBe(expected);
+        expect(bankPathOf(s.apiTemplate, s.api.functions[f.name]!), f.name).toBe(expected);
+        if (!expected)
+          expect(pathOf(s.apiTemplate, s.api.functions[f.name]!) ?? '', f.name).not.toContain('bank-account');
       }
-      expect(pathOf(s.workersTemplate, s.workers.functions.processor)).toBe(path('decrypt'));
+      expect(bankPathOf(s.workersTemplate, s.workers.functions.processor)).toBe(path('decrypt'));
       expect(pathOf(s.workersTemplate, s.workers.functions.deliverer)).toBeUndefined();
       expect(pathOf(s.workersTemplate, s.workers.functions.sweeper)).toBeUndefined();
       // Today some routes encrypt account numbers and only the processor reads them back.
@@ -1879,7 +1913,8 @@ describe('web ACL', () => {
       Scope: 'REGIONAL',
       DefaultAction: { Allow: {} },
       VisibilityConfig: Match.objectLike({ CloudWatchMetricsEnabled: true, SampledRequestsEnabled: true }),
-      Rules: [
+      // The rate rule first; the AWS managed rule groups after it (bank-data-guards.test.ts).
+      Rules: Match.arrayWith([
         Match.objectLike({
           Action: {
             Block: {
@@ -1899,7 +1934,7 @@ describe('web ACL', () => {
           },
           VisibilityConfig: Match.objectLike({ CloudWatchMetricsEnabled: true, SampledRequestsEnabled: true }),
         }),
-      ],
+      ]),
     });
     // Above what one organization may make at the service's default limits (3 × 500 a minute, 7,500 in 5 minutes).
     expect(DEFAULT_WAF_RATE_LIMIT_PER_5_MIN).toBe(10_000);

@@ -1,5 +1,7 @@
 import { GetObjectCommand, ListObjectsV2Command, type PutObjectCommandInput } from '@aws-sdk/client-s3';
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { keys } from '../../shared/data/keys.js';
 import { describe, expect, it } from 'vitest';
 import { localS3Client } from '../../local/engines/provision.js';
 import { entryDetailRecord } from '../../shared/adapters/nacha.js';
@@ -227,12 +229,9 @@ describe('bank account numbers at rest', () => {
     const before = await statusOf(world, payrollId);
     expect(before.status).toBe('completed');
     expect(before.file_key).toEqual(expect.any(String));
-    // Written with a governance-mode retention of the organization's period (two years by default).
+    // A sandbox file carries no retention lock: a sandbox stage must stay removable.
     const put = world.puts.find((p) => p.Key === objectKeys.disbursement(orgId, payrollId))!;
-    expect(put.ObjectLockMode).toBe('GOVERNANCE');
-    const days = (Number(put.ObjectLockRetainUntilDate) - Date.now()) / 86_400_000;
-    expect(days).toBeGreaterThan(729);
-    expect(days).toBeLessThanOrEqual(730);
+    expect(put.ObjectLockMode).toBeUndefined();
 
     await cancelPayroll(world.services, 'sandbox', orgId, payrollId);
     const after = await statusOf(world, payrollId);
@@ -244,5 +243,29 @@ describe('bank account numbers at rest', () => {
     await expect(
       world.services.files.open(sealed, (await world.services.files.newKey()).wrapped, fileContext(orgId, payrollId)),
     ).rejects.toThrow();
+  });
+
+  it("locks a production run's file for the organization's retention period, in governance mode", async () => {
+    const world = await recordingWorld();
+    const orgId = world.org.organization_id;
+    const caller = { organizationId: orgId, environment: 'sandbox' as const };
+    await updateSettings(world.services, caller, { file_retention_days: 1000 });
+    const payrollId = await submit(world, payrollBody(world.employeeIds));
+    // The run as a production organization's: only its environment decides the lock.
+    await world.table.doc.send(
+      new UpdateCommand({
+        TableName: world.table.tableName,
+        Key: keys.payroll(orgId, payrollId),
+        UpdateExpression: 'SET environment = :production',
+        ExpressionAttributeValues: { ':production': 'production' },
+      }),
+    );
+    await drain(world.services, world.queues.payroll, orgId, payrollId);
+    expect((await statusOf(world, payrollId)).status).toBe('completed');
+    const put = world.puts.find((p) => p.Key === objectKeys.disbursement(orgId, payrollId))!;
+    expect(put.ObjectLockMode).toBe('GOVERNANCE');
+    const days = (Number(put.ObjectLockRetainUntilDate) - Date.now()) / 86_400_000;
+    expect(days).toBeGreaterThan(999);
+    expect(days).toBeLessThanOrEqual(1000);
   });
 });
