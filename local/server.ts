@@ -28,6 +28,39 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 /** API Gateway's payload limit for a REST API request. */
 const MAX_BODY_BYTES = 6 * 1024 * 1024;
 const FUNCTION_TIMEOUT_MS = 29_000;
+/** Headers, then the whole request, within 10 s of its first byte: 6 MB crosses loopback in well under a second. */
+const REQUEST_TIMEOUT_MS = 10_000;
+/** How long a client refused while still sending (413, 408) has to read its answer before it is cut off. */
+const CLOSE_GRACE_MS = 1_000;
+/** The same for a client refused for a malformed request: it has usually stopped sending, and closes by itself. */
+const PARSER_ERROR_GRACE_MS = 10_000;
+
+export interface ServerLimits {
+  /** Headers, and then the whole request, must arrive within this many milliseconds of the request's first byte. */
+  requestTimeoutMs: number;
+}
+
+/** `npm start`'s limits: PAYROLL_LOCAL_REQUEST_TIMEOUT_MS shortens the timeout, so tests of it take a second. */
+export function serverLimits(env: NodeJS.ProcessEnv = process.env): ServerLimits {
+  const raw = env.PAYROLL_LOCAL_REQUEST_TIMEOUT_MS;
+  const ms = raw === undefined || raw === '' ? REQUEST_TIMEOUT_MS : Number(raw);
+  if (!Number.isInteger(ms) || ms <= 0)
+    throw new Error(`PAYROLL_LOCAL_REQUEST_TIMEOUT_MS must be a positive number of milliseconds, got "${raw}"`);
+  return { requestTimeoutMs: ms };
+}
+
+/**
+ * Node's own bounds on a slow client (`https.Server` options), rather than timers of our own: the request timeout
+ * covers the body only until it is complete, so a function's run time never counts against it.
+ */
+function timeoutOptions(limits: ServerLimits) {
+  return {
+    headersTimeout: limits.requestTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    // How often Node looks for requests past their timeout: its default (30 s) would let one run on that much longer.
+    connectionsCheckingInterval: Math.min(1_000, Math.ceil(limits.requestTimeoutMs / 4)),
+  };
+}
 
 type ProxyHandler = Handler<APIGatewayProxyEvent, APIGatewayProxyResult>;
 const loaded = new Map<string, Promise<ProxyHandler>>();
@@ -63,21 +96,54 @@ function lambdaContext(entry: string, requestId: string): Context {
 
 const EMPTY = Buffer.alloc(0);
 
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > MAX_BODY_BYTES)
-    throw new PayloadTooLargeError(`A request body may be at most ${MAX_BODY_BYTES} bytes`);
+const bodyTooLarge = () => new PayloadTooLargeError(`A request body may be at most ${MAX_BODY_BYTES} bytes`);
+
+/** The body could not be read because the connection went away (a reset, a request timeout): nobody to answer. */
+class ClientGoneError extends Error {}
+
+const declaresTooMuch = (req: IncomingMessage) => Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES;
+
+/**
+ * The whole body, counted as it arrives: past the limit it rejects at once, with the rest neither read nor kept
+ * (the stream is paused, so Node stops reading the socket once its small buffer is full).
+ */
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  if (declaresTooMuch(req)) return Promise.reject(bodyTooLarge());
   // Without a length or a chunked encoding a request has no body (RFC 9112 §6.3): most requests are GETs, and
   // they are not read as a stream. Node discards anything unread once the answer is sent.
-  if (declared === 0 && req.headers['transfer-encoding'] === undefined) return EMPTY;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new PayloadTooLargeError(`A request body may be at most ${MAX_BODY_BYTES} bytes`);
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
+  if (Number(req.headers['content-length'] ?? 0) === 0 && req.headers['transfer-encoding'] === undefined)
+    return Promise.resolve(EMPTY);
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const settle = (outcome: () => void) => {
+      req.off('data', onData).off('end', onEnd).off('error', onGone).off('close', onGone);
+      outcome();
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+      else {
+        req.pause();
+        settle(() => reject(bodyTooLarge()));
+      }
+    };
+    const onEnd = () => settle(() => resolve(chunks.length === 0 ? EMPTY : Buffer.concat(chunks, size)));
+    const onGone = () => settle(() => reject(new ClientGoneError()));
+    req.on('data', onData).once('end', onEnd).once('error', onGone).once('close', onGone);
+  });
+}
+
+/**
+ * A 413 for a body past the limit (readBody has stopped reading), and the connection closed. The answer is written
+ * straight to the socket rather than through Node's response, whose close on `Connection: close` destroys the socket
+ * the moment the answer is flushed: with the client's body still arriving that is a reset, which can reach the client
+ * before it has read its 413 (a client streaming a body then saw ECONNRESET and no answer).
+ */
+function refuseTooLarge(req: IncomingMessage, error: PayloadTooLargeError, requestId: string): void {
+  // A later parser error or timeout on this socket is not answered a second time.
+  answered.add(req.socket);
+  endWithAnswer(req.socket, renderError(error, requestId), CLOSE_GRACE_MS);
 }
 
 function toEvent(
@@ -165,7 +231,9 @@ export async function dispatch(req: IncomingMessage, res: ServerResponse): Promi
     try {
       body = await readBody(req);
     } catch (err) {
-      send(res, renderError(err instanceof PayloadTooLargeError ? err : new InvalidRequestError(), requestId));
+      if (err instanceof PayloadTooLargeError) refuseTooLarge(req, err, requestId);
+      else if (!(err instanceof ClientGoneError) && req.socket.writable)
+        send(res, renderError(new InvalidRequestError(), requestId));
       return;
     }
     const match = routeMatcher.find(req.method ?? 'GET', url.pathname);
@@ -194,27 +262,59 @@ export async function dispatch(req: IncomingMessage, res: ServerResponse): Promi
  * in the envelope with a request id, as API Gateway's own refusals are deployed (its gateway responses in
  * infra/api-stack.ts), not with Node's bare status line. Headers over the limit are 413 payload_too_large, like a
  * body over its limit. The connection is ended, not destroyed: destroying it with the request unread would reset
- * it, and the reset can overtake the answer.
+ * it, and the reset can overtake the answer. A request past its timeout (headersTimeout, requestTimeout) is answered
+ * 408 in the envelope the same way, but its client is still sending, so it is cut off after a shorter grace.
  */
 const answered = new WeakSet<Duplex>();
 
-function answerParserError(err: NodeJS.ErrnoException, socket: Duplex): void {
+function answerParserError(err: NodeJS.ErrnoException, socket: Duplex, limits: ServerLimits): void {
   // The parser reports its error again for every later chunk of the same request: answered once is enough.
   if (answered.has(socket)) return;
   const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
-  if (!socket.writable || inFlight?.headersSent || !err.code?.startsWith('HPE_')) {
-    // As Node does by default: a timed-out request gets its bare 408; a reset or a half-sent answer, nothing.
-    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && socket.writable && !inFlight?.headersSent)
-      socket.write('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
+  // A reset, an answer already under way, or an error that is not the client's: nothing more can be said.
+  const result = socket.writable && !inFlight?.headersSent ? clientErrorAnswer(err, limits) : undefined;
+  if (!result) {
     socket.destroy();
     return;
   }
+  answered.add(socket);
+  // A client past its timeout is still sending and is cut off soon; one that sent a malformed request has usually
+  // finished, and closes on `Connection: close`: the longer bound is for one that does not.
+  endWithAnswer(socket, result, err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? CLOSE_GRACE_MS : PARSER_ERROR_GRACE_MS);
+}
+
+function clientErrorAnswer(err: NodeJS.ErrnoException, limits: ServerLimits): APIGatewayProxyResult | undefined {
   const requestId = randomUUID();
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return requestTimeout(requestId, limits);
+  if (!err.code?.startsWith('HPE_')) return undefined;
   const error =
     err.code === 'HPE_HEADER_OVERFLOW'
       ? new PayloadTooLargeError(`The request's headers may be at most ${maxHeaderSize} bytes`)
       : new InvalidRequestError([], 'Malformed request');
-  const result = renderError(error, requestId);
+  return renderError(error, requestId);
+}
+
+/**
+ * 408 in the error envelope. No domain error maps to it (a deployed function never sees a request before it has
+ * arrived whole), so the envelope is written here, with the headers renderError gives every error.
+ */
+function requestTimeout(requestId: string, limits: ServerLimits): APIGatewayProxyResult {
+  const { headers } = renderError(new InvalidRequestError(), requestId);
+  const message = `The whole request must arrive within ${limits.requestTimeoutMs / 1000} s of its first byte`;
+  const body = {
+    status: 408,
+    error: { code: 'request_timeout', message: 'Request timeout', details: [{ code: 'request_timeout', message }] },
+    request_id: requestId,
+  };
+  return { statusCode: 408, headers, body: `${JSON.stringify(body)}\n` };
+}
+
+/**
+ * Ends the connection with a whole answer written straight to the socket, and destroys the socket after `graceMs`
+ * unless the client has hung up by then. Not at once: destroying a socket with unread bytes resets the connection,
+ * and the reset can overtake the answer; the grace lets the client read it first.
+ */
+function endWithAnswer(socket: Duplex, result: APIGatewayProxyResult, graceMs: number): void {
   const body = Buffer.from(result.body, 'utf8');
   const head = [
     `HTTP/1.1 ${result.statusCode} ${STATUS_CODES[result.statusCode]}`,
@@ -224,33 +324,41 @@ function answerParserError(err: NodeJS.ErrnoException, socket: Duplex): void {
     '',
     '',
   ].join('\r\n');
-  answered.add(socket);
   socket.end(Buffer.concat([Buffer.from(head, 'latin1'), body]));
-  // The client closes on `Connection: close`; one that does not is cut off after a bound.
-  setTimeout(() => socket.destroy(), 10_000).unref();
+  const timer = setTimeout(() => socket.destroy(), graceMs).unref();
+  socket.once('close', () => clearTimeout(timer));
 }
 
-export function createApiServer(tls: { key: string; cert: string }): Server {
+export function createApiServer(tls: { key: string; cert: string }, limits: ServerLimits = serverLimits()): Server {
   const serve = (req: IncomingMessage, res: ServerResponse) => {
     // The developer dashboard's static site (deployed on its own origin: infra/dashboard-stack.ts); the rest is API.
     if (isDashboardRequest(req)) void serveDashboard(req, res);
     else void dispatch(req, res);
   };
-  const server = createHttpsServer({ key: tls.key, cert: tls.cert }, serve);
+  const server = createHttpsServer(
+    // A client that never finishes its TLS handshake is held no longer than one that never finishes its headers.
+    { key: tls.key, cert: tls.cert, handshakeTimeout: limits.requestTimeoutMs, ...timeoutOptions(limits) },
+    serve,
+  );
   server.keepAliveTimeout = 65_000;
-  server.on('clientError', answerParserError);
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerParserError(err, socket, limits));
   // An `Expect` other than 100-continue is ignored (RFC 9110 allows it) rather than answered with Node's bare 417.
   server.on('checkExpectation', serve);
+  // A body declared too large is refused at once (dispatch) rather than invited with 100 Continue.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    if (!declaresTooMuch(req)) res.writeContinue();
+    serve(req, res);
+  });
   return server;
 }
 
 /** Plain HTTP is answered, never served: every request gets 403 https_required. */
-export function createHttpRejectServer(): Server {
-  const server = createHttpServer((req, res) => {
+export function createHttpRejectServer(limits: ServerLimits = serverLimits()): Server {
+  const server = createHttpServer(timeoutOptions(limits), (req, res) => {
     req.resume();
     send(res, renderError(new InsecureTransportError(), randomUUID()));
   });
-  server.on('clientError', answerParserError);
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerParserError(err, socket, limits));
   return server;
 }
 

@@ -78,7 +78,21 @@ export function handlerEnvironment(state: StackState, secrets: LocalSecrets): Re
     PAYROLL_LOCAL_STACK: 'true',
     PAYROLL_LOCAL_MASTER_KEY: secrets.master_key,
     PAYROLL_SIGNING_SECRET: secrets.signing_secret,
+    PAYROLL_RESERVED_LOOPBACK_PORTS: reservedLoopbackPorts(state),
   };
+}
+
+/**
+ * Every port this stack listens on, which sandbox webhooks (allowed to loopback) must not target: the handlers and
+ * workers read the list from PAYROLL_RESERVED_LOOPBACK_PORTS (shared/adapters/webhook-url.ts). A port of 0 (not
+ * bound yet) is left out.
+ */
+export function reservedLoopbackPorts(
+  state: Pick<StackState, 'dynamodb_endpoint' | 'sqs_endpoint' | 's3_endpoint' | 'https_port' | 'http_port'>,
+): string {
+  const endpoints = [state.dynamodb_endpoint, state.sqs_endpoint, state.s3_endpoint];
+  const ports = [...endpoints.map((url) => Number(new URL(url).port || 80)), state.https_port, state.http_port];
+  return [...new Set(ports.filter((p) => p > 0))].join(',');
 }
 
 /** Whether the process that wrote a state file still runs (a stale stack.json outlives a crash). */

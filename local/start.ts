@@ -12,6 +12,7 @@ import { createApiServer, createHttpRejectServer, listen } from './server.js';
 import {
   dataDir,
   handlerEnvironment,
+  reservedLoopbackPorts,
   isAlive,
   localSecrets,
   readState,
@@ -112,6 +113,7 @@ async function main(): Promise<void> {
       process.env,
       handlerEnvironment({ ...partial, https_port: httpsPort, http_port: httpPort, base_url: '' }, secrets),
     );
+    // The engines' ports are reserved before the listeners open (handlerEnvironment); the listeners' once bound.
     // Each function's table calls are held to its grant, as its IAM role holds it on AWS (local/table-guard.ts).
     guardTable(documentClient());
     // Audit lines are batched into the table in process (deployed, they go through CloudWatch Logs): audit-batcher.ts.
@@ -134,6 +136,7 @@ async function main(): Promise<void> {
       http_port: boundPort(plain),
       base_url: `https://localhost:${boundPort(api)}/v1/`,
     };
+    process.env.PAYROLL_RESERVED_LOOPBACK_PORTS = reservedLoopbackPorts(state);
     // PAYROLL_LOCAL_WORKERS=external leaves the queues to `npm run workers` in another process.
     if (process.env.PAYROLL_LOCAL_WORKERS !== 'external') workers.push(...(await startLocalWorkers(state)));
     // The local queue engine keeps messages in memory: runs and events left unfinished by the last stop resume here,

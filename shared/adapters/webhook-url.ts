@@ -60,7 +60,8 @@ const systemResolver: Resolver = async (hostname) =>
 /**
  * Static checks plus DNS. Production: https only, no credentials, any port, and every address the name resolves
  * to (or the IP literal itself) must be public. Sandbox: the same, and additionally http or https to localhost,
- * 127.0.0.1 or [::1] — loopback only, never private ranges. The fragment is dropped.
+ * 127.0.0.1 or [::1] — loopback only, never private ranges, and never a port of the local stack's own
+ * (reservedLoopbackPorts). The fragment is dropped.
  */
 export async function checkWebhookUrl(
   raw: string,
@@ -93,6 +94,9 @@ export async function checkWebhookUrl(
     );
   }
   if (sandboxLoopback) {
+    const port = portOf(url);
+    if (reservedLoopbackPorts().has(port))
+      return refuse(`port ${port} on loopback is one of the local stack's own services, not a webhook receiver`);
     // "localhost" is pinned here instead of asked of DNS or /etc/hosts, so the sandbox exemption always means loopback.
     return { ok: true, url, addresses: literal ? [host] : ['127.0.0.1', '::1'] };
   }
@@ -199,7 +203,7 @@ function send(input: SendInput): Promise<SendResult> {
     const hostname = bareHost(url.hostname);
     const options: https.RequestOptions = {
       host: address,
-      port: url.port === '' ? (secure ? 443 : 80) : Number(url.port),
+      port: portOf(url),
       method: 'POST',
       path: `${url.pathname}${url.search}`,
       headers: {
@@ -328,6 +332,32 @@ function beforeDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise<T | '
       },
     );
   });
+}
+
+/** The port a URL connects to: its own, or its scheme's default (the WHATWG parser drops a default port given). */
+function portOf(url: URL): number {
+  if (url.port !== '') return Number(url.port);
+  return url.protocol === 'https:' ? 443 : 80;
+}
+
+/**
+ * The ports the local stack itself listens on (its engines, its HTTPS and HTTP listeners), from
+ * PAYROLL_RESERVED_LOOPBACK_PORTS (comma-separated; set by local/start.ts). A sandbox webhook may target loopback, but
+ * not these: it would drive the stack's own engines and copy their answers into the event log. Read on every check,
+ * registration and delivery alike, so ports the stack chose after the handlers loaded count too.
+ */
+function reservedLoopbackPorts(): ReadonlySet<number> {
+  const raw = process.env.PAYROLL_RESERVED_LOOPBACK_PORTS ?? '';
+  const ports = new Set<number>();
+  for (const entry of raw.split(',')) {
+    if (entry.trim() === '') continue;
+    const port = Number(entry);
+    // A malformed list fails closed: the check throws, so registration errs and delivery fails.
+    if (!Number.isInteger(port) || port < 1 || port > 65_535)
+      throw new Error(`PAYROLL_RESERVED_LOOPBACK_PORTS must be comma-separated port numbers, got "${raw}"`);
+    ports.add(port);
+  }
+  return ports;
 }
 
 function bareHost(hostname: string): string {

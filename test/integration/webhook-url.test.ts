@@ -474,3 +474,58 @@ describe('postWebhook in production', () => {
     expect(receiver.connections).toBe(0);
   });
 });
+
+describe("the local stack's own ports (PAYROLL_RESERVED_LOOPBACK_PORTS)", () => {
+  // local/start.ts sets the list for the handlers and workers it runs; here the test sets and restores it.
+  const withReserved = async <T>(list: string, run: () => Promise<T>): Promise<T> => {
+    const before = process.env.PAYROLL_RESERVED_LOOPBACK_PORTS;
+    process.env.PAYROLL_RESERVED_LOOPBACK_PORTS = list;
+    try {
+      return await run();
+    } finally {
+      if (before === undefined) delete process.env.PAYROLL_RESERVED_LOOPBACK_PORTS;
+      else process.env.PAYROLL_RESERVED_LOOPBACK_PORTS = before;
+    }
+  };
+
+  it.each([
+    'http://127.0.0.1:8000/',
+    'http://localhost:8000/hook',
+    'https://localhost:8000/hook',
+    'http://[::1]:8000/',
+    'http://[::ffff:127.0.0.1]:8000/',
+    'http://127.0.0.2:8000/',
+    'http://localhost./',
+  ])('refuses %s as a webhook in sandbox', async (raw) => {
+    const check = await withReserved('8000,80', () => checkWebhookUrl(raw, 'sandbox', noDns));
+    expect(check.ok).toBe(false);
+    if (!check.ok) expect(check.reason).toMatch(/^port (8000|80) on loopback is one of the local stack's own services/);
+  });
+
+  it('still accepts every other loopback port', async () => {
+    const check = await withReserved('8000', () => checkWebhookUrl('http://127.0.0.1:8001/hook', 'sandbox', noDns));
+    expect(check.ok).toBe(true);
+  });
+
+  it('checks again at delivery: a URL accepted before its port was reserved is not sent to', async () => {
+    const receiver = await startReceiver((_req, res) => res.writeHead(200).end('engine reply'));
+    const url = `http://127.0.0.1:${receiver.port}/hook`;
+    expect((await checkWebhookUrl(url, 'sandbox', noDns)).ok).toBe(true);
+    const outcome = await withReserved(String(receiver.port), () =>
+      postWebhook(url, payload, {}, { environment: 'sandbox' }),
+    );
+    expect(outcome).toMatchObject({ ok: false, status: null });
+    expect(outcome.error).toMatch(/one of the local stack's own services/);
+    expect(receiver.connections).toBe(0);
+  });
+
+  it('fails closed on a malformed list', async () => {
+    await withReserved('8000,x', async () => {
+      await expect(checkWebhookUrl('http://127.0.0.1:9000/', 'sandbox', noDns)).rejects.toThrow(
+        /PAYROLL_RESERVED_LOOPBACK_PORTS must be comma-separated port numbers/,
+      );
+      const outcome = await postWebhook('http://127.0.0.1:9000/', payload, {}, { environment: 'sandbox' });
+      expect(outcome).toMatchObject({ ok: false, error: 'delivery failed' });
+    });
+  });
+});
