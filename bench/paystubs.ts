@@ -68,6 +68,7 @@ async function seed(
       disbursement: null,
       failure_reason: null,
       file_key: null,
+      paystubs_voided_at: null,
       originator: null,
       funding_account: null,
       trace_start: 1,

@@ -91,7 +91,8 @@ export function reservedLoopbackPorts(
   state: Pick<StackState, 'dynamodb_endpoint' | 'sqs_endpoint' | 's3_endpoint' | 'https_port' | 'http_port'>,
 ): string {
   const endpoints = [state.dynamodb_endpoint, state.sqs_endpoint, state.s3_endpoint];
-  const ports = [...endpoints.map((url) => Number(new URL(url).port || 80)), state.https_port, state.http_port];
+  const portOf = (url: string) => Number(/^\w+:\/\/[^/]*:(\d+)/.exec(url)?.[1] ?? 80);
+  const ports = [...endpoints.map(portOf), state.https_port, state.http_port];
   return [...new Set(ports.filter((p) => p > 0))].join(',');
 }
 

@@ -44,10 +44,13 @@ const submission = {
 
 const cancellation = { ...events, payrolls, paystubs: new PaystubRepository(table), objects };
 
-/** A run's file as written: sealed under the run's key (files written before sealing are stored as they are). */
+/**
+ * A run's file, opened with the run's own key. Only a file the processor sealed is served: an object written there
+ * any other way (unsealed, or sealed under another run's key) fails to open, and is never handed out as the run's.
+ */
 async function unsealed(record: PayrollRecord, stored: string): Promise<string> {
-  if (!FileSealer.isSealed(stored)) return stored;
-  if (!record.file_key) throw new NotFoundError();
+  if (!FileSealer.isSealed(stored) || !record.file_key)
+    throw new Error(`The stored file of ${record.payroll_id} is not sealed under the run's key`);
   return files.open(stored, record.file_key, fileContext(record.organization_id, record.payroll_id));
 }
 

@@ -40,9 +40,12 @@ export const MANAGED_RULE_GROUPS = [
  * bank's return file (NACHA text, 94 characters a record, posted as it is). API Gateway (10 MB) and Lambda (6 MB)
  * already cap a body, and the handlers answer a body over their limits 413 in the service's envelope; counted, the
  * rule still shows in the ACL's metrics and logs how many large bodies arrive. (WAF inspects only a body's first
- * 8 KB in any case: the group's other body rules see the start of a large body.)
+ * 8 KB in any case: the group's other body rules see the start of a large body.) `GenericRFI_BODY` blocks a body
+ * holding a URL whose host is an IP address, which a webhook registration may lawfully name (the service checks
+ * every webhook address itself, at registration and delivery); `NoUserAgent_HEADER` blocks clients that send no
+ * `User-Agent`, which server-to-server API clients often omit. Counted, so they show what they would have blocked.
  */
-export const COMMON_RULE_SET_COUNT_ONLY = ['SizeRestrictions_BODY'] as const;
+export const COMMON_RULE_SET_COUNT_ONLY = ['SizeRestrictions_BODY', 'GenericRFI_BODY', 'NoUserAgent_HEADER'] as const;
 
 export interface WebAclSettings {
   /** Requests per source IP in a 5-minute window before the rate rule blocks. */

@@ -96,7 +96,7 @@ export async function checkWebhookUrl(
   if (sandboxLoopback) {
     const port = portOf(url);
     if (reservedLoopbackPorts().has(port))
-      return refuse(`port ${port} on loopback is one of the local stack's own services, not a webhook receiver`);
+      return refuse(`port ${port} on loopback is one of the stack's own services, not a webhook receiver`);
     // "localhost" is pinned here instead of asked of DNS or /etc/hosts, so the sandbox exemption always means loopback.
     return { ok: true, url, addresses: literal ? [host] : ['127.0.0.1', '::1'] };
   }
@@ -357,6 +357,10 @@ function reservedLoopbackPorts(): ReadonlySet<number> {
       throw new Error(`PAYROLL_RESERVED_LOOPBACK_PORTS must be comma-separated port numbers, got "${raw}"`);
     ports.add(port);
   }
+  // Deployed, a function's loopback holds Lambda's own Runtime API (AWS_LAMBDA_RUNTIME_API, e.g. 127.0.0.1:9001): a
+  // sandbox webhook aimed there would post into the function's own runtime.
+  const runtime = process.env.AWS_LAMBDA_RUNTIME_API;
+  if (runtime) ports.add(Number(/:(\d+)$/.exec(runtime)?.[1] ?? 80));
   return ports;
 }
 

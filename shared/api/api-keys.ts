@@ -162,7 +162,7 @@ export const apiKeyRoutes = routes('admin', {
     access: [],
     tag: 'API keys',
     description:
-      'Revokes the key at once (its current token and one still in its rotation grace): immediately on the container that revokes it, within 5 seconds everywhere.',
+      'Revokes the key at once (its current token and one still in its rotation grace): the next request with either token, to any route, answers 401.',
     params: keyParams,
     success: [
       {

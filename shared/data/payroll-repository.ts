@@ -68,6 +68,8 @@ const payrollItem = z.object({
    * is cancelled or fails: the file can then never be read again, wherever its bytes are kept.
    */
   file_key: z.string().nullable().default(null),
+  /** When every paystub of a cancelled or failed run was found voided: a repeated cancel has nothing left to do. */
+  paystubs_voided_at: z.string().nullable().default(null),
   /** The NACHA originator as it stood when processing began: every chunk and the file use this one. */
   originator: originatorItem.nullable().default(null),
   /** The funding account as it stood when processing began (encrypted): the file's offset debit draws on it. */
@@ -416,6 +418,19 @@ export class PayrollRepository {
       if (isConditionalCheckFailure(err) || cancelledConditions(err)?.[0]) return false;
       throw err;
     }
+  }
+
+  /** Records that every paystub of the ended run is voided. */
+  async markPaystubsVoided(orgId: string, payrollId: string, at: string): Promise<void> {
+    await this.table.doc.send(
+      new UpdateCommand({
+        TableName: this.table.tableName,
+        Key: keys.payroll(orgId, payrollId),
+        UpdateExpression: 'SET paystubs_voided_at = :at',
+        ConditionExpression: 'attribute_exists(PK)',
+        ExpressionAttributeValues: { ':at': at },
+      }),
+    );
   }
 
   /**

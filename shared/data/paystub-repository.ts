@@ -239,7 +239,7 @@ export class PaystubRepository {
             : 'SET #status = :voided',
           ConditionExpression: withPayment
             ? 'attribute_exists(PK) AND payment.#status = :scheduled'
-            : 'attribute_exists(PK)',
+            : 'attribute_exists(PK) AND #status <> :voided',
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: {
             ':voided': 'voided',

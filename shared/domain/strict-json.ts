@@ -14,20 +14,32 @@ export class InexactNumber {
 export type StrictJsonResult =
   | { ok: true; value: unknown }
   | { ok: false; problem: 'syntax'; message: string }
+  | { ok: false; problem: 'too_deep'; message: string }
   | { ok: false; problem: 'duplicate_key'; key: string; path: string };
 
+/** No request of this API nests deeper than a few levels; a body nesting past this is refused before it is parsed. */
+export const MAX_DEPTH = 64;
+
 export function parseStrictJson(text: string): StrictJsonResult {
+  // The scan comes first and stops at MAX_DEPTH, so a body of a million `[` costs no parser's memory or stack.
+  const scan = scanKeysAndNumbers(text);
+  if (scan.tooDeep) return { ok: false, problem: 'too_deep', message: `Nested deeper than ${MAX_DEPTH} levels` };
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
     return { ok: false, problem: 'syntax', message: (err as Error).message };
   }
-  const scan = scanKeysAndNumbers(text);
   if (scan.duplicate) return { ok: false, problem: 'duplicate_key', ...scan.duplicate };
   // The rare body with a number a double cannot hold is read again, keeping such numbers as their text; every other
   // body is what JSON.parse made of it (several times faster on a 25,000-entry run).
-  if (scan.inexact) value = parse(text, null, { parseNumber: numberOf, onDuplicateKey: ({ newValue }) => newValue });
+  if (scan.inexact) {
+    try {
+      value = parse(text, null, { parseNumber: numberOf, onDuplicateKey: ({ newValue }) => newValue });
+    } catch (err) {
+      return { ok: false, problem: 'syntax', message: (err as Error).message };
+    }
+  }
   return { ok: true, value };
 }
 
@@ -57,53 +69,74 @@ function canonical(text: string): { sign: string; digits: string; exponent: numb
 }
 
 interface Container {
-  kind: 'object' | 'array';
+  /** An object's keys so far; none for an array. */
   keys?: Set<string>;
-  path: string;
+  parent?: Container;
+  /** Where this container sits in its parent: a key, or an index. */
+  at?: string | number;
   /** An object's next string is a key. */
   expectKey: boolean;
   index: number;
+  lastKey: string;
+}
+
+interface Scan {
+  duplicate?: { key: string; path: string };
+  inexact: boolean;
+  tooDeep: boolean;
 }
 
 /**
- * One pass over `text` (already known to be valid JSON): the first key an object names twice, with the path of that
- * object, and whether any number has more significant digits than a double holds exactly. Hand-written because the
+ * One pass over `text`: whether it nests past MAX_DEPTH, the first key an object names twice (with the path of that
+ * object), and whether any number has more significant digits than a double holds exactly. Hand-written because the
  * parsers available report a repeated key only when its values differ (lossless-json) or not at all (JSON.parse):
- * `{"a":1,"a":1}` would pass. Keys are compared decoded, so `"a"` and `"\u0061"` are one.
+ * `{"a":1,"a":1}` would pass. Keys are compared decoded, so `"a"` and `"\u0061"` are one. Only the open containers
+ * are kept (at most MAX_DEPTH), so its memory does not grow with the body.
  */
-function scanKeysAndNumbers(text: string): { duplicate?: { key: string; path: string }; inexact: boolean } {
-  const stack: Container[] = [];
-  let lastKey = '';
-  let inexact = false;
+function scanKeysAndNumbers(text: string): Scan {
+  const scan: Scan = { inexact: false, tooDeep: false };
+  let top: Container | undefined;
+  let depth = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    const top = stack[stack.length - 1];
     if (c === QUOTE) {
       const { end, escaped } = stringEnd(text, i);
-      if (top?.kind === 'object' && top.expectKey) {
+      if (top?.keys && top.expectKey && !scan.duplicate) {
         const key = escaped ? decodeKey(text, i, end) : text.slice(i + 1, end);
-        if (top.keys!.has(key)) return { duplicate: { key, path: top.path }, inexact };
-        top.keys!.add(key);
+        if (top.keys.has(key)) scan.duplicate = { key, path: pathOf(top) };
+        top.keys.add(key);
         top.expectKey = false;
-        lastKey = key;
+        top.lastKey = key;
       }
       i = end;
     } else if (c === MINUS || (c >= DIGIT_0 && c <= DIGIT_9)) {
       const end = numberEnd(text, i);
-      if (!inexact && end - i > EXACT_DIGITS && !isExact(text.slice(i, end))) inexact = true;
+      if (!scan.inexact && mayBeInexact(text, i, end) && !isExact(text.slice(i, end))) scan.inexact = true;
       i = end - 1;
     } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
-      const path = top === undefined ? '' : childPath(top, lastKey);
-      const kind = c === OPEN_BRACE ? 'object' : 'array';
-      stack.push({ kind, keys: new Set(), path, expectKey: kind === 'object', index: 0 });
+      if (++depth > MAX_DEPTH) return { ...scan, tooDeep: true };
+      const at = top === undefined ? undefined : top.keys ? top.lastKey : top.index;
+      top = { parent: top, at, expectKey: c === OPEN_BRACE, index: 0, lastKey: '' };
+      if (c === OPEN_BRACE) top.keys = new Set();
     } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
-      stack.pop();
+      top = top?.parent;
+      depth = Math.max(0, depth - 1);
     } else if (c === COMMA && top) {
-      if (top.kind === 'object') top.expectKey = true;
+      if (top.keys) top.expectKey = true;
       else top.index += 1;
     }
   }
-  return { inexact };
+  return scan;
+}
+
+/** `employees[1].deductions`: built only for the report of a repeated key. */
+function pathOf(container: Container): string {
+  const parts: (string | number)[] = [];
+  for (let c = container; c.parent; c = c.parent) parts.unshift(c.at!);
+  return parts.reduce<string>(
+    (path, part) => (typeof part === 'number' ? `${path}[${part}]` : path === '' ? part : `${path}.${part}`),
+    '',
+  );
 }
 
 const code = (ch: string) => ch.charCodeAt(0);
@@ -118,8 +151,17 @@ const CLOSE_BRACE = code('}');
 const CLOSE_BRACKET = code(']');
 const COMMA = code(',');
 
-/** A number of at most 15 characters has at most 15 significant digits, which a double always holds exactly. */
+/**
+ * A number of at most 15 characters and no exponent has at most 15 significant digits, which a double always holds
+ * exactly; an exponent can take a short number out of range (`1e-400` is 0 to a double).
+ */
 const EXACT_DIGITS = 15;
+
+function mayBeInexact(text: string, start: number, end: number): boolean {
+  if (end - start > EXACT_DIGITS) return true;
+  for (let i = start; i < end; i++) if (text[i] === 'e' || text[i] === 'E') return true;
+  return false;
+}
 
 function isExact(token: string): boolean {
   const n = Number(token);
@@ -133,12 +175,11 @@ function numberEnd(text: string, start: number): number {
 }
 
 function decodeKey(text: string, start: number, end: number): string {
-  return JSON.parse(text.slice(start, end + 1)) as string;
-}
-
-function childPath(parent: Container, key: string): string {
-  if (parent.kind === 'array') return `${parent.path}[${parent.index}]`;
-  return parent.path === '' ? key : `${parent.path}.${key}`;
+  try {
+    return JSON.parse(text.slice(start, end + 1)) as string;
+  } catch {
+    return text.slice(start + 1, end); // not valid JSON: JSON.parse will say so
+  }
 }
 
 /** The index of the quote that closes the string opening at `start`, and whether the string has escapes. */

@@ -12,7 +12,8 @@ export function apiKeyView(k: ApiKeyRecord) {
     api_key_id: k.api_key_id,
     name: k.name,
     type: k.type,
-    scopes: k.scopes,
+    // The type's scopes as declared now (what the authenticator grants), not those stored when the key was made.
+    scopes: [...SCOPES_BY_TYPE[k.type]],
     token_hint: k.token_hint,
     created_at: k.created_at,
     expires_at: k.expires_at,

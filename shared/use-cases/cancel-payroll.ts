@@ -30,11 +30,20 @@ export async function cancelPayroll(
     if (now.status === 'cancelled') return refuseAgain(s, now);
     throw new PayrollNotCancellableError(now.status);
   }
-  await voidWrittenPaystubs(s, now);
+  await voidAndRecord(s, now);
   return now;
 }
 
-async function refuseAgain(s: Parameters<typeof voidWrittenPaystubs>[0], record: PayrollRecord): Promise<never> {
+type Services = Parameters<typeof voidWrittenPaystubs>[0] & Pick<ProcessorServices, 'payrolls' | 'deps'>;
+
+/** Voids the run's paystubs and records that it is done, so a repeated cancel costs one read, not a write a paystub. */
+async function voidAndRecord(s: Services, record: PayrollRecord): Promise<void> {
+  if (record.paystubs_voided_at) return;
   await voidWrittenPaystubs(s, record);
+  await s.payrolls.markPaystubsVoided(record.organization_id, record.payroll_id, s.deps.now().toISOString());
+}
+
+async function refuseAgain(s: Services, record: PayrollRecord): Promise<never> {
+  await voidAndRecord(s, record);
   throw new PayrollNotCancellableError(record.status);
 }

@@ -202,8 +202,9 @@ async function applyItem(
 }
 
 /**
- * The employee's account is still the one the payment went to (a replaced account is left alone): the same account
- * reference when both carry one, else the same routing number, last four digits and type.
+ * The employee's account is still the one the payment went to (a replaced or corrected account is left alone): the
+ * same account reference when either carries one; for a deposit and an account both older than references, the same
+ * routing number, last four digits and type.
  */
 function paidAccount(
   e: EmployeeRecord | undefined,
@@ -213,7 +214,8 @@ function paidAccount(
 } {
   const bank = e?.bank_account;
   if (e?.status !== 'active' || !bank) return false;
-  if (bank.account_ref && stub.payment.account_ref) return bank.account_ref === stub.payment.account_ref;
+  // An account that carries a reference was set or corrected since references exist: only the very one paid matches.
+  if (bank.account_ref || stub.payment.account_ref) return bank.account_ref === stub.payment.account_ref;
   return (
     bank.routing_number === stub.payment.routing_number &&
     bank.account_number_last4 === stub.payment.account_number_last4 &&

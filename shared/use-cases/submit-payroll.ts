@@ -258,6 +258,7 @@ export async function submitPayroll(
       disbursement: null,
       failure_reason: null,
       file_key: null,
+      paystubs_voided_at: null,
       originator: null,
       funding_account: null,
       trace_start: null,

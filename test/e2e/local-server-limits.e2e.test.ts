@@ -41,7 +41,7 @@ describe("webhooks to the local stack's own ports", () => {
       expect.objectContaining({
         field: 'url',
         code: 'unsafe_url',
-        message: expect.stringMatching(/^port \d+ on loopback is one of the local stack's own services/),
+        message: expect.stringMatching(/^port \d+ on loopback is one of the stack's own services/),
       }),
     ]);
   });

@@ -455,12 +455,14 @@ describe.each(deployments)('the web ACL, in %s', (environment, d) => {
     expect(MANAGED_RULE_GROUPS).toHaveLength(3);
   });
 
-  it('only counts the common rule set’s 8 KB body limit: payroll bodies and bank files are larger', () => {
+  it('only counts the common rules lawful requests trip: large bodies, webhook URLs with IP hosts, no User-Agent', () => {
     const common = rules.find((r) => r.Name === 'AWSManagedRulesCommonRuleSet')!;
     expect(common.Statement.ManagedRuleGroupStatement.RuleActionOverrides).toEqual([
       { Name: 'SizeRestrictions_BODY', ActionToUse: { Count: {} } },
+      { Name: 'GenericRFI_BODY', ActionToUse: { Count: {} } },
+      { Name: 'NoUserAgent_HEADER', ActionToUse: { Count: {} } },
     ]);
-    expect(COMMON_RULE_SET_COUNT_ONLY).toEqual(['SizeRestrictions_BODY']);
+    expect(COMMON_RULE_SET_COUNT_ONLY).toEqual(['SizeRestrictions_BODY', 'GenericRFI_BODY', 'NoUserAgent_HEADER']);
     for (const rule of rules.filter(
       (r) => r.Name !== 'AWSManagedRulesCommonRuleSet' && r.Statement.ManagedRuleGroupStatement,
     ))

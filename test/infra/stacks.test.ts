@@ -1030,7 +1030,7 @@ describe('least privilege', () => {
         environment: 'sandbox',
       } as StackState;
       const localOnly =
-        /^(AWS_ENDPOINT_URL_|AWS_ACCESS_KEY_ID$|AWS_SECRET_ACCESS_KEY$|AWS_REGION$|PAYROLL_LOCAL_MASTER_KEY$|PAYROLL_SIGNING_SECRET$|PAYROLL_LOCAL_STACK$)/;
+        /^(AWS_ENDPOINT_URL_|AWS_ACCESS_KEY_ID$|AWS_SECRET_ACCESS_KEY$|AWS_REGION$|PAYROLL_LOCAL_MASTER_KEY$|PAYROLL_SIGNING_SECRET$|PAYROLL_LOCAL_STACK$|PAYROLL_RESERVED_LOOPBACK_PORTS$)/;
       const needed = Object.keys(handlerEnvironment(state, { master_key: 'm', signing_secret: 's' })).filter(
         (k) => !localOnly.test(k),
       );

@@ -499,7 +499,7 @@ describe("the local stack's own ports (PAYROLL_RESERVED_LOOPBACK_PORTS)", () => 
   ])('refuses %s as a webhook in sandbox', async (raw) => {
     const check = await withReserved('8000,80', () => checkWebhookUrl(raw, 'sandbox', noDns));
     expect(check.ok).toBe(false);
-    if (!check.ok) expect(check.reason).toMatch(/^port (8000|80) on loopback is one of the local stack's own services/);
+    if (!check.ok) expect(check.reason).toMatch(/^port (8000|80) on loopback is one of the stack's own services/);
   });
 
   it('still accepts every other loopback port', async () => {
@@ -515,8 +515,21 @@ describe("the local stack's own ports (PAYROLL_RESERVED_LOOPBACK_PORTS)", () => 
       postWebhook(url, payload, {}, { environment: 'sandbox' }),
     );
     expect(outcome).toMatchObject({ ok: false, status: null });
-    expect(outcome.error).toMatch(/one of the local stack's own services/);
+    expect(outcome.error).toMatch(/one of the stack's own services/);
     expect(receiver.connections).toBe(0);
+  });
+
+  it("refuses the port of a deployed function's own Lambda Runtime API (AWS_LAMBDA_RUNTIME_API)", async () => {
+    const before = process.env.AWS_LAMBDA_RUNTIME_API;
+    process.env.AWS_LAMBDA_RUNTIME_API = '127.0.0.1:9001';
+    try {
+      const check = await checkWebhookUrl('http://127.0.0.1:9001/2018-06-01/runtime/init/error', 'sandbox', noDns);
+      expect(check.ok).toBe(false);
+      expect((await checkWebhookUrl('http://127.0.0.1:9002/hook', 'sandbox', noDns)).ok).toBe(true);
+    } finally {
+      if (before === undefined) delete process.env.AWS_LAMBDA_RUNTIME_API;
+      else process.env.AWS_LAMBDA_RUNTIME_API = before;
+    }
   });
 
   it('fails closed on a malformed list', async () => {

@@ -139,3 +139,38 @@ export function checkContract(method: string, requestPath: string, res: Observed
   const validate = validatorAt(ajv, [...responsePath, 'content', contentType, 'schema']);
   if (!validate(res.body)) fail(`the body does not match the schema:\n${describeErrors(validate.errors)}`);
 }
+
+/**
+ * What a documentation sample claims to be, checked against docs/openapi.json: a component schema by name, or an
+ * operation's request body or response body. Returns the problems found (none: the sample is what it says).
+ */
+export function checkSample(claim: string, value: unknown): string[] {
+  const { doc, ajv } = load();
+  const operation = /^(GET|POST|PATCH|PUT|DELETE) (\S+) (request|\d{3})$/.exec(claim);
+  let parts: string[];
+  if (!operation) {
+    const schemas = (doc.components as { schemas?: Record<string, unknown> }).schemas ?? {};
+    if (!(claim in schemas)) return [`no component schema named ${claim}`];
+    parts = ['components', 'schemas', claim];
+  } else {
+    const [, method, path, what] = operation as unknown as [string, string, string, string];
+    const op = doc.paths[path]?.[method.toLowerCase()] as
+      | { requestBody?: { content?: Record<string, MediaObject> }; responses: Record<string, ResponseObject> }
+      | undefined;
+    if (!op) return [`no operation ${method} ${path} in the document`];
+    if (what === 'request') {
+      if (!op.requestBody?.content?.['application/json']?.schema) return [`${method} ${path} takes no JSON body`];
+      parts = ['paths', path, method.toLowerCase(), 'requestBody', 'content', 'application/json', 'schema'];
+    } else {
+      const response = op.responses[what];
+      if (!response) return [`${method} ${path} documents no ${what}`];
+      const ref = response.$ref?.split('/').slice(1);
+      const base = ref ?? ['paths', path, method.toLowerCase(), 'responses', what];
+      const resolved = ref ? doc.components.responses?.[ref[2]!] : response;
+      if (!resolved?.content?.['application/json']?.schema) return [`${method} ${path} ${what} has no JSON body`];
+      parts = [...base, 'content', 'application/json', 'schema'];
+    }
+  }
+  const validate = validatorAt(ajv, parts);
+  return validate(value) ? [] : describeErrors(validate.errors).split('\n');
+}

@@ -47,6 +47,23 @@ describe('strict request JSON', () => {
     expect((reading.value as { admin?: boolean }).admin).toBeUndefined();
   });
 
+  it('refuses a body nested past 64 levels before parsing it, in memory that does not grow with the body', () => {
+    const deep = `${'['.repeat(1_000_000)}${']'.repeat(1_000_000)}`;
+    expect(parseStrictJson(deep)).toMatchObject({ ok: false, problem: 'too_deep' });
+    const inexactDeep = `{"a":${'['.repeat(20_000)}1.00000000000000001${']'.repeat(20_000)}}`;
+    expect(parseStrictJson(inexactDeep)).toMatchObject({ ok: false, problem: 'too_deep' });
+    const nested = (n: number) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`;
+    expect(parseStrictJson(nested(64)).ok).toBe(true);
+    expect(parseStrictJson(nested(65))).toMatchObject({ ok: false, problem: 'too_deep' });
+  });
+
+  it('keeps a short number with an exponent a double cannot hold as its text (1e-400 is not 0)', () => {
+    const reading = parseStrictJson('{"a":1e-400,"b":-1e-400,"c":1e2}') as { ok: true; value: Record<string, unknown> };
+    expect(reading.value.a).toEqual(new InexactNumber('1e-400'));
+    expect(reading.value.b).toEqual(new InexactNumber('-1e-400'));
+    expect(reading.value.c).toBe(100);
+  });
+
   it('reports text that is not JSON as a syntax problem', () => {
     for (const text of ['{', '{"a":1,}', "{'a':1}", '{"a":01}', 'NaN']) {
       expect(parseStrictJson(text)).toMatchObject({ ok: false, problem: 'syntax' });

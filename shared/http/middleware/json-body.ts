@@ -6,8 +6,8 @@ import { headerOf, type ApiEvent } from './request-context.js';
 
 /**
  * A request body must be a JSON object naming each key once; anything else is 400 invalid_request_body before the
- * handler runs (shared/domain/strict-json.ts reads it as written). A route
- * that also takes text gets a `text/plain` body as it is.
+ * handler runs (shared/domain/strict-json.ts reads it as written, and refuses nesting past 64 levels before
+ * parsing). A route that also takes text gets a `text/plain` body as it is.
  */
 export function jsonBody(options: { text?: boolean } = {}): MiddlewareObj<ApiEvent, APIGatewayProxyResult> {
   return {
@@ -27,6 +27,8 @@ export function jsonBody(options: { text?: boolean } = {}): MiddlewareObj<ApiEve
             message: `The key "${reading.key}" appears more than once in the same object`,
           },
         ]);
+      if (!reading.ok && reading.problem === 'too_deep')
+        throw new InvalidRequestError([{ code: 'too_deep', message: `The body is ${reading.message.toLowerCase()}` }]);
       if (!reading.ok) throw new InvalidRequestError([{ code: 'invalid_json', message: 'The body is not valid JSON' }]);
       const parsed = reading.value;
       if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
