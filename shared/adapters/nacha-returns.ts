@@ -12,7 +12,8 @@ import {
  * original entry's trace number) and notifications of change (batches with SEC code COR, addenda type 98: the
  * change code, the original trace number and the corrected data). The whole file is checked before anything of
  * it is used: every field a record's layout requires, record order, each batch control against its header and its
- * entries, and the file control against the file. A file with any problem is refused whole, with all its problems.
+ * entries, and the file control against the file. A file with any problem is refused whole, with its problems (the
+ * first 50 listed, the rest counted).
  */
 
 const RECORD_LENGTH = 94;
@@ -20,6 +21,10 @@ const BLOCKING_FACTOR = 10;
 const FILLER = '9'.repeat(RECORD_LENGTH);
 /** A refused file's answer lists this many problems and counts the rest: enough to fix a file, and bounded. */
 const MAX_PROBLEMS = 50;
+/** Past this many problems the body is not a return file: reading stops, so any body is read in bounded memory. */
+const STOP_AFTER = 1_000;
+/** The end-of-file mark (Ctrl-Z) some banks' systems still write as a file's last byte. */
+const CTRL_Z = String.fromCharCode(0x1a);
 
 export interface ReturnFileProblem {
   /** 1-based line of the file. */
@@ -75,8 +80,14 @@ const oneOf = (...values: string[]): Format => ({
 });
 const TIME = matching(/^([01]\d|2[0-3])[0-5]\d$/, 'a time (HHMM)');
 const SERVICE_CLASS = oneOf('200', '220', '225');
-/** Credits and debits to checking (2x), savings (3x), general ledger (4x) and loan (5x) accounts; x0 and x5 name none, but 55. */
-const TRANSACTION_CODE = matching(/^([234][1-46-9]|5[1-6])$/, 'a transaction code');
+/** The "return or NOC" codes of checking (2x), savings (3x), general ledger (4x) and loan (5x) accounts: x1 credits, x6 debits. */
+const RETURN_OR_NOC_CODE = matching(
+  /^[2-5][16]$/,
+  'a "return or NOC" transaction code (21, 26, 31, 36, 41, 46, 51 or 56)',
+);
+/** Banks fill the date of death of a return not about a death with zeros as often as with blanks. */
+const DATE_OR_ZEROS: Format = { test: (v) => v === '000000' || isDate(v), describe: () => 'a date (YYMMDD) or 000000' };
+const DEATH_CODES = ['R14', 'R15'];
 
 const required = (label: string, from: number, to: number, format: Format, why?: string): Field => ({
   label,
@@ -124,7 +135,13 @@ const BATCH_HEADER = {
     companyName: required('company name', 5, 20, TEXT),
     discretionary: optional('company discretionary data', 21, 40),
     companyId: required('company identification', 41, 50, TEXT),
-    sec: required('standard entry class code', 51, 53, matching(/^[A-Z]{3}$/, '3 upper-case letters')),
+    sec: required(
+      'standard entry class code',
+      51,
+      53,
+      oneOf('PPD', 'CCD', 'COR'),
+      'entries come back under the class they were sent in (PPD, CCD), notifications of change as COR',
+    ),
     description: required('company entry description', 54, 63, TEXT),
     descriptiveDate: optional('company descriptive date', 64, 69),
     effectiveDate: required('effective entry date', 70, 75, DATE),
@@ -144,7 +161,13 @@ const BATCH_HEADER = {
 const ENTRY = {
   record: 'entry detail',
   fields: {
-    transactionCode: required('transaction code', 2, 3, TRANSACTION_CODE),
+    transactionCode: required(
+      'transaction code',
+      2,
+      3,
+      RETURN_OR_NOC_CODE,
+      'a return or a notification of change carries one; 22 or 23 is a live credit or a prenote',
+    ),
     rdfi: required('receiving DFI identification', 4, 11, DIGITS),
     checkDigit: required('check digit', 12, 12, DIGITS),
     account: required('DFI account number', 13, 29, TEXT),
@@ -169,7 +192,7 @@ const RETURN_ADDENDA = {
   fields: {
     reason: required('return reason code', 4, 6, TEXT),
     originalTrace: required('original entry trace number', 7, 21, DIGITS),
-    dateOfDeath: optional('date of death', 22, 27, DATE),
+    dateOfDeath: optional('date of death', 22, 27, DATE_OR_ZEROS),
     originalRdfi: required('original receiving DFI identification', 28, 35, DIGITS),
     information: optional('addenda information', 36, 79),
     trace: required('trace number', 80, 94, DIGITS),
@@ -221,6 +244,12 @@ const FILE_CONTROL = {
 
 const slice = (raw: string, field: Field) => raw.slice(field.from - 1, field.to);
 
+/** The line without blanks or tabs past its 94th character: padding, not part of the record. */
+function withoutPadding(line: string): string {
+  if (line.length <= RECORD_LENGTH) return line;
+  return /^[ \t]*$/.test(line.slice(RECORD_LENGTH)) ? line.slice(0, RECORD_LENGTH) : line;
+}
+
 /** What is wrong with one field of a record, if anything. */
 function fieldProblem(raw: string, record: string, field: Field): string | undefined {
   const value = slice(raw, field);
@@ -264,47 +293,93 @@ interface EntryTally {
 }
 
 /**
- * The file's records with their line numbers: a byte-order mark is dropped, blank lines are skipped, and a file
- * sent without line breaks is cut every 94 characters. Records are returned as they are: the reader decides what a
- * short one may have lost.
+ * The file's records with their line numbers: a byte-order mark and a final Ctrl-Z are dropped, blank lines are
+ * skipped, and a file sent without line breaks is cut every 94 characters. Records are yielded as they are: the
+ * reader decides what a short one may have lost. Yielded one at a time, so reading can stop early.
  */
-function recordsOf(text: string): { n: number; raw: string }[] {
-  const body = text.replace(/^\uFEFF/, '');
-  if (!/[\r\n]/.test(body) && body.length > RECORD_LENGTH && body.length % RECORD_LENGTH === 0)
-    return Array.from({ length: body.length / RECORD_LENGTH }, (_, i) => ({
-      n: i + 1,
-      raw: body.slice(i * RECORD_LENGTH, (i + 1) * RECORD_LENGTH),
-    }));
-  return body
-    .replace(/\r\n?/g, '\n')
-    .split('\n')
-    .map((raw, i) => ({ n: i + 1, raw }))
-    .filter((r) => r.raw.trim() !== '');
+function* recordsOf(text: string): Generator<{ n: number; raw: string }> {
+  let body = text.replace(/^\uFEFF/, '');
+  if (body.endsWith(CTRL_Z)) body = body.slice(0, -1);
+  if (!/[\r\n]/.test(body) && body.length > RECORD_LENGTH && body.length % RECORD_LENGTH === 0) {
+    for (let at = 0; at < body.length; at += RECORD_LENGTH)
+      yield { n: at / RECORD_LENGTH + 1, raw: body.slice(at, at + RECORD_LENGTH) };
+    return;
+  }
+  let n = 0;
+  let start = 0;
+  for (const end of body.matchAll(/\r\n?|\n/g)) {
+    n += 1;
+    const raw = body.slice(start, end.index);
+    if (raw.trim() !== '') yield { n, raw };
+    start = end.index + end[0].length;
+  }
+  if (body.slice(start).trim() !== '') yield { n: n + 1, raw: body.slice(start) };
 }
 
 /** Reads a bank's return / notification-of-change file. Nothing is returned unless all of it is well formed. */
 export function parseReturnFile(text: string): ReturnFileReading {
-  const records = recordsOf(text);
-  if (records.length === 0) return { ok: false, problems: [{ line: 1, message: 'The file is empty' }] };
   const reader = new ReturnFileReader();
-  for (const { n, raw } of records) reader.read(n, raw);
-  reader.finish(records.at(-1)!.n);
+  let last: number | undefined;
+  for (const { n, raw } of recordsOf(text)) {
+    reader.read(n, raw);
+    last = n;
+    if (reader.problems.count >= STOP_AFTER) return { ok: false, problems: reader.problems.list(n) };
+  }
+  if (last === undefined) return { ok: false, problems: [{ line: 1, message: 'The file is empty' }] };
+  reader.finish(last);
   return reader.result();
+}
+
+/**
+ * The problems a refused file's answer lists: the first MAX_PROBLEMS + 1 in line order (the extra one says where
+ * the unlisted ones begin), and a count of all. Bounded whatever the body.
+ */
+class ProblemList {
+  private readonly kept: ReturnFileProblem[] = [];
+  private total = 0;
+
+  get count() {
+    return this.total;
+  }
+
+  add(problem: ReturnFileProblem) {
+    this.total += 1;
+    // Problems arrive nearly in line order (a missing addenda is noticed a record late): look from the end.
+    let at = this.kept.length;
+    while (at > 0 && this.kept[at - 1]!.line > problem.line) at -= 1;
+    if (at > MAX_PROBLEMS) return;
+    this.kept.splice(at, 0, problem);
+    if (this.kept.length > MAX_PROBLEMS + 1) this.kept.pop();
+  }
+
+  /** `stoppedAt`: the line reading stopped on, when it did. */
+  list(stoppedAt?: number): ReturnFileProblem[] {
+    if (this.count <= MAX_PROBLEMS) return [...this.kept];
+    const stopped = stoppedAt === undefined ? '' : `; reading stopped at line ${stoppedAt}`;
+    return [
+      ...this.kept.slice(0, MAX_PROBLEMS),
+      {
+        line: this.kept[MAX_PROBLEMS]!.line,
+        message: `${this.count - MAX_PROBLEMS} more problems, from this line on, are not listed${stopped}`,
+      },
+    ];
+  }
 }
 
 /**
  * One pass over the records, in the order the rules allow: a file header, batches (a batch header, each entry
  * followed by its addenda, a batch control), a file control, then only filler. Every problem is noted and reading
- * goes on, so the answer lists all of them.
+ * goes on (up to STOP_AFTER problems), so one answer names what to fix.
  */
 class ReturnFileReader {
-  private readonly problems: ReturnFileProblem[] = [];
+  readonly problems = new ProblemList();
   private readonly items: BankReportItem[] = [];
   private state: 'start' | 'file' | 'batch' | 'entry' | 'end' = 'start';
   private batch: BatchTally | undefined;
   private entry: EntryTally | undefined;
   private readonly file: Totals & { batches: number } = { batches: 0, count: 0, hash: 0, debit: 0, credit: 0 };
   private lastBatchNumber: number | undefined;
+  private sawBatch = false;
   /** The records of the file, its filler included, for the block count. */
   private records = 0;
   private pastTheEnd = false;
@@ -313,15 +388,17 @@ class ReturnFileReader {
   private length = RECORD_LENGTH;
 
   private fail(line: number, message: string) {
-    this.problems.push({ line, message });
+    this.problems.add({ line, message });
   }
 
   /**
    * A record shorter than 94 characters is read padded with blanks: what it lacks is accepted as blank only if every
-   * field its layout requires is still there and well formed (checked in `parse`). A longer record is refused, and
-   * its first 94 characters still read, so that the records after it are not reported as out of place.
+   * field its layout requires is still there and well formed (checked in `parse`). Blanks or tabs past 94 are
+   * dropped (some banks' software pads lines). A longer record is refused, and its first 94 characters still read, so
+   * that the records after it are not reported as out of place.
    */
-  read(n: number, line: string) {
+  read(n: number, text: string) {
+    const line = withoutPadding(text);
     if (this.state === 'end') return this.afterFileControl(n, line);
     this.records += 1;
     if (line.length > RECORD_LENGTH)
@@ -400,6 +477,7 @@ class ReturnFileReader {
   }
 
   private batchHeader(n: number, raw: string) {
+    this.sawBatch = true;
     if (this.state !== 'file')
       this.fail(n, 'A batch header record (type 5) must follow the file header or a batch control');
     const rec = this.parse(n, raw, BATCH_HEADER);
@@ -446,8 +524,8 @@ class ReturnFileReader {
       );
     const cents = Number(rec.valid('amount') ?? 0);
     const code = rec.valid('transactionCode');
-    // Debit transaction codes end in 5–9 (27, 37, 26…), credits in 0–4.
-    const debit = code !== undefined && Number(code[1]) >= 5;
+    // Returns of debits end in 6 (26, 36…), of credits in 1.
+    const debit = code?.[1] === '6';
     this.checkEntryInBatch(n, rec, batch, cents, code === undefined ? undefined : debit);
     batch.count += 1;
     batch.hash += Number(rdfi ?? 0);
@@ -503,8 +581,14 @@ class ReturnFileReader {
     const code = rec.valid('reason');
     const original = rec.valid('originalTrace');
     if (code === undefined) return;
+    if (DEATH_CODES.includes(code) && rec.valid('dateOfDeath') === '000000')
+      this.fail(n, `An ${code} return's date of death (positions 22-27) is the date of the death, not 000000`);
+    // The service has no item for them: applied as a return, they would count money back that never came.
     if (isDishonoredOrContested(code))
-      this.fail(n, `${code} is a dishonored or contested return, not a return of an entry: settle it with your bank`);
+      this.fail(
+        n,
+        `${code}: dishonored or contested returns (R61-R77) are settled with your bank: post the file without that entry`,
+      );
     else if (!isReturnCode(code)) this.fail(n, `"${code}" is not a return reason code`);
     else if (original !== undefined)
       this.items.push({
@@ -580,6 +664,7 @@ class ReturnFileReader {
       return;
     }
     const rec = this.parse(n, raw, FILE_CONTROL);
+    if (!this.sawBatch) this.fail(n, 'A return file carries at least one batch');
     const batches = rec.valid('batches');
     if (batches !== undefined && Number(batches) !== this.file.batches)
       this.fail(n, `The file control counts ${Number(batches)} batches; the file has ${this.file.batches}`);
@@ -623,18 +708,8 @@ class ReturnFileReader {
   }
 
   result(): ReturnFileReading {
-    if (this.problems.length === 0) return { ok: true, items: this.items };
-    // In file order: some problems are only noticed after later records were read (an entry's missing addenda).
-    const problems = [...this.problems].sort((a, b) => a.line - b.line);
-    if (problems.length <= MAX_PROBLEMS) return { ok: false, problems };
-    const rest = problems.slice(MAX_PROBLEMS);
-    return {
-      ok: false,
-      problems: [
-        ...problems.slice(0, MAX_PROBLEMS),
-        { line: rest[0]!.line, message: `${rest.length} more problems, from this line on, are not listed` },
-      ],
-    };
+    if (this.problems.count === 0) return { ok: true, items: this.items };
+    return { ok: false, problems: this.problems.list() };
   }
 }
 

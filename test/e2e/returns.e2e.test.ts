@@ -1,4 +1,6 @@
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { Webhook } from 'standardwebhooks';
+import { localS3Client } from '../../local/engines/provision.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type BankCorrection, type BankReturn, bankReturnFile, corruptLine } from '../support/bank-return-file.js';
 import { startLocalStack, type RunningStack } from '../support/local-stack.js';
@@ -607,6 +609,26 @@ describe('bank data guards', () => {
     });
     const fine = await dryRun(entry('"gross_pay":1000.10'));
     expect(fine.status).toBe(200);
+  });
+
+  it("never serves an object put where the run's file lives unless the processor sealed it under the run's key", async () => {
+    const org = await newOrg('Guards Sealed');
+    const worker = await hire(org);
+    const run = await paid(org, [worker.id]);
+    const s3 = localS3Client(stack.state.s3_endpoint, stack.state.region);
+    const list = await s3.send(new ListObjectsV2Command({ Bucket: stack.state.bucket, Prefix: 'payrolls/org_' }));
+    const key = list.Contents!.map((o) => o.Key!).find((k) => k.endsWith(`/${run.payrollId}/disbursement.ach`))!;
+    const sealed = await (
+      await s3.send(new GetObjectCommand({ Bucket: stack.state.bucket, Key: key }))
+    ).Body!.transformToString();
+    expect(sealed.startsWith('sealed-nacha.v1.')).toBe(true);
+    expect(sealed).not.toContain(worker.account);
+    // Someone with write access to the bucket puts a file of their own there.
+    const forged = '101 021000021 1000000001261128 ATTACKER FILE WITH ANOTHER ACCOUNT 666666666\n';
+    await s3.send(new PutObjectCommand({ Bucket: stack.state.bucket, Key: key, Body: forged }));
+    const served = await org.api.GET('/v1/payroll/{id}/disbursement', { ...at(run.payrollId), parseAs: 'text' });
+    expect(served.response.status).toBe(500);
+    expect(asReceived(served.response).text).not.toContain('666666666');
   });
 
   it('answers a second cancel with 409 payroll_not_cancellable', async () => {

@@ -1,4 +1,5 @@
-import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { keys } from '../../shared/data/keys.js';
 import { describe, expect, it } from 'vitest';
 import type { PaystubRecord } from '../../shared/data/paystub-repository.js';
 import { runPaystubIds } from '../../shared/use-cases/process-payroll.js';
@@ -193,6 +194,49 @@ describe('applying a bank report on the real engines', () => {
     ]);
     expect(outcome!.outcome).toBe('applied');
     // The payment is returned, but the account it went to is no longer the employee's: the new one stays active.
+    expect((await world.services.employees.get(orgId, employee!))!.bank_account!.status).toBe('active');
+  });
+
+  it('leaves alone an account corrected since a deposit made before account references existed', async () => {
+    const world = await payrollWorld(1, { accountNumber: () => '0012345678' });
+    const orgId = world.org.organization_id;
+    const run = await completedRun(world);
+    const [employee] = world.employeeIds;
+    const stub = run.stubs[0]!;
+    // The deposit and the account as written before references: neither carries an account_ref.
+    await world.table.doc.send(
+      new UpdateCommand({
+        TableName: world.table.tableName,
+        Key: keys.paystub(stub.paystub_id),
+        UpdateExpression: 'REMOVE payment.account_ref',
+      }),
+    );
+    await world.table.doc.send(
+      new UpdateCommand({
+        TableName: world.table.tableName,
+        Key: keys.employee(orgId, employee!),
+        UpdateExpression: 'SET bank_account.account_ref = :none',
+        ExpressionAttributeValues: { ':none': null },
+      }),
+    );
+    // A correction to the same last four digits, matched the old way: the account becomes a new version, with a
+    // reference of its own.
+    const corrected = await applyBankReport(services(world), orgId, [
+      {
+        type: 'correction',
+        trace_number: stub.payment.trace_number!,
+        code: 'C01',
+        corrected: { account_number: '12345678' },
+      },
+    ]);
+    expect(corrected[0]).toMatchObject({ outcome: 'applied', account_updated: true });
+    // A late R03 of that old deposit (no reference) no longer matches the corrected account (it has one).
+    const account = (await world.services.employees.get(orgId, employee!))!.bank_account!;
+    expect(account.account_ref).toEqual(expect.any(String));
+    const [late] = await applyBankReport(services(world), orgId, [
+      { type: 'return', trace_number: stub.payment.trace_number!, code: 'R03' },
+    ]);
+    expect(late!.outcome).toBe('applied');
     expect((await world.services.employees.get(orgId, employee!))!.bank_account!.status).toBe('active');
   });
 

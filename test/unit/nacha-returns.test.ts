@@ -124,7 +124,13 @@ describe('reading a return / NOC file', () => {
       'a dishonored return',
       4,
       (l: string) => `${l.slice(0, 3)}R69${l.slice(6)}`,
-      /R69 is a dishonored or contested return/,
+      /R69.*dishonored or contested returns \(R61-R77\) are settled with your bank: post the file without that entry/,
+    ],
+    [
+      'a contested dishonored return',
+      4,
+      (l: string) => `${l.slice(0, 3)}R71${l.slice(6)}`,
+      /R71.*dishonored or contested returns \(R61-R77\) are settled with your bank: post the file without that entry/,
     ],
     [
       'an unknown return code',
@@ -243,6 +249,35 @@ describe('reading a return / NOC file', () => {
         },
       ],
     });
+  });
+});
+
+describe('a pathological body', () => {
+  const moreLine = (problems: { message: string }[]) => {
+    const match = /^(\d+) more problems, from this line on, are not listed(?:; reading stopped at line (\d+))?/.exec(
+      problems.at(-1)!.message,
+    );
+    if (!match) throw new Error(`no "more" line: ${problems.at(-1)!.message}`);
+    return { more: Number(match[1]), stoppedAt: match[2] === undefined ? undefined : Number(match[2]) };
+  };
+
+  it('refuses 1 MB of batch headers after about 1,000 problems, keeping only what it lists', () => {
+    const problems = problemsOf('5\n'.repeat(500_000));
+    expect(problems.length).toBeLessThanOrEqual(51);
+    expect(problems).toHaveLength(51);
+    const { more, stoppedAt } = moreLine(problems);
+    // Read up to ~1,000 problems, not the millions the whole body holds.
+    expect(50 + more).toBeGreaterThanOrEqual(1_000);
+    expect(50 + more).toBeLessThan(1_050);
+    expect(stoppedAt).toBeLessThan(200);
+  });
+
+  it('lists the first 50 problems in line order and counts the rest, when it reads the whole file', () => {
+    // Line 1: no file header, and "X" is no record type; lines 2-70: no record type; then no file control.
+    const problems = problemsOf('X\n'.repeat(70));
+    expect(problems).toHaveLength(51);
+    expect(problems.slice(0, 50).map((p) => p.line)).toEqual([1, 1, ...Array.from({ length: 48 }, (_, i) => i + 2)]);
+    expect(problems[50]).toEqual({ line: 50, message: '22 more problems, from this line on, are not listed' });
   });
 });
 

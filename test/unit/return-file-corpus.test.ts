@@ -16,30 +16,28 @@ const TRACE_C = '021000020000009';
 
 // 1 file header, 2 PPD batch header, 3-6 two returns (entry + addenda 99), 7 batch control, 8 COR batch header,
 // 9-10 one correction (entry + addenda 98), 11 batch control, 12 file control, 13-20 filler.
-const BASE = bankReturnFile(
-  {
-    odfiRouting: '021000021',
-    rdfiRouting: '011000015',
-    companyName: 'ACME PAYROLL',
-    companyIdentification: '1234567890',
-    createdAt: new Date('2026-11-24T14:05:00Z'),
-  },
-  {
-    returns: [
-      { originalTrace: TRACE_A, code: 'R03', amountCents: 125_000, routing: '011000015', account: '12345678' },
-      { originalTrace: TRACE_B, code: 'R01', amountCents: 4_321, routing: '011000015', account: '87654321' },
-    ],
-    corrections: [
-      {
-        originalTrace: TRACE_C,
-        code: 'C01',
-        routing: '011000015',
-        account: '1111',
-        corrected: { account: '22223333' },
-      },
-    ],
-  },
-);
+const OPTIONS = {
+  odfiRouting: '021000021',
+  rdfiRouting: '011000015',
+  companyName: 'ACME PAYROLL',
+  companyIdentification: '1234567890',
+  createdAt: new Date('2026-11-24T14:05:00Z'),
+};
+const BASE = bankReturnFile(OPTIONS, {
+  returns: [
+    { originalTrace: TRACE_A, code: 'R03', amountCents: 125_000, routing: '011000015', account: '12345678' },
+    { originalTrace: TRACE_B, code: 'R01', amountCents: 4_321, routing: '011000015', account: '87654321' },
+  ],
+  corrections: [
+    {
+      originalTrace: TRACE_C,
+      code: 'C01',
+      routing: '011000015',
+      account: '1111',
+      corrected: { account: '22223333' },
+    },
+  ],
+});
 const LINES = BASE.split('\n');
 const FILE_HEADER = 1;
 const BATCH_HEADER = 2;
@@ -49,6 +47,7 @@ const BATCH_CONTROL = 7;
 const COR_BATCH_HEADER = 8;
 const COR_ENTRY = 9;
 const FILE_CONTROL = 12;
+const FILLER = 13;
 
 /** The line with `text` at positions `from`..(from + text.length - 1), 1-based as the NACHA layouts print them. */
 const put = (from: number, text: string) => (line: string) =>
@@ -67,6 +66,12 @@ const problemsOf = (file: string): ReturnFileProblem[] => {
   return reading.problems;
 };
 
+const itemsOf = (file: string) => {
+  const reading = parseReturnFile(file);
+  if (!reading.ok) throw new Error(JSON.stringify(reading.problems));
+  return reading.items;
+};
+
 describe('the corpus base', () => {
   it('is laid out as the cases below assume, and is read', () => {
     expect(LINES.map((l) => l[0]).join('')).toBe(`15676785678${'9'.repeat(9)}`);
@@ -81,6 +86,14 @@ describe('the corpus base', () => {
       ['return', TRACE_B, 4_321],
       ['correction', TRACE_C, undefined],
     ]);
+  });
+
+  it("reads addenda whose original receiving DFI is not their entry's, as in every return", () => {
+    // The return goes to the original entry's ODFI (entry, 4-11); the addenda names the original RDFI (28-35), the
+    // bank sending the return. They are different banks, so the two fields are not compared.
+    expect(LINES[RETURN_ENTRY - 1]!.slice(3, 11)).toBe('02100002');
+    expect(LINES[RETURN_ADDENDA - 1]!.slice(27, 35)).toBe('01100001');
+    expect(parseReturnFile(BASE).ok).toBe(true);
   });
 
   it("reads the sandbox bank's file, with its amount", () => {
@@ -104,11 +117,6 @@ describe('the corpus base', () => {
 });
 
 describe('records that only lost trailing blanks', () => {
-  const itemsOf = (file: string) => {
-    const reading = parseReturnFile(file);
-    if (!reading.ok) throw new Error(JSON.stringify(reading.problems));
-    return reading.items;
-  };
   const items = itemsOf(BASE);
 
   it('reads every line trimmed', () => {
@@ -421,6 +429,28 @@ const MALFORMED: [string, Mutation, number, RegExp][] = [
     /carries no amount/,
   ],
   ['a character that is not ASCII', onLine(RETURN_ENTRY, put(55, 'É')), RETURN_ENTRY, /not printable ASCII/],
+  // What a return file does not carry.
+  [
+    'a live credit (22) as a return',
+    onLine(RETURN_ENTRY, put(2, '22')),
+    RETURN_ENTRY,
+    /transaction code \(positions 2-3\) "22" is not a "return or NOC" transaction code \(21, 26, 31, 36, 41, 46, 51 or 56\)/,
+  ],
+  ['a prenote (23) as a return', onLine(RETURN_ENTRY, put(2, '23')), RETURN_ENTRY, /"23" is not a "return or NOC"/],
+  ['a live savings credit (32) as a NOC', onLine(COR_ENTRY, put(2, '32')), COR_ENTRY, /"32" is not a "return or NOC"/],
+  [
+    'a made-up standard entry class',
+    onLine(BATCH_HEADER, put(51, 'XYZ')),
+    BATCH_HEADER,
+    /standard entry class code \(positions 51-53\) "XYZ" is not "PPD" or "CCD" or "COR"/,
+  ],
+  ['a WEB batch', onLine(BATCH_HEADER, put(51, 'WEB')), BATCH_HEADER, /standard entry class code .* "WEB" is not/],
+  [
+    'an R15 whose date of death is 000000',
+    (f) => onLine(RETURN_ADDENDA, (l) => put(22, '000000')(put(4, 'R15')(l)))(f),
+    RETURN_ADDENDA,
+    /R15 return's date of death \(positions 22-27\) .* not 000000/,
+  ],
 ];
 
 describe('the malformed corpus', () => {
@@ -441,10 +471,67 @@ describe('the malformed corpus', () => {
     expect([...lines]).toEqual([FILE_HEADER, BATCH_CONTROL, FILE_CONTROL]);
   });
 
+  it('refuses a file with no batches', () => {
+    const empty = bankReturnFile(OPTIONS, {});
+    expect(
+      empty
+        .split('\n')
+        .map((l) => l[0])
+        .join(''),
+    ).toBe(`19${'9'.repeat(8)}`);
+    expect(problemsOf(empty)).toEqual([{ line: 2, message: 'A return file carries at least one batch' }]);
+  });
+
   it('refuses what the review found in the form it was posted: a file of one short record', () => {
     expect(problemsOf('1')).toContainEqual({
       line: 1,
       message: expect.stringMatching(/file creation date .* is missing/),
+    });
+  });
+});
+
+describe('what banks send that is still read', () => {
+  const items = itemsOf(BASE);
+  const eachLine = (mutate: (line: string) => string) => (file: string) => file.split('\n').map(mutate).join('\n');
+  const CTRL_Z = String.fromCharCode(0x1a);
+
+  it.each<[string, Mutation]>([
+    ['trailing blanks past column 94 on every line', eachLine((l) => `${l}   `)],
+    ['a tab past column 94', onLine(RETURN_ENTRY, (l) => `${l}\t`)],
+    [
+      'blanks and a tab past column 94, CRLF line ends',
+      (f) =>
+        f
+          .split('\n')
+          .map((l) => `${l} \t`)
+          .join('\r\n'),
+    ],
+    ['filler with trailing blanks', onLine(FILLER, (l) => `${l}  `)],
+    ['filler with trailing blanks, every filler line', eachLine((l) => (l.startsWith('999999') ? `${l}    ` : l))],
+    ['a Ctrl-Z (end of file) at the very end', (f) => `${f}${CTRL_Z}`],
+    ['a Ctrl-Z after the last line break', (f) => `${f}\r\n${CTRL_Z}`],
+    ['a file without line breaks that ends in a Ctrl-Z', (f) => `${f.split('\n').join('')}${CTRL_Z}`],
+    ['a date of death of 000000 on an R03', onLine(RETURN_ADDENDA, put(22, '000000'))],
+    ['a CCD batch of returns', onLine(BATCH_HEADER, put(51, 'CCD'))],
+  ])('reads %s', (_, mutate) => {
+    expect(itemsOf(mutate(BASE))).toEqual(items);
+  });
+
+  it('reads the return of a debit (26) in a mixed batch', () => {
+    const file = [
+      onLine(BATCH_HEADER, put(2, '200')),
+      onLine(RETURN_ENTRY, put(2, '26')),
+      onLine(BATCH_CONTROL, (l) => put(21, '000000125000000000004321')(put(2, '200')(l))),
+      onLine(FILE_CONTROL, put(32, '000000125000000000004321')),
+    ].reduce((f, mutate) => mutate(f), BASE);
+    expect(itemsOf(file)).toEqual(items);
+  });
+
+  it('refuses a Ctrl-Z anywhere but the very end', () => {
+    const file = onLine(RETURN_ENTRY, (l) => `${l}${CTRL_Z}`)(BASE);
+    expect(problemsOf(file)).toContainEqual({
+      line: RETURN_ENTRY,
+      message: 'A record is 94 characters; this one is 95',
     });
   });
 });
