@@ -1,5 +1,9 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
+// Lambda runs Node 22; the AWS SDK's notice that it will need Node 22 concerns this machine only. Set here, every
+// test process (and every local stack a test starts) inherits it, as CI's run does.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],

@@ -316,7 +316,7 @@ ${paystubTable(paystubs)}`,
       `
 \`GET /v1/employees/{id}\` over HTTPS (keep-alive) at 32 concurrent connections, 3,000 requests after a warm-up,
 on four local stacks that differ only in what is measured. The token is verified once and cached (5 s bound); the
-rate limit is GCRA state in DynamoDB, checked through a per-container reserve (README, "Rate limits"); the audit
+rate limit is GCRA state in DynamoDB, checked through a per-container reserve (docs/api.md, "Rate limits"); the audit
 line is what a deployed function writes to its log (CloudWatch Logs delivers it to the ingest function, which
 writes the table elsewhere). The last row adds what only the local stack does: an in-process batcher writing every
 audit line into the same DynamoDB Local the reads are measured on. "Added" compares each row with the one above it.

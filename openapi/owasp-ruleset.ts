@@ -35,8 +35,8 @@ const OWASP_RULES = (OWASP as unknown as { rules: Record<string, RuleObject> }).
 const NO_CREDENTIALS_IN_URL = 'owasp:api2:2023-no-credentials-in-url';
 const credentials = OWASP_RULES[NO_CREDENTIALS_IN_URL]!;
 
-/** The operations anyone may call: the API's own reference. */
-const PUBLIC_OPERATIONS = ['/v1/openapi.json', '/docs', '/docs/reference.js'].map((path) => at('paths', path));
+/** The operations anyone may call: the API's own reference and its index. */
+const PUBLIC_OPERATIONS = ['/v1', '/v1/openapi.json', '/docs', '/docs/reference.js'].map((path) => at('paths', path));
 
 export const owaspRuleset: RulesetDefinition = {
   extends: [[OWASP, 'recommended']],

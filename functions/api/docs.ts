@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { docsRoutes } from '../../shared/api/docs.js';
+import { API_INDEX, docsRoutes } from '../../shared/api/docs.js';
 import { type Endpoint, HTTP_METHODS, type HttpMethod } from '../../shared/api/route.js';
 import { apiRouter } from '../../shared/http/api-handler.js';
 import { REFERENCE_PAGE_CSP, referencePage } from '../../shared/http/api-reference.js';
@@ -69,6 +69,16 @@ export const documentedEndpoints = (): Endpoint[] =>
 export const handler = apiRouter(
   docsRoutes,
   {
+    // The envelope written here, not by the route's schema: this function loads no zod schema (its cold start).
+    getIndex: async ({ requestId }) => ({
+      status: 200,
+      message: 'OK',
+      raw: {
+        body: JSON.stringify({ status: 200, message: 'OK', data: API_INDEX, request_id: requestId }),
+        contentType: 'application/json; charset=utf-8',
+      },
+      headers: { 'Cache-Control': 'public, max-age=300' },
+    }),
     // The document as is, not in the envelope: tools read it from here.
     getOpenApi: async () => ({
       status: 200,

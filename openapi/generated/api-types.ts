@@ -535,11 +535,33 @@ export type paths = {
         post?: never;
         /**
          * Revoke an API key
-         * @description Revokes the key at once (its current token and one still in its rotation grace): immediately on the container that revokes it, within 5 seconds everywhere.
+         * @description Revokes the key at once (its current token and one still in its rotation grace): the next request with either token, to any route, answers 401.
          *
          *     Requires a token with the `admin` scope. Rate limit: the employee-write bucket.
          */
         delete: operations["revokeApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where to start: the reference, the OpenAPI document and the console
+         * @description A small index of the API in the usual envelope: links to the API reference page, this OpenAPI document and the operator console. No token needed.
+         *
+         *     No token needed.
+         */
+        get: operations["getIndex"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -6035,6 +6057,89 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    getIndex: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The index */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 200,
+                     *       "message": "OK",
+                     *       "data": {
+                     *         "name": "Payroll API",
+                     *         "version": "v1",
+                     *         "links": {
+                     *           "reference": "/docs",
+                     *           "openapi": "/v1/openapi.json",
+                     *           "console": "/dashboard/"
+                     *         }
+                     *       },
+                     *       "request_id": "6f1c2c1e-5d0a-4d39-9f6e-1b9a4a3c2d10"
+                     *     }
+                     */
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description `invalid_request_body`: a body that is not a JSON object (this operation reads none) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `https_required`: the request was made over plain HTTP */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `rate_limited`: the stage-wide throttle in front of the API */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /** @description `internal_error`: anything unexpected */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
         };
     };
     getOpenApi: {

@@ -1,7 +1,44 @@
 import { routes } from './route.js';
 
+/** What `GET /v1` answers besides its request id: the links a newcomer needs first. */
+export const API_INDEX = {
+  name: 'Payroll API',
+  version: 'v1',
+  links: {
+    reference: '/docs',
+    openapi: '/v1/openapi.json',
+    console: '/dashboard/',
+  },
+};
+
+const API_INDEX_EXAMPLE = {
+  status: 200,
+  message: 'OK',
+  data: API_INDEX,
+  request_id: '6f1c2c1e-5d0a-4d39-9f6e-1b9a4a3c2d10',
+};
+
 /** The routes that describe the API itself: no token, outside the rate limits. */
 export const docsRoutes = routes('docs', {
+  getIndex: {
+    method: 'GET',
+    path: '/v1',
+    scope: null,
+    bucket: null,
+    summary: 'Where to start: the reference, the OpenAPI document and the console',
+    access: [],
+    tag: 'Reference',
+    description:
+      'A small index of the API in the usual envelope: links to the API reference page, this OpenAPI document and the operator console. No token needed.',
+    success: [
+      {
+        status: 200,
+        description: 'The index',
+        raw: 'application/json',
+        example: API_INDEX_EXAMPLE,
+      },
+    ],
+  },
   getOpenApi: {
     method: 'GET',
     path: '/v1/openapi.json',

@@ -19,7 +19,7 @@ import { type RunningStack, startLocalStack } from '../support/local-stack.js';
  * Every page of the dashboard, for an organization with nothing yet and for a busy one (runs of every outcome, a
  * returned deposit, webhooks and their events, keys, log lines): at a laptop's and a phone's size each page has no
  * serious accessibility violation (axe-core, WCAG 2.1 A and AA), does not scroll sideways, and lets the keyboard
- * reach every control it shows. `UPDATE_SCREENSHOTS=1` writes each page's picture for the README.
+ * reach every control it shows. `UPDATE_SCREENSHOTS=1` writes each page's picture for docs/operations.md.
  */
 let stack: RunningStack;
 let browser: Browser;

@@ -21,7 +21,7 @@ import { startReceiver } from '../support/webhook-receiver.js';
  * against a local stack, as a developer uses it: sign in, keys, a payroll submitted through the API and watched to
  * completion, a paystub PDF, webhooks, the audit log, employees, the organization's settings, and a phone-sized screen.
  *
- * `UPDATE_SCREENSHOTS=1 npm run test:browser` also writes the README's pictures to docs/screenshots/.
+ * `UPDATE_SCREENSHOTS=1 npm run test:browser` also writes the console's pictures (docs/operations.md) to docs/screenshots/.
  */
 let stack: RunningStack;
 let workers: { stop(): Promise<void> } | undefined;

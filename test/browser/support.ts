@@ -7,7 +7,7 @@ import type { RunningStack } from '../support/local-stack.js';
 
 /**
  * What the dashboard's browser test files share: Debian's Chromium driven by playwright-core (no browser download),
- * pages at a laptop's or a phone's size, signing in, hiring through the API, screenshots for the README, and an
+ * pages at a laptop's or a phone's size, signing in, hiring through the API, screenshots for docs/operations.md, and an
  * accessibility check by axe-core.
  */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -38,7 +38,7 @@ export const launchChromium = (): Promise<Browser> =>
 const SCREENSHOTS =
   process.env.UPDATE_SCREENSHOTS === '1' ? resolve(import.meta.dirname, '../../docs/screenshots') : null;
 
-/** `UPDATE_SCREENSHOTS=1` writes the README's pictures: one screen each (the viewport) unless `fullPage`. */
+/** `UPDATE_SCREENSHOTS=1` writes the console's pictures (docs/operations.md): one screen each (the viewport) unless `fullPage`. */
 export async function shoot(target: Page, name: string, fullPage = false): Promise<void> {
   if (!SCREENSHOTS) return;
   mkdirSync(SCREENSHOTS, { recursive: true });

@@ -14,7 +14,7 @@ import { apiEvent, lambdaContext, parse } from '../support/api-event.js';
 import { createTestTable, engineEnvironment, type TestTable } from '../support/engines.js';
 
 /**
- * The 24-hour grace period of an API key rotation (README "API keys": `POST /v1/api-keys/{id}/rotate` with no
+ * The 24-hour grace period of an API key rotation (docs/api.md "API keys": `POST /v1/api-keys/{id}/rotate` with no
  * body; "the old one keeps working for the grace period (default 24 h …), then stops"), driven by time rather than
  * waited for, on DynamoDB Local through the real SDK:
  *
@@ -43,7 +43,7 @@ async function outcome(auth: Authenticator, token: string): Promise<string | Una
 function expectRefusedAsExpired(result: string | UnauthorizedError) {
   expect(result).toBeInstanceOf(UnauthorizedError);
   const err = result as UnauthorizedError;
-  // What the HTTP layer answers: 401 `unauthorized` with the bearer challenge (README error table).
+  // What the HTTP layer answers: 401 `unauthorized` with the bearer challenge (the error table of docs/api.md).
   const http = httpErrorOf(err);
   expect(http.status).toBe(401);
   expect(err.code).toBe('unauthorized');
