@@ -21,6 +21,7 @@ import { gateOver } from '../../shared/http/gate.js';
 import { requireScope } from '../../shared/http/middleware/authenticate.js';
 import { listPage } from '../../shared/http/pagination.js';
 import type { Principal } from '../../shared/http/principal.js';
+import { approvePayroll, payrollBlockers } from '../../shared/use-cases/approve-payroll.js';
 import { cancelPayroll } from '../../shared/use-cases/cancel-payroll.js';
 import { payrollEmployeeIds } from '../../shared/use-cases/payroll-employee-ids.js';
 import { payrollView } from '../../shared/use-cases/payroll-view.js';
@@ -67,7 +68,11 @@ const router = apiRouter(
   payrollRoutes,
   {
     submitPayroll: async ({ principal, body, query, header }) => {
-      const caller = { organizationId: principal.organizationId, environment: principal.environment };
+      const caller = {
+        organizationId: principal.organizationId,
+        environment: principal.environment,
+        apiKeyId: principal.apiKeyId,
+      };
       const idempotencyKey = header('idempotency-key');
       const outcome = await submitPayroll(submission, caller, body, { dryRun: query.dry_run, idempotencyKey });
       if (outcome.kind === 'dry_run')
@@ -94,7 +99,17 @@ const router = apiRouter(
       const record = await payrolls.get(principal.organizationId, params.id);
       if (!record) throw new NotFoundError();
       const ids = await payrollEmployeeIds(objects, principal.organizationId, params.id);
-      return ok(payrollView.full(record, [...ids]));
+      const blockers =
+        record.status === 'awaiting_approval' ? await payrollBlockers(submission, record, submission.deps.now()) : null;
+      return ok(payrollView.full(record, [...ids], blockers));
+    },
+    approvePayroll: async ({ principal, params }) => {
+      const approver = {
+        organizationId: principal.organizationId,
+        environment: principal.environment,
+        apiKeyId: principal.apiKeyId,
+      };
+      return ok(payrollView.summary(await approvePayroll(submission, approver, params.id)), 'Payroll approved');
     },
     /** The NACHA file as text/plain, or with `Accept: application/json` its control totals. 404 until it exists. */
     getDisbursement: async ({ principal, params, header }) => {

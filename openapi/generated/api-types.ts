@@ -156,6 +156,28 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/payroll/{id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a run awaiting approval: it moves to pending and is processed
+         * @description For organizations whose `payroll_approval` is `required`: a run is accepted in `awaiting_approval` and moves no money until approved here. Dual control: the key that submitted the run may not approve it (403 `approver_is_submitter`). The run's blockers are checked again (422 `payroll_blocked`, every blocker in `details`): an employee removed or whose account was invalidated or removed since, an originator still holding placeholders, and in production an approval after the run's `approve_by` (`approval_deadline_passed`, with the earliest pay date still possible). Of an approval and a cancel racing, exactly one wins. Emits `payroll.approved` naming the approving key.
+         *
+         *     Requires a token with the `approve:payroll` scope. Rate limit: the payroll-write bucket.
+         */
+        post: operations["approvePayroll"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/payroll/{id}/cancel": {
         parameters: {
             query?: never;
@@ -166,8 +188,8 @@ export type paths = {
         get?: never;
         put?: never;
         /**
-         * Cancel a payroll run (sandbox only)
-         * @description Sandbox only. Cancels a `pending`, `processing` or `completed` run: the cancel wins over processing (the run never becomes `completed` afterwards), its window is freed, every paystub of it becomes `voided` (still readable, payments `cancelled`), and its file is withdrawn (410) and its bank data destroyed. Cancelling a run that is already cancelled answers 409 `payroll_not_cancellable`.
+         * Cancel a payroll run (awaiting approval: anywhere; past approval: sandbox only)
+         * @description A run `awaiting_approval` moved no money: it may be cancelled in every environment (it ends `cancelled` and its window is freed). Past approval, sandbox only: cancels a `pending`, `processing` or `completed` run: the cancel wins over processing (the run never becomes `completed` afterwards), its window is freed, every paystub of it becomes `voided` (still readable, payments `cancelled`), and its file is withdrawn (410) and its bank data destroyed. Cancelling a run that is already cancelled answers 409 `payroll_not_cancellable`.
          *
          *     Requires a token with the `write:payroll` scope. Rate limit: the payroll-write bucket.
          */
@@ -646,7 +668,7 @@ export type components = {
             name: string;
             /** @enum {string} */
             type: "read-only" | "payroll-submitter" | "admin";
-            scopes: ("read:employees" | "write:employees" | "read:payroll" | "write:payroll" | "read:paystubs" | "read:disbursements" | "admin")[];
+            scopes: ("read:employees" | "write:employees" | "read:payroll" | "write:payroll" | "read:paystubs" | "approve:payroll" | "read:disbursements" | "admin")[];
             /**
              * @description The token's prefix and last four characters
              * @example pk_sandbox_…x7Qa
@@ -726,7 +748,7 @@ export type components = {
             name: string;
             /** @enum {string} */
             type: "read-only" | "payroll-submitter" | "admin";
-            scopes: ("read:employees" | "write:employees" | "read:payroll" | "write:payroll" | "read:paystubs" | "read:disbursements" | "admin")[];
+            scopes: ("read:employees" | "write:employees" | "read:payroll" | "write:payroll" | "read:paystubs" | "approve:payroll" | "read:disbursements" | "admin")[];
             /**
              * @description The token's prefix and last four characters
              * @example pk_sandbox_…x7Qa
@@ -1509,7 +1531,7 @@ export type components = {
              */
             payroll_id: string;
             /** @enum {string} */
-            status: "pending" | "processing" | "completed" | "rejected" | "failed" | "cancelled";
+            status: "awaiting_approval" | "pending" | "processing" | "completed" | "rejected" | "failed" | "cancelled";
             /** @enum {string} */
             type: "regular" | "off_cycle";
             /**
@@ -1549,6 +1571,12 @@ export type components = {
                 /** Format: int32 */
                 done: number;
             };
+            /**
+             * Format: date-time
+             * @description A run awaiting approval: the instant it must be approved by (its `release_by` day at the organization's `approval_cutoff_time`, New York time); in production a run not approved by then is blocked (`approval_deadline_passed`). Null when approval is automatic.
+             * @example 2026-11-21T10:02:28.752Z
+             */
+            approve_by: string | null;
             /** @description SHA-256 of the canonical body: what idempotency compares */
             content_hash: string;
             /**
@@ -1564,9 +1592,33 @@ export type components = {
              */
             updated_at: string;
             employee_ids: string[];
+            /** @description A run awaiting approval: what stops it now (an empty list: it can be approved); null in any other status */
+            blockers: components["schemas"]["PayrollBlocker"][] | null;
+            /** @description The API key that submitted the run */
+            submitted_by: {
+                /**
+                 * @description `key_` and 26 lowercase Crockford base32 characters
+                 * @example key_01kfz8j5c7e9g1j3k5n7q9s1mn
+                 */
+                api_key_id: string;
+            } | null;
+            /** @description Who approved the run and when (null when approval was automatic, or not yet) */
+            approved_by: {
+                /**
+                 * @description `key_` and 26 lowercase Crockford base32 characters
+                 * @example key_01kfz8j5c7e9g1j3k5n7q9s1mn
+                 */
+                api_key_id: string;
+                /**
+                 * Format: date-time
+                 * @description UTC, ISO 8601 with milliseconds
+                 * @example 2026-11-21T10:02:28.752Z
+                 */
+                at: string;
+            } | null;
             status_history: {
                 /** @enum {string} */
-                status: "pending" | "processing" | "completed" | "rejected" | "failed" | "cancelled";
+                status: "awaiting_approval" | "pending" | "processing" | "completed" | "rejected" | "failed" | "cancelled";
                 /**
                  * Format: date-time
                  * @description UTC, ISO 8601 with milliseconds
@@ -1626,6 +1678,23 @@ export type components = {
                 amount: number;
             };
             failure_reason: string | null;
+        };
+        /** @description What stops a run awaiting approval */
+        PayrollBlocker: {
+            /** @enum {string} */
+            code: "employee_not_found" | "missing_bank_account" | "originator_not_configured" | "approval_deadline_passed";
+            message: string;
+            /**
+             * @description `emp_` and 26 lowercase Crockford base32 characters
+             * @example emp_01kfz8d4w6t2m9q3r5v7x8y0ab
+             */
+            employee_id?: string;
+            field?: string;
+            /**
+             * Format: date
+             * @example 2026-11-20
+             */
+            earliest_pay_date?: string;
         };
         /** @description The computed totals; nothing was stored */
         PayrollDryRun: {
@@ -1761,7 +1830,7 @@ export type components = {
              */
             payroll_id: string;
             /** @enum {string} */
-            status: "pending" | "processing" | "completed" | "rejected" | "failed" | "cancelled";
+            status: "awaiting_approval" | "pending" | "processing" | "completed" | "rejected" | "failed" | "cancelled";
             /** @enum {string} */
             type: "regular" | "off_cycle";
             /**
@@ -1801,6 +1870,12 @@ export type components = {
                 /** Format: int32 */
                 done: number;
             };
+            /**
+             * Format: date-time
+             * @description A run awaiting approval: the instant it must be approved by (its `release_by` day at the organization's `approval_cutoff_time`, New York time); in production a run not approved by then is blocked (`approval_deadline_passed`). Null when approval is automatic.
+             * @example 2026-11-21T10:02:28.752Z
+             */
+            approve_by: string | null;
             /** @description SHA-256 of the canonical body: what idempotency compares */
             content_hash: string;
             /**
@@ -1822,7 +1897,7 @@ export type components = {
              * @example 200
              */
             status: number;
-            /** @example Payroll cancelled */
+            /** @example Payroll approved */
             message: string;
             data: components["schemas"]["PayrollSummary"];
             /** @example bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1 */
@@ -2056,7 +2131,7 @@ export type components = {
              * @description `insufficient_scope`: the scope the route needs
              * @enum {string}
              */
-            required_scope?: "read:employees" | "write:employees" | "read:payroll" | "write:payroll" | "read:paystubs" | "read:disbursements" | "admin";
+            required_scope?: "read:employees" | "write:employees" | "read:payroll" | "write:payroll" | "read:paystubs" | "approve:payroll" | "read:disbursements" | "admin";
         } & {
             [key: string]: unknown;
         };
@@ -2084,6 +2159,16 @@ export type components = {
              * @example 3200
              */
             max_payroll_total: number;
+            /**
+             * @description `automatic`: a run is approved when it is accepted (the sandbox default). `required`: it waits in `awaiting_approval`, moving no money, until another key or person approves it (`POST /v1/payroll/{id}/approve`; the default of a new production organization)
+             * @enum {string}
+             */
+            payroll_approval: "automatic" | "required";
+            /**
+             * @description HH:MM, New York time: a run must be approved by its `release_by` day at this time (its `approve_by`)
+             * @example 15:00
+             */
+            approval_cutoff_time: string;
             /**
              * Format: int32
              * @description Days each NACHA file is kept under a retention lock once written (at least 730: NACHA keeps entries two years). A cancelled or failed run's file is destroyed whatever the lock: its key is erased, so it can never be read again.
@@ -2140,8 +2225,17 @@ export type components = {
              * @example pay_01kfz8e2h5n8p0s2v4w6y8z1cd
              */
             payroll_id: string;
-            /** @enum {string} */
-            status: "pending";
+            /**
+             * @description `pending` when approval is automatic, `awaiting_approval` when the organization requires it
+             * @enum {string}
+             */
+            status: "pending" | "awaiting_approval";
+            /**
+             * Format: date-time
+             * @description A run awaiting approval: the instant it must be approved by (its `release_by` day at the organization's `approval_cutoff_time`, New York time); in production a run not approved by then is blocked (`approval_deadline_passed`). Null when approval is automatic.
+             * @example 2026-11-21T10:02:28.752Z
+             */
+            approve_by: string | null;
             /** @enum {string} */
             type: "regular" | "off_cycle";
             /**
@@ -3040,7 +3134,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only runs in this status */
-                status?: "pending" | "processing" | "completed" | "rejected" | "failed" | "cancelled";
+                status?: "awaiting_approval" | "pending" | "processing" | "completed" | "rejected" | "failed" | "cancelled";
                 /** @description Only runs paid on or after this date */
                 from?: string;
                 /** @description Only runs paid on or before this date */
@@ -3094,6 +3188,7 @@ export interface operations {
                      *               "total": 1,
                      *               "done": 1
                      *             },
+                     *             "approve_by": null,
                      *             "content_hash": "9e83f1c4be8e2a1d5f6c7b8a9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f7a8b9c0",
                      *             "created_at": "2026-11-17T15:02:21.004Z",
                      *             "updated_at": "2026-11-17T15:02:28.752Z"
@@ -3249,7 +3344,8 @@ export interface operations {
                      *           "net_pay": 2589.5
                      *         },
                      *         "content_hash": "9e83f1c4be8e2a1d5f6c7b8a9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f7a8b9c0",
-                     *         "created_at": "2026-11-17T15:02:21.004Z"
+                     *         "created_at": "2026-11-17T15:02:21.004Z",
+                     *         "approve_by": null
                      *       },
                      *       "request_id": "bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1"
                      *     }
@@ -3371,12 +3467,18 @@ export interface operations {
                      *           "total": 1,
                      *           "done": 1
                      *         },
+                     *         "approve_by": null,
                      *         "content_hash": "9e83f1c4be8e2a1d5f6c7b8a9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f7a8b9c0",
                      *         "created_at": "2026-11-17T15:02:21.004Z",
                      *         "updated_at": "2026-11-17T15:02:28.752Z",
                      *         "employee_ids": [
                      *           "emp_01kfz8d4w6t2m9q3r5v7x8y0ab"
                      *         ],
+                     *         "blockers": null,
+                     *         "submitted_by": {
+                     *           "api_key_id": "key_01kfz8j5c7e9g1j3k5n7q9s1mn"
+                     *         },
+                     *         "approved_by": null,
                      *         "status_history": [
                      *           {
                      *             "status": "pending",
@@ -3788,6 +3890,146 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    approvePayroll: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A payroll run id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The approved run, now pending */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 200,
+                     *       "message": "Payroll approved",
+                     *       "data": {
+                     *         "payroll_id": "pay_01kfz8e2h5n8p0s2v4w6y8z1cd",
+                     *         "status": "pending",
+                     *         "type": "regular",
+                     *         "pay_period_start": "2026-11-01",
+                     *         "pay_period_end": "2026-11-14",
+                     *         "pay_date": "2026-11-20",
+                     *         "effective_entry_date": "2026-11-20",
+                     *         "release_by": "2026-11-19",
+                     *         "employee_count": 1,
+                     *         "totals": {
+                     *           "gross_pay": 3200,
+                     *           "bonuses": 150,
+                     *           "deductions": 760.5,
+                     *           "net_pay": 2589.5
+                     *         },
+                     *         "progress": {
+                     *           "total": 1,
+                     *           "done": 0
+                     *         },
+                     *         "approve_by": null,
+                     *         "content_hash": "9e83f1c4be8e2a1d5f6c7b8a9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f7a8b9c0",
+                     *         "created_at": "2026-11-17T15:02:21.004Z",
+                     *         "updated_at": "2026-11-17T15:02:28.752Z"
+                     *       },
+                     *       "request_id": "bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PayrollSummaryResponse"];
+                };
+            };
+            /** @description A malformed path or query parameter, or an unknown parameter (`invalid_request_body`, every problem in `details`) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description `insufficient_scope`: the token lacks the `approve:payroll` scope; `approver_is_submitter`: the approving key submitted the run (dual control); or `https_required`: plain HTTP */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.optional"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description No run with this id in your organization */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `payroll_not_awaiting_approval`: the run is not awaiting approval (approved already, cancelled, or accepted without approval) */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description `payroll_blocked`: something stops the run; `details` lists every blocker */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error422"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     cancelPayroll: {
         parameters: {
             query?: never;
@@ -3836,6 +4078,7 @@ export interface operations {
                      *           "total": 1,
                      *           "done": 1
                      *         },
+                     *         "approve_by": null,
                      *         "content_hash": "9e83f1c4be8e2a1d5f6c7b8a9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f7a8b9c0",
                      *         "created_at": "2026-11-17T15:02:21.004Z",
                      *         "updated_at": "2026-11-17T15:02:28.752Z"
@@ -3862,7 +4105,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `insufficient_scope`: the token lacks the `write:payroll` scope; `sandbox_only`: outside the sandbox; or `https_required`: plain HTTP */
+            /** @description `insufficient_scope`: the token lacks the `write:payroll` scope; `sandbox_only`: outside the sandbox, for a run past approval; or `https_required`: plain HTTP */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5420,6 +5663,8 @@ export interface operations {
                      *         "max_net_pay_per_employee": 250000,
                      *         "max_payroll_total": 100000000,
                      *         "file_retention_days": 730,
+                     *         "payroll_approval": "automatic",
+                     *         "approval_cutoff_time": "15:00",
                      *         "originator": {
                      *           "company_name": "ACME",
                      *           "company_identification": "1000000001",
@@ -5521,6 +5766,13 @@ export interface operations {
                         account_type: "checking" | "savings";
                     } | null;
                     /**
+                     * @description `required`: runs wait for another key or person to approve them
+                     * @enum {string}
+                     */
+                    payroll_approval?: "automatic" | "required";
+                    /** @description HH:MM, New York time: runs must be approved by their release day at this time */
+                    approval_cutoff_time?: string;
+                    /**
                      * Format: int32
                      * @description Days each NACHA file is kept under a retention lock (730 to 3650)
                      */
@@ -5564,6 +5816,8 @@ export interface operations {
                      *         "max_net_pay_per_employee": 300000,
                      *         "max_payroll_total": 100000000,
                      *         "file_retention_days": 730,
+                     *         "payroll_approval": "automatic",
+                     *         "approval_cutoff_time": "15:00",
                      *         "originator": {
                      *           "company_name": "ACME CORP",
                      *           "company_identification": "1000000001",

@@ -3,6 +3,7 @@ import { buildNachaFile, entryDetailRecord } from '../adapters/nacha.js';
 import { MAX_TOTAL_CENTS, offsetEntryCount } from '../domain/disbursement.js';
 import { MAX_EMPLOYEES_PER_PAYROLL } from '../domain/payroll.js';
 import { PAYROLL_STATUSES } from '../domain/payroll-status.js';
+import { ACCEPTED_STATUSES } from '../use-cases/payroll-view.js';
 import type { payrollView } from '../use-cases/payroll-view.js';
 import type { SubmitOutcome } from '../use-cases/submit-payroll.js';
 import { listPayrollsQuery, payrollBodySchemas, payrollIdParams, submitPayrollQuery } from '../schemas/payroll.js';
@@ -39,6 +40,10 @@ const payrollType = z.enum(['regular', 'off_cycle']);
 const effectiveEntryDate = date.meta({
   description:
     'The day the deposits settle: the pay date if it is a banking day, else the last banking day before it (employees are never paid late)',
+});
+const approveBy = timestamp.nullable().meta({
+  description:
+    "A run awaiting approval: the instant it must be approved by (its `release_by` day at the organization's `approval_cutoff_time`, New York time); in production a run not approved by then is blocked (`approval_deadline_passed`). Null when approval is automatic.",
 });
 const releaseBy = date.meta({
   description:
@@ -77,7 +82,10 @@ const runPeriod = {
 const submittedPayroll = z
   .strictObject({
     payroll_id: payrollId,
-    status: z.literal('pending'),
+    status: z.enum(ACCEPTED_STATUSES).meta({
+      description: '`pending` when approval is automatic, `awaiting_approval` when the organization requires it',
+    }),
+    approve_by: approveBy,
     ...runPeriod,
     employee_ids: employeeIds,
     employee_count: employeeCount,
@@ -92,7 +100,7 @@ const submittedPayroll = z
 fits<Fits<ReturnType<typeof payrollView.submitted>, typeof submittedPayroll>>(true);
 
 const dryRun = submittedPayroll
-  .omit({ payroll_id: true, status: true, created_at: true })
+  .omit({ payroll_id: true, status: true, approve_by: true, created_at: true })
   .meta({ id: 'PayrollDryRun', description: 'The computed totals; nothing was stored' });
 fits<Fits<Extract<SubmitOutcome, { kind: 'dry_run' }>['data'], typeof dryRun>>(true);
 
@@ -108,6 +116,7 @@ const payrollSummary = z
     employee_count: employeeCount,
     totals,
     progress,
+    approve_by: approveBy,
     content_hash: contentHash,
     created_at: timestamp,
     updated_at: timestamp,
@@ -156,9 +165,43 @@ const disbursementTotals = {
   created_at: timestamp,
 };
 
+const blocker = z
+  .object({
+    code: z.enum([
+      'employee_not_found',
+      'missing_bank_account',
+      'originator_not_configured',
+      'approval_deadline_passed',
+    ]),
+    message: printable(1000),
+    employee_id: id('emp', EXAMPLE_IDS.employee).optional(),
+    field: z
+      .string()
+      .max(100)
+      .regex(/^originator\.[a-z_]+$/)
+      .optional(),
+    earliest_pay_date: date.optional(),
+  })
+  .meta({ id: 'PayrollBlocker', description: 'What stops a run awaiting approval' });
+
+const keyRef = z.strictObject({ api_key_id: id('key', EXAMPLE_IDS.apiKey) });
+
 const payroll = payrollSummary
   .extend({
     employee_ids: employeeIds,
+    blockers: z
+      .array(blocker)
+      .max(MAX_EMPLOYEES_PER_PAYROLL + 10)
+      .nullable()
+      .meta({
+        description:
+          'A run awaiting approval: what stops it now (an empty list: it can be approved); null in any other status',
+      }),
+    submitted_by: keyRef.nullable().meta({ description: 'The API key that submitted the run' }),
+    approved_by: keyRef
+      .extend({ at: timestamp })
+      .nullable()
+      .meta({ description: 'Who approved the run and when (null when approval was automatic, or not yet)' }),
     // The state machine never goes back (shared/domain/payroll-status.ts): each status at most once.
     status_history: z
       .array(
@@ -237,8 +280,9 @@ const SUBMITTED = {
   totals: TOTALS,
   content_hash: HASH,
   created_at: '2026-11-17T15:02:21.004Z',
+  approve_by: null,
 } satisfies z.input<typeof submittedPayroll>;
-const { payroll_id: _id, status: _status, created_at: _created, ...DRY_RUN } = SUBMITTED;
+const { payroll_id: _id, status: _status, approve_by: _approveBy, created_at: _created, ...DRY_RUN } = SUBMITTED;
 const SUMMARY = {
   payroll_id: EXAMPLE_IDS.payroll,
   status: 'completed',
@@ -251,6 +295,7 @@ const SUMMARY = {
   employee_count: 1,
   totals: TOTALS,
   progress: { total: 1, done: 1 },
+  approve_by: null,
   content_hash: HASH,
   created_at: '2026-11-17T15:02:21.004Z',
   updated_at: '2026-11-17T15:02:28.752Z',
@@ -269,6 +314,9 @@ const DISBURSEMENT = {
 const FULL = {
   ...SUMMARY,
   employee_ids: [EXAMPLE_IDS.employee],
+  blockers: null,
+  submitted_by: { api_key_id: EXAMPLE_IDS.apiKey },
+  approved_by: null,
   status_history: [
     { status: 'pending', at: '2026-11-17T15:02:21.004Z', reason: null },
     { status: 'processing', at: '2026-11-17T15:02:21.530Z', reason: null },
@@ -457,16 +505,44 @@ export const payrollRoutes = routes('payroll', {
       410: '`disbursement_withdrawn`: the run was cancelled or failed; its file must not reach a bank',
     },
   },
+  approvePayroll: {
+    method: 'POST',
+    path: '/v1/payroll/{id}/approve',
+    scope: 'approve:payroll',
+    bucket: 'payroll_write',
+    summary: 'Approve a run awaiting approval: it moves to pending and is processed',
+    access: ['bucket:read', 'queue:payroll:send', 'queue:webhooks:send'],
+    tag: 'Payroll',
+    description:
+      "For organizations whose `payroll_approval` is `required`: a run is accepted in `awaiting_approval` and moves no money until approved here. Dual control: the key that submitted the run may not approve it (403 `approver_is_submitter`). The run's blockers are checked again (422 `payroll_blocked`, every blocker in `details`): an employee removed or whose account was invalidated or removed since, an originator still holding placeholders, and in production an approval after the run's `approve_by` (`approval_deadline_passed`, with the earliest pay date still possible). Of an approval and a cancel racing, exactly one wins. Emits `payroll.approved` naming the approving key.",
+    params: payrollParams,
+    success: [
+      {
+        status: 200,
+        description: 'The approved run, now pending',
+        schema: payrollSummary,
+        envelope: 'PayrollSummaryResponse',
+        message: 'Payroll approved',
+        example: { ...SUMMARY, status: 'pending', progress: { total: 1, done: 0 } },
+      },
+    ],
+    errors: {
+      403: '`approver_is_submitter`: the approving key submitted the run (dual control)',
+      404: 'No run with this id in your organization',
+      409: '`payroll_not_awaiting_approval`: the run is not awaiting approval (approved already, cancelled, or accepted without approval)',
+      422: '`payroll_blocked`: something stops the run; `details` lists every blocker',
+    },
+  },
   cancelPayroll: {
     method: 'POST',
     path: '/v1/payroll/{id}/cancel',
     scope: 'write:payroll',
     bucket: 'payroll_write',
-    summary: 'Cancel a payroll run (sandbox only)',
+    summary: 'Cancel a payroll run (awaiting approval: anywhere; past approval: sandbox only)',
     access: ['bucket:read', 'queue:webhooks:send'],
     tag: 'Payroll',
     description:
-      'Sandbox only. Cancels a `pending`, `processing` or `completed` run: the cancel wins over processing (the run never becomes `completed` afterwards), its window is freed, every paystub of it becomes `voided` (still readable, payments `cancelled`), and its file is withdrawn (410) and its bank data destroyed. Cancelling a run that is already cancelled answers 409 `payroll_not_cancellable`.',
+      'A run `awaiting_approval` moved no money: it may be cancelled in every environment (it ends `cancelled` and its window is freed). Past approval, sandbox only: cancels a `pending`, `processing` or `completed` run: the cancel wins over processing (the run never becomes `completed` afterwards), its window is freed, every paystub of it becomes `voided` (still readable, payments `cancelled`), and its file is withdrawn (410) and its bank data destroyed. Cancelling a run that is already cancelled answers 409 `payroll_not_cancellable`.',
     params: payrollParams,
     success: [
       {
@@ -479,7 +555,7 @@ export const payrollRoutes = routes('payroll', {
       },
     ],
     errors: {
-      403: '`sandbox_only`: outside the sandbox',
+      403: '`sandbox_only`: outside the sandbox, for a run past approval',
       404: 'No run with this id in your organization',
       409: '`payroll_not_cancellable`: the run was rejected, failed or already cancelled',
     },

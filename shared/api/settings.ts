@@ -1,4 +1,4 @@
-import { DEFAULT_FILE_RETENTION_DAYS, MAX_FILE_RETENTION_DAYS } from '../domain/settings.js';
+import { APPROVAL_MODES, DEFAULT_FILE_RETENTION_DAYS, MAX_FILE_RETENTION_DAYS } from '../domain/settings.js';
 import * as z from 'zod';
 import type { settingsView } from '../use-cases/settings.js';
 import { updateSettingsBody } from '../schemas/settings.js';
@@ -31,6 +31,19 @@ export const settings = z
     pay_schedules: configuredValues,
     max_net_pay_per_employee: amount.meta({ description: "Compliance cap on one employee's net pay in a run" }),
     max_payroll_total: amount.meta({ description: "Compliance cap on a run's total net pay" }),
+    payroll_approval: z.enum(APPROVAL_MODES).meta({
+      description:
+        '`automatic`: a run is approved when it is accepted (the sandbox default). `required`: it waits in `awaiting_approval`, moving no money, until another key or person approves it (`POST /v1/payroll/{id}/approve`; the default of a new production organization)',
+    }),
+    approval_cutoff_time: z
+      .string()
+      .max(5)
+      .regex(/^([01]\d|2[0-3]):[0-5]\d$/)
+      .meta({
+        description:
+          'HH:MM, New York time: a run must be approved by its `release_by` day at this time (its `approve_by`)',
+        example: '15:00',
+      }),
     file_retention_days: z.number().int().min(DEFAULT_FILE_RETENTION_DAYS).max(MAX_FILE_RETENTION_DAYS).meta({
       format: 'int32',
       description:
@@ -110,6 +123,8 @@ const SETTINGS = {
   max_net_pay_per_employee: 250000,
   max_payroll_total: 100000000,
   file_retention_days: 730,
+  payroll_approval: 'automatic',
+  approval_cutoff_time: '15:00',
   originator: EXAMPLE_ORIGINATOR,
   originator_placeholders: [],
   funding_account: { routing_number: '021000021', account_number_last4: '6789', account_type: 'checking' },

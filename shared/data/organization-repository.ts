@@ -43,6 +43,8 @@ const settingsItem = z.object({
   originator_placeholders: z.array(originatorItem.keyof()).optional(),
   funding_account: fundingAccountItem.nullable().default(null),
   file_retention_days: z.number().int().optional(),
+  payroll_approval: z.enum(['automatic', 'required']).optional(),
+  approval_cutoff_time: z.string().optional(),
   sequences_since: z.string().optional(),
   updated_at: z.string(),
 });

@@ -1,7 +1,7 @@
 import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
-import { PAYROLL_STATUSES, isTerminal, sourcesOf, type PayrollStatus } from '../domain/payroll-status.js';
+import { PAYROLL_STATES, PAYROLL_STATUSES, type PayrollStatus } from '../domain/payroll-lifecycle.js';
 import type { FundingAccount, Originator } from '../domain/settings.js';
 import { batchGetAll } from './batch.js';
 import { queryFilter } from './filters.js';
@@ -68,6 +68,12 @@ const payrollItem = z.object({
    * is cancelled or fails: the file can then never be read again, wherever its bytes are kept.
    */
   file_key: z.string().nullable().default(null),
+  /** The key that submitted the run: dual control refuses it as the approver. */
+  submitted_by: z.object({ api_key_id: z.string() }).nullable().default(null),
+  /** Who approved the run, and when (runs accepted under automatic approval have none). */
+  approved_by: z.object({ api_key_id: z.string(), at: z.string() }).nullable().default(null),
+  /** Awaiting approval: the instant it must be approved by (its release day at the cut-off, New York time). */
+  approve_by: z.string().nullable().default(null),
   /** When every paystub of a cancelled or failed run was found voided: a repeated cancel has nothing left to do. */
   paystubs_voided_at: z.string().nullable().default(null),
   /** The NACHA originator as it stood when processing began: every chunk and the file use this one. */
@@ -119,15 +125,12 @@ function toItem(record: PayrollRecord): Record<string, unknown> {
     // Empty sets cannot be stored; absent means empty.
     ...(chunks_done.size > 0 && { chunks_done }),
     ...(returned_employee_ids.size > 0 && { returned_employee_ids }),
-    ...(!isTerminal(record.status) && {
+    ...(PAYROLL_STATES[record.status].inFlight && {
       GSI2PK: keys.activePayrollsIndex,
       GSI2SK: `${record.updated_at}#${record.payroll_id}`,
     }),
   };
 }
-
-/** The statuses in which a run's file is withdrawn (CONTRACT §5: 410 `disbursement_withdrawn`). */
-const WITHDRAWS_FILE: readonly PayrollStatus[] = ['cancelled', 'failed'];
 
 export class PayrollRepository {
   constructor(private readonly table: TableRef) {}
@@ -351,10 +354,12 @@ export class PayrollRepository {
    */
   async transition(
     record: Pick<PayrollRecord, 'organization_id' | 'payroll_id'>,
-    to: PayrollStatus,
+    /** `withdrawFile`: the file's key is erased in the same write (the run ends without paying). */
+    move: { to: PayrollStatus; from: readonly PayrollStatus[]; withdrawFile?: boolean },
     at: string,
     options: { reason?: string; set?: Record<string, unknown>; alsoWrite?: TransactItems } = {},
   ): Promise<boolean> {
+    const { to } = move;
     const names: Record<string, string> = { '#status': 'status' };
     const values: Record<string, unknown> = {
       ':to': to,
@@ -362,7 +367,7 @@ export class PayrollRepository {
       ':entry': [{ status: to, at, reason: options.reason ?? null }],
     };
     const sets = ['#status = :to', 'updated_at = :at', 'status_history = list_append(status_history, :entry)'];
-    const sources = sourcesOf(to);
+    const sources = move.from;
     sources.forEach((s, i) => {
       values[`:from${i}`] = s;
     });
@@ -372,9 +377,9 @@ export class PayrollRepository {
       sets.push(`#${k} = :${k}`);
     }
     let update = `SET ${sets.join(', ')}`;
-    if (isTerminal(to)) {
+    if (!PAYROLL_STATES[to].inFlight) {
       // A run that ends without paying withdraws its file: the file's key goes in the same write.
-      update += WITHDRAWS_FILE.includes(to) ? ' REMOVE GSI2PK, GSI2SK, file_key' : ' REMOVE GSI2PK, GSI2SK';
+      update += move.withdrawFile ? ' REMOVE GSI2PK, GSI2SK, file_key' : ' REMOVE GSI2PK, GSI2SK';
     } else {
       values[':gsi2pk'] = keys.activePayrollsIndex;
       values[':gsi2sk'] = `${at}#${record.payroll_id}`;

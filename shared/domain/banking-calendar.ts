@@ -177,3 +177,22 @@ export function dateInTimeZone(instant: Date, timeZone: string): { date: string;
   const date = `${part('year').padStart(4, '0')}-${part('month')}-${part('day')}`;
   return { date, time: `${part('hour')}${part('minute')}` };
 }
+
+/**
+ * The instant at which the wall clock in `timeZone` reads `date` `time` (`HH:MM`). A wall time a DST change skips
+ * (02:30 on the spring-forward day) resolves to the instant an hour earlier; one it repeats (01:30 in the fall), to
+ * its first occurrence.
+ */
+export function zonedInstant(date: string, time: string, timeZone: string): Date {
+  assertDate(date);
+  if (!/^([01]\d|2[0-3]):[0-5]\d$/.test(time)) throw new RangeError(`Not a time of day (HH:MM): ${time}`);
+  const wanted = Date.parse(`${date}T${time}:00Z`);
+  // The zone's offset at a guess, applied, then checked once more: the guess may sit across a DST change.
+  let instant = wanted;
+  for (let i = 0; i < 2; i++) {
+    const seen = dateInTimeZone(new Date(instant), timeZone);
+    const shown = Date.parse(`${seen.date}T${seen.time.slice(0, 2)}:${seen.time.slice(2)}:00Z`);
+    instant += wanted - shown;
+  }
+  return new Date(instant);
+}

@@ -225,3 +225,36 @@ export class NoDisbursementError extends DomainError {
     ]);
   }
 }
+
+/** What stops a run awaiting approval (CONTRACT §11): answered on GET and re-checked at approval. */
+export interface Blocker {
+  code: 'employee_not_found' | 'missing_bank_account' | 'originator_not_configured' | 'approval_deadline_passed';
+  message: string;
+  employee_id?: string;
+  [extra: string]: unknown;
+}
+
+export class PayrollNotAwaitingApprovalError extends DomainError {
+  constructor(status: string) {
+    super('conflict', 'payroll_not_awaiting_approval', 'Payroll is not awaiting approval', [
+      { field: 'status', code: 'payroll_not_awaiting_approval', message: `The run is ${status}` },
+    ]);
+  }
+}
+
+export class ApproverIsSubmitterError extends DomainError {
+  constructor() {
+    super('forbidden', 'approver_is_submitter', 'The approver must not be the submitter', [
+      {
+        code: 'approver_is_submitter',
+        message: 'Dual control: a run is approved by another key (or person) than the one that submitted it',
+      },
+    ]);
+  }
+}
+
+export class PayrollBlockedError extends DomainError {
+  constructor(blockers: Blocker[]) {
+    super('unprocessable', 'payroll_blocked', 'Payroll is blocked', blockers);
+  }
+}

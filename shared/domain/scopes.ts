@@ -4,6 +4,8 @@ export const SCOPES = [
   'read:payroll',
   'write:payroll',
   'read:paystubs',
+  // Approving a run awaiting approval: the second person of dual control.
+  'approve:payroll',
   // The text of NACHA files: every employee's and the funding account's full account numbers.
   'read:disbursements',
   'admin',

@@ -40,6 +40,10 @@ export interface OrganizationSettings {
    */
   originator_placeholders?: OriginatorField[];
   funding_account: FundingAccount | null;
+  /** `required`: a run waits for a second key or person to approve it (absent: `automatic`, accepted = approved). */
+  payroll_approval?: ApprovalMode;
+  /** `HH:MM`, New York time: a run must be approved by its release day at this time (absent: `15:00`). */
+  approval_cutoff_time?: string;
   /** Days each NACHA file is kept locked against deletion (absent: `DEFAULT_FILE_RETENTION_DAYS`). */
   file_retention_days?: number;
   /**
@@ -126,6 +130,9 @@ export function defaultSettings(
       environment === 'production' ? (Object.keys(PRODUCTION_PLACEHOLDER) as OriginatorField[]) : [],
     funding_account: null,
     file_retention_days: DEFAULT_FILE_RETENTION_DAYS,
+    // A new production organization approves by a second person; the sandbox accepts as approved, as before.
+    payroll_approval: environment === 'production' ? 'required' : 'automatic',
+    approval_cutoff_time: DEFAULT_APPROVAL_CUTOFF_TIME,
     sequences_since: now.toISOString(),
     updated_at: now.toISOString(),
   };
@@ -134,6 +141,19 @@ export function defaultSettings(
 /** NACHA's record retention: an originator keeps each entry's record two years. Never configured shorter. */
 export const DEFAULT_FILE_RETENTION_DAYS = 730;
 export const MAX_FILE_RETENTION_DAYS = 3650;
+
+export const APPROVAL_MODES = ['automatic', 'required'] as const;
+export type ApprovalMode = (typeof APPROVAL_MODES)[number];
+export const DEFAULT_APPROVAL_CUTOFF_TIME = '15:00';
+
+/** How runs are approved; an organization made before approval existed keeps today's behaviour: automatic. */
+export function approvalMode(settings: Pick<OrganizationSettings, 'payroll_approval'>): ApprovalMode {
+  return settings.payroll_approval ?? 'automatic';
+}
+
+export function approvalCutoffTime(settings: Pick<OrganizationSettings, 'approval_cutoff_time'>): string {
+  return settings.approval_cutoff_time ?? DEFAULT_APPROVAL_CUTOFF_TIME;
+}
 
 export function fileRetentionDays(settings: Pick<OrganizationSettings, 'file_retention_days'>): number {
   return settings.file_retention_days ?? DEFAULT_FILE_RETENTION_DAYS;

@@ -3,7 +3,7 @@ import { isValidRoutingNumber, withCheckDigit } from '../domain/aba.js';
 import { ACH_CHARACTERS } from '../domain/ach-text.js';
 import { MAX_ENTRY_CENTS, MAX_TOTAL_CENTS } from '../domain/disbursement.js';
 import { formatCents } from '../domain/money.js';
-import { DEFAULT_FILE_RETENTION_DAYS, MAX_FILE_RETENTION_DAYS } from '../domain/settings.js';
+import { APPROVAL_MODES, DEFAULT_FILE_RETENTION_DAYS, MAX_FILE_RETENTION_DAYS } from '../domain/settings.js';
 import { money, moneyForms, routingNumber, text } from './common.js';
 import { bankAccountInput } from './employee.js';
 
@@ -87,6 +87,16 @@ export const updateSettingsBody = z.strictObject({
   max_payroll_total: bounded(MAX_TOTAL_CENTS, 'the most one disbursement file carries').optional(),
   originator: originatorInput.partial().optional(),
   funding_account: bankAccountInput.nullable().optional(),
+  payroll_approval: z
+    .enum(APPROVAL_MODES)
+    .meta({ description: '`required`: runs wait for another key or person to approve them' })
+    .optional(),
+  approval_cutoff_time: z
+    .string()
+    .max(5)
+    .regex(/^([01]\d|2[0-3]):[0-5]\d$/, { message: 'A time of day, HH:MM (24-hour, New York time)' })
+    .meta({ description: 'HH:MM, New York time: runs must be approved by their release day at this time' })
+    .optional(),
   file_retention_days: z
     .number()
     .int()

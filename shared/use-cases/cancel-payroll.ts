@@ -1,13 +1,14 @@
 import type { PayrollRecord } from '../data/payroll-repository.js';
 import { NotFoundError, PayrollNotCancellableError, SandboxOnlyError } from '../domain/errors.js';
-import { canTransition } from '../domain/payroll-status.js';
+import { transition } from '../domain/payroll-lifecycle.js';
 import { transitionWithEvents } from './payroll-transitions.js';
 import { type ProcessorServices, voidWrittenPaystubs } from './process-payroll.js';
 
 /**
- * Sandbox only. Frees the pay period's window for a new regular run and voids the run's paystubs (they stay
- * readable). Of two cancels, the second (or the loser of a race) answers 409 `payroll_not_cancellable`; it still
- * finishes voiding the paystubs, so a cancel that crashed half-way is completed by the next attempt.
+ * Cancels a run as the lifecycle allows: a run awaiting approval in every environment (it moved nothing), a run past
+ * approval in the sandbox only. Frees the pay period's window for a new regular run and voids the run's paystubs
+ * (they stay readable). Of two cancels, the second (or the loser of a race) answers 409 `payroll_not_cancellable`; it
+ * still finishes voiding the paystubs, so a cancel that crashed half-way is completed by the next attempt.
  */
 export async function cancelPayroll(
   s: Pick<ProcessorServices, 'payrolls' | 'paystubs' | 'objects' | 'deps' | 'events' | 'webhooks' | 'webhookQueue'>,
@@ -15,14 +16,15 @@ export async function cancelPayroll(
   orgId: string,
   payrollId: string,
 ): Promise<PayrollRecord> {
-  if (environment !== 'sandbox') throw new SandboxOnlyError();
   const record = await s.payrolls.get(orgId, payrollId);
-  if (!record) throw new NotFoundError();
+  // Outside the sandbox, an unknown run answers as any run past approval does: nothing to learn from the status.
+  if (!record) throw environment === 'sandbox' ? new NotFoundError() : new SandboxOnlyError();
+  const allowed = transition(record.status, 'cancel', { environment });
+  if (!allowed.ok && allowed.reason === 'sandbox_only') throw new SandboxOnlyError();
   if (record.status === 'cancelled') return refuseAgain(s, record);
-  if (!canTransition(record.status, 'cancelled')) throw new PayrollNotCancellableError(record.status);
-  const cancelled = await transitionWithEvents(s, record, 'cancelled', {
-    events: [{ type: 'payroll.cancelled' }],
-    reason: 'Cancelled through the API (sandbox)',
+  if (!allowed.ok) throw new PayrollNotCancellableError(record.status);
+  const cancelled = await transitionWithEvents(s, record, 'cancel', {
+    reason: environment === 'sandbox' ? 'Cancelled through the API (sandbox)' : 'Cancelled before approval',
     alsoWrite: s.payrolls.windowRelease(record),
   });
   const now = (await s.payrolls.get(orgId, payrollId))!;

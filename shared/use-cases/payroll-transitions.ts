@@ -4,7 +4,7 @@ import type { NewEvent } from '../data/event-repository.js';
 import type { TransactItems } from '../data/item.js';
 import type { PayrollRecord, PayrollRepository } from '../data/payroll-repository.js';
 import type { EventType } from '../domain/events.js';
-import type { PayrollStatus } from '../domain/payroll-status.js';
+import { type LifecycleCommand, type LifecycleEvent, PAYROLL_TRANSITIONS } from '../domain/payroll-lifecycle.js';
 import { dispatchQuietly, payrollEvent, type EventServices } from './events.js';
 
 export interface TransitionServices extends EventServices {
@@ -12,17 +12,14 @@ export interface TransitionServices extends EventServices {
 }
 
 /**
- * An event a status change writes, in the order given. A type (with `extra`, what the event adds to the run's
- * summary) is a payroll event of the run as it will stand (`{ ...record, status: to }`), built when the change is
- * made; `data` instead replaces the summary altogether. An event already built is written as it is.
+ * What a change adds to the webhook events its lifecycle transition emits, by event type: `extra` is added to the
+ * run's summary (the payroll event of the run as it will stand), `data` replaces the summary altogether, and an event
+ * already built is written as it is. The types themselves come from the lifecycle declaration, never from here.
  */
-export type TransitionEvent =
-  | { type: EventType; extra?: Record<string, unknown>; data?: never }
-  | { type: EventType; data: Record<string, unknown>; extra?: never }
-  | NewEvent;
+export type EventDetail = { extra: Record<string, unknown> } | { data: Record<string, unknown> } | { built: NewEvent };
 
 export interface StatusChange {
-  events: readonly TransitionEvent[];
+  details?: Partial<Record<EventType, EventDetail>>;
   /** Recorded in the status history. */
   reason?: string;
   /** Attributes set on the run in the same write. */
@@ -34,32 +31,36 @@ export interface StatusChange {
 }
 
 /**
- * A payroll status change and its events: the events are built, written with the change in one DynamoDB
- * transaction (the run moves only from a status that may move to `to`), then fanned out. False when the run could
- * not move (another worker moved it, or it is already there): nothing is written and nothing is sent.
+ * Takes a lifecycle transition (shared/domain/payroll-lifecycle.ts): the events it declares are built, written with
+ * the status change in one DynamoDB transaction conditioned on the run being in one of the event's source statuses,
+ * then fanned out. False when the run could not move (another worker moved it, or it is already past): nothing is
+ * written and nothing is sent.
  */
 export async function transitionWithEvents(
   s: TransitionServices,
   record: PayrollRecord,
-  to: PayrollStatus,
-  change: StatusChange,
+  event: LifecycleEvent,
+  change: StatusChange = {},
 ): Promise<boolean> {
-  const next: PayrollRecord = { ...record, status: to };
-  const events = change.events.map((e): NewEvent => {
-    if ('event_id' in e) return e;
-    const event = payrollEvent(s.deps, next, e.type, e.extra);
-    return e.data ? { ...event, data: e.data } : event;
+  const declared = PAYROLL_TRANSITIONS[event];
+  const next: PayrollRecord = { ...record, status: declared.to };
+  const events = declared.emits.map((type): NewEvent => {
+    const detail = change.details?.[type];
+    if (detail && 'built' in detail) return detail.built;
+    const built = payrollEvent(s.deps, next, type, detail && 'extra' in detail ? detail.extra : undefined);
+    return detail && 'data' in detail ? { ...built, data: detail.data } : built;
   });
   const at = change.at ?? s.deps.now().toISOString();
-  const moved = await s.payrolls.transition(record, to, at, {
+  const withdrawFile = (declared.commands as readonly LifecycleCommand[]).includes('withdraw_file');
+  const moved = await s.payrolls.transition(record, { to: declared.to, from: declared.from, withdrawFile }, at, {
     reason: change.reason,
     set: change.set,
     alsoWrite: [...(change.alsoWrite ?? []), ...s.events.items(events)],
   });
   if (moved) {
     // At the write that moved the run, so a step run again (a message delivered twice) counts nothing.
-    if (to === 'completed') businessMetrics.count(METRIC_NAMES.payrollsCompleted);
-    if (to === 'failed') businessMetrics.count(METRIC_NAMES.payrollsFailed);
+    if (declared.to === 'completed') businessMetrics.count(METRIC_NAMES.payrollsCompleted);
+    if (declared.to === 'failed') businessMetrics.count(METRIC_NAMES.payrollsFailed);
     await dispatchQuietly(s, events);
   }
   return moved;

@@ -1,7 +1,13 @@
 import type { PayrollRecord } from '../data/payroll-repository.js';
 import { disbursementDates, fileNumbering } from '../domain/disbursement.js';
 import { centsToNumber } from '../domain/money.js';
+import type { Blocker } from '../domain/errors.js';
+import { PAYROLL_TRANSITIONS } from '../domain/payroll-lifecycle.js';
 import type { Totals } from '../domain/payroll.js';
+
+/** The statuses a run is accepted in: as the lifecycle's two acceptance events declare them. */
+export const ACCEPTED_STATUSES = [PAYROLL_TRANSITIONS.submit.to, PAYROLL_TRANSITIONS.submit_for_approval.to] as const;
+type AcceptedStatus = (typeof ACCEPTED_STATUSES)[number];
 
 function totals(t: Totals) {
   return {
@@ -28,7 +34,8 @@ export function progressOf(r: PayrollRecord): { total: number; done: number } {
 function submitted(r: PayrollRecord, employeeIds: string[]) {
   return {
     payroll_id: r.payroll_id,
-    status: 'pending' as const,
+    status: r.status as AcceptedStatus,
+    approve_by: r.approve_by,
     type: r.type,
     pay_period_start: r.pay_period_start,
     pay_period_end: r.pay_period_end,
@@ -54,6 +61,7 @@ function summary(r: PayrollRecord) {
     employee_count: r.employee_count,
     totals: totals(r.totals),
     progress: progressOf(r),
+    approve_by: r.approve_by,
     content_hash: r.content_hash,
     created_at: r.created_at,
     updated_at: r.updated_at,
@@ -77,10 +85,14 @@ function disbursementTotals(r: PayrollRecord) {
   );
 }
 
-function full(r: PayrollRecord, employeeIds: string[]) {
+/** `blockers`: what stops a run awaiting approval, as read now; null for a run in any other status. */
+function full(r: PayrollRecord, employeeIds: string[], blockers: Blocker[] | null = null) {
   return {
     ...summary(r),
     employee_ids: employeeIds,
+    blockers,
+    submitted_by: r.submitted_by,
+    approved_by: r.approved_by,
     status_history: r.status_history.map((h) => ({ status: h.status, at: h.at, reason: h.reason ?? null })),
     findings: r.findings.map((f) => ({ code: f.code, message: f.message, employee_id: f.employee_id ?? null })),
     disbursement: disbursementTotals(r),

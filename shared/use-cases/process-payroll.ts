@@ -129,7 +129,7 @@ async function startRun(s: ProcessorServices, orgId: string, payrollId: string):
   let record = await s.payrolls.get(orgId, payrollId);
   if (!record) return;
   if (record.status === 'pending') {
-    await transitionWithEvents(s, record, 'processing', { events: [{ type: 'payroll.processing' }] });
+    await transitionWithEvents(s, record, 'start');
     record = (await s.payrolls.get(orgId, payrollId))!;
   }
   if (record.status !== 'processing') return;
@@ -159,8 +159,8 @@ async function startRun(s: ProcessorServices, orgId: string, payrollId: string):
     const findings = complianceFindings(submission, facts, caps, record.environment);
     if (findings.length > 0) {
       const reason = `${findings.length} compliance finding(s): ${findings[0]!.message}`;
-      await transitionWithEvents(s, record, 'rejected', {
-        events: [{ type: 'payroll.rejected', extra: { reason, findings } }],
+      await transitionWithEvents(s, record, 'reject', {
+        details: { 'payroll.rejected': { extra: { reason, findings } } },
         reason,
         set: { findings },
       });
@@ -479,12 +479,10 @@ async function finalizeRun(s: ProcessorServices, orgId: string, payrollId: strin
     disbursement: disbursementSummary(disbursement),
   });
   // One batched paystub.generated per run (not one per paystub): a 25,000-employee run is one event, with a link.
-  await transitionWithEvents(s, record, 'completed', {
-    events: [
-      processed,
-      { type: 'payroll.completed' },
-      {
-        type: 'paystub.generated',
+  await transitionWithEvents(s, record, 'finish', {
+    details: {
+      'payroll.processed': { built: processed },
+      'paystub.generated': {
         data: {
           payroll_id: payrollId,
           paystub_count: record.employee_count,
@@ -492,7 +490,7 @@ async function finalizeRun(s: ProcessorServices, orgId: string, payrollId: strin
           paystubs_url: `/v1/paystubs?payroll_id=${payrollId}`,
         },
       },
-    ],
+    },
     set: { disbursement },
     at: now,
   });
@@ -624,8 +622,8 @@ export async function failRun(
   if (!record) return false;
   let moved = false;
   if (record.status !== 'failed') {
-    moved = await transitionWithEvents(s, record, 'failed', {
-      events: [{ type: 'payroll.failed', extra: { reason } }],
+    moved = await transitionWithEvents(s, record, 'fail', {
+      details: { 'payroll.failed': { extra: { reason } } },
       reason,
       set: { failure_reason: reason },
     });

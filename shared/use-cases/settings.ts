@@ -3,6 +3,8 @@ import type { OrganizationRepository } from '../data/organization-repository.js'
 import { ConcurrentModificationError, NotFoundError } from '../domain/errors.js';
 import { centsToNumber, formatCents, parseMoney } from '../domain/money.js';
 import {
+  approvalCutoffTime,
+  approvalMode,
   fileRetentionDays,
   placeholdersOf,
   type Environment,
@@ -34,6 +36,8 @@ export function settingsView(s: OrganizationSettings, environment: Environment) 
       account_type: s.funding_account.account_type,
     },
     file_retention_days: fileRetentionDays(s),
+    payroll_approval: approvalMode(s),
+    approval_cutoff_time: approvalCutoffTime(s),
     updated_at: s.updated_at,
   };
 }
@@ -78,6 +82,8 @@ export async function updateSettings(
       originator_placeholders: placeholdersOf(current, caller.environment).filter((f) => !set.has(f)),
       funding_account: funding === undefined ? current.funding_account : funding,
       ...(patch.file_retention_days !== undefined && { file_retention_days: patch.file_retention_days }),
+      ...(patch.payroll_approval !== undefined && { payroll_approval: patch.payroll_approval }),
+      ...(patch.approval_cutoff_time !== undefined && { approval_cutoff_time: patch.approval_cutoff_time }),
       updated_at: deps.now().toISOString(),
     };
     if (next.updated_at === current.updated_at)

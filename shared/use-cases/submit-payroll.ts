@@ -10,7 +10,9 @@ import type { OrganizationRepository } from '../data/organization-repository.js'
 import type { PayrollRecord, PayrollRepository } from '../data/payroll-repository.js';
 import { isCalendarDate } from '../domain/dates.js';
 import { disbursementDates, tooSoon } from '../domain/disbursement.js';
-import { placeholdersOf, type OriginatorField } from '../domain/settings.js';
+import { type LifecycleCommand, PAYROLL_TRANSITIONS } from '../domain/payroll-lifecycle.js';
+import { approvalMode, type OrganizationSettings, placeholdersOf, type OriginatorField } from '../domain/settings.js';
+import { approveBy } from '../domain/approval.js';
 import { originatorInput } from '../schemas/settings.js';
 import { DomainError, IdempotencyKeyReusedError, PayloadTooLargeError } from '../domain/errors.js';
 import { MAX_EMPLOYEES_PER_PAYROLL, contentHash, payrollTotals, type PayrollSubmission } from '../domain/payroll.js';
@@ -92,7 +94,7 @@ async function disbursementProblems(
   orgId: string,
   environment: Environment,
   payDate: string | undefined,
-): Promise<PayrollProblem[]> {
+): Promise<{ problems: PayrollProblem[]; settings: OrganizationSettings }> {
   const problems: PayrollProblem[] = [];
   const late = environment === 'production' && payDate !== undefined ? tooSoon(payDate, s.deps.now()) : undefined;
   if (late) {
@@ -124,7 +126,7 @@ async function disbursementProblems(
       message: `The originator's ${field} cannot be written in a NACHA file (${issue.message}): set it again with PATCH /v1/settings`,
     });
   }
-  return problems;
+  return { problems, settings };
 }
 
 function windowProblem(existingPayrollId: string): PayrollProblem {
@@ -137,7 +139,7 @@ function windowProblem(existingPayrollId: string): PayrollProblem {
 }
 
 export type SubmitOutcome =
-  | { kind: 'dry_run'; data: Omit<PayrollView, 'payroll_id' | 'status' | 'created_at'> }
+  | { kind: 'dry_run'; data: Omit<PayrollView, 'payroll_id' | 'status' | 'approve_by' | 'created_at'> }
   | { kind: 'accepted'; data: PayrollView; replayed: boolean };
 
 /**
@@ -147,7 +149,8 @@ export type SubmitOutcome =
  */
 export async function submitPayroll(
   s: SubmitServices,
-  caller: { organizationId: string; environment: Environment },
+  /** `apiKeyId`: the submitting key, which dual control refuses as the run's approver. */
+  caller: { organizationId: string; environment: Environment; apiKeyId?: string },
   body: Record<string, unknown>,
   options: { dryRun: boolean; idempotencyKey?: string },
 ): Promise<SubmitOutcome> {
@@ -197,7 +200,7 @@ export async function submitPayroll(
   try {
     const [found, existingWindow, disbursement] = await reads;
     const entries = Array.isArray(body.employees) ? (body.employees as unknown[]) : [];
-    const problems = [...validated.problems, ...employeeProblems(entries, found), ...disbursement];
+    const problems = [...validated.problems, ...employeeProblems(entries, found), ...disbursement.problems];
     if (existingWindow) {
       // The window may be taken by this very request's twin, which won the race since the key was looked at:
       // look again before answering 409, so a retried idempotent submission is always replayed.
@@ -234,12 +237,14 @@ export async function submitPayroll(
     await body$.written();
     const now = s.deps.now();
     const at = now.toISOString();
+    const acceptance = approvalMode(disbursement.settings) === 'required' ? 'submit_for_approval' : 'submit';
+    const status = PAYROLL_TRANSITIONS[acceptance].to;
     const record: PayrollRecord = {
       payroll_id: stored.payroll_id,
       organization_id: orgId,
       environment: caller.environment,
       type: submission.type,
-      status: 'pending',
+      status,
       pay_period_start: submission.pay_period_start,
       pay_period_end: submission.pay_period_end,
       pay_date: submission.pay_date,
@@ -248,7 +253,7 @@ export async function submitPayroll(
       content_hash: hash,
       created_at: at,
       updated_at: at,
-      status_history: [{ status: 'pending', at, reason: null }],
+      status_history: [{ status, at, reason: null }],
       chunk_size: s.chunkSize,
       chunk_count: null,
       chunks_done: new Set(),
@@ -259,6 +264,12 @@ export async function submitPayroll(
       failure_reason: null,
       file_key: null,
       paystubs_voided_at: null,
+      submitted_by: caller.apiKeyId ? { api_key_id: caller.apiKeyId } : null,
+      approved_by: null,
+      approve_by:
+        acceptance === 'submit_for_approval'
+          ? approveBy(disbursementDates(submission.pay_date).release_by, disbursement.settings)
+          : null,
       originator: null,
       funding_account: null,
       trace_start: null,
@@ -289,8 +300,11 @@ export async function submitPayroll(
     businessMetrics.count(METRIC_NAMES.payrollsSubmitted);
     // Neither waits for the other: the run's start message and its payroll.submitted fan-out (which never throws)
     // go out side by side, and a failed send is still this request's failure.
+    const startsNow = (PAYROLL_TRANSITIONS[acceptance].commands as readonly LifecycleCommand[]).includes(
+      'enqueue_start',
+    );
     const [sent] = await Promise.allSettled([
-      s.queue.send({ kind: 'start', organization_id: orgId, payroll_id: stored.payroll_id }),
+      startsNow ? s.queue.send({ kind: 'start', organization_id: orgId, payroll_id: stored.payroll_id }) : undefined,
       dispatchQuietly(s, [submitted]),
     ]);
     if (sent.status === 'rejected') throw sent.reason;

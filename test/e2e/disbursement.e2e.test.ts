@@ -636,7 +636,8 @@ describe('disbursement files in production', () => {
 
   it('refuses a pay date whose file is already due, answering the earliest, and pays on that date', async () => {
     const org = await newOrg(prod, 'Prod Payroll Co');
-    await patchSettings(org, { originator: configured });
+    // Runs approved when accepted: this test is about the file, not approval (a new production organization requires it).
+    await patchSettings(org, { originator: configured, payroll_approval: 'automatic' });
     const ids = [await hire(org), await hire(org)];
 
     const todayBefore = newYorkToday();

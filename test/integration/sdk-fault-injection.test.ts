@@ -29,6 +29,13 @@ import {
   testSqsClient,
 } from '../support/engines.js';
 import { payrollBody, paystubItemsOf, runFile } from '../support/payroll-fixture.js';
+import { PAYROLL_TRANSITIONS } from '../../shared/domain/payroll-lifecycle.js';
+
+/** The repository's moves of two lifecycle events, as the executor passes them. */
+const MOVES = {
+  finish: { to: PAYROLL_TRANSITIONS.finish.to, from: PAYROLL_TRANSITIONS.finish.from },
+  start: { to: PAYROLL_TRANSITIONS.start.to, from: PAYROLL_TRANSITIONS.start.from },
+};
 
 /**
  * DynamoDB throttling and S3 errors injected where the network would produce them, under the SDK's own retry.
@@ -608,7 +615,7 @@ describe("DynamoDB throttling on the processor's reads and writes", () => {
         ConditionExpression: 'attribute_not_exists(PK)',
       },
     };
-    expect(await s.payrolls.transition(record, 'completed', new Date().toISOString(), { alsoWrite: [check] })).toBe(
+    expect(await s.payrolls.transition(record, MOVES.finish, new Date().toISOString(), { alsoWrite: [check] })).toBe(
       false,
     );
     expect(dynamo.wire.filter((a) => a.op === 'TransactWriteItems').map((a) => a.attempt)).toEqual([1]);
@@ -667,7 +674,7 @@ describe("DynamoDB throttling on the processor's reads and writes", () => {
     };
     dynamo.wire.length = 0;
     dynamo.rule = failFirst((op) => op === 'TransactWriteItems', [mixed], 1);
-    expect(await s.payrolls.transition(record, 'processing', new Date().toISOString(), { alsoWrite: [check] })).toBe(
+    expect(await s.payrolls.transition(record, MOVES.start, new Date().toISOString(), { alsoWrite: [check] })).toBe(
       false,
     );
     dynamo.rule = undefined;

@@ -10,6 +10,9 @@ import {
 import { deterministicId } from '../../shared/adapters/ids.js';
 
 const allowed: [PayrollStatus, PayrollStatus][] = [
+  // CONTRACT §11: a run awaiting approval is approved (→ pending) or cancelled.
+  ['awaiting_approval', 'pending'],
+  ['awaiting_approval', 'cancelled'],
   ['pending', 'processing'],
   ['pending', 'failed'],
   ['pending', 'cancelled'],
@@ -37,7 +40,7 @@ describe('payroll state machine', () => {
   });
 
   it('derives the condition of each transition from the table', () => {
-    expect(sourcesOf('cancelled').sort()).toEqual(['completed', 'pending', 'processing']);
+    expect(sourcesOf('cancelled').sort()).toEqual(['awaiting_approval', 'completed', 'pending', 'processing']);
     expect(sourcesOf('processing')).toEqual(['pending']);
   });
 });
