@@ -50,7 +50,7 @@ export const MAX_RETRY_AFTER_SECONDS = 60;
 export const ERROR_CODES = {
   400: ['invalid_request_body', 'invalid_page_token', 'invalid_date_range', 'negative_pay', 'bad_request'],
   401: ['unauthorized'],
-  403: ['insufficient_scope', 'https_required', 'sandbox_only', 'forbidden'],
+  403: ['insufficient_scope', 'https_required', 'sandbox_only', 'approver_is_submitter', 'forbidden'],
   404: ['not_found'],
   405: ['method_not_allowed'],
   409: [
@@ -58,6 +58,7 @@ export const ERROR_CODES = {
     'duplicate_payroll_window',
     'payroll_immutable',
     'payroll_not_cancellable',
+    'payroll_not_awaiting_approval',
     'payroll_rejected',
     'conflict',
   ],
@@ -69,6 +70,7 @@ export const ERROR_CODES = {
     'pay_date_too_soon',
     'originator_not_configured',
     'idempotency_key_reused',
+    'payroll_blocked',
     'api_key_limit_reached',
     'webhook_limit_reached',
   ],

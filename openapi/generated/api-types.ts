@@ -1144,7 +1144,7 @@ export type components = {
                  * @example insufficient_scope
                  * @enum {string}
                  */
-                code: "insufficient_scope" | "https_required" | "sandbox_only" | "forbidden";
+                code: "insufficient_scope" | "https_required" | "sandbox_only" | "approver_is_submitter" | "forbidden";
                 /** @example Invalid request body */
                 message: string;
                 details: components["schemas"]["ProblemDetail"][];
@@ -1235,7 +1235,7 @@ export type components = {
                  * @example employee_already_exists
                  * @enum {string}
                  */
-                code: "employee_already_exists" | "duplicate_payroll_window" | "payroll_immutable" | "payroll_not_cancellable" | "payroll_rejected" | "conflict";
+                code: "employee_already_exists" | "duplicate_payroll_window" | "payroll_immutable" | "payroll_not_cancellable" | "payroll_not_awaiting_approval" | "payroll_rejected" | "conflict";
                 /** @example Invalid request body */
                 message: string;
                 details: components["schemas"]["ProblemDetail"][];
@@ -1335,7 +1335,7 @@ export type components = {
                  * @example employee_not_found
                  * @enum {string}
                  */
-                code: "employee_not_found" | "missing_bank_account" | "pay_date_too_soon" | "originator_not_configured" | "idempotency_key_reused" | "api_key_limit_reached" | "webhook_limit_reached";
+                code: "employee_not_found" | "missing_bank_account" | "pay_date_too_soon" | "originator_not_configured" | "idempotency_key_reused" | "payroll_blocked" | "api_key_limit_reached" | "webhook_limit_reached";
                 /** @example Invalid request body */
                 message: string;
                 details: components["schemas"]["ProblemDetail"][];

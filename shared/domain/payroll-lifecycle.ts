@@ -121,6 +121,8 @@ export const PAYROLL_TRANSITIONS = {
     from: ['pending'],
     to: 'processing',
     emits: ['payroll.processing'],
+    // Planning a run approved automatically also writes its payroll.approved: under `automatic`, a run is approved
+    // when its eligibility and compliance checks pass, as before approval could be required.
     commands: ['plan_chunks'],
     description: 'eligibility and compliance checked',
   },

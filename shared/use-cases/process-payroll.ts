@@ -178,10 +178,11 @@ async function startRun(s: ProcessorServices, orgId: string, payrollId: string):
         return s.objects.putJson(objectKeys.chunk(orgId, payrollId, i), file);
       }),
     );
-    // Approval is recorded with the plan, in one write: a re-run finds the plan and emits no second approval.
-    const approved = payrollEvent(s.deps, record, 'payroll.approved');
-    if (await planWithReservation(s, record, { chunkCount, chunkSize }, settings, s.events.items([approved]))) {
-      await dispatchQuietly(s, [approved]);
+    // Approval under `automatic` is the checks passing: recorded with the plan, in one write, so a re-run finds the
+    // plan and emits no second approval. A run a person approved had its payroll.approved then.
+    const approved = record.approved_by ? [] : [payrollEvent(s.deps, record, 'payroll.approved')];
+    if (await planWithReservation(s, record, { chunkCount, chunkSize }, settings, s.events.items(approved))) {
+      await dispatchQuietly(s, approved);
     }
     record = (await s.payrolls.get(orgId, payrollId))!;
     if (record.status !== 'processing') return;
