@@ -1,3 +1,13 @@
+import {
+  ACCOUNT,
+  asArray,
+  covers,
+  keyPolicyAllows,
+  matchesAny,
+  REGION,
+  renderPolicy,
+  type PolicyStatement,
+} from '../support/key-policy.js';
 import { readFileSync } from 'node:fs';
 import { App, CfnResource, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
@@ -35,14 +45,7 @@ interface Template {
   Resources: Resources;
   Outputs?: Record<string, { Value: unknown; Export?: { Name: string } }>;
 }
-interface Statement {
-  Sid?: string;
-  Effect: string;
-  Principal?: { AWS: string } | '*';
-  Action: string | string[];
-  Resource?: unknown;
-  Condition?: Record<string, Record<string, unknown>>;
-}
+type Statement = PolicyStatement;
 
 function build(environment: 'sandbox' | 'production') {
   const app = new App({
@@ -62,8 +65,6 @@ const deployments = [
   ['production', production],
 ] as const;
 
-const asArray = <T>(value: T | T[] | undefined): T[] =>
-  value === undefined ? [] : Array.isArray(value) ? value : [value];
 const logicalId = (construct: IConstruct): string => {
   const child = construct instanceof CfnResource ? construct : construct.node.defaultChild;
   return Stack.of(construct).getLogicalId(child as CfnResource);
@@ -76,81 +77,7 @@ const all = (d: Deployment) =>
     Object.entries(t.Resources).map(([id, r]) => ({ stack, id, ...r })),
   );
 
-// How CloudFormation renders a policy in one account and region, so ARNs read as IAM compares them.
-const ACCOUNT = '111122223333';
-const REGION = 'eu-west-1';
-const PSEUDO: Record<string, string> = { 'AWS::Partition': 'aws', 'AWS::AccountId': ACCOUNT, 'AWS::Region': REGION };
-const render = (value: unknown): unknown => {
-  if (Array.isArray(value)) return value.map(render);
-  if (value === null || typeof value !== 'object') return value;
-  const o = value as Record<string, unknown>;
-  if (typeof o.Ref === 'string' && o.Ref in PSEUDO) return PSEUDO[o.Ref];
-  if (Array.isArray(o['Fn::Join'])) {
-    const [separator, parts] = o['Fn::Join'] as [string, unknown[]];
-    return parts.map(render).join(separator);
-  }
-  return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, render(v)]));
-};
-
-/** IAM's StringLike: `*` any run of characters (slashes included), `?` one character, everything else literal. */
-const glob = (pattern: string) =>
-  new RegExp(
-    `^${pattern
-      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-      .replace(/\*/g, '.*')
-      .replace(/\?/g, '.')}$`,
-  );
-const matchesAny = (patterns: readonly string[], value: string) => patterns.some((p) => glob(p).test(value));
-const covers = (statement: Statement, action: string) =>
-  asArray(statement.Action).some((pattern) => glob(pattern.toLowerCase()).test(action.toLowerCase()));
-
-/**
- * Whether a key policy lets a principal of the account make a KMS call, for a principal whose IAM policy allows
- * everything (an administrator): the key policy is then all that stands in the way. An Allow for the account root is
- * that delegation to IAM; any matching Deny wins.
- */
-function keyPolicyAllows(
-  statements: Statement[],
-  principalArn: string,
-  action: string,
-  context: Record<string, string> = {},
-): boolean {
-  const request: Record<string, string> = {
-    'aws:PrincipalArn': principalArn,
-    'aws:PrincipalIsAWSService': 'false',
-    'kms:CallerAccount': ACCOUNT,
-    ...context,
-  };
-  const principalMatches = (st: Statement) => {
-    const p = st.Principal === '*' ? '*' : st.Principal?.AWS;
-    return p === '*' || p === `arn:aws:iam::${ACCOUNT}:root` || p === principalArn;
-  };
-  const conditionHolds = (st: Statement) =>
-    Object.entries(st.Condition ?? {}).every(([operator, keys]) =>
-      Object.entries(keys).every(([key, expected]) => {
-        const actual = request[key];
-        const values = asArray(expected as string | string[]);
-        switch (operator) {
-          case 'StringEquals':
-          case 'Bool':
-            return actual !== undefined && values.includes(actual);
-          case 'BoolIfExists':
-            return actual === undefined || values.includes(actual);
-          case 'StringLike':
-            return actual !== undefined && matchesAny(values, actual);
-          case 'StringNotLike':
-            return actual === undefined || !matchesAny(values, actual);
-          default:
-            throw new Error(`The test evaluator does not know the condition operator ${operator}`);
-        }
-      }),
-    );
-  const applies = (st: Statement) => principalMatches(st) && covers(st, action) && conditionHolds(st);
-  return (
-    !statements.some((st) => st.Effect === 'Deny' && applies(st)) &&
-    statements.some((st) => st.Effect === 'Allow' && applies(st))
-  );
-}
+const render = renderPolicy;
 
 const keyPolicyOf = (d: Deployment, key: IConstruct): Statement[] =>
   (

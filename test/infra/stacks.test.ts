@@ -1,3 +1,4 @@
+import { ACCOUNT, covers, keyPolicyAllows, REGION, renderPolicy } from '../support/key-policy.js';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { DecryptCommand, KMSClient } from '@aws-sdk/client-kms';
@@ -752,8 +753,9 @@ describe('least privilege', () => {
   );
 
   const bucketRoutes = ROUTES.filter((r) => r.access.some((a) => a.startsWith('bucket:')));
-  it('has the routes that reach the bucket: submit, get, disbursement, cancel and the bank report', () => {
+  it('has the routes that reach the bucket: submit, get, disbursement, approve, cancel and the bank report', () => {
     expect(bucketRoutes.map((r) => r.id).sort()).toEqual([
+      'approvePayroll',
       'cancelPayroll',
       'getDisbursement',
       'getPayroll',
@@ -800,8 +802,9 @@ describe('least privilege', () => {
   // organization's webhooks by a base-table Query, each delivery opened by a transaction of Updates, events Put in
   // the state change's transaction (a test event's in one of its own).
   const dispatching = ROUTES.filter((r) => (r.access as readonly Access[]).includes('queue:webhooks:send'));
-  it('has the routes that dispatch events: submit, cancel, redeliver, the bank report and a test event', () => {
+  it('has the routes that dispatch events: submit, approve, cancel, redeliver, the bank report and a test event', () => {
     expect(dispatching.map((r) => r.id).sort()).toEqual([
+      'approvePayroll',
       'cancelPayroll',
       'postDisbursementReturns',
       'redeliverEvent',
@@ -1664,21 +1667,7 @@ describe('binary answers', () => {
 });
 
 describe('key policy', () => {
-  // How CloudFormation renders the policy in one account and region, so ARNs read as IAM compares them.
-  const ACCOUNT = '111122223333';
-  const REGION = 'eu-west-1';
-  const PSEUDO: Record<string, string> = { 'AWS::Partition': 'aws', 'AWS::AccountId': ACCOUNT, 'AWS::Region': REGION };
-  const render = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(render);
-    if (value === null || typeof value !== 'object') return value;
-    const o = value as Record<string, unknown>;
-    if (typeof o.Ref === 'string' && o.Ref in PSEUDO) return PSEUDO[o.Ref];
-    if (Array.isArray(o['Fn::Join'])) {
-      const [separator, parts] = o['Fn::Join'] as [string, unknown[]];
-      return parts.map(render).join(separator);
-    }
-    return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, render(v)]));
-  };
+  const render = renderPolicy;
 
   interface KeyStatement extends Statement {
     Sid?: string;
@@ -1691,55 +1680,8 @@ describe('key policy', () => {
       }
     ).Statement;
 
-  const glob = (pattern: string) =>
-    new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`);
-  const covers = (statement: KeyStatement, action: string) =>
-    asArray(statement.Action).some((pattern) => glob(pattern.toLowerCase()).test(action.toLowerCase()));
-
-  /**
-   * Whether the key policy lets a principal of the account make a KMS call, for a principal whose IAM policy
-   * allows everything (an administrator): the key policy is then all that stands in the way. An Allow for the
-   * account root is that delegation to IAM; any matching Deny wins.
-   */
-  function allows(
-    statements: KeyStatement[],
-    principalArn: string,
-    action: string,
-    context: Record<string, string> = {},
-  ): boolean {
-    const request: Record<string, string> = {
-      'aws:PrincipalArn': principalArn,
-      'kms:CallerAccount': ACCOUNT,
-      ...context,
-    };
-    const principalMatches = (st: KeyStatement) => {
-      const p = st.Principal === '*' ? '*' : st.Principal.AWS;
-      return p === '*' || p === `arn:aws:iam::${ACCOUNT}:root` || p === principalArn;
-    };
-    const conditionHolds = (st: KeyStatement) =>
-      Object.entries(st.Condition ?? {}).every(([operator, keys]) =>
-        Object.entries(keys).every(([key, expected]) => {
-          const actual = request[key];
-          const values = asArray(expected as string | string[]);
-          switch (operator) {
-            case 'StringEquals':
-            case 'Bool':
-              return actual !== undefined && values.includes(actual);
-            case 'StringLike':
-              return actual !== undefined && values.some((v) => glob(v).test(actual));
-            case 'StringNotLike':
-              return actual === undefined || !values.some((v) => glob(v).test(actual));
-            default:
-              throw new Error(`The test evaluator does not know the condition operator ${operator}`);
-          }
-        }),
-      );
-    const applies = (st: KeyStatement) => principalMatches(st) && covers(st, action) && conditionHolds(st);
-    return (
-      !statements.some((st) => st.Effect === 'Deny' && applies(st)) &&
-      statements.some((st) => st.Effect === 'Allow' && applies(st))
-    );
-  }
+  const allows = (statements: KeyStatement[], principalArn: string, action: string, context?: Record<string, string>) =>
+    keyPolicyAllows(statements, principalArn, action, context);
 
   /** A role's ARN as IAM (and aws:PrincipalArn) gives it: its path, then its (generated) name. */
   const roleArn = (template: Template, fn: PayrollFunction) => {
