@@ -101,6 +101,7 @@ const TONE: Record<string, string> = {
   scheduled: 'ok',
   pending: 'info',
   processing: 'info',
+  awaiting_approval: 'warn',
   rotating: 'info',
   unreliable: 'warn',
   expired: 'warn',
@@ -114,8 +115,13 @@ const TONE: Record<string, string> = {
   invalid: 'bad',
 };
 
-export function StatusBadge({ status }: { status: string }) {
-  return <span class={`badge badge-${TONE[status] ?? 'neutral'}`}>{status}</span>;
+/** A status as a coloured badge: its value, or the label a declaration gives it (a run's "Processed"). */
+export function StatusBadge({ status, label }: { status: string; label?: string }) {
+  return (
+    <span class={`badge badge-${TONE[status] ?? 'neutral'}`} data-status={status}>
+      {label ?? status}
+    </span>
+  );
 }
 
 export function HttpStatus({ status }: { status: number }) {
@@ -304,6 +310,18 @@ export function useLiveResource<T>(path: string, moving: (data: T) => boolean) {
     data !== undefined && moving(data),
   );
   return { data, set: setLive, loaded, pollError };
+}
+
+/** The current time, renewed every `ms` while `active`: what a "time left" is counted from. */
+export function useNow(ms: number, active = true): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    if (!active) return;
+    setNow(Date.now());
+    const timer = setInterval(() => setNow(Date.now()), ms);
+    return () => clearInterval(timer);
+  }, [ms, active]);
+  return now;
 }
 
 /** Calls `fn` every `ms` while `active`, never overlapping itself. */

@@ -1,4 +1,5 @@
 import { fileSealer } from '../../shared/adapters/file-sealer.js';
+import { productionBank } from '../../shared/adapters/bank.js';
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import * as z from 'zod';
@@ -7,6 +8,7 @@ import { fieldEncryptor } from '../../shared/adapters/envelope-encryption.js';
 import { logger } from '../../shared/adapters/logger.js';
 import { observe } from '../../shared/adapters/observability.js';
 import { defaultObjectStore } from '../../shared/adapters/object-store.js';
+import { sandboxBank } from '../../shared/adapters/sandbox-bank.js';
 import { Queue, sqsClient } from '../../shared/adapters/queue.js';
 import { required } from '../../shared/config/env.js';
 import { DisbursementSequenceRepository } from '../../shared/data/disbursement-sequence-repository.js';
@@ -17,7 +19,7 @@ import { PayrollRepository } from '../../shared/data/payroll-repository.js';
 import { PaystubRepository } from '../../shared/data/paystub-repository.js';
 import { QUEUE_DEFINITIONS } from '../../shared/data/table-definition.js';
 import { eventServicesOver } from '../../shared/use-cases/events.js';
-import { failRun, processMessage, type ProcessorServices } from '../../shared/use-cases/process-payroll.js';
+import { failOnLastAttempt, processMessage, type ProcessorServices } from '../../shared/use-cases/process-payroll.js';
 
 const table = defaultTable();
 /** Exported for the fault-injection tests, which set up and inspect state through the very clients it uses. */
@@ -35,6 +37,8 @@ export const services: ProcessorServices = {
   // And seals the file it writes under a key of its own (the disbursement file key).
   files: fileSealer(),
   transactions: new Transactions(table),
+  // The bank each run's file goes to, by the run's environment: the sandbox's simulates returns and failures.
+  banks: { sandbox: sandboxBank, production: productionBank },
 };
 
 const message = z.discriminatedUnion('kind', [
@@ -65,13 +69,11 @@ async function handleRecord(record: SQSRecord): Promise<void> {
   } catch (err) {
     const receives = Number(record.attributes.ApproximateReceiveCount ?? '1');
     logger.warn('payroll step failed', { ...context, receives, error: err as Error });
-    if (receives >= QUEUE_DEFINITIONS.payroll.maxReceiveCount) {
-      // The queue gives up after this attempt (the message goes to the dead-letter queue): the run must not stay
-      // `processing` forever, so it ends `failed` with the reason.
-      const reason = `Processing failed after ${receives} attempts (${parsed.kind} step): ${(err as Error).name}`;
-      await failRun(services, parsed.organization_id, parsed.payroll_id, reason);
-      logger.error('payroll failed', { ...context, reason });
-    }
+    const reason = await failOnLastAttempt(services, parsed, err as Error, {
+      receives,
+      maxReceives: QUEUE_DEFINITIONS.payroll.maxReceiveCount,
+    });
+    if (reason !== undefined) logger.error('payroll failed', { ...context, reason });
     throw err;
   }
 }

@@ -13,23 +13,21 @@ export interface EmployeeFacts {
   hasActiveBankAccount: boolean;
 }
 
-export const SIMULATE_REJECT_NOTE = 'simulate:reject';
-/** Sandbox: an entry noted so makes its run fail in processing, after its paystubs are written. */
-export const SIMULATE_FAIL_NOTE = 'simulate:fail';
-
 /**
  * The checks a run must pass before money moves, run again at processing time because employees and settings
  * may have changed since submission: each employee still current with an active bank account and started by the
- * end of the period, per-employee and per-run net pay within the organization's caps. In the sandbox, an entry
- * noted `simulate:reject` fails the run on purpose so integrators can exercise the rejected path.
+ * end of the period, per-employee and per-run net pay within the organization's caps. The findings the bank
+ * raises on the entries (`bankFindings`, each naming its employee) come with that employee's own, in entry order.
  */
 export function complianceFindings(
   submission: PayrollSubmission,
   employees: ReadonlyMap<string, EmployeeFacts>,
   caps: { maxNetPerEmployee: Cents; maxPayrollTotal: Cents },
-  environment: 'sandbox' | 'production',
+  bankFindings: readonly Finding[] = [],
 ): Finding[] {
   const findings: Finding[] = [];
+  const byEmployee = new Map<string | null, Finding[]>();
+  for (const f of bankFindings) byEmployee.set(f.employee_id, [...(byEmployee.get(f.employee_id) ?? []), f]);
   for (const entry of submission.employees) {
     const id = entry.employee_id;
     const e = employees.get(id);
@@ -39,6 +37,8 @@ export function complianceFindings(
         message: `Employee ${id} is no longer a current employee`,
         employee_id: id,
       });
+      // Nothing more is said of an employee who is no longer one, the bank's findings neither.
+      byEmployee.delete(id);
       continue;
     }
     if (!e.hasActiveBankAccount)
@@ -62,14 +62,11 @@ export function complianceFindings(
         employee_id: id,
       });
     }
-    if (environment === 'sandbox' && entry.notes === SIMULATE_REJECT_NOTE) {
-      findings.push({
-        code: 'simulated_rejection',
-        message: 'Rejected on request (notes: simulate:reject)',
-        employee_id: id,
-      });
-    }
+    findings.push(...(byEmployee.get(id) ?? []));
+    byEmployee.delete(id);
   }
+  // The bank's findings on no entry of the run's, after the entries'.
+  for (const rest of byEmployee.values()) findings.push(...rest);
   const total = payrollTotals(submission.employees).net_pay;
   if (total > caps.maxPayrollTotal) {
     findings.push({

@@ -193,6 +193,34 @@ export function canTransition(from: PayrollStatus, to: PayrollStatus): boolean {
   return Object.values(PAYROLL_TRANSITIONS).some((t: TransitionDeclaration) => t.to === to && t.from.includes(from));
 }
 
+/**
+ * Whether `event` applies to a run in `status`: it is one of the event's source statuses. The event's guard, which
+ * depends on the context (the cancel's environment), is not asked: the processor's events (start, finish, fail,
+ * reject) have none.
+ */
+export function mayTake(status: PayrollStatus, event: LifecycleEvent): boolean {
+  return sourcesOfEvent(event).includes(status);
+}
+
+/** Whether `status` is the one `event` moves a run to. */
+export function reachedBy(status: PayrollStatus, event: LifecycleEvent): boolean {
+  return PAYROLL_TRANSITIONS[event].to === status;
+}
+
+/**
+ * Whether a run in `status` ended without paying: a terminal status reached by a transition that voids the run's
+ * paystubs (failed, cancelled). A chunk that finds its run so voids whatever it wrote.
+ */
+export function endedWithoutPaying(status: PayrollStatus): boolean {
+  return (
+    isTerminal(status) &&
+    Object.values(PAYROLL_TRANSITIONS).some(
+      (t: TransitionDeclaration) =>
+        t.to === status && (t.commands as readonly LifecycleCommand[]).includes('void_paystubs'),
+    )
+  );
+}
+
 /** The lifecycle as a Mermaid state diagram (docs/payroll.md shows it; a test keeps the two equal). */
 export function lifecycleDiagram(): string {
   const lines = ['stateDiagram-v2'];

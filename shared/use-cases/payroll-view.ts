@@ -34,7 +34,8 @@ export function progressOf(r: PayrollRecord): { total: number; done: number } {
 function submitted(r: PayrollRecord, employeeIds: string[]) {
   return {
     payroll_id: r.payroll_id,
-    status: r.status as AcceptedStatus,
+    // The status it was accepted in, not the current one: a replay a day later answers exactly the first answer.
+    status: (r.status_history[0]?.status ?? r.status) as AcceptedStatus,
     approve_by: r.approve_by,
     type: r.type,
     pay_period_start: r.pay_period_start,

@@ -16,10 +16,10 @@ import {
 import { type RunningStack, startLocalStack } from '../support/local-stack.js';
 
 /**
- * Every page of the dashboard, for an organization with nothing yet and for a busy one (runs of every outcome, a
- * returned deposit, webhooks and their events, keys, log lines): at a laptop's and a phone's size each page has no
- * serious accessibility violation (axe-core, WCAG 2.1 A and AA), does not scroll sideways, and lets the keyboard
- * reach every control it shows. `UPDATE_SCREENSHOTS=1` writes each page's picture for docs/operations.md.
+ * Every page of the dashboard, for an organization with nothing yet and for a busy one (runs of every outcome, runs
+ * awaiting approval, one of them blocked, a returned deposit, webhooks and their events, keys, log lines): at a
+ * laptop's and a phone's size each page has no serious accessibility violation (axe-core, WCAG 2.1 A and AA), does
+ * not scroll sideways, and lets the keyboard reach every control it shows. `UPDATE_SCREENSHOTS=1` writes each page's picture for docs/operations.md.
  */
 let stack: RunningStack;
 let browser: Browser;
@@ -46,6 +46,8 @@ function pagesOf(kind: 'empty' | 'busy'): [string, string][] {
     ['payroll-completed', `#/payrolls/${busy.paid}`],
     ['payroll-failed', `#/payrolls/${busy.failed}`],
     ['payroll-rejected', `#/payrolls/${busy.rejected}`],
+    ['payroll-awaiting-approval', `#/payrolls/${busy.awaiting}`],
+    ['payroll-blocked', `#/payrolls/${busy.blocked}`],
     ['employee', `#/employees/${busy.returned}`],
     ['event', `#/events/${busy.event}`],
   ];
@@ -165,10 +167,30 @@ describe.skipIf(!hasChromium)('every page of the dashboard', () => {
       pay_date: '2026-11-25',
       employees: [entry(ids[2]!, 400, 'simulate:reject')],
     });
+    // Approval required from here on (CONTRACT §11): two runs await it, one of them blocked by an employee whose direct
+    // deposit was removed since.
+    const required = await stack.request('PATCH', '/v1/settings', { token, body: { payroll_approval: 'required' } });
+    expect(required.status, required.text).toBe(200);
+    busy.awaiting = await submit({
+      ...period,
+      type: 'off_cycle',
+      pay_date: '2026-12-18',
+      employees: [entry(ids[0]!, 1200), entry(ids[4]!, 1300)],
+    });
+    busy.blocked = await submit({
+      ...period,
+      type: 'off_cycle',
+      pay_date: '2026-12-21',
+      employees: [entry(ids[1]!, 800), entry(ids[2]!, 900)],
+    });
+    const noDeposit = await stack.request('PATCH', `/v1/employees/${ids[2]}`, { token, body: { bank_account: null } });
+    expect(noDeposit.status, noDeposit.text).toBe(200);
     await vi.waitFor(
       async () => {
         const run = (await stack.request('GET', `/v1/payroll/${busy.paid}`, { token })).body.data;
         expect(run.returns.count).toBe(1);
+        const blocked = (await stack.request('GET', `/v1/payroll/${busy.blocked}`, { token })).body.data;
+        expect(blocked.blockers.map((b: { code: string }) => b.code)).toEqual(['missing_bank_account']);
         const events = (await stack.request('GET', '/v1/events?limit=1', { token })).body.data.events;
         expect(events.length).toBe(1);
         busy.event = events[0].id;

@@ -237,7 +237,8 @@ describe.skipIf(!hasChromium)('developer dashboard in Chromium', () => {
     await nav(page, 'Payrolls').click();
     const row = page.locator(`tr[data-payroll-id="${payrollId}"]`);
     await row.waitFor();
-    expect(await row.textContent()).toContain('pending');
+    // The status under the lifecycle's label for it (shared/domain/payroll-lifecycle.ts).
+    expect(await row.locator('td[data-label="Status"] .badge').textContent()).toBe('Pending');
     await row.getByRole('link').click();
     await page.getByRole('heading', { level: 1, name: 'Payroll run' }).waitFor();
     const bar = page.getByRole('progressbar', { name: 'Payroll processing progress' });
@@ -262,12 +263,12 @@ describe.skipIf(!hasChromium)('developer dashboard in Chromium', () => {
       }));
       const last = seen[seen.length - 1];
       if (!last || last.status !== state.status || last.done !== state.done) seen.push(state);
-      if (state.status.includes('completed')) break;
-      expect(Date.now(), `the page never showed completed: ${JSON.stringify(seen)}`).toBeLessThan(deadline);
+      if (state.status.startsWith('This run is ')) break;
+      expect(Date.now(), `the page never showed the run processed: ${JSON.stringify(seen)}`).toBeLessThan(deadline);
       await page.waitForTimeout(50);
     }
     expect(seen[0]!.status).toContain('Waiting to be processed');
-    expect(seen[seen.length - 1]).toEqual({ status: 'This run is completed.', done: NAMES.length });
+    expect(seen[seen.length - 1]).toEqual({ status: 'This run is processed.', done: NAMES.length });
     // Progress only moves forward.
     for (let i = 1; i < seen.length; i++) expect(seen[i]!.done).toBeGreaterThanOrEqual(seen[i - 1]!.done);
 
@@ -337,7 +338,7 @@ describe.skipIf(!hasChromium)('developer dashboard in Chromium', () => {
     await shoot(page, 'payrolls');
     // The list refreshes itself every 2 s while a run on it is unfinished.
     workers = await startWorkersProcess(stack);
-    await row.getByText('completed').waitFor({ timeout: 20_000 });
+    await row.getByText('Processed', { exact: true }).waitFor({ timeout: 20_000 });
     expect(await row.getByRole('progressbar').count()).toBe(0);
   });
 

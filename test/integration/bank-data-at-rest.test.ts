@@ -8,7 +8,7 @@ import { entryDetailRecord } from '../../shared/adapters/nacha.js';
 import { FileSealer, fileContext } from '../../shared/adapters/file-sealer.js';
 import { ObjectStore, WORK_FILE_PREFIX, objectKeys } from '../../shared/adapters/object-store.js';
 import type { PaystubRecord } from '../../shared/data/paystub-repository.js';
-import { SIMULATE_FAIL_NOTE } from '../../shared/domain/compliance.js';
+import { SIMULATE_FAIL_NOTE } from '../../shared/adapters/sandbox-bank.js';
 import { cancelPayroll } from '../../shared/use-cases/cancel-payroll.js';
 import { failRun, processMessage, type ProcessorMessage } from '../../shared/use-cases/process-payroll.js';
 import { updateSettings } from '../../shared/use-cases/settings.js';

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { METRIC_NAMES } from '../../shared/adapters/metric-names.js';
 import { businessMetrics, type MetricName } from '../../shared/adapters/observability.js';
 import type { BankReportItem } from '../../shared/domain/returns.js';
-import { SIMULATE_FAIL_NOTE } from '../../shared/domain/compliance.js';
+import { SIMULATE_FAIL_NOTE } from '../../shared/adapters/sandbox-bank.js';
 import { applyBankReport } from '../../shared/use-cases/disbursement-returns.js';
 import {
   processMessage,

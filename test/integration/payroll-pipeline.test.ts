@@ -126,7 +126,10 @@ function crash<T extends object>(
 }
 
 const faults: [string, Wrap][] = [
-  ['after pending → processing', (s) => crash(s.payrolls, 'transition', 'after', (_r, to) => to === 'processing')],
+  [
+    'after pending → processing',
+    (s) => crash(s.payrolls, 'transition', 'after', (_r, move) => (move as { to: string }).to === 'processing'),
+  ],
   [
     'after writing a chunk file',
     (s) => crash(s.objects, 'putJson', 'after', (key: string) => key.includes('/chunks/')),
@@ -145,7 +148,10 @@ const faults: [string, Wrap][] = [
     'after writing the NACHA file',
     (s) => crash(s.objects, 'putText', 'after', (key: string) => key.endsWith('disbursement.ach')),
   ],
-  ['after processing → completed', (s) => crash(s.payrolls, 'transition', 'after', (_r, to) => to === 'completed')],
+  [
+    'after processing → completed',
+    (s) => crash(s.payrolls, 'transition', 'after', (_r, move) => (move as { to: string }).to === 'completed'),
+  ],
 ];
 
 describe('the payroll pipeline on the real engines', () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { sandboxBank } from '../../shared/adapters/sandbox-bank.js';
 import { complianceFindings } from '../../shared/domain/compliance.js';
 import {
   PAYROLL_STATUSES,
@@ -73,7 +74,7 @@ describe('compliance checks', () => {
       submission,
       facts,
       { maxNetPerEmployee: 90_000, maxPayrollTotal: 140_000 },
-      'sandbox',
+      sandboxBank.reviewEntries(submission),
     );
     expect(findings.map((f) => [f.code, f.employee_id])).toEqual([
       ['net_pay_cap_exceeded', 'a'],
@@ -86,13 +87,14 @@ describe('compliance checks', () => {
 
   it('passes a clean run, and ignores the simulation note in production', () => {
     const ok = new Map([...facts].map(([k, v]) => [k, { ...v, start_date: '2026-01-01', hasActiveBankAccount: true }]));
+    expect(complianceFindings(submission, ok, { maxNetPerEmployee: 250_000_00, maxPayrollTotal: 1e10 })).toEqual([]);
     expect(
-      complianceFindings(submission, ok, { maxNetPerEmployee: 250_000_00, maxPayrollTotal: 1e10 }, 'production'),
-    ).toEqual([]);
-    expect(
-      complianceFindings(submission, new Map(), { maxNetPerEmployee: 1e9, maxPayrollTotal: 1e10 }, 'sandbox').map(
-        (f) => f.code,
-      ),
+      complianceFindings(
+        submission,
+        new Map(),
+        { maxNetPerEmployee: 1e9, maxPayrollTotal: 1e10 },
+        sandboxBank.reviewEntries(submission),
+      ).map((f) => f.code),
     ).toEqual(['employee_not_found', 'employee_not_found']);
   });
 });

@@ -1,8 +1,9 @@
+import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { paystubFileName } from '../../../shared/domain/paystub-file.js';
 import { ApiError, api, apiBlob, listPage, type Page } from '../api.js';
 import { environmentOf, readToken } from '../session.js';
-import type { PayrollDetail, Paystub } from '../types.js';
+import type { PayrollDetail, Paystub, Settings } from '../types.js';
 import {
   ErrorBox,
   formatDate,
@@ -15,17 +16,27 @@ import {
   TableRegion,
   useAsync,
   useLiveResource,
+  useNow,
   When,
 } from '../ui.js';
-import { isUnfinished, ProgressBar } from './payrolls.js';
+import { ProgressBar, RunStatusBadge } from './payrolls.js';
 import {
+  type Blocker,
+  blockersByPerson,
+  blockersOf,
   type DisbursementTotals,
   employeeIdsIn,
   fileAbsence,
+  formatNewYork,
+  isAwaitingApproval,
   isCancellable,
+  isUnfinished,
   isUnpaid,
-  loadNames,
+  loadRunNames,
+  namesOfRemoved,
   saveBlob,
+  statusLabel,
+  timeLeft,
   withNames,
 } from './runs-model.js';
 
@@ -53,18 +64,36 @@ export function PayrollDetailPage({ payrollId }: { payrollId: string }) {
   );
 }
 
+/** The names of the people `ids` lists: the employees API's, else (removed since) the name on their last paystub. */
+async function namesOf(ids: string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const names = await loadRunNames(ids);
+  const missing = [...new Set(ids)].filter((id) => !names.has(id));
+  if (missing.length > 0) for (const [id, name] of await namesOfRemoved(missing)) names.set(id, name);
+  return names;
+}
+
 function RunView({ payroll, onChange }: { payroll: PayrollDetail; onChange: (p: PayrollDetail) => void }) {
   const moving = isUnfinished(payroll.status);
-  // The people a failure or a finding is about, by name: one read per employee named, only when there are any.
+  const awaiting = isAwaitingApproval(payroll.status);
+  // What became of the last approval asked from this page: kept here, not in the approval section, so a refusal
+  // that finds the run no longer awaiting approval (the section is gone with it) still says so.
+  const [refusal, setRefusal] = useState<unknown>(null);
+  const [approved, setApproved] = useState(false);
+  const refusedBlockers =
+    refusal instanceof ApiError && refusal.code === 'payroll_blocked' ? blockersOf(refusal.details) : [];
+  // The people a failure, a finding or a blocker is about, and while it awaits approval everyone the run pays, by
+  // name: one read per employee named, only when there are any.
   const mentioned = [
     ...employeeIdsIn(payroll.failure_reason),
     ...payroll.findings.flatMap((f) => [...(f.employee_id ? [f.employee_id] : []), ...employeeIdsIn(f.message)]),
+    ...(awaiting ? payroll.employee_ids : []),
+    ...(payroll.blockers ?? []).flatMap((b) => (b.employee_id ? [b.employee_id] : [])),
+    ...refusedBlockers.flatMap((b) => (b.employee_id ? [b.employee_id] : [])),
   ];
-  const names = useAsync(
-    () => (mentioned.length > 0 ? loadNames(mentioned) : Promise.resolve(new Map<string, string>())),
-    [mentioned.join(' ')],
-  );
+  const names = useAsync(() => namesOf(mentioned), [[...new Set(mentioned)].join(' ')]);
   const nameMap = names.data ?? new Map<string, string>();
+  const environment = environmentOf(readToken());
   return (
     <>
       <section class="card run-summary" aria-labelledby="run-status-title">
@@ -73,17 +102,19 @@ function RunView({ payroll, onChange }: { payroll: PayrollDetail; onChange: (p: 
         </h2>
         <div class="run-status">
           <code class="run-id">{payroll.payroll_id}</code>
-          <StatusBadge status={payroll.status} />
+          <RunStatusBadge status={payroll.status} />
           {payroll.type === 'off_cycle' && <span class="badge badge-neutral">off-cycle</span>}
         </div>
         <p role="status" aria-live="polite" class="run-status-text" data-testid="run-status">
-          {payroll.status === 'pending'
-            ? `Waiting to be processed: ${payroll.progress.done} of ${payroll.progress.total} employees processed.`
-            : moving
-              ? `Processing: ${payroll.progress.done} of ${payroll.progress.total} employees processed so far (nothing is paid until the file is released).`
-              : `This run is ${payroll.status}.`}
+          {awaiting
+            ? 'Awaiting approval: nothing moves until a key other than the one that submitted it approves it.'
+            : payroll.status === 'pending'
+              ? `Waiting to be processed: ${payroll.progress.done} of ${payroll.progress.total} employees processed.`
+              : moving
+                ? `Processing: ${payroll.progress.done} of ${payroll.progress.total} employees processed so far (nothing is paid until the file is released).`
+                : `This run is ${statusLabel(payroll.status).toLowerCase()}.`}
         </p>
-        <ProgressBar payroll={payroll} label="Payroll processing progress" />
+        {!awaiting && <ProgressBar payroll={payroll} label="Payroll processing progress" />}
         {payroll.failure_reason && (
           <p class="alert alert-error" data-testid="failure-reason">
             Failure: {withNames(payroll.failure_reason, nameMap)}
@@ -135,8 +166,49 @@ function RunView({ payroll, onChange }: { payroll: PayrollDetail; onChange: (p: 
             <dt>Submitted</dt>
             <dd>{formatDateTime(payroll.created_at)}</dd>
           </div>
+          {payroll.submitted_by && (
+            <div>
+              <dt>Submitted by key</dt>
+              <dd class="break">
+                <code>{payroll.submitted_by.api_key_id}</code>
+              </dd>
+            </div>
+          )}
+          {payroll.approved_by && (
+            <div data-testid="approved-by">
+              <dt>Approved by key</dt>
+              <dd class="break">
+                <code>{payroll.approved_by.api_key_id}</code>{' '}
+                <span class="small muted">{formatDateTime(payroll.approved_by.at)}</span>
+              </dd>
+            </div>
+          )}
         </dl>
       </section>
+
+      {approved && !awaiting && <ApprovedNotice status={payroll.status} />}
+      {refusal !== null && !awaiting && <ApprovalRefusal error={refusal} names={nameMap} stillAwaiting={false} />}
+      {awaiting && (
+        <Approval
+          payroll={payroll}
+          names={nameMap}
+          namesLoading={names.loading && !names.data}
+          onApproved={(p) => {
+            setRefusal(null);
+            setApproved(true);
+            onChange(p);
+          }}
+          onRefused={(err, p) => {
+            setRefusal(err);
+            if (p) onChange(p);
+          }}
+          onAsked={() => setRefusal(null)}
+          refusal={refusal !== null && <ApprovalRefusal error={refusal} names={nameMap} stillAwaiting />}
+          cancel={
+            isCancellable(payroll.status, environment) && <CancelRun payroll={payroll} nested onCancelled={onChange} />
+          }
+        />
+      )}
 
       <section aria-labelledby="totals-title">
         <h2 id="totals-title">Totals</h2>
@@ -184,19 +256,306 @@ function RunView({ payroll, onChange }: { payroll: PayrollDetail; onChange: (p: 
         <ol class="timeline">
           {payroll.status_history.map((h, i) => (
             <li key={i}>
-              <StatusBadge status={h.status} /> <span class="small">{formatDateTime(h.at)}</span>
+              <RunStatusBadge status={h.status} /> <span class="small">{formatDateTime(h.at)}</span>
               {h.reason && <span class="small muted"> — {h.reason}</span>}
             </li>
           ))}
         </ol>
       </section>
 
-      {!moving && payroll.status !== 'pending' && <Paystubs payrollId={payroll.payroll_id} status={payroll.status} />}
+      {!moving && !awaiting && <Paystubs payrollId={payroll.payroll_id} status={payroll.status} />}
 
-      {isCancellable(payroll.status) && environmentOf(readToken()) === 'sandbox' && (
+      {!awaiting && isCancellable(payroll.status, environment) && (
         <CancelRun payroll={payroll} onCancelled={onChange} />
       )}
     </>
+  );
+}
+
+/** A person a blocker is about: their name, linked to their page (a removed employee's says so there). */
+function Person({ id, names }: { id: string; names: Map<string, string> }) {
+  const name = names.get(id);
+  return (
+    <>
+      <a href={`#/employees/${encodeURIComponent(id)}`}>{name ?? <code>{id}</code>}</a>
+      {name && (
+        <span class="small muted">
+          {' '}
+          (<code>{id}</code>)
+        </span>
+      )}
+    </>
+  );
+}
+
+/** What to do about a blocker, beyond what the API says it is. */
+function BlockerHint({ blocker }: { blocker: Blocker }) {
+  switch (blocker.code) {
+    case 'employee_not_found':
+      return <>Removed since the run was submitted: cancel the run and submit it again without them.</>;
+    case 'missing_bank_account':
+      return <>Their bank account was invalidated or removed since: set a new one on their page.</>;
+    case 'originator_not_configured':
+      return (
+        <>
+          Replace the placeholder in <a href="#/settings">Settings</a>.
+        </>
+      );
+    case 'approval_deadline_passed':
+      return blocker.earliest_pay_date ? (
+        <>Submit the run again with a pay date on or after {formatDate(blocker.earliest_pay_date)}.</>
+      ) : null;
+    default:
+      return null;
+  }
+}
+
+/** Every blocker, by the person it is about (name linked to their page), then those of the run itself. */
+function BlockerList({ blockers, names, testId }: { blockers: Blocker[]; names: Map<string, string>; testId: string }) {
+  return (
+    <ul class="runs-blockers" data-testid={testId}>
+      {blockersByPerson(blockers).map((group) => (
+        <li key={group.employeeId ?? 'run'} class="runs-blocker-group" data-employee-id={group.employeeId ?? undefined}>
+          {group.employeeId ? <Person id={group.employeeId} names={names} /> : <strong>The run</strong>}
+          <ul>
+            {group.blockers.map((b, i) => (
+              <li key={i}>
+                {withNames(b.message, names)} <code>{b.code}</code>
+                {b.field && (
+                  <>
+                    {' '}
+                    (<code>{b.field}</code>)
+                  </>
+                )}{' '}
+                <span class="small">
+                  <BlockerHint blocker={b} />
+                </span>
+              </li>
+            ))}
+          </ul>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/**
+ * An approval the API refused, with its own message: the approving key submitted the run (403, dual control), what
+ * blocks it (422, each blocker by person), or the run is no longer awaiting approval (409). It takes focus, since the
+ * button pressed may be gone with the section.
+ */
+function ApprovalRefusal({
+  error,
+  names,
+  stillAwaiting,
+}: {
+  error: unknown;
+  names: Map<string, string>;
+  stillAwaiting: boolean;
+}) {
+  const ref = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (!stillAwaiting) ref.current?.focus();
+  }, [error, stillAwaiting]);
+  if (!(error instanceof ApiError) || ![403, 409, 422].includes(error.status) || error.code === 'insufficient_scope')
+    return <ErrorBox error={error} title="The run was not approved" />;
+  const blockers = error.code === 'payroll_blocked' ? blockersOf(error.details) : [];
+  return (
+    <div class="alert alert-error" role="alert" data-testid="approval-refused" tabIndex={-1} ref={ref}>
+      <p class="alert-title">
+        <strong>The run was not approved:</strong> {error.message}{' '}
+        <span class="muted">
+          ({error.status} {error.code})
+        </span>
+      </p>
+      {error.code === 'approver_is_submitter' && (
+        <p class="small">
+          Dual control: the key that submitted a run cannot approve it. Sign in with another admin key to approve it.
+        </p>
+      )}
+      {error.status === 409 && (
+        <p class="small" data-testid="not-awaiting">
+          This run is no longer awaiting approval{stillAwaiting ? '' : ': its status is shown above'}. It was approved
+          or cancelled since this page read it.
+        </p>
+      )}
+      {blockers.length > 0 && (
+        <>
+          <p class="small">
+            {blockers.length === 1 ? 'One thing blocks' : `${blockers.length} things block`} the run: resolve{' '}
+            {blockers.length === 1 ? 'it' : 'each'}, then approve again.
+          </p>
+          <BlockerList blockers={blockers} names={names} testId="refused-blockers" />
+        </>
+      )}
+      {error.requestId && (
+        <p class="muted small">
+          Request id: <code>{error.requestId}</code>
+        </p>
+      )}
+    </div>
+  );
+}
+
+/** Said once an approval from this page went through; it takes focus from the Approve button, which is gone. */
+function ApprovedNotice({ status }: { status: string }) {
+  const ref = useRef<HTMLParagraphElement>(null);
+  useEffect(() => ref.current?.focus(), []);
+  return (
+    <p class="alert alert-ok" data-testid="approved" tabIndex={-1} ref={ref}>
+      Approved. The run is {statusLabel(status).toLowerCase()}
+      {isUnfinished(status) ? ': this page follows it as it is processed.' : '.'}
+    </p>
+  );
+}
+
+/**
+ * A run awaiting approval: what will move if it is approved (the debit, its date, the people paid), what blocks it,
+ * and the approval itself (`POST …/approve`), which a key other than the submitter's must give.
+ */
+function Approval({
+  payroll,
+  names,
+  namesLoading,
+  onApproved,
+  onRefused,
+  onAsked,
+  refusal,
+  cancel,
+}: {
+  payroll: PayrollDetail;
+  names: Map<string, string>;
+  namesLoading: boolean;
+  onApproved: (p: PayrollDetail) => void;
+  onRefused: (err: unknown, p: PayrollDetail | null) => void;
+  onAsked: () => void;
+  /** The last refusal, shown next to the button that asked. */
+  refusal: ComponentChildren;
+  /** Cancelling instead, offered next to approving. */
+  cancel: ComponentChildren;
+}) {
+  const settings = useAsync(async () => (await api<Settings>('GET', '/v1/settings')).data, []);
+  const [busy, setBusy] = useState(false);
+  const inFlight = useRef(false);
+  const now = useNow(30_000);
+  const blockers = payroll.blockers ?? [];
+  const funding = settings.data?.funding_account ?? null;
+  const path = `/v1/payroll/${encodeURIComponent(payroll.payroll_id)}`;
+  const removed = new Set(blockers.filter((b) => b.code === 'employee_not_found').map((b) => b.employee_id));
+
+  const approve = async () => {
+    if (inFlight.current) return;
+    inFlight.current = true;
+    setBusy(true);
+    onAsked();
+    try {
+      await api('POST', `${path}/approve`);
+      // The approval answers the run's summary; the page shows its detail, and follows it from here.
+      const { data } = await api<PayrollDetail>('GET', path);
+      onApproved(data);
+    } catch (err) {
+      // The run as it is now: its blockers (422) or its new status (409) are shown with the refusal.
+      let current: PayrollDetail | null = null;
+      if (err instanceof ApiError && (err.status === 409 || err.status === 422))
+        current = await api<PayrollDetail>('GET', path).then(
+          (r) => r.data,
+          () => null,
+        );
+      onRefused(err, current);
+    } finally {
+      inFlight.current = false;
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section class="card runs-approval" aria-labelledby="approval-title" data-testid="approval">
+      <h2 id="approval-title">Approval</h2>
+      <p>
+        Nothing has moved yet: no file, no paystub, no deposit. Approving it releases the run to be processed, and the
+        debit below is drawn. A key other than the one that submitted it must approve it (dual control).
+      </p>
+      <h3 class="h3">What will move</h3>
+      <dl class="facts" data-testid="will-move">
+        <div>
+          <dt>Debit total</dt>
+          <dd data-testid="debit-total">{formatMoney(payroll.totals.net_pay)}</dd>
+          <dd class="small muted" data-testid="debit-account">
+            {funding
+              ? `from the funding account ${funding.account_type} ••••${funding.account_number_last4}`
+              : settings.data
+                ? 'No funding account: the file carries the credits only'
+                : settings.error
+                  ? 'The funding account could not be read'
+                  : '…'}
+          </dd>
+        </div>
+        <div>
+          <dt>Effective entry date</dt>
+          <dd data-testid="effective-entry-date">{formatDate(payroll.effective_entry_date)}</dd>
+        </div>
+        <div>
+          <dt>Release by</dt>
+          <dd data-testid="release-by">{formatDate(payroll.release_by)}</dd>
+        </div>
+        <div>
+          <dt>Approve by</dt>
+          {payroll.approve_by ? (
+            <dd data-testid="approve-by">
+              <time dateTime={payroll.approve_by} title={formatDateTime(payroll.approve_by)}>
+                {formatNewYork(payroll.approve_by)}
+              </time>{' '}
+              <span class="nowrap" data-testid="time-left">
+                ({timeLeft(payroll.approve_by, now)})
+              </span>
+            </dd>
+          ) : (
+            <dd data-testid="approve-by">—</dd>
+          )}
+        </div>
+      </dl>
+
+      <h3 class="h3" id="approval-people-title">
+        Employees paid ({payroll.employee_ids.length})
+      </h3>
+      <p class="small muted" data-testid="per-employee-note">
+        Each person’s net pay is worked out when the run is processed, after approval (their paystubs then show it):
+        until then the API gives the run’s totals, {formatMoney(payroll.totals.net_pay)} net for all of them.
+      </p>
+      {namesLoading && <p class="small muted">Loading the employees’ names…</p>}
+      <ul class="runs-people" aria-labelledby="approval-people-title" data-testid="run-employees">
+        {payroll.employee_ids.map((id) => (
+          <li key={id} class="runs-person" data-employee-id={id}>
+            <a href={`#/employees/${encodeURIComponent(id)}`}>{names.get(id) ?? <code>{id}</code>}</a>
+            {removed.has(id) && <span class="badge badge-bad">removed</span>}
+          </li>
+        ))}
+      </ul>
+
+      <h3 class="h3">Blockers</h3>
+      {blockers.length === 0 ? (
+        <p data-testid="no-blockers">Nothing blocks this run: it can be approved.</p>
+      ) : (
+        <div class="alert alert-warn" data-testid="blockers">
+          <p>
+            <strong>
+              {blockers.length === 1 ? 'One thing blocks' : `${blockers.length} things block`} this run: approving it is
+              refused until {blockers.length === 1 ? 'it is' : 'each is'} resolved.
+            </strong>
+          </p>
+          <BlockerList blockers={blockers} names={names} testId="blocker-list" />
+        </div>
+      )}
+
+      <h3 class="h3">Approve</h3>
+      {refusal}
+      <div class="form-actions">
+        <button type="button" class="button button-primary" onClick={approve} disabled={busy}>
+          {busy ? 'Approving…' : 'Approve this run'}
+        </button>
+      </div>
+      {cancel}
+    </section>
   );
 }
 
@@ -330,8 +689,20 @@ function BankFile({ payroll }: { payroll: PayrollDetail }) {
   );
 }
 
-/** Sandbox only: cancels a pending, processing or completed run, after an explicit confirmation. */
-function CancelRun({ payroll, onCancelled }: { payroll: PayrollDetail; onCancelled: (p: PayrollDetail) => void }) {
+/**
+ * Cancels a run after an explicit confirmation: one awaiting approval in any environment (it moved nothing), one past
+ * approval (pending, processing, completed) in the sandbox only.
+ */
+function CancelRun({
+  payroll,
+  nested = false,
+  onCancelled,
+}: {
+  payroll: PayrollDetail;
+  /** Inside the approval section of a run awaiting approval (any environment), under a heading of its level. */
+  nested?: boolean;
+  onCancelled: (p: PayrollDetail) => void;
+}) {
   const [confirming, setConfirming] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -363,15 +734,28 @@ function CancelRun({ payroll, onCancelled }: { payroll: PayrollDetail; onCancell
   };
   return (
     <section aria-labelledby="cancel-title" class="runs-cancel">
-      <h2 id="cancel-title">Cancel this run (sandbox)</h2>
+      {nested ? (
+        <h3 id="cancel-title" class="h3">
+          Or cancel it
+        </h3>
+      ) : (
+        <h2 id="cancel-title">Cancel this run (sandbox)</h2>
+      )}
       <ErrorBox error={error} title="The run could not be cancelled" />
       {confirming ? (
         <div class="alert alert-warn" role="alertdialog" aria-labelledby="cancel-confirm-text">
-          <p id="cancel-confirm-text">
-            Cancel run <code>{payroll.payroll_id}</code>? Its {payroll.employee_count} paystub
-            {payroll.employee_count === 1 ? '' : 's'} become voided, its file is withdrawn and its pay period is freed.
-            This cannot be undone.
-          </p>
+          {isAwaitingApproval(payroll.status) ? (
+            <p id="cancel-confirm-text">
+              Cancel run <code>{payroll.payroll_id}</code>? It moved nothing: it ends cancelled, unapproved, and its pay
+              period is freed. This cannot be undone.
+            </p>
+          ) : (
+            <p id="cancel-confirm-text">
+              Cancel run <code>{payroll.payroll_id}</code>? Its {payroll.employee_count} paystub
+              {payroll.employee_count === 1 ? '' : 's'} become voided, its file is withdrawn and its pay period is
+              freed. This cannot be undone.
+            </p>
+          )}
           <div class="form-actions">
             <button type="button" class="button button-danger" onClick={cancel} disabled={busy} ref={confirmRef}>
               {busy ? 'Cancelling…' : 'Yes, cancel the run'}

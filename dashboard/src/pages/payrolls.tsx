@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, listPage, type Page, type Query } from '../api.js';
-import { PAYROLL_STATUSES, type Payroll, type PayrollDetail } from '../types.js';
+import type { Payroll, PayrollDetail } from '../types.js';
 import {
   ErrorBox,
   Field,
@@ -14,12 +14,25 @@ import {
   StatusBadge,
   TableRegion,
   useAsync,
+  useNow,
   usePolling,
   When,
 } from '../ui.js';
-import { isUnpaid, netPayLabel, toneOf } from './runs-model.js';
+import {
+  isAwaitingApproval,
+  isUnfinished,
+  isUnpaid,
+  netPayLabel,
+  STATUS_OPTIONS,
+  statusLabel,
+  timeLeft,
+  toneOf,
+} from './runs-model.js';
 
-export const isUnfinished = (status: string): boolean => status === 'pending' || status === 'processing';
+/** A run's status as a badge, under the lifecycle's label for it ("Processed", "Awaiting approval"). */
+export function RunStatusBadge({ status }: { status: string }) {
+  return <StatusBadge status={status} label={statusLabel(status)} />;
+}
 
 export function ProgressBar({
   payroll,
@@ -111,6 +124,8 @@ export function PayrollsPage() {
 
   const runs = pages?.items ?? [];
   const reasons = useReasons(runs);
+  const awaiting = runs.filter((r) => isAwaitingApproval(r.status)).length;
+  const now = useNow(60_000, awaiting > 0);
   const refresh = async () => {
     // Refreshes what is shown (the first page and any loaded after it) in one request of the same size.
     const page = await listPage<Payroll>('/v1/payroll', 'payrolls', {
@@ -159,9 +174,9 @@ export function PayrollsPage() {
         <Field id="payroll-status" label="Status">
           <select id="payroll-status" name="status" class="input">
             <option value="">Any status</option>
-            {PAYROLL_STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
+            {STATUS_OPTIONS.map((s) => (
+              <option key={s.value} value={s.value}>
+                {s.label}
               </option>
             ))}
           </select>
@@ -179,6 +194,12 @@ export function PayrollsPage() {
         <ErrorBox error={first.error} title="The payrolls could not be loaded" />
         {first.loading && !pages && <p aria-live="polite">Loading payrolls…</p>}
         {pages && runs.length === 0 && <p>No payroll run matches.</p>}
+        {awaiting > 0 && filters.status !== 'awaiting_approval' && (
+          <p class="small" data-testid="awaiting-count">
+            <strong>Awaiting approval: {awaiting === 1 ? '1 run' : `${awaiting} runs`} below.</strong> Nothing moves
+            until a key other than the one that submitted a run approves it on the run's page.
+          </p>
+        )}
         {runs.length > 0 && (
           <TableRegion label="Payroll runs">
             <table class="table responsive" data-testid="payroll-table">
@@ -198,7 +219,12 @@ export function PayrollsPage() {
               </thead>
               <tbody>
                 {runs.map((r) => (
-                  <tr key={r.payroll_id} data-payroll-id={r.payroll_id}>
+                  <tr
+                    key={r.payroll_id}
+                    data-payroll-id={r.payroll_id}
+                    data-status={r.status}
+                    class={isAwaitingApproval(r.status) ? 'runs-awaiting' : undefined}
+                  >
                     <td data-label="Run">
                       <a href={`#/payrolls/${r.payroll_id}`}>
                         <code class="nowrap">{r.payroll_id}</code>
@@ -208,7 +234,13 @@ export function PayrollsPage() {
                       </div>
                     </td>
                     <td data-label="Status" class="status-cell">
-                      <StatusBadge status={r.status} />
+                      <RunStatusBadge status={r.status} />
+                      {isAwaitingApproval(r.status) && r.approve_by && (
+                        <div class="small runs-approve-by" data-testid="approve-by">
+                          Approve by <When iso={r.approve_by} />
+                          <span class="nowrap"> ({timeLeft(r.approve_by, now)})</span>
+                        </div>
+                      )}
                       {isUnfinished(r.status) && (
                         <ProgressBar payroll={r} label={`Progress of ${r.payroll_id}`} compact />
                       )}

@@ -1,6 +1,13 @@
 import type { components } from '../../../openapi/generated/api-types.js';
-import { ApiError, api, type Problem } from '../api.js';
-import type { Employee, PayrollStatus } from '../types.js';
+import {
+  PAYROLL_STATES,
+  PAYROLL_STATUSES,
+  type PayrollStatus as LifecycleStatus,
+  transition,
+} from '../../../shared/domain/payroll-lifecycle.js';
+import { ApiError, api, listPage, type Problem } from '../api.js';
+import type { environmentOf } from '../session.js';
+import type { Employee, Paystub, PayrollStatus } from '../types.js';
 import { formatMoney } from '../ui.js';
 
 /** What the runs pages read besides the shared types: the file's control totals, a dry run, an accepted run. */
@@ -8,9 +15,30 @@ export type DisbursementTotals = components['schemas']['Disbursement'];
 export type DryRun = components['schemas']['PayrollDryRun'];
 export type SubmittedPayroll = components['schemas']['SubmittedPayroll'];
 export type PayrollEntry = components['schemas']['PayrollSubmission']['employees'][number];
+export type Blocker = components['schemas']['PayrollBlocker'];
+
+// ---- The lifecycle, as the service declares it (shared/domain/payroll-lifecycle.ts) -------------------------------
+
+const declared = (status: string): (typeof PAYROLL_STATES)[LifecycleStatus] | undefined =>
+  Object.hasOwn(PAYROLL_STATES, status) ? PAYROLL_STATES[status as LifecycleStatus] : undefined;
+
+/** What the console calls a run's status: the lifecycle's own label ("Processed" for `completed`), never restated. */
+export const statusLabel = (status: string): string => declared(status)?.label ?? status;
+
+/** Every status, in the lifecycle's order, with its label: the runs list's filter. */
+export const STATUS_OPTIONS: { value: PayrollStatus; label: string }[] = PAYROLL_STATUSES.map((value) => ({
+  value,
+  label: PAYROLL_STATES[value].label,
+}));
+
+/** A worker owes the run progress (pending, processing): the pages follow it until it ends. */
+export const isUnfinished = (status: string): boolean => declared(status)?.inFlight ?? false;
+
+/** Accepted, moving no money until a second key approves it. */
+export const isAwaitingApproval = (status: string): boolean => status === 'awaiting_approval';
 
 /** A run's outcome as a colour: the progress bar and the list use the same one. */
-export type Tone = 'ok' | 'bad' | 'neutral' | 'info';
+export type Tone = 'ok' | 'bad' | 'neutral' | 'info' | 'warn';
 export function toneOf(status: PayrollStatus | string): Tone {
   switch (status) {
     case 'completed':
@@ -20,26 +48,37 @@ export function toneOf(status: PayrollStatus | string): Tone {
       return 'bad';
     case 'cancelled':
       return 'neutral';
+    case 'awaiting_approval':
+      return 'warn';
     default:
       return 'info';
   }
 }
 
 /** Runs whose net pay never reached a file a bank may use: nothing was credited. */
-export const isUnpaid = (status: string): boolean =>
-  status === 'failed' || status === 'cancelled' || status === 'rejected';
+export const isUnpaid = (status: string): boolean => (declared(status)?.terminal ?? false) && status !== 'completed';
 
 /** The net pay of a run, said for what it is: in the file, to be paid, or not paid. */
 export function netPayLabel(status: string, net: number): { amount: string; note: string } {
   const amount = formatMoney(net);
   if (status === 'completed') return { amount, note: 'in the bank file' };
   if (status === 'pending' || status === 'processing') return { amount, note: 'to pay' };
+  if (status === 'awaiting_approval') return { amount, note: 'to pay once approved' };
   return { amount, note: 'not paid' };
 }
 
-/** The cancel endpoint accepts these (sandbox only); anything else is `409 payroll_not_cancellable`. */
-export const isCancellable = (status: string): boolean =>
-  status === 'pending' || status === 'processing' || status === 'completed';
+/**
+ * Whether the cancel endpoint accepts a run in `status` from a token of `environment`, as the lifecycle's `cancel`
+ * transition and its guard say: a run awaiting approval moved nothing and may be cancelled anywhere; past approval
+ * (pending, processing, completed) only in the sandbox. Anything else is `409 payroll_not_cancellable`.
+ */
+export function isCancellable(status: string, environment: ReturnType<typeof environmentOf>): boolean {
+  if (!declared(status)) return false;
+  return transition(status as LifecycleStatus, 'cancel', {
+    // A token the console cannot place is treated as production: it is offered only what production allows.
+    environment: environment === 'sandbox' ? 'sandbox' : 'production',
+  }).ok;
+}
 
 /** What the file endpoint answers for a run that has none, by its status (README "The disbursement file"). */
 export function fileAbsence(status: string): string | null {
@@ -50,6 +89,8 @@ export function fileAbsence(status: string): string | null {
       return 'NACHA file withdrawn: the run failed, so no file was released and it must not reach a bank. Nothing was credited.';
     case 'cancelled':
       return 'NACHA file withdrawn: the run was cancelled, so its file (if one was written) must not reach a bank. Nothing was credited.';
+    case 'awaiting_approval':
+      return 'No NACHA file yet: nothing moves until the run is approved; the file is written when it is then processed.';
     case 'pending':
     case 'processing':
       return 'No NACHA file yet: it is written when the run completes.';
@@ -93,6 +134,96 @@ export async function loadNames(ids: string[], known: Map<string, string> = new 
   };
   await Promise.all([worker(), worker(), worker(), worker()]);
   return names;
+}
+
+/**
+ * The names of a run's employees: one read each for a small run, else the employee list read page by page until
+ * every id is found (a removed employee is in neither: it keeps its id, see `namesOfRemoved`).
+ */
+export async function loadRunNames(ids: string[]): Promise<Map<string, string>> {
+  const wanted = new Set(ids);
+  if (wanted.size <= 25) return loadNames([...wanted]);
+  const names = new Map<string, string>();
+  let next: string | null = null;
+  let pages = 0;
+  do {
+    const page: { items: Employee[]; next_page_token: string | null } = await listPage<Employee>(
+      '/v1/employees',
+      'employees',
+      { limit: 100, page_token: next },
+    );
+    for (const e of page.items)
+      if (wanted.has(e.employee_id)) names.set(e.employee_id, `${e.first_name} ${e.last_name}`);
+    next = page.next_page_token;
+    pages++;
+  } while (next && names.size < wanted.size && pages < 100);
+  return names;
+}
+
+/**
+ * The names of employees removed since (the employees API answers 404 for them): the name on their latest paystub,
+ * which stays readable. One who was never paid has none anywhere: it keeps its id.
+ */
+export async function namesOfRemoved(ids: string[]): Promise<Map<string, string>> {
+  const names = new Map<string, string>();
+  await Promise.all(
+    [...new Set(ids)].slice(0, 20).map(async (id) => {
+      try {
+        const page = await listPage<Paystub>('/v1/paystubs', 'paystubs', { employee_id: id, limit: 1 });
+        const name = page.items[0]?.employee_name;
+        if (name) names.set(id, name);
+      } catch {
+        // No name to show: the id stands for it.
+      }
+    }),
+  );
+  return names;
+}
+
+/** The time left before `deadline`, as people say it ("in 2 days 3 hours", "in 40 minutes"), or "passed". */
+export function timeLeft(deadline: string, now: number): string {
+  const ms = Date.parse(deadline) - now;
+  if (Number.isNaN(ms)) return '';
+  if (ms <= 0) return 'passed';
+  const minutes = Math.floor(ms / 60_000);
+  const days = Math.floor(minutes / 1440);
+  const hours = Math.floor((minutes % 1440) / 60);
+  const mins = minutes % 60;
+  const of = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
+  if (days > 0) return `in ${of(days, 'day')}${hours > 0 ? ` ${of(hours, 'hour')}` : ''}`;
+  if (hours > 0) return `in ${of(hours, 'hour')}${mins > 0 ? ` ${of(mins, 'minute')}` : ''}`;
+  if (mins > 0) return `in ${of(mins, 'minute')}`;
+  return 'in less than a minute';
+}
+
+/** The cut-off is set in New York time (the bank's): an approve-by instant is said in it too. */
+const newYork = new Intl.DateTimeFormat('en-US', {
+  timeZone: 'America/New_York',
+  dateStyle: 'medium',
+  timeStyle: 'short',
+});
+export function formatNewYork(iso: string): string {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : `${newYork.format(d)} New York time`;
+}
+
+/** A run's blockers by person: each employee's, in the run's order, then those of the run itself. */
+export function blockersByPerson(blockers: Blocker[]): { employeeId: string | null; blockers: Blocker[] }[] {
+  const groups = new Map<string | null, Blocker[]>();
+  for (const b of blockers) {
+    const key = b.employee_id ?? null;
+    groups.set(key, [...(groups.get(key) ?? []), b]);
+  }
+  const people = [...groups].filter(([k]) => k !== null).map(([employeeId, list]) => ({ employeeId, blockers: list }));
+  const run = groups.get(null);
+  return run ? [...people, { employeeId: null, blockers: run }] : people;
+}
+
+/** The blockers a refused approval (422 `payroll_blocked`) carries in its details. */
+export function blockersOf(details: Problem[]): Blocker[] {
+  return details
+    .filter((d): d is Problem & { code: string } => typeof d.code === 'string')
+    .map((d) => d as unknown as Blocker);
 }
 
 /** Saves a blob under a name, through a temporary `blob:` link (no token in any URL). */

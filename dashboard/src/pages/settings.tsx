@@ -157,7 +157,7 @@ export function SettingsPage() {
 
   return (
     <>
-      <PageTitle subtitle="The NACHA originator your disbursement files carry, the account they draw on, the values employees must match, and the compliance caps.">
+      <PageTitle subtitle="The NACHA originator your disbursement files carry, the account they draw on, the values employees must match, how runs are approved, how long files are kept, and the compliance caps.">
         Settings
       </PageTitle>
       <p class="small" data-testid="settings-explainer">
@@ -308,6 +308,24 @@ export function SettingsPage() {
 
       {settings && (
         <ConfiguredValues
+          settings={settings}
+          onSaved={async (body, message) => {
+            await patch(body);
+            setNotice(message);
+          }}
+        />
+      )}
+      {settings && (
+        <ApprovalSettings
+          settings={settings}
+          onSaved={async (body, message) => {
+            await patch(body);
+            setNotice(message);
+          }}
+        />
+      )}
+      {settings && (
+        <FileRetention
           settings={settings}
           onSaved={async (body, message) => {
             await patch(body);
@@ -542,6 +560,182 @@ function ComplianceCaps({ settings, onSaved }: { settings: Settings; onSaved: Sa
           <div class="form-actions">
             <button ref={saveButton} type="submit" class="button button-primary" disabled={busy}>
               {busy ? 'Saving…' : 'Save caps'}
+            </button>
+          </div>
+        </div>
+      </form>
+    </section>
+  );
+}
+
+const APPROVAL_MODES: { value: Settings['payroll_approval']; label: string }[] = [
+  { value: 'automatic', label: 'Automatic' },
+  { value: 'required', label: 'Required (dual control)' },
+];
+
+/**
+ * Dual control (`payroll_approval`): whether a run waits, moving nothing, until a key other than its submitter's
+ * approves it, and the time of day (New York) it must be approved by on its release day (`approval_cutoff_time`).
+ */
+function ApprovalSettings({ settings, onSaved }: { settings: Settings; onSaved: Save }) {
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const [nothing, setNothing] = useState(false);
+  const [saves, setSaves] = useState(0);
+  const saveButton = useFocusAfterSave(saves);
+  const save = async (e: Event) => {
+    e.preventDefault();
+    const form = e.currentTarget as HTMLFormElement;
+    setError(null);
+    setNothing(false);
+    const mode = formValue(form, 'payroll_approval');
+    const cutoff = formValue(form, 'approval_cutoff_time');
+    const body: SettingsUpdate = {};
+    const changed: string[] = [];
+    if (mode !== settings.payroll_approval) {
+      body.payroll_approval = mode as Settings['payroll_approval'];
+      changed.push('payroll approval');
+    }
+    if (cutoff !== settings.approval_cutoff_time) {
+      // Sent as typed: the API says what a cut-off time must look like.
+      body.approval_cutoff_time = cutoff;
+      changed.push('approval cut-off time');
+    }
+    if (changed.length === 0) {
+      setNothing(true);
+      return;
+    }
+    setBusy(true);
+    try {
+      await onSaved(body, `Saved: ${changed.join(', ')}.`);
+      setSaves((n) => n + 1);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const modeId = listId('payroll_approval');
+  const cutoffId = listId('approval_cutoff_time');
+  const modeProblems = problemsOf(error, 'payroll_approval');
+  const cutoffProblems = problemsOf(error, 'approval_cutoff_time');
+  return (
+    <section class="card" aria-labelledby="approval-title">
+      <h2 id="approval-title">Payroll approval</h2>
+      <p class="small muted" data-testid="approval-now">
+        Now{' '}
+        {settings.payroll_approval === 'required'
+          ? `required: each run waits, moving no money, until a key other than the one that submitted it approves it, by ${settings.approval_cutoff_time} New York time on its release-by day.`
+          : 'automatic: a run is approved when it is accepted.'}{' '}
+        A new production organization starts with approval required.
+      </p>
+      <ErrorBox error={error} title="The approval settings were not saved" />
+      {nothing && <p class="muted">Nothing to save: no approval setting changed.</p>}
+      <form key={saves} onSubmit={save} noValidate>
+        <div class="form-grid">
+          <Field
+            id={modeId}
+            label="Approval of each run"
+            hint="Automatic: a run is approved when it is accepted. Required: another key approves each run before anything moves; the key that submitted it never can."
+          >
+            <select id={modeId} name="payroll_approval" class="input" {...describedBy(modeId, modeProblems)}>
+              {APPROVAL_MODES.map((m) => (
+                <option key={m.value} value={m.value} selected={m.value === settings.payroll_approval}>
+                  {m.label}
+                </option>
+              ))}
+            </select>
+            <FieldProblems id={modeId} messages={modeProblems} />
+          </Field>
+          <Field
+            id={cutoffId}
+            label="Approval cut-off time"
+            hint="HH:MM, 24-hour, New York time: a run must be approved by this time on its release-by day."
+          >
+            <input
+              id={cutoffId}
+              name="approval_cutoff_time"
+              class="input mono"
+              inputMode="numeric"
+              autoComplete="off"
+              maxLength={5}
+              defaultValue={settings.approval_cutoff_time}
+              {...describedBy(cutoffId, cutoffProblems)}
+            />
+            <FieldProblems id={cutoffId} messages={cutoffProblems} />
+          </Field>
+          <div class="form-actions">
+            <button ref={saveButton} type="submit" class="button button-primary" disabled={busy}>
+              {busy ? 'Saving…' : 'Save approval settings'}
+            </button>
+          </div>
+        </div>
+      </form>
+    </section>
+  );
+}
+
+/** How long each NACHA file is kept under a retention lock once written (`file_retention_days`, 730 to 3650). */
+function FileRetention({ settings, onSaved }: { settings: Settings; onSaved: Save }) {
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const [nothing, setNothing] = useState(false);
+  const [saves, setSaves] = useState(0);
+  const saveButton = useFocusAfterSave(saves);
+  const save = async (e: Event) => {
+    e.preventDefault();
+    const typed = formValue(e.currentTarget as HTMLFormElement, 'file_retention_days').replace(/,/g, '');
+    setError(null);
+    setNothing(false);
+    if (typed !== '' && Number(typed) === settings.file_retention_days) {
+      setNothing(true);
+      return;
+    }
+    setBusy(true);
+    try {
+      // A whole number is sent as one; anything else as typed, for the API to say what it must be.
+      const value = /^\d+$/.test(typed) ? Number(typed) : typed;
+      await onSaved({ file_retention_days: value as number }, 'Saved: file retention.');
+      setSaves((n) => n + 1);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const id = listId('file_retention_days');
+  const messages = problemsOf(error, 'file_retention_days');
+  return (
+    <section class="card" aria-labelledby="retention-title">
+      <h2 id="retention-title">File retention</h2>
+      <p class="small muted" data-testid="retention-now">
+        Each NACHA file is kept under a retention lock for {settings.file_retention_days} days (about{' '}
+        {Math.round((settings.file_retention_days / 365) * 10) / 10} years) once written. A cancelled or failed run’s
+        file is destroyed whatever the lock.
+      </p>
+      <ErrorBox error={error} title="The file retention was not saved" />
+      {nothing && <p class="muted">Nothing to save: the retention did not change.</p>}
+      <form key={saves} onSubmit={save} noValidate>
+        <div class="form-grid">
+          <Field
+            id={id}
+            label="File retention (days)"
+            hint="730 to 3650 days: at least two years, NACHA's record retention."
+          >
+            <input
+              id={id}
+              name="file_retention_days"
+              class="input mono"
+              inputMode="numeric"
+              autoComplete="off"
+              defaultValue={String(settings.file_retention_days)}
+              {...describedBy(id, messages)}
+            />
+            <FieldProblems id={id} messages={messages} />
+          </Field>
+          <div class="form-actions">
+            <button ref={saveButton} type="submit" class="button button-primary" disabled={busy}>
+              {busy ? 'Saving…' : 'Save file retention'}
             </button>
           </div>
         </div>

@@ -8,10 +8,12 @@ import {
   type CsvRun,
   type DryRun,
   entriesOf,
+  isAwaitingApproval,
   newIdempotencyKey,
   normalizeHeader,
   type RowProblem,
   rowProblems,
+  statusLabel,
   type SubmittedPayroll,
 } from './runs-model.js';
 
@@ -322,9 +324,11 @@ export function SubmitPayrollPage() {
       {submitted && (
         <div class="alert alert-ok" role="status" data-testid="submitted" tabIndex={-1} ref={submittedRef}>
           <p>
-            Submitted: run <code>{submitted.payroll_id}</code> is {submitted.status},{' '}
+            Submitted: run <code>{submitted.payroll_id}</code> is {statusLabel(submitted.status).toLowerCase()},{' '}
             {formatMoney(submitted.totals.net_pay)} net for {submitted.employee_count} employee
             {submitted.employee_count === 1 ? '' : 's'}.
+            {isAwaitingApproval(submitted.status) &&
+              ' It moves no money until it is approved on its page, with a key other than the one that submitted it.'}
           </p>
           <button
             type="button"

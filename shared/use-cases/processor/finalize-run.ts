@@ -1,0 +1,224 @@
+import { fileContext } from '../../adapters/file-sealer.js';
+import { buildNachaFile, entryDetailRecord } from '../../adapters/nacha.js';
+import { objectKeys } from '../../adapters/object-store.js';
+import { inParallel } from '../../data/batch.js';
+import { paystubIdOf, type PaystubRecord } from '../../data/paystub-repository.js';
+import type { PayrollRecord } from '../../data/payroll-repository.js';
+import { effectiveEntryDate } from '../../domain/banking-calendar.js';
+import { fileNumbering } from '../../domain/disbursement.js';
+import { centsToNumber } from '../../domain/money.js';
+import { endedWithoutPaying, mayTake, reachedBy } from '../../domain/payroll-lifecycle.js';
+import { fileRetentionDays } from '../../domain/settings.js';
+import { applyBankReport, readBankReport } from '../disbursement-returns.js';
+import { payrollEvent } from '../events.js';
+import { payrollEmployeeIds } from '../payroll-employee-ids.js';
+import { transitionWithEvents } from '../payroll-transitions.js';
+import { failRun, voidWrittenPaystubs } from './end-run.js';
+import { bankOf, type EngineServices, type EntriesFile, loadSubmission, type PendingEntry } from './services.js';
+
+/** Account numbers decrypted at once while a file is assembled (the data keys they need are unwrapped by KMS). */
+const DECRYPT_PARALLEL = 32;
+const DAY_MS = 86_400_000;
+
+/** A run the finalize step may finish: planned, every chunk done, still able to finish. */
+type ReadyRecord = PayrollRecord & {
+  chunk_count: number;
+  originator: NonNullable<PayrollRecord['originator']>;
+  processing_started_at: string;
+};
+
+/**
+ * The finalize step: once every chunk is done, the bank may fail the run; otherwise the NACHA file is assembled and
+ * sealed, the run finishes, and the returns its bank sends back are applied. A finalize delivered again finishes
+ * what the last one left: the returns of a finished run, the voiding of a run that ended without paying.
+ */
+export async function finalizeRun(s: EngineServices, orgId: string, payrollId: string): Promise<void> {
+  const record = await s.payrolls.get(orgId, payrollId);
+  if (!record) return;
+  // A finalize delivered again after completion: the bank's returns may not be applied yet.
+  if (reachedBy(record.status, 'finish')) return applyBankReturns(s, record);
+  // After the run ended without completing (a failure whose voiding was cut short, a cancel): finish voiding.
+  if (endedWithoutPaying(record.status)) {
+    await voidWrittenPaystubs(s, record);
+    return;
+  }
+  if (!isReady(record)) return; // the last chunk will send finalize again
+  // The bank's processing failure: after the paystubs exist, before the file is released.
+  const failure = await bankOf(s, record).failsProcessing(() => loadSubmission(s, record));
+  if (failure !== undefined) {
+    await failRun(s, orgId, payrollId, failure);
+    return;
+  }
+  const disbursement = await writeFile(s, record);
+  if (disbursement === undefined) return; // cancelled or failed meanwhile: nothing to release
+  await finishRun(s, record, disbursement);
+  // Completed here, or ended by a cancel that came first (then nothing comes back from the bank).
+  await applyBankReturns(s, (await s.payrolls.get(orgId, payrollId))!);
+}
+
+function isReady(record: PayrollRecord): record is ReadyRecord {
+  return (
+    mayTake(record.status, 'finish') &&
+    record.chunk_count !== null &&
+    !!record.originator &&
+    !!record.processing_started_at &&
+    record.chunks_done.size >= record.chunk_count
+  );
+}
+
+/**
+ * Assembles the run's NACHA file from its chunks' pending entries and stores it sealed: the disbursement's control
+ * totals, null when no entry pays, undefined when the run left `processing` before its file key was reserved.
+ */
+async function writeFile(s: EngineServices, record: ReadyRecord): Promise<PayrollRecord['disbursement'] | undefined> {
+  const { organization_id: orgId, payroll_id: payrollId } = record;
+  const parts = await Promise.all(
+    Array.from({ length: record.chunk_count }, async (_, i): Promise<(PendingEntry | string)[]> => {
+      const file = await s.objects.getJson<EntriesFile>(objectKeys.chunkEntries(orgId, payrollId, i));
+      if (!file) throw new Error(`Entries of chunk ${i} of payroll ${payrollId} are missing`);
+      return file.entries;
+    }),
+  );
+  const entries = await entryRecords(s, orgId, record.originator.originating_dfi_identification, parts.flat());
+  if (entries.length === 0) return null;
+  const funding = record.funding_account;
+  const numbering = fileNumbering(record);
+  const file = buildNachaFile({
+    originator: record.originator,
+    fileCreation: new Date(record.processing_started_at),
+    fileIdModifier: numbering.fileIdModifier,
+    effectiveEntryDate: effectiveEntryDate(record.pay_date),
+    companyEntryDescription: 'PAYROLL',
+    companyDescriptiveDate: record.pay_date,
+    entries,
+    ...(funding && {
+      offset: {
+        routingNumber: funding.routing_number,
+        accountNumber: await s.encryptor.decrypt(funding.account_number_ciphertext, orgId),
+        accountType: funding.account_type,
+        // The block's last sequence: after every entry of the run, whichever of them paid.
+        traceSequence: numbering.traceStart + record.employee_count,
+      },
+    }),
+  });
+  if (!(await storeSealedFile(s, record, file.content))) return undefined;
+  return {
+    entry_count: file.control.entryAddendaCount,
+    entry_hash: file.control.entryHash,
+    total_credit: file.control.totalCreditCents,
+    total_debit: file.control.totalDebitCents,
+    batch_count: file.control.batchCount,
+    block_count: file.control.blockCount,
+    created_at: record.processing_started_at,
+  };
+}
+
+/** The run finishes: payroll.processed with the file's summary, then completed, and one batched paystub.generated. */
+async function finishRun(
+  s: EngineServices,
+  record: ReadyRecord,
+  disbursement: PayrollRecord['disbursement'],
+): Promise<void> {
+  const now = s.deps.now().toISOString();
+  const processed = payrollEvent(s.deps, { ...record, disbursement }, 'payroll.processed', {
+    disbursement: disbursementSummary(disbursement),
+  });
+  // One batched paystub.generated per run (not one per paystub): a 25,000-employee run is one event, with a link.
+  await transitionWithEvents(s, record, 'finish', {
+    details: {
+      'payroll.processed': { built: processed },
+      'paystub.generated': {
+        data: {
+          payroll_id: record.payroll_id,
+          paystub_count: record.employee_count,
+          pay_date: record.pay_date,
+          paystubs_url: `/v1/paystubs?payroll_id=${record.payroll_id}`,
+        },
+      },
+    },
+    set: { disbursement },
+    at: now,
+  });
+}
+
+/**
+ * Writes the run's NACHA file sealed under the run's own key (reserved on the run's item first, so finalizers that
+ * race seal with the same key), in production locked against deletion for the organization's retention period. False
+ * when the run left `processing` before its key was reserved: no readable file is ever written for it.
+ */
+async function storeSealedFile(s: EngineServices, record: PayrollRecord, content: string): Promise<boolean> {
+  const { organization_id: orgId, payroll_id: payrollId } = record;
+  const fresh = await s.files.newKey();
+  const wrapped = await s.payrolls.reserveFileKey(orgId, payrollId, fresh.wrapped);
+  if (wrapped === undefined) return false;
+  const key = wrapped === fresh.wrapped ? fresh.key : await s.files.unwrap(wrapped);
+  // Production files only: a sandbox stage must stay removable, and its files never reach a bank.
+  const retainUntil =
+    record.environment === 'production'
+      ? new Date(s.deps.now().getTime() + fileRetentionDays((await s.organizations.getSettings(orgId)) ?? {}) * DAY_MS)
+      : undefined;
+  await s.objects.putText(
+    objectKeys.disbursement(orgId, payrollId),
+    s.files.seal(content, key, fileContext(orgId, payrollId)),
+    'text/plain',
+    { retainUntil },
+  );
+  return true;
+}
+
+/**
+ * The entry records of the file, in the order given: each pending entry's account number decrypted, in memory only,
+ * and its record built as the chunk built it (byte for byte: the record is a function of these fields alone).
+ */
+async function entryRecords(
+  s: EngineServices,
+  orgId: string,
+  odfi: string,
+  entries: readonly (PendingEntry | string)[],
+): Promise<string[]> {
+  const records = new Array<string>(entries.length);
+  await inParallel(
+    entries.map((entry, i) => [entry, i] as const),
+    DECRYPT_PARALLEL,
+    async ([entry, i]) => {
+      if (typeof entry === 'string') {
+        records[i] = entry;
+        return;
+      }
+      const { account_number_ciphertext, ...fields } = entry;
+      const accountNumber = await s.encryptor.decrypt(account_number_ciphertext, orgId);
+      records[i] = entryDetailRecord(odfi, { ...fields, accountNumber });
+    },
+  );
+  return records;
+}
+
+/**
+ * The deposits of a finished run its bank said would come back (recorded by its chunks), not returned yet: the
+ * bank's return files for them are applied by the code that applies a bank's file (POST /v1/disbursement-returns).
+ * Idempotent: applied again, it changes nothing (the finalize message may be delivered more than once).
+ */
+async function applyBankReturns(s: EngineServices, record: PayrollRecord): Promise<void> {
+  if (!reachedBy(record.status, 'finish') || record.returned_employee_ids.size === 0 || !record.originator) return;
+  const employees = await payrollEmployeeIds(s.objects, record.organization_id, record.payroll_id);
+  const deposits: PaystubRecord[] = (
+    await s.paystubs.getMany(
+      employees.flatMap((id, i) => (record.returned_employee_ids.has(id) ? [paystubIdOf(record, i, id)] : [])),
+    )
+  ).filter((p) => p.payment.trace_number !== null && !p.payment.return);
+  if (deposits.length === 0) return;
+  for (const file of bankOf(s, record).returnFiles(record, deposits, () => s.deps.now()))
+    await applyBankReport(s, record.organization_id, readBankReport(file));
+}
+
+function disbursementSummary(d: PayrollRecord['disbursement']) {
+  return (
+    d && {
+      entry_count: d.entry_count,
+      entry_hash: d.entry_hash,
+      total_credit: centsToNumber(d.total_credit),
+      total_debit: centsToNumber(d.total_debit),
+      batch_count: d.batch_count,
+    }
+  );
+}
