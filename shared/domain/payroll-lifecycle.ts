@@ -15,7 +15,7 @@ import type { EventType } from './events.js';
 export interface StateDeclaration {
   /** What the console shows. */
   label: string;
-  /** The run moves no further. */
+  /** The run's work is over: it moves no further, but for the sandbox's cancel of a completed run. */
   terminal: boolean;
   /** A worker owes the run progress: it is indexed for the sweeper, which re-drives a run left here too long. */
   inFlight: boolean;
@@ -115,7 +115,7 @@ export const PAYROLL_TRANSITIONS = {
     to: 'pending',
     emits: ['payroll.approved'],
     commands: ['enqueue_start'],
-    description: 'approved by another key or person',
+    description: 'approved by another key than the submitter',
   },
   start: {
     from: ['pending'],

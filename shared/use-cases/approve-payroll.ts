@@ -47,18 +47,8 @@ export async function payrollBlockers(
     s.organizations.getSettings(orgId),
   ]);
   const found = await s.employees.eligibility(orgId, [...new Set(ids)]);
+  // What stops the whole run first: an error's details are capped, and these must never be the ones cut off.
   const blockers: Blocker[] = [];
-  for (const id of ids) {
-    const employee = found.get(id);
-    if (employee?.status !== 'active')
-      blockers.push({ code: 'employee_not_found', employee_id: id, message: `Employee ${id} was removed` });
-    else if (employee.bank_account?.status !== 'active')
-      blockers.push({
-        code: 'missing_bank_account',
-        employee_id: id,
-        message: `Employee ${id} has no active bank account: set a new bank_account`,
-      });
-  }
   for (const field of settings ? placeholdersOf(settings, record.environment) : [])
     blockers.push({
       code: 'originator_not_configured',
@@ -72,6 +62,17 @@ export async function payrollBlockers(
       earliest_pay_date: earliest,
       message: `The run had to be approved by ${record.approve_by}; the earliest pay date still possible is ${earliest}`,
     });
+  }
+  for (const id of ids) {
+    const employee = found.get(id);
+    if (employee?.status !== 'active')
+      blockers.push({ code: 'employee_not_found', employee_id: id, message: `Employee ${id} was removed` });
+    else if (employee.bank_account?.status !== 'active')
+      blockers.push({
+        code: 'missing_bank_account',
+        employee_id: id,
+        message: `Employee ${id} has no active bank account: set a new bank_account`,
+      });
   }
   return blockers;
 }
@@ -89,7 +90,9 @@ export async function approvePayroll(
   const record = await s.payrolls.get(approver.organizationId, payrollId);
   if (!record) throw new NotFoundError();
   if (record.status !== 'awaiting_approval') throw new PayrollNotAwaitingApprovalError(record.status);
-  if (record.submitted_by?.api_key_id === approver.apiKeyId) throw new ApproverIsSubmitterError();
+  // Dual control fails closed: a run whose submitter is not recorded cannot be told apart from the approver's own.
+  if (!record.submitted_by || record.submitted_by.api_key_id === approver.apiKeyId)
+    throw new ApproverIsSubmitterError();
   const now = s.deps.now();
   const blockers = await payrollBlockers(s, record, now);
   if (blockers.length > 0) throw new PayrollBlockedError(blockers);

@@ -26,10 +26,14 @@ export async function cancelPayroll(
   const cancelled = await transitionWithEvents(s, record, 'cancel', {
     reason: environment === 'sandbox' ? 'Cancelled through the API (sandbox)' : 'Cancelled before approval',
     alsoWrite: s.payrolls.windowRelease(record),
+    context: { environment },
   });
   const now = (await s.payrolls.get(orgId, payrollId))!;
   if (!cancelled) {
+    // It moved since it was read: an approval came first (production refuses the cancel now), or another cancel.
     if (now.status === 'cancelled') return refuseAgain(s, now);
+    const again = transition(now.status, 'cancel', { environment });
+    if (!again.ok && again.reason === 'sandbox_only') throw new SandboxOnlyError();
     throw new PayrollNotCancellableError(now.status);
   }
   await voidAndRecord(s, now);

@@ -4,7 +4,13 @@ import type { NewEvent } from '../data/event-repository.js';
 import type { TransactItems } from '../data/item.js';
 import type { PayrollRecord, PayrollRepository } from '../data/payroll-repository.js';
 import type { EventType } from '../domain/events.js';
-import { type LifecycleCommand, type LifecycleEvent, PAYROLL_TRANSITIONS } from '../domain/payroll-lifecycle.js';
+import {
+  type LifecycleCommand,
+  type LifecycleEvent,
+  PAYROLL_TRANSITIONS,
+  type TransitionContext,
+  type TransitionDeclaration,
+} from '../domain/payroll-lifecycle.js';
 import { dispatchQuietly, payrollEvent, type EventServices } from './events.js';
 
 export interface TransitionServices extends EventServices {
@@ -28,6 +34,12 @@ export interface StatusChange {
   alsoWrite?: TransactItems;
   /** When the change happens; by default the time once the events are built. */
   at?: string;
+  /**
+   * What the event's guard reads. The conditional write then expects only the sources the guard allows here, so a
+   * status that changed since the caller read it cannot slip past the guard (a production cancel meeting a run
+   * approved a moment before finds it `pending`, and does not cancel it).
+   */
+  context?: TransitionContext;
 }
 
 /**
@@ -52,7 +64,9 @@ export async function transitionWithEvents(
   });
   const at = change.at ?? s.deps.now().toISOString();
   const withdrawFile = (declared.commands as readonly LifecycleCommand[]).includes('withdraw_file');
-  const moved = await s.payrolls.transition(record, { to: declared.to, from: declared.from, withdrawFile }, at, {
+  const { guard }: TransitionDeclaration = declared;
+  const from = change.context ? declared.from.filter((f) => !guard?.(f, change.context!)) : declared.from;
+  const moved = await s.payrolls.transition(record, { to: declared.to, from, withdrawFile }, at, {
     reason: change.reason,
     set: change.set,
     alsoWrite: [...(change.alsoWrite ?? []), ...s.events.items(events)],

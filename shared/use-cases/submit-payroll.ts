@@ -11,8 +11,14 @@ import type { PayrollRecord, PayrollRepository } from '../data/payroll-repositor
 import { isCalendarDate } from '../domain/dates.js';
 import { disbursementDates, tooSoon } from '../domain/disbursement.js';
 import { type LifecycleCommand, PAYROLL_TRANSITIONS } from '../domain/payroll-lifecycle.js';
-import { approvalMode, type OrganizationSettings, placeholdersOf, type OriginatorField } from '../domain/settings.js';
-import { approveBy } from '../domain/approval.js';
+import {
+  approvalCutoffTime,
+  approvalMode,
+  type OrganizationSettings,
+  placeholdersOf,
+  type OriginatorField,
+} from '../domain/settings.js';
+import { approveBy, earliestApprovablePayDate } from '../domain/approval.js';
 import { originatorInput } from '../schemas/settings.js';
 import { DomainError, IdempotencyKeyReusedError, PayloadTooLargeError } from '../domain/errors.js';
 import { MAX_EMPLOYEES_PER_PAYROLL, contentHash, payrollTotals, type PayrollSubmission } from '../domain/payroll.js';
@@ -96,18 +102,21 @@ async function disbursementProblems(
   payDate: string | undefined,
 ): Promise<{ problems: PayrollProblem[]; settings: OrganizationSettings }> {
   const problems: PayrollProblem[] = [];
-  const late = environment === 'production' && payDate !== undefined ? tooSoon(payDate, s.deps.now()) : undefined;
+  const settings = await s.organizations.getSettings(orgId);
+  if (!settings) throw new Error(`Organization ${orgId} has no settings`);
+  const late =
+    environment === 'production' && payDate !== undefined ? lateFor(payDate, settings, s.deps.now()) : undefined;
   if (late) {
     problems.push({
       field: 'pay_date',
       code: 'pay_date_too_soon',
       earliest_pay_date: late.earliest_pay_date,
       release_by: late.release_by,
-      message: `The file for this pay date had to reach the bank by ${late.release_by} (New York time); the earliest pay date still possible is ${late.earliest_pay_date}`,
+      message: late.approve_by
+        ? `A run for this pay date had to be approved by ${late.approve_by} (its release day's cut-off, New York time); the earliest pay date still possible is ${late.earliest_pay_date}`
+        : `The file for this pay date had to reach the bank by ${late.release_by} (New York time); the earliest pay date still possible is ${late.earliest_pay_date}`,
     });
   }
-  const settings = await s.organizations.getSettings(orgId);
-  if (!settings) throw new Error(`Organization ${orgId} has no settings`);
   const placeholders = new Set(placeholdersOf(settings, environment));
   for (const field of placeholders) {
     problems.push({
@@ -127,6 +136,27 @@ async function disbursementProblems(
     });
   }
   return { problems, settings };
+}
+
+/**
+ * Too late in production: a file due at the bank before today, or, when runs need approval, a run whose approval
+ * deadline has already passed (it would be blocked from the start, holding its pay period's window).
+ */
+function lateFor(
+  payDate: string,
+  settings: OrganizationSettings,
+  now: Date,
+): { earliest_pay_date: string; release_by: string; approve_by?: string } | undefined {
+  const late = tooSoon(payDate, now);
+  if (late || approvalMode(settings) !== 'required') return late;
+  const { release_by } = disbursementDates(payDate);
+  const deadline = approveBy(release_by, settings);
+  if (Date.parse(deadline) > now.getTime()) return undefined;
+  return {
+    release_by,
+    approve_by: deadline,
+    earliest_pay_date: earliestApprovablePayDate(now, approvalCutoffTime(settings)),
+  };
 }
 
 function windowProblem(existingPayrollId: string): PayrollProblem {

@@ -312,8 +312,8 @@ describe('authorization matrix: dead tokens and another organization, against re
     );
     expect([...unknownPath, ...unknownQuery]).toEqual([]);
     // The tables the it.each blocks run over are never empty: a filter gone wrong would skip them silently.
-    expect(authenticated).toHaveLength(33);
-    expect(withIds).toHaveLength(19);
+    expect(authenticated).toHaveLength(34);
+    expect(withIds).toHaveLength(20);
     expect(collections).toHaveLength(8);
     // Every kind of resource the table names is made for real in the owner's organization.
     expect(new Set(withIds.flatMap((r) => pathParameters(r.path).map((p) => PATH_PARAMETERS[p])))).toEqual(

@@ -70,4 +70,45 @@ describe('approval in production', () => {
       SandboxOnlyError,
     );
   });
+
+  it('refuses a production cancel that meets a run approved a moment before: the run stays approved', async () => {
+    const { world, orgId, services, payrollId } = await productionRun(new Date('2026-12-07T15:00:00Z'));
+    const approver = { organizationId: orgId, environment: 'production' as const, apiKeyId: 'key_approver' };
+    // The cancel reads the run awaiting approval; the approval lands before the cancel writes.
+    let approvedInBetween = false;
+    const payrolls = Object.create(world.services.payrolls) as typeof world.services.payrolls;
+    payrolls.get = async (...args) => {
+      const read = await world.services.payrolls.get(...args);
+      if (!approvedInBetween) {
+        approvedInBetween = true;
+        await approvePayroll(services, approver, payrollId);
+      }
+      return read;
+    };
+    await expect(cancelPayroll({ ...world.services, payrolls }, 'production', orgId, payrollId)).rejects.toBeInstanceOf(
+      SandboxOnlyError,
+    );
+    const run = (await world.services.payrolls.get(orgId, payrollId))!;
+    expect(run.status).toBe('pending');
+    expect(run.status_history.map((h) => h.status)).toEqual(['awaiting_approval', 'pending']);
+  });
+
+  it('refuses a production submission whose approval deadline has already passed, naming the earliest pay date', async () => {
+    const world = await payrollWorld(1);
+    const orgId = world.org.organization_id;
+    const caller = { organizationId: orgId, environment: 'production' as const, apiKeyId: 'key_submitter' };
+    await updateSettings(world.services, caller, { payroll_approval: 'required', approval_cutoff_time: '15:00' });
+    // Monday 7 December 2026, 16:00 in New York: Tuesday's pay date released today, whose cut-off has passed.
+    const now = new Date('2026-12-07T21:00:00Z');
+    const services = { ...world.services, chunkSize: 1000, deps: { ...world.services.deps, now: () => now } };
+    const body = payrollBody(world.employeeIds, { pay_date: '2026-12-08' });
+    await expect(submitPayroll(services, caller, body, { dryRun: false })).rejects.toMatchObject({
+      code: 'pay_date_too_soon',
+      details: [expect.objectContaining({ field: 'pay_date', earliest_pay_date: '2026-12-09' })],
+    });
+    const fine = await submitPayroll(services, caller, payrollBody(world.employeeIds, { pay_date: '2026-12-09' }), {
+      dryRun: false,
+    });
+    expect(fine.kind).toBe('accepted');
+  });
 });
