@@ -21,7 +21,7 @@ import { gateOver } from '../../shared/http/gate.js';
 import { requireScope } from '../../shared/http/middleware/authenticate.js';
 import { listPage } from '../../shared/http/pagination.js';
 import type { Principal } from '../../shared/http/principal.js';
-import { approvePayroll, payrollBlockers } from '../../shared/use-cases/approve-payroll.js';
+import { approvePayroll, payrollBlockers, pendingNetPay } from '../../shared/use-cases/approve-payroll.js';
 import { cancelPayroll } from '../../shared/use-cases/cancel-payroll.js';
 import { payrollEmployeeIds } from '../../shared/use-cases/payroll-employee-ids.js';
 import { payrollView } from '../../shared/use-cases/payroll-view.js';
@@ -99,9 +99,14 @@ const router = apiRouter(
       const record = await payrolls.get(principal.organizationId, params.id);
       if (!record) throw new NotFoundError();
       const ids = await payrollEmployeeIds(objects, principal.organizationId, params.id);
-      const blockers =
-        record.status === 'awaiting_approval' ? await payrollBlockers(submission, record, submission.deps.now()) : null;
-      return ok(payrollView.full(record, [...ids], blockers));
+      const approval =
+        record.status === 'awaiting_approval'
+          ? {
+              blockers: await payrollBlockers(submission, record, submission.deps.now()),
+              netPay: await pendingNetPay(objects, record),
+            }
+          : null;
+      return ok(payrollView.full(record, [...ids], approval));
     },
     approvePayroll: async ({ principal, params }) => {
       const approver = {

@@ -1594,6 +1594,19 @@ export type components = {
             employee_ids: string[];
             /** @description A run awaiting approval: what stops it now (an empty list: it can be approved); null in any other status */
             blockers: components["schemas"]["PayrollBlocker"][] | null;
+            /** @description A run awaiting approval: what it will pay each employee (net pay, in submission order), so the approver sees every amount before money moves; null in any other status */
+            net_pay_by_employee: {
+                /**
+                 * @description `emp_` and 26 lowercase Crockford base32 characters
+                 * @example emp_01kfz8d4w6t2m9q3r5v7x8y0ab
+                 */
+                employee_id: string;
+                /**
+                 * @description Money as a JSON number with at most two decimals
+                 * @example 3200
+                 */
+                net_pay: number;
+            }[] | null;
             /** @description The API key that submitted the run */
             submitted_by: {
                 /**
@@ -3475,6 +3488,7 @@ export interface operations {
                      *           "emp_01kfz8d4w6t2m9q3r5v7x8y0ab"
                      *         ],
                      *         "blockers": null,
+                     *         "net_pay_by_employee": null,
                      *         "submitted_by": {
                      *           "api_key_id": "key_01kfz8j5c7e9g1j3k5n7q9s1mn"
                      *         },

@@ -197,6 +197,14 @@ const payroll = payrollSummary
         description:
           'A run awaiting approval: what stops it now (an empty list: it can be approved); null in any other status',
       }),
+    net_pay_by_employee: z
+      .array(z.strictObject({ employee_id: id('emp', EXAMPLE_IDS.employee), net_pay: amount }))
+      .max(MAX_EMPLOYEES_PER_PAYROLL)
+      .nullable()
+      .meta({
+        description:
+          'A run awaiting approval: what it will pay each employee (net pay, in submission order), so the approver sees every amount before money moves; null in any other status',
+      }),
     submitted_by: keyRef.nullable().meta({ description: 'The API key that submitted the run' }),
     approved_by: keyRef
       .extend({ at: timestamp })
@@ -315,6 +323,7 @@ const FULL = {
   ...SUMMARY,
   employee_ids: [EXAMPLE_IDS.employee],
   blockers: null,
+  net_pay_by_employee: null,
   submitted_by: { api_key_id: EXAMPLE_IDS.apiKey },
   approved_by: null,
   status_history: [

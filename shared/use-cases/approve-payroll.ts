@@ -1,4 +1,7 @@
-import type { ObjectStore } from '../adapters/object-store.js';
+import { objectKeys, type ObjectStore } from '../adapters/object-store.js';
+import { centsToNumber } from '../domain/money.js';
+import { netPay } from '../domain/payroll.js';
+import type { StoredSubmission } from './submit-payroll.js';
 import type { Queue } from '../adapters/queue.js';
 import type { Environment } from '../adapters/tokens.js';
 import type { EmployeeReader } from '../data/employee-repository.js';
@@ -33,6 +36,18 @@ export interface Approver {
   organizationId: string;
   environment: Environment;
   apiKeyId: string;
+}
+
+/**
+ * What a run awaiting approval will pay each employee, in submission order: net pay is fixed by the accepted body
+ * (gross + bonuses − deductions), so the approver sees each amount before any money moves.
+ */
+export async function pendingNetPay(
+  objects: ObjectStore,
+  record: PayrollRecord,
+): Promise<{ employee_id: string; net_pay: number }[]> {
+  const stored = await objects.getJson<StoredSubmission>(objectKeys.submission(record.organization_id, record.payroll_id));
+  return (stored?.employees ?? []).map((e) => ({ employee_id: e.employee_id, net_pay: centsToNumber(netPay(e)) }));
 }
 
 /** Every blocker of a run awaiting approval, read from the run's employees and the organization as they are now. */

@@ -86,12 +86,20 @@ function disbursementTotals(r: PayrollRecord) {
   );
 }
 
-/** `blockers`: what stops a run awaiting approval, as read now; null for a run in any other status. */
-function full(r: PayrollRecord, employeeIds: string[], blockers: Blocker[] | null = null) {
+/**
+ * `approval`: for a run awaiting approval, what stops it as read now and what it will pay each employee; null
+ * (both) for a run in any other status.
+ */
+function full(
+  r: PayrollRecord,
+  employeeIds: string[],
+  approval: { blockers: Blocker[]; netPay: { employee_id: string; net_pay: number }[] } | null = null,
+) {
   return {
     ...summary(r),
     employee_ids: employeeIds,
-    blockers,
+    blockers: approval?.blockers ?? null,
+    net_pay_by_employee: approval?.netPay ?? null,
     submitted_by: r.submitted_by,
     approved_by: r.approved_by,
     status_history: r.status_history.map((h) => ({ status: h.status, at: h.at, reason: h.reason ?? null })),

@@ -281,8 +281,12 @@ describe.skipIf(!hasChromium)('payroll approval in the dashboard', () => {
         `#/employees/${ids[first]}`,
       ]),
     );
-    // The API has no per-person amounts before processing: the page says so, with the run's total.
+    // Each person's net pay as accepted, beside the run's total: every amount is seen before money moves.
     expect(await page.getByTestId('per-employee-note').textContent()).toContain(money(runs.approve.net));
+    const amounts = await page.getByTestId('employee-net-pay').allTextContents();
+    expect(amounts.map((a) => a.trim())).toEqual(
+      (run.net_pay_by_employee as { net_pay: number }[]).map((p) => money(p.net_pay)),
+    );
     expect(await page.getByTestId('no-blockers').textContent()).toBe('Nothing blocks this run: it can be approved.');
     expect(await page.getByTestId('blockers').count()).toBe(0);
     // Nothing exists yet to be paid: no file, no paystubs.
@@ -321,10 +325,10 @@ describe.skipIf(!hasChromium)('payroll approval in the dashboard', () => {
     expect(await link.getAttribute('href')).toBe(`#/employees/${ids.Mallory}`);
     expect(await person.textContent()).toContain('employee_not_found');
     expect(await blockers.locator('li.runs-blocker-group').count()).toBe(1);
-    // Still listed among the people paid, marked removed; Ada is not blocked.
-    expect(await page.getByTestId('run-employees').locator(`li[data-employee-id="${ids.Mallory}"]`).textContent()).toBe(
-      'Mallory Leavingremoved',
-    );
+    // Still listed among the people paid, with the amount the run holds for them, marked removed; Ada is not blocked.
+    expect(
+      await page.getByTestId('run-employees').locator(`li[data-employee-id="${ids.Mallory}"]`).textContent(),
+    ).toMatch(/^Mallory Leaving \$[\d,]+\.\d{2}removed$/);
     expect(await seriousAxeViolations(page)).toEqual([]);
 
     await page.getByRole('button', { name: 'Approve this run' }).click();

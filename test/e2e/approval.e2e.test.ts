@@ -99,6 +99,8 @@ describe('a run that requires approval', () => {
     expect(Date.parse(accepted.approve_by!)).toBeGreaterThan(Date.parse(`${accepted.release_by}T00:00:00Z`));
     const waiting = await statusOf(org, accepted.payroll_id);
     expect(waiting).toMatchObject({ status: 'awaiting_approval', blockers: [], approved_by: null });
+    // What each person will be paid, shown before any money moves.
+    expect(waiting.net_pay_by_employee).toEqual(ids.map((id) => ({ employee_id: id, net_pay: 2000 })));
     expect(waiting.progress.done).toBe(0);
     // Nothing moved: no file, no paystub.
     const file = await org.submitter.GET('/v1/payroll/{id}/disbursement', {
@@ -130,6 +132,7 @@ describe('a run that requires approval', () => {
     expect(approved.data!.data.status).toBe('pending');
     const done = await settled(org, accepted.payroll_id);
     expect(done.status).toBe('completed');
+    expect(done.net_pay_by_employee).toBeNull();
     expect(done.status_history.map((h) => h.status)).toEqual([
       'awaiting_approval',
       'pending',

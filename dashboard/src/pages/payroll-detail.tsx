@@ -519,17 +519,24 @@ function Approval({
         Employees paid ({payroll.employee_ids.length})
       </h3>
       <p class="small muted" data-testid="per-employee-note">
-        Each person’s net pay is worked out when the run is processed, after approval (their paystubs then show it):
-        until then the API gives the run’s totals, {formatMoney(payroll.totals.net_pay)} net for all of them.
+        What each person will be paid, as accepted: {formatMoney(payroll.totals.net_pay)} net for all of them.
       </p>
       {namesLoading && <p class="small muted">Loading the employees’ names…</p>}
       <ul class="runs-people" aria-labelledby="approval-people-title" data-testid="run-employees">
-        {payroll.employee_ids.map((id) => (
-          <li key={id} class="runs-person" data-employee-id={id}>
-            <a href={`#/employees/${encodeURIComponent(id)}`}>{names.get(id) ?? <code>{id}</code>}</a>
-            {removed.has(id) && <span class="badge badge-bad">removed</span>}
-          </li>
-        ))}
+        {(payroll.net_pay_by_employee ?? payroll.employee_ids.map((id) => ({ employee_id: id, net_pay: null }))).map(
+          ({ employee_id: id, net_pay }) => (
+            <li key={id} class="runs-person" data-employee-id={id}>
+              <a href={`#/employees/${encodeURIComponent(id)}`}>{names.get(id) ?? <code>{id}</code>}</a>
+              {net_pay !== null && (
+                <span class="num" data-testid="employee-net-pay">
+                  {' '}
+                  {formatMoney(net_pay)}
+                </span>
+              )}
+              {removed.has(id) && <span class="badge badge-bad">removed</span>}
+            </li>
+          ),
+        )}
       </ul>
 
       <h3 class="h3">Blockers</h3>
