@@ -46,7 +46,9 @@ export async function pendingNetPay(
   objects: ObjectStore,
   record: PayrollRecord,
 ): Promise<{ employee_id: string; net_pay: number }[]> {
-  const stored = await objects.getJson<StoredSubmission>(objectKeys.submission(record.organization_id, record.payroll_id));
+  const stored = await objects.getJson<StoredSubmission>(
+    objectKeys.submission(record.organization_id, record.payroll_id),
+  );
   return (stored?.employees ?? []).map((e) => ({ employee_id: e.employee_id, net_pay: centsToNumber(netPay(e)) }));
 }
 
