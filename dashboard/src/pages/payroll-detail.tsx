@@ -438,6 +438,7 @@ function Approval({
   const [busy, setBusy] = useState(false);
   const inFlight = useRef(false);
   const now = useNow(30_000);
+  const environment = environmentOf(readToken());
   const blockers = payroll.blockers ?? [];
   const funding = settings.data?.funding_account ?? null;
   const path = `/v1/payroll/${encodeURIComponent(payroll.payroll_id)}`;
@@ -506,7 +507,7 @@ function Approval({
                 {formatNewYork(payroll.approve_by)}
               </time>{' '}
               <span class="nowrap" data-testid="time-left">
-                ({timeLeft(payroll.approve_by, now)})
+                ({timeLeft(payroll.approve_by, now, environment)})
               </span>
             </dd>
           ) : (

@@ -1,3 +1,4 @@
+import { environmentOf, readToken } from '../session.js';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, listPage, type Page, type Query } from '../api.js';
 import type { Payroll, PayrollDetail } from '../types.js';
@@ -238,7 +239,7 @@ export function PayrollsPage() {
                       {isAwaitingApproval(r.status) && r.approve_by && (
                         <div class="small runs-approve-by" data-testid="approve-by">
                           Approve by <When iso={r.approve_by} />
-                          <span class="nowrap"> ({timeLeft(r.approve_by, now)})</span>
+                          <span class="nowrap"> ({timeLeft(r.approve_by, now, environmentOf(readToken()))})</span>
                         </div>
                       )}
                       {isUnfinished(r.status) && (
