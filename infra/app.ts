@@ -97,15 +97,7 @@ export function addPayrollStacks(app: App): PayrollStacks {
     alarmEmail,
     terminationProtection: environment === 'production',
   });
-  const resources = {
-    table: stateful.table,
-    key: stateful.key,
-    fileKey: stateful.fileKey,
-    disbursementBucket: stateful.disbursementBucket,
-    signingSecret: stateful.signingSecret,
-    queues: { payroll: stateful.queues.payroll.queue, webhooks: stateful.queues.webhooks.queue },
-    alarmTopic: stateful.alarmTopic,
-  };
+  const resources = { ...stateful.serviceResources(), alarmTopic: stateful.alarmTopic };
   const api = new ApiStack(app, `${prefix}-Api`, {
     stackName: `${prefix}-Api`,
     description: `Payroll API ${environment}/${stage}: REST API and functions`,

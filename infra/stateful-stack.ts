@@ -10,6 +10,7 @@ import type { KeyPurpose } from '../shared/adapters/envelope-encryption.js';
 import { WORK_FILE_PREFIX } from '../shared/adapters/object-store.js';
 import { QUEUE_DEFINITIONS, TABLE_DEFINITION } from '../shared/data/table-definition.js';
 import { QueueWithDlq } from './constructs/queue-with-dlq.js';
+import type { ServiceResources } from './constructs/service-access.js';
 import { acknowledgeAutoDeleteObjects, logBucket } from './constructs/log-bucket.js';
 import { ALARM_THRESHOLDS, Alarms, alarmTopic } from './constructs/monitoring.js';
 import { type KeyUse, keyUseRolePath, rolePatterns } from './key-use-paths.js';
@@ -278,6 +279,18 @@ export class StatefulStack extends Stack {
   readonly signingSecret: Secret;
   /** Every alarm of the deployment notifies it (constructs/monitoring.ts). */
   readonly alarmTopic: Topic;
+
+  /** What functions may be granted (infra/constructs/service-access.ts), as every stack and test that grants them. */
+  serviceResources(): ServiceResources {
+    return {
+      table: this.table,
+      key: this.key,
+      fileKey: this.fileKey,
+      disbursementBucket: this.disbursementBucket,
+      signingSecret: this.signingSecret,
+      queues: { payroll: this.queues.payroll.queue, webhooks: this.queues.webhooks.queue },
+    };
+  }
 
   constructor(scope: Construct, id: string, props: StatefulStackProps) {
     super(scope, id, props);

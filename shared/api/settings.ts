@@ -1,3 +1,4 @@
+import { TIME_OF_DAY } from '../domain/banking-calendar.js';
 import { APPROVAL_MODES, DEFAULT_FILE_RETENTION_DAYS, MAX_FILE_RETENTION_DAYS } from '../domain/settings.js';
 import * as z from 'zod';
 import type { settingsView } from '../use-cases/settings.js';
@@ -35,15 +36,11 @@ export const settings = z
       description:
         '`automatic`: a run is approved when it is accepted (the sandbox default). `required`: it waits in `awaiting_approval`, moving no money, until another key or person approves it (`POST /v1/payroll/{id}/approve`; the default of a new production organization)',
     }),
-    approval_cutoff_time: z
-      .string()
-      .max(5)
-      .regex(/^([01]\d|2[0-3]):[0-5]\d$/)
-      .meta({
-        description:
-          'HH:MM, New York time: a run must be approved by its `release_by` day at this time (its `approve_by`)',
-        example: '15:00',
-      }),
+    approval_cutoff_time: z.string().max(5).regex(TIME_OF_DAY).meta({
+      description:
+        'HH:MM, New York time: a run must be approved by its `release_by` day at this time (its `approve_by`)',
+      example: '15:00',
+    }),
     file_retention_days: z.number().int().min(DEFAULT_FILE_RETENTION_DAYS).max(MAX_FILE_RETENTION_DAYS).meta({
       format: 'int32',
       description:

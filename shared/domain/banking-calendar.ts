@@ -178,6 +178,9 @@ export function dateInTimeZone(instant: Date, timeZone: string): { date: string;
   return { date, time: `${part('hour')}${part('minute')}` };
 }
 
+/** A wall-clock time of day, `HH:MM` on a 24-hour clock. */
+export const TIME_OF_DAY = /^([01]\d|2[0-3]):[0-5]\d$/;
+
 /**
  * The instant at which the wall clock in `timeZone` reads `date` `time` (`HH:MM`). A wall time a DST change skips
  * (02:30 on the spring-forward day) resolves to the instant an hour earlier; one it repeats (01:30 in the fall), to
@@ -185,7 +188,7 @@ export function dateInTimeZone(instant: Date, timeZone: string): { date: string;
  */
 export function zonedInstant(date: string, time: string, timeZone: string): Date {
   assertDate(date);
-  if (!/^([01]\d|2[0-3]):[0-5]\d$/.test(time)) throw new RangeError(`Not a time of day (HH:MM): ${time}`);
+  if (!TIME_OF_DAY.test(time)) throw new RangeError(`Not a time of day (HH:MM): ${time}`);
   const wanted = Date.parse(`${date}T${time}:00Z`);
   // The zone's offset at a guess, applied, then checked once more: the guess may sit across a DST change.
   let instant = wanted;

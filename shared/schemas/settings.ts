@@ -1,3 +1,4 @@
+import { TIME_OF_DAY } from '../domain/banking-calendar.js';
 import * as z from 'zod';
 import { isValidRoutingNumber, withCheckDigit } from '../domain/aba.js';
 import { ACH_CHARACTERS } from '../domain/ach-text.js';
@@ -94,7 +95,7 @@ export const updateSettingsBody = z.strictObject({
   approval_cutoff_time: z
     .string()
     .max(5)
-    .regex(/^([01]\d|2[0-3]):[0-5]\d$/, { message: 'A time of day, HH:MM (24-hour, New York time)' })
+    .regex(TIME_OF_DAY, { message: 'A time of day, HH:MM (24-hour, New York time)' })
     .meta({ description: 'HH:MM, New York time: runs must be approved by their release day at this time' })
     .optional(),
   file_retention_days: z

@@ -487,14 +487,7 @@ describe('a consumer and a queue too short for it', () => {
     const app = new App({ context: { ...CDK_CONTEXT, 'aws:cdk:bundling-stacks': [] } });
     const { stateful } = addPayrollStacks(app);
     const stack = new Stack(app, 'TooShort');
-    const resources = {
-      table: stateful.table,
-      key: stateful.key,
-      fileKey: stateful.fileKey,
-      disbursementBucket: stateful.disbursementBucket,
-      signingSecret: stateful.signingSecret,
-      queues: { payroll: stateful.queues.payroll.queue, webhooks: stateful.queues.webhooks.queue },
-    };
+    const resources = stateful.serviceResources();
     const common = { resources, environment: {}, removalPolicy: RemovalPolicy.DESTROY };
     // What the queues had before: twice the deliverer's timeout, and the processor's plus a minute.
     expect(

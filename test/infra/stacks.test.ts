@@ -1377,14 +1377,7 @@ describe('workers stack', () => {
     const app = appWith({ environment: 'sandbox', stage: 'short' });
     const { stateful } = addPayrollStacks(app);
     const stack = new Stack(app, 'ShortVisibility');
-    const resourcesForDeliverer = {
-      table: stateful.table,
-      key: stateful.key,
-      fileKey: stateful.fileKey,
-      disbursementBucket: stateful.disbursementBucket,
-      signingSecret: stateful.signingSecret,
-      queues: { payroll: stateful.queues.payroll.queue, webhooks: stateful.queues.webhooks.queue },
-    };
+    const resourcesForDeliverer = stateful.serviceResources();
     const props = { resources: resourcesForDeliverer, environment: {}, removalPolicy: RemovalPolicy.DESTROY };
     expect(
       () =>
