@@ -3,6 +3,8 @@ import { fieldEncryptor } from '../../shared/adapters/envelope-encryption.js';
 import { defaultObjectStore } from '../../shared/adapters/object-store.js';
 import { observeApi } from '../../shared/adapters/observability.js';
 import { disbursementReturnRoutes } from '../../shared/api/disbursement-returns.js';
+import { DisbursementFileRepository } from '../../shared/data/disbursement-file-repository.js';
+import { OrganizationRepository } from '../../shared/data/organization-repository.js';
 import { DisbursementSequenceRepository } from '../../shared/data/disbursement-sequence-repository.js';
 import { EmployeeRepository } from '../../shared/data/employee-repository.js';
 import { Transactions } from '../../shared/data/item.js';
@@ -22,6 +24,8 @@ export const services: ReturnServices = {
   paystubs: new PaystubRepository(table),
   employees: new EmployeeRepository(table),
   sequences: new DisbursementSequenceRepository(table),
+  organizations: new OrganizationRepository(table),
+  disbursementFiles: new DisbursementFileRepository(table),
   objects: defaultObjectStore(),
   // Wraps a corrected account number; never unwraps one.
   encryptor: fieldEncryptor('bank-account'),

@@ -200,6 +200,74 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/payroll/{id}/funding/redebit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Re-debit a run's returned funding debit (R01, R09)
+         * @description When the bank returned a run's funding debit for insufficient (R01) or uncollected (R09) funds, writes a `redebit` file: one CCD batch with one debit of the same amount to the same funding account, Company Entry Description `RETRY PYMT` (a re-initiated entry, as NACHA requires it), settling the next banking day. `funding.status` becomes `redebit_scheduled` and the organization's funding hold is lifted; a return of the re-debit puts it back. At most two re-debits per debit, within 180 days of its effective entry date. Admin keys only.
+         *
+         *     Requires a token with the `admin` scope. Rate limit: the payroll-write bucket.
+         */
+        post: operations["redebitFunding"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payroll/{id}/funding/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record that a returned funding debit was paid by other means (a wire)
+         * @description Records that the organization paid the run's returned funding debit another way (a wire, or `other`), with its reference: `funding.status` becomes `resolved` and the funding hold is lifted. Admin keys only.
+         *
+         *     Requires a token with the `admin` scope. Rate limit: the payroll-write bucket.
+         */
+        post: operations["resolveFunding"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payroll/{id}/reversals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reverse payments of a run made in error (duplicate, wrong amount, wrong account)
+         * @description Writes a `reversal` file taking back the payments named: Company Entry Description `REVERSAL`, the run's company name and id, for each payment a debit of the same amount to the same account as the deposit (27 for a checking credit, 32 → 37 for savings), and in a balanced file one offset credit to the funding account for the total. Each payment becomes `reversal_scheduled` and its paystub `voided` (year-to-date figures leave it out); `payment.reversed` is emitted for each. A return of a reversal debit (POST /v1/disbursement-returns) marks the payment `reversal_returned` and emits `payment.reversal_returned`.
+         *
+         *     Allowed until the fifth banking day after the deposit's effective entry date, once per payment, never for a returned deposit; 1 to 40 payments per request, all or none. Of two requests reversing the same payment at once, exactly one writes a file. With an `Idempotency-Key`, the same request again answers the first file (`Idempotent-Replayed: true`). Admin keys only.
+         *
+         *     Requires a token with the `admin` scope. Rate limit: the payroll-write bucket.
+         */
+        post: operations["reversePayments"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/disbursement-returns": {
         parameters: {
             query?: never;
@@ -223,6 +291,50 @@ export type paths = {
          *     Requires a token with the `admin` scope. Rate limit: the payroll-write bucket.
          */
         post: operations["postDisbursementReturns"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/disbursement-files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every NACHA file the service wrote: payroll, re-debit, reversal, prenote
+         * @description The NACHA files written for your organization, newest first: each run's file, and the re-debits and reversals written since. Filter by `type`, `payroll_id`, and creation date (`from`, `to`, UTC). Every file follows the same rules: banking days, a file ID modifier per destination and day, trace numbers never reused across any file, ACH text.
+         *
+         *     Requires a token with the `read:payroll` scope. Rate limit: the read bucket.
+         */
+        get: operations["listDisbursementFiles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/disbursement-files/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A NACHA file, or its control totals
+         * @description The file itself (`text/plain`, 94-character records), or with `Accept: application/json` what the list shows of it. The file holds full account numbers: it needs the `read:disbursements` scope (admin keys) beside `read:payroll`. A withdrawn file (its run was cancelled or failed) answers 410 `disbursement_withdrawn`.
+         *
+         *     Requires a token with the `read:payroll` scope. Rate limit: the read bucket.
+         */
+        get: operations["getDisbursementFile"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -899,6 +1011,16 @@ export type components = {
             paystub_id?: string;
             /** @description A correction: whether the employee's bank account was changed (only while it is still the account the deposit went to) */
             account_updated?: boolean;
+            /**
+             * @description A returned entry that was not an employee's deposit: `funding_debit` (a run's offset debit or a re-debit: the organization is put on a funding hold), `reversal_debit` (a reversal's debit: the payment becomes `reversal_returned`), `reversal_offset` (a reversal's credit to the funding account)
+             * @enum {string}
+             */
+            entry?: "funding_debit" | "reversal_debit" | "reversal_offset";
+            /**
+             * @description The run the entry belongs to
+             * @example pay_01kfz8e2h5n8p0s2v4w6y8z1cd
+             */
+            payroll_id?: string;
         };
         BankReportOutcomes: {
             /** @description One per item, in the order of the report */
@@ -948,6 +1070,99 @@ export type components = {
              * @example 2026-11-21T10:02:28.752Z
              */
             created_at: string;
+            /**
+             * @description The file in the list of files (`GET /v1/disbursement-files/{id}`)
+             * @example file_01kfz8k2d4f6h8k0m2p4r6t8vw
+             */
+            file_id: string | null;
+        };
+        DisbursementFile: {
+            /**
+             * @description `file_` and 26 lowercase Crockford base32 characters
+             * @example file_01kfz8k2d4f6h8k0m2p4r6t8vw
+             */
+            file_id: string;
+            /**
+             * @description `payroll`: a run's deposits (and its funding debit); `redebit`: a re-initiated funding debit (`RETRY PYMT`); `reversal`: debits taking back payments (`REVERSAL`); `prenote`: zero-dollar entries verifying accounts
+             * @enum {string}
+             */
+            type: "payroll" | "redebit" | "reversal" | "prenote";
+            /**
+             * @description The run the file was written for
+             * @example pay_01kfz8e2h5n8p0s2v4w6y8z1cd
+             */
+            payroll_id: string | null;
+            /**
+             * @description `ready`: written, to be sent to the bank; `withdrawn`: its run was cancelled or failed, it must never reach a bank; with a bank link, `transmitted` then `acknowledged`
+             * @enum {string}
+             */
+            status: "ready" | "withdrawn" | "transmitted" | "acknowledged";
+            /**
+             * Format: date-time
+             * @description UTC, ISO 8601 with milliseconds
+             * @example 2026-11-21T10:02:28.752Z
+             */
+            created_at: string;
+            /**
+             * Format: date
+             * @description The day its entries settle (the batch header)
+             * @example 2026-11-20
+             */
+            effective_entry_date: string;
+            /**
+             * Format: date
+             * @description The banking day by which the file must reach the bank
+             * @example 2026-11-20
+             */
+            release_by: string;
+            /** @description A–Z then 0–9: the n-th file of the organization to this destination that day */
+            file_id_modifier: string;
+            /** Format: int32 */
+            entry_count: number;
+            /** @description The NACHA entry hash */
+            entry_hash: string;
+            total_credit: number;
+            total_debit: number;
+            /** Format: int32 */
+            batch_count: number;
+            /** Format: int32 */
+            block_count: number;
+            /**
+             * Format: date-time
+             * @description When the bank link delivered it (null until then)
+             * @example 2026-11-21T10:02:28.752Z
+             */
+            transmitted_at: string | null;
+            /** @description A reversal's reason; null for other files */
+            reason: string | null;
+        };
+        DisbursementFileListResponse: {
+            /**
+             * Format: int32
+             * @example 200
+             */
+            status: number;
+            /** @example OK */
+            message: string;
+            data: {
+                files: components["schemas"]["DisbursementFile"][];
+                /** @description Opaque and signed; pass it as `page_token` for the next page. `null` on the last page. */
+                next_page_token: string | null;
+            };
+            /** @example bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1 */
+            request_id: string;
+        };
+        DisbursementFileResponse: {
+            /**
+             * Format: int32
+             * @example 200
+             */
+            status: number;
+            /** @example OK */
+            message: string;
+            data: components["schemas"]["DisbursementFile"];
+            /** @example bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1 */
+            request_id: string;
         };
         DisbursementResponse: {
             /**
@@ -1419,7 +1634,7 @@ export type components = {
              */
             id: string;
             /** @enum {string} */
-            type: "payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "employee.bank_account_corrected" | "webhook.test";
+            type: "payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "payroll.funding_returned" | "payment.reversed" | "payment.reversal_returned" | "employee.bank_account_corrected" | "webhook.test";
             /**
              * Format: date-time
              * @description UTC, ISO 8601 with milliseconds
@@ -1491,6 +1706,95 @@ export type components = {
             data: components["schemas"]["Event"];
             /** @example bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1 */
             request_id: string;
+        };
+        /** @description A balanced run's debit of the funding account, and what became of it */
+        Funding: {
+            /**
+             * @description `scheduled`: the offset debit is in the run's file; `returned`: the bank returned it (the organization is on a funding hold); `redebit_scheduled`: re-debited, the hold lifted (a return of the re-debit puts it back); `resolved`: paid by other means
+             * @enum {string}
+             */
+            status: "scheduled" | "returned" | "redebit_scheduled" | "resolved";
+            /**
+             * @description The debit of the funding account: the run's credits
+             * @example 3200
+             */
+            amount: number;
+            /** @description The offset debit's trace number */
+            trace_number: string;
+            /**
+             * Format: date
+             * @description The day the deposits settle: the pay date if it is a banking day, else the last banking day before it (employees are never paid late)
+             * @example 2026-11-20
+             */
+            effective_entry_date: string;
+            /** @description The latest return of the debit (or of a re-debit) */
+            return?: {
+                code: components["schemas"]["ReturnCode"];
+                reason: components["schemas"]["ReturnReason"];
+                /**
+                 * Format: date-time
+                 * @description UTC, ISO 8601 with milliseconds
+                 * @example 2026-11-21T10:02:28.752Z
+                 */
+                returned_at: string;
+            };
+            /** @description Re-initiations of the debit (`RETRY PYMT`), at most two */
+            redebits: {
+                /**
+                 * @description `file_` and 26 lowercase Crockford base32 characters
+                 * @example file_01kfz8k2d4f6h8k0m2p4r6t8vw
+                 */
+                file_id: string;
+                trace_number: string;
+                /**
+                 * @description Money as a JSON number with at most two decimals
+                 * @example 3200
+                 */
+                amount: number;
+                /**
+                 * Format: date
+                 * @example 2026-11-20
+                 */
+                effective_entry_date: string;
+                /**
+                 * Format: date-time
+                 * @description UTC, ISO 8601 with milliseconds
+                 * @example 2026-11-21T10:02:28.752Z
+                 */
+                created_at: string;
+                /** @description What the bank returned, and when it was reported */
+                return?: {
+                    code: components["schemas"]["ReturnCode"];
+                    reason: components["schemas"]["ReturnReason"];
+                    /**
+                     * Format: date-time
+                     * @description UTC, ISO 8601 with milliseconds
+                     * @example 2026-11-21T10:02:28.752Z
+                     */
+                    returned_at: string;
+                };
+            }[];
+            /** @description How the organization paid the returned debit otherwise */
+            resolution?: {
+                /** @enum {string} */
+                method: "wire" | "other";
+                reference: string;
+                /**
+                 * Format: date-time
+                 * @description UTC, ISO 8601 with milliseconds
+                 * @example 2026-11-21T10:02:28.752Z
+                 */
+                resolved_at: string;
+            };
+        };
+        FundingResolution: {
+            /**
+             * @description How the organization paid the returned debit
+             * @enum {string}
+             */
+            method: "wire" | "other";
+            /** @description The wire's reference (Fedwire IMAD, the bank's confirmation), for the record */
+            reference: string;
         };
         /** @description The `data` of `payment.returned` */
         PaymentReturnedData: {
@@ -1679,9 +1983,104 @@ export type components = {
                  * @example 2026-11-21T10:02:28.752Z
                  */
                 created_at: string;
+                /**
+                 * @description The file in the list of files (`GET /v1/disbursement-files/{id}`)
+                 * @example file_01kfz8k2d4f6h8k0m2p4r6t8vw
+                 */
+                file_id: string | null;
             } | null;
             /** @description Deposits of the run the bank returned (POST /v1/disbursement-returns), and their total */
             returns: {
+                /** Format: int32 */
+                count: number;
+                /**
+                 * @description Money as a JSON number with at most two decimals
+                 * @example 3200
+                 */
+                amount: number;
+            };
+            /** @description A balanced run (the organization has a funding account): its debit; null otherwise */
+            funding: {
+                /**
+                 * @description `scheduled`: the offset debit is in the run's file; `returned`: the bank returned it (the organization is on a funding hold); `redebit_scheduled`: re-debited, the hold lifted (a return of the re-debit puts it back); `resolved`: paid by other means
+                 * @enum {string}
+                 */
+                status: "scheduled" | "returned" | "redebit_scheduled" | "resolved";
+                /**
+                 * @description The debit of the funding account: the run's credits
+                 * @example 3200
+                 */
+                amount: number;
+                /** @description The offset debit's trace number */
+                trace_number: string;
+                /**
+                 * Format: date
+                 * @description The day the deposits settle: the pay date if it is a banking day, else the last banking day before it (employees are never paid late)
+                 * @example 2026-11-20
+                 */
+                effective_entry_date: string;
+                /** @description The latest return of the debit (or of a re-debit) */
+                return?: {
+                    code: components["schemas"]["ReturnCode"];
+                    reason: components["schemas"]["ReturnReason"];
+                    /**
+                     * Format: date-time
+                     * @description UTC, ISO 8601 with milliseconds
+                     * @example 2026-11-21T10:02:28.752Z
+                     */
+                    returned_at: string;
+                };
+                /** @description Re-initiations of the debit (`RETRY PYMT`), at most two */
+                redebits: {
+                    /**
+                     * @description `file_` and 26 lowercase Crockford base32 characters
+                     * @example file_01kfz8k2d4f6h8k0m2p4r6t8vw
+                     */
+                    file_id: string;
+                    trace_number: string;
+                    /**
+                     * @description Money as a JSON number with at most two decimals
+                     * @example 3200
+                     */
+                    amount: number;
+                    /**
+                     * Format: date
+                     * @example 2026-11-20
+                     */
+                    effective_entry_date: string;
+                    /**
+                     * Format: date-time
+                     * @description UTC, ISO 8601 with milliseconds
+                     * @example 2026-11-21T10:02:28.752Z
+                     */
+                    created_at: string;
+                    /** @description What the bank returned, and when it was reported */
+                    return?: {
+                        code: components["schemas"]["ReturnCode"];
+                        reason: components["schemas"]["ReturnReason"];
+                        /**
+                         * Format: date-time
+                         * @description UTC, ISO 8601 with milliseconds
+                         * @example 2026-11-21T10:02:28.752Z
+                         */
+                        returned_at: string;
+                    };
+                }[];
+                /** @description How the organization paid the returned debit otherwise */
+                resolution?: {
+                    /** @enum {string} */
+                    method: "wire" | "other";
+                    reference: string;
+                    /**
+                     * Format: date-time
+                     * @description UTC, ISO 8601 with milliseconds
+                     * @example 2026-11-21T10:02:28.752Z
+                     */
+                    resolved_at: string;
+                };
+            } | null;
+            /** @description Payments of the run reversed (POST /v1/payroll/{id}/reversals), and their total */
+            reversals: {
                 /** Format: int32 */
                 count: number;
                 /**
@@ -1695,8 +2094,13 @@ export type components = {
         /** @description What stops a run awaiting approval */
         PayrollBlocker: {
             /** @enum {string} */
-            code: "employee_not_found" | "missing_bank_account" | "originator_not_configured" | "approval_deadline_passed";
+            code: "employee_not_found" | "missing_bank_account" | "originator_not_configured" | "approval_deadline_passed" | "funding_hold";
             message: string;
+            /**
+             * @description `funding_hold`: the run whose debit was returned
+             * @example pay_01kfz8e2h5n8p0s2v4w6y8z1cd
+             */
+            payroll_id?: string;
             /**
              * @description `emp_` and 26 lowercase Crockford base32 characters
              * @example emp_01kfz8d4w6t2m9q3r5v7x8y0ab
@@ -1756,6 +2160,26 @@ export type components = {
             /** @example Dry run: the payroll is valid and nothing was stored */
             message: string;
             data: components["schemas"]["PayrollDryRun"];
+            /** @example bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1 */
+            request_id: string;
+        };
+        PayrollFunding: {
+            /**
+             * @description `pay_` and 26 lowercase Crockford base32 characters
+             * @example pay_01kfz8e2h5n8p0s2v4w6y8z1cd
+             */
+            payroll_id: string;
+            funding: components["schemas"]["Funding"];
+        };
+        PayrollFundingResponse: {
+            /**
+             * Format: int32
+             * @example 200
+             */
+            status: number;
+            /** @example Funding re-debited */
+            message: string;
+            data: components["schemas"]["PayrollFunding"];
             /** @example bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1 */
             request_id: string;
         };
@@ -1984,7 +2408,7 @@ export type components = {
              */
             issued_date: string;
             /**
-             * @description `voided` for a run that was cancelled (sandbox) or failed; still readable. A returned deposit leaves the paystub `issued`: the wages were earned (see `payment.status`)
+             * @description `voided` for a run that was cancelled (sandbox) or failed, or a payment reversed; still readable, and left out of year-to-date figures. A returned deposit leaves the paystub `issued`: the wages were earned (see `payment.status`)
              * @enum {string}
              */
             status: "issued" | "voided";
@@ -2036,10 +2460,10 @@ export type components = {
                 /** @description The NACHA trace number of the deposit; `null` when the net pay is zero */
                 trace_number: string | null;
                 /**
-                 * @description `scheduled`: in the file; `returned`: the bank sent the deposit back (see `return`); `cancelled`: the run was cancelled or failed before its file was released; `no_payment`: zero net pay
+                 * @description `scheduled`: in the file; `returned`: the bank sent the deposit back (see `return`); `cancelled`: the run was cancelled or failed before its file was released; `no_payment`: zero net pay; `reversal_scheduled`: reversed by the organization (see `reversal`: the paystub is `voided`); `reversal_returned`: the bank returned the reversal debit (the money did not come back)
                  * @enum {string}
                  */
-                status: "scheduled" | "no_payment" | "returned" | "cancelled";
+                status: "scheduled" | "no_payment" | "returned" | "cancelled" | "reversal_scheduled" | "reversal_returned";
                 /**
                  * Format: date
                  * @description The day the deposit settles (the batch header of the file); `null` when nothing is paid
@@ -2056,6 +2480,46 @@ export type components = {
                      * @example 2026-11-21T10:02:28.752Z
                      */
                     returned_at: string;
+                };
+                /** @description Present once the payment was reversed (POST /v1/payroll/{id}/reversals) */
+                reversal?: {
+                    /** @enum {string} */
+                    reason: "duplicate" | "incorrect_amount" | "incorrect_account";
+                    /**
+                     * @description `file_` and 26 lowercase Crockford base32 characters
+                     * @example file_01kfz8k2d4f6h8k0m2p4r6t8vw
+                     */
+                    file_id: string;
+                    /** @description The reversal debit's trace number */
+                    trace_number: string;
+                    /**
+                     * Format: date
+                     * @example 2026-11-20
+                     */
+                    effective_entry_date: string;
+                    /**
+                     * Format: date-time
+                     * @description UTC, ISO 8601 with milliseconds
+                     * @example 2026-11-21T10:02:28.752Z
+                     */
+                    scheduled_at: string;
+                    /**
+                     * Format: date
+                     * @description The last banking day the payment could be reversed
+                     * @example 2026-11-20
+                     */
+                    window_ends: string;
+                    /** @description The bank returned the reversal debit */
+                    return?: {
+                        code: components["schemas"]["ReturnCode"];
+                        reason: components["schemas"]["ReturnReason"];
+                        /**
+                         * Format: date-time
+                         * @description UTC, ISO 8601 with milliseconds
+                         * @example 2026-11-21T10:02:28.752Z
+                         */
+                        returned_at: string;
+                    };
                 };
             };
             notes: string | null;
@@ -2158,6 +2622,73 @@ export type components = {
          * @enum {string}
          */
         ReturnReason: "Insufficient funds" | "Account closed" | "No account / unable to locate account" | "Invalid account number structure" | "Unauthorized debit to consumer account using corporate SEC code" | "Returned per ODFI's request" | "Authorization revoked by customer" | "Payment stopped" | "Uncollected funds" | "Customer advises originator is not known to receiver or not authorized" | "Customer advises entry not in accordance with the terms of the authorization" | "Account sold to another DFI" | "Invalid ACH routing number" | "Representative payee deceased or unable to continue in that capacity" | "Beneficiary or account holder deceased" | "Account frozen / entry returned per OFAC instruction" | "File record edit criteria / entry with invalid account number initiated under questionable circumstances" | "Improper effective entry date" | "Amount field error" | "Non-transaction account" | "Invalid company identification" | "Invalid individual ID number" | "Credit entry refused by receiver" | "Duplicate entry" | "Addenda error" | "Mandatory field error" | "Trace number error" | "Routing number check digit error" | "Corporate customer advises not authorized" | "RDFI not participant in check truncation program" | "Permissible return entry (CCD and CTX only)" | "RDFI non-settlement" | "Return of XCK entry" | "Limited participation DFI" | "Return of improper debit entry" | "Return of improper credit entry" | "Source document presented for payment" | "Stop payment on source document" | "Improper source document / source document presented for payment" | "Return of ENR entry by federal government agency" | "Invalid transaction code (ENR only)" | "Routing number / check digit error (ENR only)" | "Invalid DFI account number (ENR only)" | "Invalid individual ID number / identification number (ENR only)" | "Invalid individual name / company name (ENR only)" | "Invalid representative payee indicator (ENR only)" | "Duplicate enrollment (ENR only)" | "State law affecting RCK acceptance" | "Item related to RCK entry is ineligible or RCK entry is improper" | "Stop payment on item related to RCK entry" | "Item and RCK entry presented for payment" | "IAT entry coding error" | "Non-participant in IAT program" | "Invalid foreign receiving DFI identification" | "Foreign receiving DFI unable to settle" | "Entry not processed by gateway" | "Incorrectly coded outbound international payment";
+        Reversal: {
+            file: components["schemas"]["DisbursementFile"];
+            payments: {
+                /**
+                 * @description `stub_` and 26 lowercase Crockford base32 characters
+                 * @example stub_01kfz8f7k3m5n7q9s1t3v5x7ef
+                 */
+                paystub_id: string;
+                /**
+                 * @description `emp_` and 26 lowercase Crockford base32 characters
+                 * @example emp_01kfz8d4w6t2m9q3r5v7x8y0ab
+                 */
+                employee_id: string;
+                /**
+                 * @description Money as a JSON number with at most two decimals
+                 * @example 3200
+                 */
+                amount: number;
+                /** @description The original deposit */
+                trace_number: string;
+                /** @description The reversal debit in the file */
+                reversal_trace_number: string;
+                /** @enum {string} */
+                reason: "duplicate" | "incorrect_amount" | "incorrect_account";
+                /**
+                 * Format: date
+                 * @description The day the reversal debit settles
+                 * @example 2026-11-20
+                 */
+                effective_entry_date: string;
+                /**
+                 * Format: date
+                 * @description The last banking day the payment could be reversed
+                 * @example 2026-11-20
+                 */
+                window_ends: string;
+                /** @enum {string} */
+                status: "reversal_scheduled" | "reversal_returned";
+                /**
+                 * Format: date-time
+                 * @description UTC, ISO 8601 with milliseconds
+                 * @example 2026-11-21T10:02:28.752Z
+                 */
+                scheduled_at: string;
+            }[];
+        };
+        ReversalRequest: {
+            /**
+             * @description `duplicate` (paid twice), `incorrect_amount` (paid the wrong amount), `incorrect_account` (paid to the wrong account)
+             * @enum {string}
+             */
+            reason: "duplicate" | "incorrect_amount" | "incorrect_account";
+            /** @description The paystubs whose payments to reverse: 1 to 40, each once */
+            paystub_ids: string[];
+        };
+        ReversalResponse: {
+            /**
+             * Format: int32
+             * @example 200
+             */
+            status: number;
+            /** @example Payments reversed */
+            message: string;
+            data: components["schemas"]["Reversal"];
+            /** @example bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1 */
+            request_id: string;
+        };
         Settings: {
             employment_types: string[];
             pay_groups: string[];
@@ -2312,7 +2843,7 @@ export type components = {
             /** Format: uri */
             url: string;
             /** @description `null`: every event type */
-            events: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "employee.bank_account_corrected" | "webhook.test")[] | null;
+            events: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "payroll.funding_returned" | "payment.reversed" | "payment.reversal_returned" | "employee.bank_account_corrected" | "webhook.test")[] | null;
             description: string | null;
             /**
              * @description `unreliable`: paused after 5 consecutive failed events, until set `active` again
@@ -2393,7 +2924,7 @@ export type components = {
             /** Format: uri */
             url: string;
             /** @description `null`: every event type */
-            events: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "employee.bank_account_corrected" | "webhook.test")[] | null;
+            events: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "payroll.funding_returned" | "payment.reversed" | "payment.reversal_returned" | "employee.bank_account_corrected" | "webhook.test")[] | null;
             description: string | null;
             /**
              * @description `unreliable`: paused after 5 consecutive failed events, until set `active` again
@@ -3520,9 +4051,21 @@ export interface operations {
                      *           "block_count": 1,
                      *           "file_id_modifier": "A",
                      *           "effective_entry_date": "2026-11-20",
-                     *           "created_at": "2026-11-17T15:02:27.310Z"
+                     *           "created_at": "2026-11-17T15:02:27.310Z",
+                     *           "file_id": "file_01kfz8k2d4f6h8k0m2p4r6t8vw"
                      *         },
                      *         "returns": {
+                     *           "count": 0,
+                     *           "amount": 0
+                     *         },
+                     *         "funding": {
+                     *           "status": "scheduled",
+                     *           "amount": 2589.5,
+                     *           "trace_number": "021000020000002",
+                     *           "effective_entry_date": "2026-11-20",
+                     *           "redebits": []
+                     *         },
+                     *         "reversals": {
                      *           "count": 0,
                      *           "amount": 0
                      *         },
@@ -3802,7 +4345,8 @@ export interface operations {
                      *         "block_count": 1,
                      *         "file_id_modifier": "A",
                      *         "effective_entry_date": "2026-11-20",
-                     *         "created_at": "2026-11-17T15:02:27.310Z"
+                     *         "created_at": "2026-11-17T15:02:27.310Z",
+                     *         "file_id": "file_01kfz8k2d4f6h8k0m2p4r6t8vw"
                      *       },
                      *       "request_id": "bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1"
                      *     }
@@ -4169,6 +4713,414 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    redebitFunding: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A payroll run id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run's funding, now `redebit_scheduled` */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 200,
+                     *       "message": "Funding re-debited",
+                     *       "data": {
+                     *         "payroll_id": "pay_01kfz8e2h5n8p0s2v4w6y8z1cd",
+                     *         "funding": {
+                     *           "status": "redebit_scheduled",
+                     *           "amount": 2589.5,
+                     *           "trace_number": "021000020000002",
+                     *           "effective_entry_date": "2026-11-20",
+                     *           "return": {
+                     *             "code": "R01",
+                     *             "reason": "Insufficient funds",
+                     *             "returned_at": "2026-11-23T14:05:00.000Z"
+                     *           },
+                     *           "redebits": [
+                     *             {
+                     *               "file_id": "file_01kfz8k2d4f6h8k0m2p4r6t8vw",
+                     *               "trace_number": "021000020000004",
+                     *               "amount": 2589.5,
+                     *               "effective_entry_date": "2026-11-24",
+                     *               "created_at": "2026-11-23T14:10:00.000Z"
+                     *             }
+                     *           ]
+                     *         }
+                     *       },
+                     *       "request_id": "bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PayrollFundingResponse"];
+                };
+            };
+            /** @description A malformed path or query parameter, or an unknown parameter (`invalid_request_body`, every problem in `details`) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No run with this id in your organization */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `redebit_not_allowed`: `details[0].reason` says why: `no_funding_debit` (the file carried credits only), `not_returned` (the debit is not returned, or was re-debited or resolved already), `return_code` (returned with a code other than R01 or R09), `limit_reached` (re-debited twice already), `window_closed` (more than 180 days after its effective entry date) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error422"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    resolveFunding: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A payroll run id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description A JSON object */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "method": "wire",
+                 *       "reference": "20261123MMQFMP9T000123"
+                 *     }
+                 */
+                "application/json": components["schemas"]["FundingResolution"];
+            };
+        };
+        responses: {
+            /** @description The run's funding, now `resolved` */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 200,
+                     *       "message": "Funding resolved",
+                     *       "data": {
+                     *         "payroll_id": "pay_01kfz8e2h5n8p0s2v4w6y8z1cd",
+                     *         "funding": {
+                     *           "status": "resolved",
+                     *           "amount": 2589.5,
+                     *           "trace_number": "021000020000002",
+                     *           "effective_entry_date": "2026-11-20",
+                     *           "return": {
+                     *             "code": "R01",
+                     *             "reason": "Insufficient funds",
+                     *             "returned_at": "2026-11-23T14:05:00.000Z"
+                     *           },
+                     *           "redebits": [],
+                     *           "resolution": {
+                     *             "method": "wire",
+                     *             "reference": "20261123MMQFMP9T000123",
+                     *             "resolved_at": "2026-11-23T16:00:00.000Z"
+                     *           }
+                     *         }
+                     *       },
+                     *       "request_id": "bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PayrollFundingResponse"];
+                };
+            };
+            /** @description A missing or malformed `method` or `reference` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No run with this id in your organization */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `funding_not_returned`: the run has no funding debit, or it is not returned (scheduled, re-debited, or resolved already) */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description The body is over 6 MB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.optional"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    reversePayments: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The same key with the same body (compared by `content_hash`) replays the first 202 for 24 hours with `Idempotent-Replayed: true`; with another body it is 422 `idempotency_key_reused`. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description A payroll run id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description A JSON object */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "reason": "duplicate",
+                 *       "paystub_ids": [
+                 *         "stub_01kfz8f7k3m5n7q9s1t3v5x7ef"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ReversalRequest"];
+            };
+        };
+        responses: {
+            /** @description The reversal file, and the payments it takes back; `Location` is the file's URL */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    /** @description `true` when this answer replays an earlier request with the same `Idempotency-Key` and body */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description The URL of the created (or accepted) resource */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 201,
+                     *       "message": "Payments reversed",
+                     *       "data": {
+                     *         "file": {
+                     *           "file_id": "file_01kfz8k2d4f6h8k0m2p4r6t8vw",
+                     *           "type": "reversal",
+                     *           "payroll_id": "pay_01kfz8e2h5n8p0s2v4w6y8z1cd",
+                     *           "status": "ready",
+                     *           "created_at": "2026-11-23T14:10:00.000Z",
+                     *           "effective_entry_date": "2026-11-24",
+                     *           "release_by": "2026-11-23",
+                     *           "file_id_modifier": "B",
+                     *           "entry_count": 2,
+                     *           "entry_hash": "0042000042",
+                     *           "total_credit": 2589.5,
+                     *           "total_debit": 2589.5,
+                     *           "batch_count": 1,
+                     *           "block_count": 1,
+                     *           "transmitted_at": null,
+                     *           "reason": "duplicate"
+                     *         },
+                     *         "payments": [
+                     *           {
+                     *             "paystub_id": "stub_01kfz8f7k3m5n7q9s1t3v5x7ef",
+                     *             "employee_id": "emp_01kfz8d4w6t2m9q3r5v7x8y0ab",
+                     *             "amount": 2589.5,
+                     *             "trace_number": "021000020000001",
+                     *             "reversal_trace_number": "021000020000003",
+                     *             "reason": "duplicate",
+                     *             "effective_entry_date": "2026-11-24",
+                     *             "window_ends": "2026-11-30",
+                     *             "status": "reversal_scheduled",
+                     *             "scheduled_at": "2026-11-23T14:10:00.000Z"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "request_id": "bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReversalResponse"];
+                };
+            };
+            /** @description A missing or malformed `reason` or `paystub_ids` (empty, more than 40, a paystub twice) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No run with this id in your organization */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `already_reversed`, `payment_returned` (the bank returned the deposit: the money is back), `payment_not_reversible` (nothing was paid, or the run is not completed); `details` names each paystub */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description The body is over 6 MB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.optional"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description `reversal_window_closed` (past the fifth banking day after the deposit settled), `paystub_not_found` (not a paystub of this run), `idempotency_key_reused` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error422"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     postDisbursementReturns: {
         parameters: {
             query?: never;
@@ -4302,6 +5254,230 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error413"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listDisbursementFiles: {
+        parameters: {
+            query?: {
+                /** @description Only files of this type */
+                type?: "payroll" | "redebit" | "reversal" | "prenote";
+                /** @description Only this run's files */
+                payroll_id?: string;
+                /** @description Files created on or after this date (UTC) */
+                from?: string;
+                /** @description Files created on or before this date (UTC) */
+                to?: string;
+                /** @description Page size */
+                limit?: number;
+                /** @description The `next_page_token` of the previous page */
+                page_token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 200,
+                     *       "message": "OK",
+                     *       "data": {
+                     *         "files": [
+                     *           {
+                     *             "file_id": "file_01kfz8k2d4f6h8k0m2p4r6t8vw",
+                     *             "type": "payroll",
+                     *             "payroll_id": "pay_01kfz8e2h5n8p0s2v4w6y8z1cd",
+                     *             "status": "ready",
+                     *             "created_at": "2026-11-17T15:02:27.310Z",
+                     *             "effective_entry_date": "2026-11-20",
+                     *             "release_by": "2026-11-19",
+                     *             "file_id_modifier": "A",
+                     *             "entry_count": 2,
+                     *             "entry_hash": "0042000042",
+                     *             "total_credit": 2589.5,
+                     *             "total_debit": 2589.5,
+                     *             "batch_count": 1,
+                     *             "block_count": 1,
+                     *             "transmitted_at": null,
+                     *             "reason": null
+                     *           }
+                     *         ],
+                     *         "next_page_token": null
+                     *       },
+                     *       "request_id": "bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DisbursementFileListResponse"];
+                };
+            };
+            /** @description An invalid filter (`invalid_date_range` when `from` is after `to`), `limit` or unknown parameter, or an altered or foreign `page_token` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getDisbursementFile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `application/json` for the control totals; anything else for the file */
+                Accept?: string;
+            };
+            path: {
+                /** @description A file id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The NACHA file, or its control totals */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    /** @description On the file: `attachment; filename="<file_id>.ach"` */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 200,
+                     *       "message": "OK",
+                     *       "data": {
+                     *         "file_id": "file_01kfz8k2d4f6h8k0m2p4r6t8vw",
+                     *         "type": "payroll",
+                     *         "payroll_id": "pay_01kfz8e2h5n8p0s2v4w6y8z1cd",
+                     *         "status": "ready",
+                     *         "created_at": "2026-11-17T15:02:27.310Z",
+                     *         "effective_entry_date": "2026-11-20",
+                     *         "release_by": "2026-11-19",
+                     *         "file_id_modifier": "A",
+                     *         "entry_count": 2,
+                     *         "entry_hash": "0042000042",
+                     *         "total_credit": 2589.5,
+                     *         "total_debit": 2589.5,
+                     *         "batch_count": 1,
+                     *         "block_count": 1,
+                     *         "transmitted_at": null,
+                     *         "reason": null
+                     *       },
+                     *       "request_id": "bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DisbursementFileResponse"];
+                    /**
+                     * @example 101 02100002110000000012611171002A094101SANDBOX BANK           PAYROLL API
+                     *     5200ACME                                1000000001PPDPAYROLL         261120   1021000020000001
+                     *     622021000021123456789        00002589502M9Q3R5V7X8Y0ABADA LOVELACE            0021000020000001
+                     *     627021000021000123456789     00002589501000000001     ACME                    0021000020000002
+                     *     820000000200042000040000002589500000002589501000000001                         021000020000001
+                     *     9000001000001000000020004200004000000258950000000258950
+                     *     9999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999
+                     *     9999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999
+                     *     9999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999
+                     *     9999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999
+                     */
+                    "text/plain": string;
+                };
+            };
+            /** @description A malformed path or query parameter, or an unknown parameter (`invalid_request_body`, every problem in `details`) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description `insufficient_scope`: the token lacks the `read:payroll` scope; `insufficient_scope`: the file (anything but `Accept: application/json`) needs `read:disbursements`; or `https_required`: plain HTTP */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.optional"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description No file with this id in your organization */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `disbursement_withdrawn`: its run was cancelled or failed; the file must not reach a bank */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.optional"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error410"];
                 };
             };
             429: components["responses"]["RateLimited"];
@@ -4629,7 +5805,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url: string;
-                    events?: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "employee.bank_account_corrected")[] | null;
+                    events?: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "payroll.funding_returned" | "payment.reversed" | "payment.reversal_returned" | "employee.bank_account_corrected")[] | null;
                     description?: string | null;
                 };
             };
@@ -4914,7 +6090,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url?: string;
-                    events?: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "employee.bank_account_corrected")[] | null;
+                    events?: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "payroll.funding_returned" | "payment.reversed" | "payment.reversal_returned" | "employee.bank_account_corrected")[] | null;
                     description?: string | null;
                     /** @enum {string} */
                     status?: "active" | "disabled";
@@ -5233,7 +6409,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only events of this type */
-                type?: "payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "employee.bank_account_corrected" | "webhook.test";
+                type?: "payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "payroll.funding_returned" | "payment.reversed" | "payment.reversal_returned" | "employee.bank_account_corrected" | "webhook.test";
                 /** @description Only this run's events */
                 payroll_id?: string;
                 /** @description Only events with a delivery in this status */

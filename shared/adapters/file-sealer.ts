@@ -52,5 +52,5 @@ export function fileSealer(): FileSealer {
   return sealer;
 }
 
-/** What a run's sealed file is bound to. */
-export const fileContext = (orgId: string, payrollId: string) => `disbursement:${orgId}:${payrollId}`;
+/** What a sealed file is bound to: a run's own file by the run's id, any further file by the file's id. */
+export const fileContext = (orgId: string, payrollOrFileId: string) => `disbursement:${orgId}:${payrollOrFileId}`;

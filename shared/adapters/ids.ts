@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { monotonicFactory } from 'ulid';
+import { encodeTime, monotonicFactory } from 'ulid';
 
 const ulid = monotonicFactory();
 
-export type IdPrefix = 'org' | 'key' | 'emp' | 'pay' | 'stub' | 'evt' | 'whk' | 'req' | 'acct';
+export type IdPrefix = 'org' | 'key' | 'emp' | 'pay' | 'stub' | 'evt' | 'whk' | 'req' | 'acct' | 'file';
 
 /** Time-ordered ids (ULID) with a readable type prefix: lists sort by creation without another attribute. */
 export function newId(prefix: IdPrefix): string {
@@ -38,4 +38,13 @@ export function deterministicId(prefix: IdPrefix, ...parts: string[]): string {
     if (out.length === 26) break;
   }
   return `${prefix}_${out}`;
+}
+
+/**
+ * A time-ordered id derived from what it identifies: the time part of a ULID for `at`, then a digest of `parts`. A
+ * run's file written again by a finalize delivered twice gets the same id, and still sorts among the organization's
+ * files by when it was written.
+ */
+export function deterministicTimedId(prefix: IdPrefix, at: Date, ...parts: string[]): string {
+  return `${prefix}_${encodeTime(at.getTime(), 10).toLowerCase()}${deterministicId(prefix, ...parts).slice(prefix.length + 1, prefix.length + 17)}`;
 }

@@ -6,8 +6,9 @@ import { MAX_ENTRY_CENTS, MAX_TOTAL_CENTS, MAX_TRACE_SEQUENCE, offsetEntryCount 
 import type { Originator } from '../domain/settings.js';
 
 /**
- * NACHA ACH file writer for payroll direct deposit: one PPD batch of credits, either credits only (service
- * class 220) or balanced by one offset debit to the employer's funding account (mixed, service class 200).
+ * NACHA ACH file writer: one batch (PPD, or CCD for the employer's own account) of credits (payroll direct deposit)
+ * or of debits (reversals, re-debits), alone (service class 220 credits only, 225 debits only) or balanced by offset
+ * entries to the employer's funding account (mixed, service class 200).
  *
  * Why hand-written rather than a library: the payroll is split into chunks whose entry records
  * are built in parallel and assembled later, and a re-run must give byte-identical output. The npm writers do
@@ -37,11 +38,14 @@ const SAVINGS_CREDIT = '32';
 const CHECKING_DEBIT = '27';
 const SAVINGS_DEBIT = '37';
 const CREDITS_ONLY = '220';
+const DEBITS_ONLY = '225';
 const MIXED = '200';
 const FILLER = '9'.repeat(RECORD_LENGTH);
 
-/** A PPD credit entry as entryDetailRecord writes it: transaction code, RDFI, amount, ACH text, trace. */
-const ENTRY_RECORD = new RegExp(`^6(22|32)(\\d{8})\\d[0-9 ]{17}(\\d{10})[${ACH_CHARACTERS}]{39}0(\\d{8})(\\d{7})$`);
+/** An entry as entryRecord writes it: transaction code (a credit or a debit), RDFI, amount, ACH text, trace. */
+const ENTRY_RECORD = new RegExp(
+  `^6(22|32|27|37)(\\d{8})\\d[0-9 ]{17}(\\d{10})[${ACH_CHARACTERS}]{39}0(\\d{8})(\\d{7})$`,
+);
 
 export class NachaFormatError extends Error {
   constructor(message: string) {
@@ -98,8 +102,13 @@ export interface NachaFileInput {
   batchNumber?: number;
   /** Entry detail records from `entryDetailRecord`, in ascending trace order (chunks concatenated in order). */
   entries: readonly string[];
-  /** When given, the batch is mixed (200) and ends with one debit for its total credits: debits equal credits. */
+  /**
+   * When given, the batch is mixed (200) and ends with the entries that balance it: a debit for its total credits
+   * (a payroll), or a credit for its total debits (a reversal), so that debits equal credits.
+   */
   offset?: NachaOffsetInput;
+  /** `PPD` (the default: consumers' accounts) or `CCD` (a company's own account: a re-debit of the employer). */
+  secCode?: 'PPD' | 'CCD';
 }
 
 export interface NachaControlTotals {
@@ -213,6 +222,30 @@ function entryRecord(odfi8: string, e: NachaEntryInput, direction: 'credit' | 'd
   ]);
 }
 
+/**
+ * An entry written again with a new trace number, as NACHA's reversals and re-initiated entries are: the same
+ * receiving bank, account, amount, identification and name as the original. `reverse`: a credit becomes the debit
+ * that takes it back (22 → 27, 32 → 37); otherwise the transaction code is kept (a re-debit repeats a debit).
+ */
+export function reissuedEntry(original: string, odfi8: string, traceSequence: number, reverse: boolean): string {
+  const m = ENTRY_RECORD.exec(original);
+  if (!m) throw new NachaFormatError('the original is not a 94-character entry record');
+  const code = m[1]!;
+  let next = code;
+  if (reverse) {
+    if (code !== CHECKING_CREDIT && code !== SAVINGS_CREDIT) throw new NachaFormatError('only a credit is reversed');
+    next = code === CHECKING_CREDIT ? CHECKING_DEBIT : SAVINGS_DEBIT;
+  }
+  return record(['6', next, original.slice(3, 79), traceNumber(odfi8, traceSequence)]);
+}
+
+/** The entry detail records of a file this writer wrote, by trace number. */
+export function entryRecordsOf(content: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const line of content.split(/\r?\n/)) if (line.startsWith('6')) out.set(line.slice(79, 94), line);
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // File assembly.
 
@@ -220,37 +253,40 @@ interface EntryTotals {
   count: number;
   hash: number;
   creditCents: number;
+  debitCents: number;
 }
 
 /**
  * Control totals derived from the entry records themselves, so they can never disagree with the bytes written.
- * Also checks that the records are well-formed credits from this ODFI in strictly ascending trace order, which
+ * Also checks that the records are well-formed entries from this ODFI in strictly ascending trace order, which
  * catches a chunk assembled twice or out of order.
  */
 function totalsOf(entries: readonly string[], odfi8: string): EntryTotals {
   let hash = 0;
   let creditCents = 0;
+  let debitCents = 0;
   let previousSequence = 0;
   entries.forEach((entry, index) => {
     const where = `entry record ${index + 1}`;
     const m = ENTRY_RECORD.exec(entry);
-    if (!m) throw new NachaFormatError(`${where} is not a 94-character PPD credit entry from entryDetailRecord`);
-    const [, , rdfi8 = '', amount = '', traceOdfi = '', sequence = ''] = m;
+    if (!m) throw new NachaFormatError(`${where} is not a 94-character entry from entryDetailRecord`);
+    const [, code = '', rdfi8 = '', amount = '', traceOdfi = '', sequence = ''] = m;
     if (traceOdfi !== odfi8)
       throw new NachaFormatError(`${where}: trace number does not start with the originator's ODFI`);
     const seq = Number(sequence);
     if (seq <= previousSequence)
       throw new NachaFormatError(`${where}: trace sequence ${seq} is not after ${previousSequence}`);
     previousSequence = seq;
-    // Bounded well inside safe integers: 999,999 entries × 99,999,999 < 1e14 for the hash; the credit total is
-    // checked against 12 digits after each entry, and each amount is at most 10 digits.
+    // Bounded well inside safe integers: 999,999 entries × 99,999,999 < 1e14 for the hash; each total is checked
+    // against 12 digits after each entry, and each amount is at most 10 digits.
     hash += Number(rdfi8);
-    creditCents += Number(amount);
-    if (creditCents > MAX_TOTAL_CENTS) {
-      throw new NachaFormatError(`total credit exceeds the 12-digit control field (${MAX_TOTAL_CENTS} cents)`);
+    if (code === CHECKING_DEBIT || code === SAVINGS_DEBIT) debitCents += Number(amount);
+    else creditCents += Number(amount);
+    if (creditCents > MAX_TOTAL_CENTS || debitCents > MAX_TOTAL_CENTS) {
+      throw new NachaFormatError(`a total exceeds the 12-digit control field (${MAX_TOTAL_CENTS} cents)`);
     }
   });
-  return { count: entries.length, hash, creditCents };
+  return { count: entries.length, hash, creditCents, debitCents };
 }
 
 /** NACHA: the entry hash keeps the rightmost 10 digits of the sum of the 8-digit RDFI routing numbers. */
@@ -309,17 +345,18 @@ export function buildNachaFile(input: NachaFileInput): { content: string; contro
 
   const totals = totalsOf(input.entries, odfi8);
   const entries = [...input.entries];
-  let serviceClass = CREDITS_ONLY;
-  let debitCents = 0;
   if (input.offset) {
     const last = input.entries.at(-1)!;
     if (input.offset.traceSequence <= Number(last.slice(87))) {
       throw new NachaFormatError("the offset entry's trace sequence must follow every credit's");
     }
-    const count = offsetEntryCount(totals.creditCents);
+    // Credits are balanced by debits from the funding account (a payroll), debits by credits to it (a reversal).
+    const direction = totals.creditCents >= totals.debitCents ? 'debit' : 'credit';
+    const imbalance = Math.abs(totals.creditCents - totals.debitCents);
+    const count = offsetEntryCount(imbalance);
     for (let i = 0; i < count; i++) {
-      const amountCents = Math.min(MAX_ENTRY_CENTS, totals.creditCents - i * MAX_ENTRY_CENTS);
-      // The offset names the originator: it is the employer's own account the batch is drawn on.
+      const amountCents = Math.min(MAX_ENTRY_CENTS, imbalance - i * MAX_ENTRY_CENTS);
+      // The offset names the originator: it is the employer's own account the batch is drawn on or paid back to.
       entries.push(
         entryRecord(
           odfi8,
@@ -330,16 +367,19 @@ export function buildNachaFile(input: NachaFileInput): { content: string; contro
             individualId: o.company_identification.trim(),
             individualName: o.company_name,
           },
-          'debit',
+          direction,
         ),
       );
       totals.hash += Number(input.offset.routingNumber.slice(0, 8));
     }
-    serviceClass = MIXED;
-    debitCents = totals.creditCents;
+    if (direction === 'debit') totals.debitCents += imbalance;
+    else totals.creditCents += imbalance;
     totals.count += count;
     if (totals.count > MAX_ENTRIES) throw tooManyEntries(totals.count);
   }
+  const serviceClass =
+    totals.debitCents > 0 && totals.creditCents > 0 ? MIXED : totals.debitCents > 0 ? DEBITS_ONLY : CREDITS_ONLY;
+  const debitCents = totals.debitCents;
   const hash = entryHashField(totals.hash);
   const debit = numeric(debitCents, 12, 'total debit');
   const credit = numeric(totals.creditCents, 12, 'total credit');
@@ -365,7 +405,7 @@ export function buildNachaFile(input: NachaFileInput): { content: string; contro
     companyName,
     ' '.repeat(20), // company discretionary data
     companyId,
-    'PPD',
+    input.secCode ?? 'PPD',
     required(input.companyEntryDescription, 10, 'company entry description'),
     descriptiveDate,
     yymmdd(input.effectiveEntryDate, 'effective entry date'),

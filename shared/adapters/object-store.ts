@@ -120,4 +120,6 @@ export const objectKeys = {
   chunkEntries: (org: string, payroll: string, chunk: number) =>
     `${WORK_FILE_PREFIX}${org}/${payroll}/entries/${String(chunk).padStart(5, '0')}.json`,
   disbursement: (org: string, payroll: string) => `payrolls/${org}/${payroll}/disbursement.ach`,
+  /** A further file written for a run: a re-debit of its funding, a reversal of its payments. */
+  runFile: (org: string, payroll: string, file: string) => `payrolls/${org}/${payroll}/files/${file}.ach`,
 };

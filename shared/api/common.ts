@@ -123,6 +123,7 @@ export const EXAMPLE_IDS = {
   webhook: 'whk_01kfz8g1a3c5e7g9j1k3n5q7gh',
   event: 'evt_01kfz8h9b1d3f5h7k9m1p3r5jk',
   apiKey: 'key_01kfz8j5c7e9g1j3k5n7q9s1mn',
+  file: 'file_01kfz8k2d4f6h8k0m2p4r6t8vw',
   request: 'bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1',
 } as const;
 

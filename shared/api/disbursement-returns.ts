@@ -25,6 +25,11 @@ const outcome = z
       description:
         "A correction: whether the employee's bank account was changed (only while it is still the account the deposit went to)",
     }),
+    entry: z.enum(['funding_debit', 'reversal_debit', 'reversal_offset']).optional().meta({
+      description:
+        "A returned entry that was not an employee's deposit: `funding_debit` (a run's offset debit or a re-debit: the organization is put on a funding hold), `reversal_debit` (a reversal's debit: the payment becomes `reversal_returned`), `reversal_offset` (a reversal's credit to the funding account)",
+    }),
+    payroll_id: id('pay', EXAMPLE_IDS.payroll).optional().meta({ description: 'The run the entry belongs to' }),
   })
   .meta({ id: 'BankReportOutcome' });
 fits<Fits<ItemOutcome, typeof outcome>>(true);

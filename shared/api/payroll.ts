@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { buildNachaFile, entryDetailRecord } from '../adapters/nacha.js';
 import { MAX_TOTAL_CENTS, offsetEntryCount } from '../domain/disbursement.js';
+import { FUNDING_STATUSES, MAX_REDEBITS } from '../domain/money-back.js';
 import { MAX_EMPLOYEES_PER_PAYROLL } from '../domain/payroll.js';
 import { PAYROLL_STATUSES } from '../domain/payroll-status.js';
 import { ACCEPTED_STATUSES } from '../use-cases/payroll-view.js';
@@ -19,8 +20,11 @@ import {
   int32,
   page,
   printable,
+  returnCode,
+  returnReason,
   timestamp,
   totals,
+  traceNumber,
   type Fits,
 } from './common.js';
 import { routes, type RouteDef } from './route.js';
@@ -129,14 +133,14 @@ fits<Fits<ReturnType<typeof payrollView.summary>, typeof payrollSummary>>(true);
  * offset debits that balance them (more than one only past one entry's amount), between the file and batch header
  * and control records, padded to blocks of 10 records.
  */
-const MAX_FILE_ENTRIES = MAX_EMPLOYEES_PER_PAYROLL + offsetEntryCount(MAX_TOTAL_CENTS);
-const MAX_FILE_BLOCKS = Math.ceil((MAX_FILE_ENTRIES + 4) / 10);
+export const MAX_FILE_ENTRIES = MAX_EMPLOYEES_PER_PAYROLL + offsetEntryCount(MAX_TOTAL_CENTS);
+export const MAX_FILE_BLOCKS = Math.ceil((MAX_FILE_ENTRIES + 4) / 10);
 
 /**
  * The file itself: 94-character records of printable ASCII separated by LF, none after the last, as many as the
  * blocks hold.
  */
-const NACHA_FILE = {
+export const NACHA_FILE = {
   type: 'string' as const,
   maxLength: MAX_FILE_BLOCKS * 10 * 95 - 1,
   pattern: '^[ -~]{94}(\\n[ -~]{94})*$',
@@ -163,7 +167,44 @@ const disbursementTotals = {
     .meta({ description: 'A–Z then 0–9: the n-th file of the organization to this destination on its creation date' }),
   effective_entry_date: effectiveEntryDate,
   created_at: timestamp,
+  file_id: id('file', EXAMPLE_IDS.file)
+    .nullable()
+    .meta({ description: 'The file in the list of files (`GET /v1/disbursement-files/{id}`)' }),
 };
+
+const bankReturn = z
+  .strictObject({ code: returnCode, reason: returnReason, returned_at: timestamp })
+  .meta({ description: 'What the bank returned, and when it was reported' });
+
+export const funding = z
+  .strictObject({
+    status: z.enum(FUNDING_STATUSES).meta({
+      description:
+        "`scheduled`: the offset debit is in the run's file; `returned`: the bank returned it (the organization is on a funding hold); `redebit_scheduled`: re-debited, the hold lifted (a return of the re-debit puts it back); `resolved`: paid by other means",
+    }),
+    amount: amount.meta({ description: "The debit of the funding account: the run's credits" }),
+    trace_number: traceNumber.meta({ description: "The offset debit's trace number" }),
+    effective_entry_date: effectiveEntryDate,
+    return: bankReturn.optional().meta({ description: 'The latest return of the debit (or of a re-debit)' }),
+    redebits: z
+      .array(
+        z.strictObject({
+          file_id: id('file', EXAMPLE_IDS.file),
+          trace_number: traceNumber,
+          amount,
+          effective_entry_date: date,
+          created_at: timestamp,
+          return: bankReturn.optional(),
+        }),
+      )
+      .max(MAX_REDEBITS)
+      .meta({ description: 'Re-initiations of the debit (`RETRY PYMT`), at most two' }),
+    resolution: z
+      .strictObject({ method: z.enum(['wire', 'other']), reference: printable(140), resolved_at: timestamp })
+      .optional()
+      .meta({ description: 'How the organization paid the returned debit otherwise' }),
+  })
+  .meta({ id: 'Funding', description: "A balanced run's debit of the funding account, and what became of it" });
 
 const blocker = z
   .object({
@@ -172,8 +213,10 @@ const blocker = z
       'missing_bank_account',
       'originator_not_configured',
       'approval_deadline_passed',
+      'funding_hold',
     ]),
     message: printable(1000),
+    payroll_id: payrollId.optional().meta({ description: '`funding_hold`: the run whose debit was returned' }),
     employee_id: id('emp', EXAMPLE_IDS.employee).optional(),
     field: z
       .string()
@@ -240,6 +283,12 @@ const payroll = payrollSummary
     returns: z
       .strictObject({ count: int32(0, MAX_EMPLOYEES_PER_PAYROLL), amount })
       .meta({ description: 'Deposits of the run the bank returned (POST /v1/disbursement-returns), and their total' }),
+    funding: funding
+      .nullable()
+      .meta({ description: 'A balanced run (the organization has a funding account): its debit; null otherwise' }),
+    reversals: z
+      .strictObject({ count: int32(0, MAX_EMPLOYEES_PER_PAYROLL), amount })
+      .meta({ description: 'Payments of the run reversed (POST /v1/payroll/{id}/reversals), and their total' }),
     failure_reason: printable(1000).nullable(),
   })
   .meta({ id: 'Payroll' });
@@ -252,7 +301,7 @@ const disbursement = z.strictObject({ payroll_id: payrollId, ...disbursementTota
  * document is (a getter below), not when a function loads these declarations: the banking calendar's time-zone
  * data alone costs a cold start about 17 ms.
  */
-const exampleFile = () =>
+export const exampleFile = () =>
   buildNachaFile({
     originator: EXAMPLE_ORIGINATOR,
     fileCreation: new Date('2026-11-17T15:02:27.310Z'),
@@ -318,6 +367,7 @@ const DISBURSEMENT = {
   file_id_modifier: 'A',
   effective_entry_date: '2026-11-20',
   created_at: '2026-11-17T15:02:27.310Z',
+  file_id: EXAMPLE_IDS.file,
 };
 const FULL = {
   ...SUMMARY,
@@ -334,13 +384,21 @@ const FULL = {
   findings: [],
   disbursement: DISBURSEMENT,
   returns: { count: 0, amount: 0 },
+  funding: {
+    status: 'scheduled',
+    amount: 2589.5,
+    trace_number: '021000020000002',
+    effective_entry_date: '2026-11-20',
+    redebits: [],
+  },
+  reversals: { count: 0, amount: 0 },
   failure_reason: null,
 } satisfies z.input<typeof payroll>;
 
-const payrollParams = payrollIdParams.extend({
+export const payrollParams = payrollIdParams.extend({
   id: payrollIdParams.shape.id.meta({ description: 'A payroll run id', example: EXAMPLE_IDS.payroll }),
 });
-const idempotencyHeaders = z.object({
+export const idempotencyHeaders = z.object({
   // One check, so a key of the wrong length (or an empty one) is one problem, `invalid_format`.
   'Idempotency-Key': z
     .string()

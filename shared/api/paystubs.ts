@@ -1,4 +1,6 @@
 import * as z from 'zod';
+import { PAYMENT_STATUSES } from '../data/paystub-repository.js';
+import { REVERSAL_REASONS } from '../domain/money-back.js';
 import type { PaystubView } from '../use-cases/paystubs.js';
 import { listPaystubsQuery, paystubIdParams } from '../schemas/paystub.js';
 import {
@@ -37,7 +39,7 @@ const paystubFields = {
   issued_date: date,
   status: z.enum(['issued', 'voided']).meta({
     description:
-      '`voided` for a run that was cancelled (sandbox) or failed; still readable. A returned deposit leaves the paystub `issued`: the wages were earned (see `payment.status`)',
+      '`voided` for a run that was cancelled (sandbox) or failed, or a payment reversed; still readable, and left out of year-to-date figures. A returned deposit leaves the paystub `issued`: the wages were earned (see `payment.status`)',
   }),
   // What the submission allowed: at most 99,999.99 (shared/schemas/payroll.ts).
   hours_worked: z.number().min(0).max(99_999.99),
@@ -57,9 +59,9 @@ const paystubFields = {
     trace_number: traceNumber
       .nullable()
       .meta({ description: 'The NACHA trace number of the deposit; `null` when the net pay is zero' }),
-    status: z.enum(['scheduled', 'no_payment', 'returned', 'cancelled']).meta({
+    status: z.enum(PAYMENT_STATUSES).meta({
       description:
-        '`scheduled`: in the file; `returned`: the bank sent the deposit back (see `return`); `cancelled`: the run was cancelled or failed before its file was released; `no_payment`: zero net pay',
+        '`scheduled`: in the file; `returned`: the bank sent the deposit back (see `return`); `cancelled`: the run was cancelled or failed before its file was released; `no_payment`: zero net pay; `reversal_scheduled`: reversed by the organization (see `reversal`: the paystub is `voided`); `reversal_returned`: the bank returned the reversal debit (the money did not come back)',
     }),
     effective_entry_date: date.nullable().meta({
       description: 'The day the deposit settles (the batch header of the file); `null` when nothing is paid',
@@ -72,6 +74,21 @@ const paystubFields = {
       })
       .optional()
       .meta({ description: 'Present once the bank returned the deposit (POST /v1/disbursement-returns)' }),
+    reversal: z
+      .strictObject({
+        reason: z.enum(REVERSAL_REASONS),
+        file_id: id('file', EXAMPLE_IDS.file),
+        trace_number: traceNumber.meta({ description: "The reversal debit's trace number" }),
+        effective_entry_date: date,
+        scheduled_at: timestamp,
+        window_ends: date.meta({ description: 'The last banking day the payment could be reversed' }),
+        return: z
+          .strictObject({ code: returnCode, reason: returnReason, returned_at: timestamp })
+          .optional()
+          .meta({ description: 'The bank returned the reversal debit' }),
+      })
+      .optional()
+      .meta({ description: 'Present once the payment was reversed (POST /v1/payroll/{id}/reversals)' }),
   }),
   // The entry's `notes`: printable text of at most 500 characters (shared/schemas/payroll.ts).
   notes: printable(500).nullable(),

@@ -1,8 +1,10 @@
 import { apiKeyRoutes } from './api-keys.js';
+import { disbursementFileRoutes } from './disbursement-files.js';
 import { disbursementReturnRoutes } from './disbursement-returns.js';
 import { docsRoutes } from './docs.js';
 import { employeeRoutes } from './employees.js';
 import { logRoutes } from './logs.js';
+import { moneyBackRoutes } from './money-back.js';
 import { payrollRoutes } from './payroll.js';
 import { paystubRoutes } from './paystubs.js';
 import { type FunctionName, pathMatcher, type RouteDef } from './route.js';
@@ -18,7 +20,9 @@ import { webhookRoutes } from './webhooks.js';
 export const routeById = {
   ...employeeRoutes,
   ...payrollRoutes,
+  ...moneyBackRoutes,
   ...disbursementReturnRoutes,
+  ...disbursementFileRoutes,
   ...paystubRoutes,
   ...webhookRoutes,
   ...logRoutes,

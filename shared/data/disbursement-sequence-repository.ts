@@ -6,7 +6,17 @@ import type { TransactItems } from './item.js';
 import { parseItem } from './item.js';
 import { TTL_ATTRIBUTE, keys } from './keys.js';
 
-const traceBlockItem = z.object({ payroll_id: z.string(), start: z.number().int(), entries: z.number().int() });
+const traceBlockItem = z.object({
+  payroll_id: z.string().optional(),
+  file_id: z.string().optional(),
+  start: z.number().int(),
+  entries: z.number().int(),
+});
+
+/** Whose entries a trace number belongs to: a run's (the n-th entry of its submission) or another file's. */
+export type TraceOwner =
+  | { kind: 'payroll'; payrollId: string; index: number; entries: number }
+  | { kind: 'file'; fileId: string; index: number };
 const counterItem = z.object({ value: z.number().int().nonnegative() });
 
 /** A file-ID counter only matters on its creation date; it is kept a while for whoever reads the table. */
@@ -46,8 +56,11 @@ export class DisbursementSequenceRepository {
       now: Date;
       /** An organization whose earlier files were numbered per run (see `sequences_since` in its settings). */
       legacy?: boolean;
-      /** The run the block is for, and how many of its sequences are its entries (the rest are offset debits). */
-      payrollId: string;
+      /**
+       * The run the block is for and how many of its sequences are its entries (the rest are offset debits), or
+       * the file it is for (a reversal, a re-debit): what a bank's return of one of them is matched back to.
+       */
+      owner: { payrollId: string } | { fileId: string };
       entries: number;
     },
   ): Promise<DisbursementReservation> {
@@ -87,7 +100,9 @@ export class DisbursementSequenceRepository {
             Item: {
               ...keys.traceBlock(orgId, request.odfi, traceStart),
               entity: 'trace_block',
-              payroll_id: request.payrollId,
+              ...('payrollId' in request.owner
+                ? { payroll_id: request.owner.payrollId }
+                : { file_id: request.owner.fileId }),
               start: traceStart,
               entries: request.entries,
             },
@@ -99,10 +114,22 @@ export class DisbursementSequenceRepository {
 
   /**
    * The run whose entries carry this trace number, and the entry's index in its submission: the block of the
-   * organization's sequences for that ODFI that starts at or before the trace's sequence. Offset debits, and files
-   * numbered per run before sequences existed, match no entry.
+   * organization's sequences for that ODFI that starts at or before the trace's sequence. Offset debits, other files'
+   * entries, and files numbered per run before sequences existed, match no entry.
    */
   async entryOf(orgId: string, traceNumber: string): Promise<{ payrollId: string; index: number } | undefined> {
+    const owner = await this.ownerOf(orgId, traceNumber);
+    return owner?.kind === 'payroll' && owner.index < owner.entries
+      ? { payrollId: owner.payrollId, index: owner.index }
+      : undefined;
+  }
+
+  /**
+   * Whose block holds this trace number: a run's (`index` past `entries` is one of its offset entries) or a file's.
+   * Only the block that starts at or before the sequence can hold it; whether the index is inside the block the
+   * owner knows (a block records a run's entry count, not its offsets).
+   */
+  async ownerOf(orgId: string, traceNumber: string): Promise<TraceOwner | undefined> {
     if (!/^\d{15}$/.test(traceNumber)) return undefined;
     const odfi = traceNumber.slice(0, 8);
     const sequence = Number(traceNumber.slice(8));
@@ -124,7 +151,10 @@ export class DisbursementSequenceRepository {
     if (!item) return undefined;
     const block = parseItem(traceBlockItem, item, 'trace block');
     const index = sequence - block.start;
-    return index < block.entries ? { payrollId: block.payroll_id, index } : undefined;
+    if (block.file_id !== undefined)
+      return index < block.entries ? { kind: 'file', fileId: block.file_id, index } : undefined;
+    if (block.payroll_id === undefined) return undefined;
+    return { kind: 'payroll', payrollId: block.payroll_id, index, entries: block.entries };
   }
 
   /** Moves a counter from the value read to `next`, on the condition nobody moved it in between. */

@@ -23,7 +23,9 @@
  * | rate limit state  | RATE#<key>#<bucket>    | RATE                    | (ttl 2 min)     |
  * | trace sequence    | ORG#<org>              | SEQ#TRACE#<odfi>        | `value`: the last trace sequence reserved |
  * | file ID sequence  | ORG#<org>              | SEQ#FILE#<destination>#<creation date> | `value`: files that day (ttl 35 days) |
- * | trace block       | ORG#<org>              | TRACEBLOCK#<odfi>#<first sequence, 7 digits> | the run whose entries carry it |
+ * | trace block       | ORG#<org>              | TRACEBLOCK#<odfi>#<first sequence, 7 digits> | the run (or file) whose entries carry it |
+ * | disbursement file | ORG#<org>              | DFILE#<file id, time-ordered> | every NACHA file written: type, totals, status |
+ * | funding hold      | ORG#<org>              | FUNDINGHOLD#<payroll>   | a returned funding debit not yet re-debited or resolved |
  *
  * Paystubs get a partition each rather than living under the organization, so a 25,000-employee run spreads
  * its writes instead of pressing on one partition key; the organization is checked on every read. No index key
@@ -96,6 +98,10 @@ export const keys = {
     SK: `${keys.traceBlockPrefix(odfi)}${String(start).padStart(7, '0')}`,
   }),
   traceBlockPrefix: (odfi: string) => `TRACEBLOCK#${odfi}#`,
+  disbursementFile: (orgId: string, fileId: string): Key => ({ PK: `ORG#${orgId}`, SK: `DFILE#${fileId}` }),
+  disbursementFilePrefix: 'DFILE#',
+  fundingHold: (orgId: string, payrollId: string): Key => ({ PK: `ORG#${orgId}`, SK: `FUNDINGHOLD#${payrollId}` }),
+  fundingHoldPrefix: 'FUNDINGHOLD#',
 } as const;
 
 /**

@@ -1,8 +1,8 @@
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
 import type { OrganizationSettings } from '../domain/settings.js';
-import { parseItem } from './item.js';
+import { parseItem, type TransactItems } from './item.js';
 import { keys } from './keys.js';
 import type { ApiKeyRecord } from './api-key-repository.js';
 import { apiKeyItems } from './api-key-repository.js';
@@ -48,6 +48,10 @@ const settingsItem = z.object({
   sequences_since: z.string().optional(),
   updated_at: z.string(),
 });
+
+const fundingHoldItem = z.object({ payroll_id: z.string(), code: z.string(), since: z.string() });
+/** A returned funding debit not yet re-debited or paid otherwise: while one exists, no run is accepted or approved. */
+export type FundingHold = z.infer<typeof fundingHoldItem>;
 
 export class OrganizationRepository {
   constructor(private readonly table: TableRef) {}
@@ -125,5 +129,35 @@ export class OrganizationRepository {
         ExpressionAttributeValues: values,
       }),
     );
+  }
+
+  /** The organization's funding holds, oldest first (one per run whose debit came back). */
+  async fundingHolds(orgId: string): Promise<FundingHold[]> {
+    const out = await this.table.doc.send(
+      new QueryCommand({
+        TableName: this.table.tableName,
+        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+        ExpressionAttributeValues: { ':pk': keys.orgPartition(orgId), ':prefix': keys.fundingHoldPrefix },
+        ConsistentRead: true,
+      }),
+    );
+    return (out.Items ?? [])
+      .map((item) => parseItem(fundingHoldItem, item, 'funding hold'))
+      .sort((a, b) => a.since.localeCompare(b.since));
+  }
+
+  /** Puts the organization on hold for the run's returned debit (in the return's transaction). */
+  fundingHoldItem(orgId: string, hold: FundingHold): TransactItems[number] {
+    return {
+      Put: {
+        TableName: this.table.tableName,
+        Item: { ...keys.fundingHold(orgId, hold.payroll_id), entity: 'funding_hold', ...hold },
+      },
+    };
+  }
+
+  /** Lifts the run's hold (in the transaction of its re-debit or its resolution). */
+  fundingReleaseItem(orgId: string, payrollId: string): TransactItems[number] {
+    return { Delete: { TableName: this.table.tableName, Key: keys.fundingHold(orgId, payrollId) } };
   }
 }

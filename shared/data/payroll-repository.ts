@@ -2,6 +2,7 @@ import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@
 import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
 import { PAYROLL_STATES, PAYROLL_STATUSES, type PayrollStatus } from '../domain/payroll-lifecycle.js';
+import { FUNDING_STATUSES } from '../domain/money-back.js';
 import type { FundingAccount, Originator } from '../domain/settings.js';
 import { batchGetAll } from './batch.js';
 import { queryFilter } from './filters.js';
@@ -11,6 +12,37 @@ import { fundingAccountItem, originatorItem } from './organization-repository.js
 import { queryPage, type Page } from './paginate.js';
 
 const cents = z.number().int();
+
+const bankReturn = z.object({ code: z.string(), reason: z.string(), returned_at: z.string() });
+
+const fundingItem = z.object({
+  status: z.enum(FUNDING_STATUSES),
+  /** The offset debit: its amount (the whole of the run's credits), trace number and settlement date. */
+  amount: cents,
+  trace_number: z.string(),
+  effective_entry_date: z.string(),
+  /** The debit the bank may still return: the offset's, or the last re-debit's. */
+  outstanding_trace: z.string(),
+  outstanding_amount: cents,
+  /** The latest return of the debit (the original's or a re-debit's). */
+  return: bankReturn.nullable(),
+  redebits: z.array(
+    z.object({
+      file_id: z.string(),
+      trace_number: z.string(),
+      amount: cents,
+      effective_entry_date: z.string(),
+      created_at: z.string(),
+      return: bankReturn.nullable(),
+    }),
+  ),
+  resolution: z
+    .object({ method: z.enum(['wire', 'other']), reference: z.string(), resolved_at: z.string() })
+    .nullable(),
+  /** Every debit of the run's funding the bank returned: a return of one of them again is `already_applied`. */
+  returned_traces: z.array(z.string()).default([]),
+});
+export type FundingRecord = z.infer<typeof fundingItem>;
 
 const payrollItem = z.object({
   payroll_id: z.string(),
@@ -59,9 +91,16 @@ const payrollItem = z.object({
       batch_count: z.number().int(),
       block_count: z.number().int(),
       created_at: z.string(),
+      /** The file's entry in the list of files (absent on runs finished before files were listed). */
+      file_id: z.string().optional(),
     })
     .nullable()
     .default(null),
+  /** A balanced run's debit of the funding account, and what became of it (CONTRACT §12). */
+  funding: fundingItem.nullable().default(null),
+  /** Payments of the run reversed (POST /v1/payroll/{id}/reversals), and their amount. */
+  reversals_count: z.number().int().default(0),
+  reversals_amount: cents.default(0),
   failure_reason: z.string().nullable().default(null),
   /**
    * The wrapped data key the run's NACHA file is sealed with (shared/adapters/file-sealer.ts). Erased when the run
@@ -104,7 +143,13 @@ const runOfPaystubs = payrollItem.pick({
 export type RunOfPaystubs = z.infer<typeof runOfPaystubs>;
 
 const windowItem = z.object({ payroll_id: z.string() });
-const idempotencyItem = z.object({ content_hash: z.string(), payroll_id: z.string(), expires_epoch: z.number() });
+const idempotencyItem = z.object({
+  content_hash: z.string(),
+  payroll_id: z.string(),
+  expires_epoch: z.number(),
+  /** A reversal's key: the file the request wrote. */
+  file_id: z.string().optional(),
+});
 export type IdempotencyRecord = z.infer<typeof idempotencyItem>;
 
 const parse = (item: Record<string, unknown>) => parseItem(payrollItem, item, 'payroll');
@@ -219,6 +264,119 @@ export class PayrollRepository {
         UpdateExpression: 'ADD returns_count :one, returns_amount :amount',
         ConditionExpression: 'attribute_exists(PK)',
         ExpressionAttributeValues: { ':one': 1, ':amount': amount },
+      },
+    };
+  }
+
+  /**
+   * The bank returned the run's outstanding funding debit (the offset, or the last re-debit: `redebit` is its index):
+   * once, and only while that debit is the one outstanding.
+   */
+  fundingReturnItem(
+    run: Pick<PayrollRecord, 'organization_id' | 'payroll_id'>,
+    trace: string,
+    returned: { code: string; reason: string; returned_at: string },
+    redebit?: number,
+  ): TransactItems[number] {
+    return {
+      Update: {
+        TableName: this.table.tableName,
+        Key: keys.payroll(run.organization_id, run.payroll_id),
+        UpdateExpression: `SET funding.#status = :returned, funding.#return = :return, funding.returned_traces = list_append(if_not_exists(funding.returned_traces, :none), :trace)${
+          redebit === undefined ? '' : `, funding.redebits[${redebit}].#return = :return`
+        }`,
+        ConditionExpression: 'funding.outstanding_trace = :traceText AND funding.#status IN (:scheduled, :redebiting)',
+        ExpressionAttributeNames: { '#status': 'status', '#return': 'return' },
+        ExpressionAttributeValues: {
+          ':returned': 'returned',
+          ':return': returned,
+          ':none': [],
+          ':trace': [trace],
+          ':traceText': trace,
+          ':scheduled': 'scheduled',
+          ':redebiting': 'redebit_scheduled',
+        },
+      },
+    };
+  }
+
+  /** A re-debit of the returned funding: the `count`-th, only while the debit is returned and no other was written. */
+  fundingRedebitItem(
+    run: Pick<PayrollRecord, 'organization_id' | 'payroll_id'>,
+    count: number,
+    redebit: FundingRecord['redebits'][number],
+  ): TransactItems[number] {
+    return {
+      Update: {
+        TableName: this.table.tableName,
+        Key: keys.payroll(run.organization_id, run.payroll_id),
+        UpdateExpression:
+          'SET funding.#status = :redebiting, funding.redebits = list_append(funding.redebits, :redebit), funding.outstanding_trace = :trace, funding.outstanding_amount = :amount',
+        ConditionExpression: 'funding.#status = :returned AND size(funding.redebits) = :count',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':redebiting': 'redebit_scheduled',
+          ':redebit': [redebit],
+          ':trace': redebit.trace_number,
+          ':amount': redebit.amount,
+          ':returned': 'returned',
+          ':count': count,
+        },
+      },
+    };
+  }
+
+  /** The organization paid the returned debit by other means. */
+  fundingResolveItem(
+    run: Pick<PayrollRecord, 'organization_id' | 'payroll_id'>,
+    resolution: NonNullable<FundingRecord['resolution']>,
+  ): TransactItems[number] {
+    return {
+      Update: {
+        TableName: this.table.tableName,
+        Key: keys.payroll(run.organization_id, run.payroll_id),
+        UpdateExpression: 'SET funding.#status = :resolved, funding.resolution = :resolution',
+        ConditionExpression: 'funding.#status = :returned',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':resolved': 'resolved', ':resolution': resolution, ':returned': 'returned' },
+      },
+    };
+  }
+
+  /** Counts `count` reversed payments of `amount` cents in the run's `reversals`: only on a completed run. */
+  reversalTallyItem(orgId: string, payrollId: string, count: number, amount: number): TransactItems[number] {
+    return {
+      Update: {
+        TableName: this.table.tableName,
+        Key: keys.payroll(orgId, payrollId),
+        UpdateExpression: 'ADD reversals_count :count, reversals_amount :amount',
+        ConditionExpression: '#status = :completed',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':count': count, ':amount': amount, ':completed': 'completed' },
+      },
+    };
+  }
+
+  /** An idempotency key taken by a request other than a submission (a reversal): free, or expired. */
+  idempotencyItem(
+    orgId: string,
+    keyHash: string,
+    record: Omit<IdempotencyRecord, 'expires_epoch'>,
+    now: Date,
+  ): TransactItems[number] {
+    const nowEpoch = Math.floor(now.getTime() / 1000);
+    return {
+      Put: {
+        TableName: this.table.tableName,
+        Item: {
+          ...keys.idempotency(orgId, keyHash),
+          entity: 'idempotency_key',
+          ...record,
+          expires_epoch: nowEpoch + IDEMPOTENCY_TTL_SECONDS,
+          ttl: nowEpoch + IDEMPOTENCY_TTL_SECONDS,
+        },
+        ConditionExpression: 'attribute_not_exists(PK) OR expires_epoch < :now',
+        ExpressionAttributeValues: { ':now': nowEpoch },
       },
     };
   }
@@ -355,7 +513,7 @@ export class PayrollRepository {
   async transition(
     record: Pick<PayrollRecord, 'organization_id' | 'payroll_id'>,
     /** `withdrawFile`: the file's key is erased in the same write (the run ends without paying). */
-    move: { to: PayrollStatus; from: readonly PayrollStatus[]; withdrawFile?: boolean },
+    move: { to: PayrollStatus; from: readonly PayrollStatus[]; withdrawFile?: boolean; fileId?: string },
     at: string,
     options: { reason?: string; set?: Record<string, unknown>; alsoWrite?: TransactItems } = {},
   ): Promise<boolean> {
@@ -387,8 +545,21 @@ export class PayrollRepository {
     }
     const condition = `#status IN (${sources.map((_, i) => `:from${i}`).join(', ')})`;
     const key = keys.payroll(record.organization_id, record.payroll_id);
+    const alsoWrite = [...(options.alsoWrite ?? [])];
+    // A listed file is marked withdrawn with its run: it must never reach a bank.
+    if (move.withdrawFile && move.fileId)
+      alsoWrite.push({
+        Update: {
+          TableName: this.table.tableName,
+          Key: keys.disbursementFile(record.organization_id, move.fileId),
+          UpdateExpression: 'SET #status = :withdrawn',
+          ConditionExpression: 'attribute_exists(PK)',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':withdrawn': 'withdrawn' },
+        },
+      });
     try {
-      if (options.alsoWrite && options.alsoWrite.length > 0) {
+      if (alsoWrite.length > 0) {
         await this.table.doc.send(
           new TransactWriteCommand({
             TransactItems: [
@@ -402,7 +573,7 @@ export class PayrollRepository {
                   ExpressionAttributeValues: values,
                 },
               },
-              ...options.alsoWrite,
+              ...alsoWrite,
             ],
           }),
         );

@@ -9,6 +9,16 @@ import { queryPage, type Page } from './paginate.js';
 
 const cents = z.number().int();
 
+/** A payment's life: scheduled, then maybe returned by the bank, or reversed by the originator (CONTRACT §10, §12). */
+export const PAYMENT_STATUSES = [
+  'scheduled',
+  'no_payment',
+  'returned',
+  'cancelled',
+  'reversal_scheduled',
+  'reversal_returned',
+] as const;
+
 const paymentReturn = z.object({ code: z.string(), reason: z.string(), returned_at: z.string() });
 const paymentCorrection = z.object({
   code: z.string(),
@@ -16,7 +26,17 @@ const paymentCorrection = z.object({
   /** Whether the employee's account was changed (it was still the account the deposit went to). */
   applied: z.boolean(),
 });
+const paymentReversal = z.object({
+  reason: z.string(),
+  file_id: z.string(),
+  trace_number: z.string(),
+  effective_entry_date: z.string(),
+  scheduled_at: z.string(),
+  /** The bank's return of the reversal debit (the money did not come back). */
+  return: paymentReturn.optional(),
+});
 export type PaymentReturn = z.infer<typeof paymentReturn>;
+export type PaymentReversal = z.infer<typeof paymentReversal>;
 export type PaymentCorrection = z.infer<typeof paymentCorrection>;
 
 const paystubItem = z.object({
@@ -42,7 +62,7 @@ const paystubItem = z.object({
     account_number_last4: z.string(),
     routing_number: z.string(),
     trace_number: z.string().nullable(),
-    status: z.enum(['scheduled', 'no_payment', 'returned', 'cancelled']),
+    status: z.enum(PAYMENT_STATUSES),
     /** The day the deposit settles (null: nothing was paid, or a paystub written before the field existed). */
     effective_entry_date: z.string().nullable().default(null),
     /** The employee's `bank_account.account_ref` the deposit went to (internal: never answered). */
@@ -51,6 +71,8 @@ const paystubItem = z.object({
     return: paymentReturn.optional(),
     /** Set once, by the bank's notification of change about the account the deposit went to. */
     correction: paymentCorrection.optional(),
+    /** Set once, when the payment is reversed (POST /v1/payroll/{id}/reversals). */
+    reversal: paymentReversal.optional(),
   }),
   status: z.enum(['issued', 'voided']),
   created_at: z.string(),
@@ -191,6 +213,49 @@ export class PaystubRepository {
           ':scheduled': 'scheduled',
           ':return': returned,
           ':trace': p.payment.trace_number,
+        },
+      },
+    };
+  }
+
+  /**
+   * Reverses the payment and voids its paystub, in the reversal's transaction: only a payment still `scheduled` with
+   * this trace (not returned, not reversed already by a request that came first).
+   */
+  reversalItem(p: PaystubRecord, reversal: PaymentReversal): TransactItems[number] {
+    return {
+      Update: {
+        TableName: this.table.tableName,
+        Key: keys.paystub(p.paystub_id),
+        UpdateExpression: 'SET payment.#status = :reversing, payment.reversal = :reversal, #stub_status = :voided',
+        ConditionExpression:
+          'payment.trace_number = :trace AND payment.#status = :scheduled AND organization_id = :org',
+        ExpressionAttributeNames: { '#status': 'status', '#stub_status': 'status' },
+        ExpressionAttributeValues: {
+          ':reversing': 'reversal_scheduled',
+          ':scheduled': 'scheduled',
+          ':voided': 'voided',
+          ':reversal': reversal,
+          ':trace': p.payment.trace_number,
+          ':org': p.organization_id,
+        },
+      },
+    };
+  }
+
+  /** The bank returned the reversal's debit: recorded once, on a payment still `reversal_scheduled`. */
+  reversalReturnItem(p: PaystubRecord, returned: PaymentReturn): TransactItems[number] {
+    return {
+      Update: {
+        TableName: this.table.tableName,
+        Key: keys.paystub(p.paystub_id),
+        UpdateExpression: 'SET payment.#status = :returned, payment.reversal.#return = :return',
+        ConditionExpression: 'payment.#status = :reversing AND attribute_not_exists(payment.reversal.#return)',
+        ExpressionAttributeNames: { '#status': 'status', '#return': 'return' },
+        ExpressionAttributeValues: {
+          ':returned': 'reversal_returned',
+          ':reversing': 'reversal_scheduled',
+          ':return': returned,
         },
       },
     };

@@ -228,7 +228,12 @@ export class NoDisbursementError extends DomainError {
 
 /** What stops a run awaiting approval (CONTRACT §11): answered on GET and re-checked at approval. */
 export interface Blocker {
-  code: 'employee_not_found' | 'missing_bank_account' | 'originator_not_configured' | 'approval_deadline_passed';
+  code:
+    | 'employee_not_found'
+    | 'missing_bank_account'
+    | 'originator_not_configured'
+    | 'approval_deadline_passed'
+    | 'funding_hold';
   message: string;
   employee_id?: string;
   [extra: string]: unknown;
@@ -258,3 +263,65 @@ export class PayrollBlockedError extends DomainError {
     super('unprocessable', 'payroll_blocked', 'Payroll is blocked', blockers);
   }
 }
+
+/** What a funding hold answers: which run's debit came back, and the two ways out. */
+export function fundingHoldDetail(hold: { payroll_id: string; code: string; since: string }): ProblemDetail & {
+  code: 'funding_hold';
+} {
+  return {
+    field: 'funding',
+    code: 'funding_hold',
+    payroll_id: hold.payroll_id,
+    message: `The funding debit of run ${hold.payroll_id} was returned (${hold.code}) on ${hold.since.slice(0, 10)}: re-debit it (POST /v1/payroll/${hold.payroll_id}/funding/redebit) or record how it was paid (POST /v1/payroll/${hold.payroll_id}/funding/resolve)`,
+  };
+}
+
+/** CONTRACT §12: new runs and approvals wait while a funding debit of the organization is returned and unresolved. */
+export class FundingHoldError extends DomainError {
+  /** `details`: the hold first, then anything else that stops the request. */
+  constructor(details: ProblemDetail[]) {
+    super('unprocessable', 'funding_hold', 'Funding hold', details);
+  }
+}
+
+/** A re-debit NACHA does not allow: the reason names which rule. */
+export class RedebitNotAllowedError extends DomainError {
+  constructor(reason: string, message: string) {
+    super('unprocessable', 'redebit_not_allowed', 'Re-debit not allowed', [
+      { field: 'funding', code: 'redebit_not_allowed', reason, message },
+    ]);
+  }
+}
+
+/** Resolving a funding debit that is not returned (nothing to resolve). */
+export class FundingNotReturnedError extends DomainError {
+  constructor(status: string) {
+    super('conflict', 'funding_not_returned', 'The funding debit is not returned', [
+      { field: 'funding.status', code: 'funding_not_returned', message: `The run's funding debit is ${status}` },
+    ]);
+  }
+}
+
+/** A reversal refused: the window closed (422), or a payment already reversed, returned or never paid (409). */
+export class ReversalRefusedError extends DomainError {
+  constructor(
+    code:
+      | 'reversal_window_closed'
+      | 'already_reversed'
+      | 'payment_returned'
+      | 'payment_not_reversible'
+      | 'paystub_not_found',
+    details: ProblemDetail[],
+  ) {
+    const kind = code === 'reversal_window_closed' || code === 'paystub_not_found' ? 'unprocessable' : 'conflict';
+    super(kind, code, REVERSAL_REFUSALS[code], details);
+  }
+}
+
+const REVERSAL_REFUSALS = {
+  reversal_window_closed: 'Reversal window closed',
+  already_reversed: 'Payment already reversed',
+  payment_returned: 'Payment returned',
+  payment_not_reversible: 'Payment not reversible',
+  paystub_not_found: 'Paystub not found',
+} as const;

@@ -13,6 +13,9 @@ export const EVENT_TYPES = [
   'payroll.cancelled',
   'paystub.generated',
   'payment.returned',
+  'payroll.funding_returned',
+  'payment.reversed',
+  'payment.reversal_returned',
   'employee.bank_account_corrected',
   'webhook.test',
 ] as const;

@@ -34,6 +34,7 @@ export const PAYROLL_PROBLEM_KIND = {
   employee_not_found: 'unprocessable',
   pay_date_too_soon: 'unprocessable',
   originator_not_configured: 'unprocessable',
+  funding_hold: 'unprocessable',
   duplicate_payroll_window: 'conflict',
 } as const satisfies Record<string, ErrorKind>;
 export type PayrollProblemCode = keyof typeof PAYROLL_PROBLEM_KIND;
@@ -46,6 +47,7 @@ export const PAYROLL_PROBLEM_MESSAGE: Record<PayrollProblemCode, string> = {
   employee_not_found: 'Employee not found',
   pay_date_too_soon: 'Pay date too soon',
   originator_not_configured: 'Originator not configured',
+  funding_hold: 'Funding hold',
   duplicate_payroll_window: 'Duplicate payroll window',
 };
 

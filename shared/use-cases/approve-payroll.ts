@@ -9,6 +9,8 @@ import type { OrganizationRepository } from '../data/organization-repository.js'
 import type { PayrollRecord } from '../data/payroll-repository.js';
 import { earliestApprovablePayDate } from '../domain/approval.js';
 import {
+  FundingHoldError,
+  fundingHoldDetail,
   ApproverIsSubmitterError,
   type Blocker,
   NotFoundError,
@@ -27,7 +29,7 @@ import { type TransitionServices, transitionWithEvents } from './payroll-transit
 
 export interface ApprovalServices extends TransitionServices {
   employees: Pick<EmployeeReader, 'eligibility'>;
-  organizations: Pick<OrganizationRepository, 'getSettings'>;
+  organizations: Pick<OrganizationRepository, 'getSettings' | 'fundingHolds'>;
   objects: ObjectStore;
   queue: Queue;
 }
@@ -59,13 +61,15 @@ export async function payrollBlockers(
   now: Date,
 ): Promise<Blocker[]> {
   const orgId = record.organization_id;
-  const [ids, settings] = await Promise.all([
+  const [ids, settings, holds] = await Promise.all([
     payrollEmployeeIds(s.objects, orgId, record.payroll_id),
     s.organizations.getSettings(orgId),
+    s.organizations.fundingHolds(orgId),
   ]);
   const found = await s.employees.eligibility(orgId, [...new Set(ids)]);
   // What stops the whole run first: an error's details are capped, and these must never be the ones cut off.
   const blockers: Blocker[] = [];
+  for (const hold of holds.slice(0, 1)) blockers.push(fundingHoldDetail(hold));
   for (const field of settings ? placeholdersOf(settings, record.environment) : [])
     blockers.push({
       code: 'originator_not_configured',
@@ -112,6 +116,9 @@ export async function approvePayroll(
     throw new ApproverIsSubmitterError();
   const now = s.deps.now();
   const blockers = await payrollBlockers(s, record, now);
+  // A funding hold is its own refusal (CONTRACT §12), with every other blocker beside it.
+  const hold = blockers.find((b) => b.code === 'funding_hold');
+  if (hold) throw new FundingHoldError([hold, ...blockers.filter((b) => b !== hold)]);
   if (blockers.length > 0) throw new PayrollBlockedError(blockers);
   const approvedBy = { api_key_id: approver.apiKeyId, at: now.toISOString() };
   const moved = await transitionWithEvents(s, record, 'approve', {

@@ -1,14 +1,12 @@
 import type { FieldEncryptor } from '../adapters/envelope-encryption.js';
 import { METRIC_NAMES } from '../adapters/metric-names.js';
 import { parseReturnFile } from '../adapters/nacha-returns.js';
-import type { ObjectStore } from '../adapters/object-store.js';
 import { businessMetrics } from '../adapters/observability.js';
-import type { DisbursementSequenceRepository } from '../data/disbursement-sequence-repository.js';
 import type { EmployeeRecord, EmployeeRepository } from '../data/employee-repository.js';
 import { backoff, inParallel } from '../data/batch.js';
-import type { TransactItems, Transactions } from '../data/item.js';
-import type { PayrollRecord, PayrollRepository } from '../data/payroll-repository.js';
-import { paystubIdOf, type PaystubRecord, type PaystubRepository } from '../data/paystub-repository.js';
+import type { TransactItems } from '../data/item.js';
+import type { PayrollRecord } from '../data/payroll-repository.js';
+import { paystubIdOf, type PaystubRecord } from '../data/paystub-repository.js';
 import { InvalidRequestError, type ProblemDetail } from '../domain/errors.js';
 import { centsToNumber } from '../domain/money.js';
 import {
@@ -21,7 +19,9 @@ import {
 } from '../domain/returns.js';
 import { bankReportBody, MAX_REPORT_ITEMS } from '../schemas/disbursement-returns.js';
 import { problemsFromZod } from '../schemas/problems.js';
-import { dispatchQuietly, type EventServices } from './events.js';
+import { dispatchQuietly } from './events.js';
+import { applyMoneyBackReturn, type MoneyBackEntry } from './money-back/returns.js';
+import type { MoneyBackReturnServices } from './money-back/services.js';
 import { payrollEmployeeIds } from './payroll-employee-ids.js';
 
 /*
@@ -31,14 +31,9 @@ import { payrollEmployeeIds } from './payroll-employee-ids.js';
  * twice, or twice at once, changes each payment once and emits each event once.
  */
 
-export interface ReturnServices extends EventServices {
-  payrolls: PayrollRepository;
-  paystubs: PaystubRepository;
+export interface ReturnServices extends MoneyBackReturnServices {
   employees: EmployeeRepository;
-  sequences: DisbursementSequenceRepository;
-  objects: ObjectStore;
   encryptor: FieldEncryptor;
-  transactions: Transactions;
 }
 
 export interface ItemOutcome {
@@ -49,6 +44,9 @@ export interface ItemOutcome {
   paystub_id?: string;
   /** A correction: whether the employee's account was changed (it was still the account the deposit went to). */
   account_updated?: boolean;
+  /** An entry that was not an employee's deposit: a run's funding debit (or re-debit), a reversal's entry. */
+  entry?: MoneyBackEntry;
+  payroll_id?: string;
 }
 
 /** The items of a report: the bank's file (text) or the JSON form. Nothing is returned unless all of it is valid. */
@@ -109,7 +107,7 @@ export async function applyBankReport(
   }
   const find = paymentFinder(s, orgId);
   await inParallel([...byPayment.values()], CONCURRENCY, async (group) => {
-    for (const i of group) outcomes[i] = await applyItem(s, items[i]!, find);
+    for (const i of group) outcomes[i] = await applyItem(s, orgId, items[i]!, find);
   });
   return outcomes;
 }
@@ -174,12 +172,17 @@ function paymentFinder(s: ReturnServices, orgId: string) {
 
 async function applyItem(
   s: ReturnServices,
+  orgId: string,
   item: BankReportItem,
   find: (item: BankReportItem) => Promise<Found | undefined>,
 ): Promise<ItemOutcome> {
   const base = { trace_number: item.trace_number, type: item.type, code: item.code };
   const found = await find(item);
-  if (!found) return { ...base, outcome: 'unknown_trace' };
+  if (!found) {
+    // Not an employee's deposit: the run's funding debit, a re-debit, or a reversal's entry (CONTRACT §12).
+    const back = item.type === 'return' ? await applyMoneyBackReturn(s, orgId, item) : undefined;
+    return back ? { ...base, ...back } : { ...base, outcome: 'unknown_trace' };
+  }
   const { stub } = found;
   const known = { ...base, paystub_id: stub.paystub_id };
   if (item.type === 'return') {

@@ -66,7 +66,8 @@ export async function transitionWithEvents(
   const withdrawFile = (declared.commands as readonly LifecycleCommand[]).includes('withdraw_file');
   const { guard }: TransitionDeclaration = declared;
   const from = change.context ? declared.from.filter((f) => !guard?.(f, change.context!)) : declared.from;
-  const moved = await s.payrolls.transition(record, { to: declared.to, from, withdrawFile }, at, {
+  const fileId = record.disbursement?.file_id;
+  const moved = await s.payrolls.transition(record, { to: declared.to, from, withdrawFile, fileId }, at, {
     reason: change.reason,
     set: change.set,
     alsoWrite: [...(change.alsoWrite ?? []), ...s.events.items(events)],

@@ -82,6 +82,7 @@ function disbursementTotals(r: PayrollRecord) {
       file_id_modifier: fileNumbering(r).fileIdModifier,
       effective_entry_date: disbursementDates(r.pay_date).effective_entry_date,
       created_at: r.disbursement.created_at,
+      file_id: r.disbursement.file_id ?? null,
     }
   );
 }
@@ -106,7 +107,30 @@ function full(
     findings: r.findings.map((f) => ({ code: f.code, message: f.message, employee_id: f.employee_id ?? null })),
     disbursement: disbursementTotals(r),
     returns: { count: r.returns_count, amount: centsToNumber(r.returns_amount) },
+    funding: fundingView(r.funding),
+    reversals: { count: r.reversals_count, amount: centsToNumber(r.reversals_amount) },
     failure_reason: r.failure_reason,
+  };
+}
+
+/** The run's funding as the API answers it (amounts in dollars). */
+export function fundingView(f: PayrollRecord['funding']) {
+  if (!f) return null;
+  return {
+    status: f.status,
+    amount: centsToNumber(f.amount),
+    trace_number: f.trace_number,
+    effective_entry_date: f.effective_entry_date,
+    ...(f.return && { return: f.return }),
+    redebits: f.redebits.map((r) => ({
+      file_id: r.file_id,
+      trace_number: r.trace_number,
+      amount: centsToNumber(r.amount),
+      effective_entry_date: r.effective_entry_date,
+      created_at: r.created_at,
+      ...(r.return && { return: r.return }),
+    })),
+    ...(f.resolution && { resolution: f.resolution }),
   };
 }
 

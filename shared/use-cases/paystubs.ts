@@ -13,6 +13,7 @@ import { InvalidPageTokenError, NotFoundError } from '../domain/errors.js';
 import { centsToNumber } from '../domain/money.js';
 import { effectiveEntryDate } from '../domain/banking-calendar.js';
 import { formatHours } from '../domain/payroll.js';
+import { type ReversalReason, reversalWindowEnds } from '../domain/money-back.js';
 
 export interface PaystubServices {
   paystubs: PaystubRepository;
@@ -78,6 +79,17 @@ export function paystubView(
       effective_entry_date:
         p.payment.effective_entry_date ?? (p.payment.trace_number === null ? null : effectiveEntryDate(p.pay_date)),
       ...(p.payment.return && { return: p.payment.return }),
+      ...(p.payment.reversal && {
+        reversal: {
+          reason: p.payment.reversal.reason as ReversalReason,
+          file_id: p.payment.reversal.file_id,
+          trace_number: p.payment.reversal.trace_number,
+          effective_entry_date: p.payment.reversal.effective_entry_date,
+          scheduled_at: p.payment.reversal.scheduled_at,
+          window_ends: reversalWindowEnds(p.payment.effective_entry_date ?? p.pay_date),
+          ...(p.payment.reversal.return && { return: p.payment.reversal.return }),
+        },
+      }),
     },
     notes: p.notes,
     ...(ytd && {

@@ -20,7 +20,7 @@ import {
 } from '../domain/settings.js';
 import { approveBy, earliestApprovablePayDate } from '../domain/approval.js';
 import { originatorInput } from '../schemas/settings.js';
-import { DomainError, IdempotencyKeyReusedError, PayloadTooLargeError } from '../domain/errors.js';
+import { DomainError, fundingHoldDetail, IdempotencyKeyReusedError, PayloadTooLargeError } from '../domain/errors.js';
 import { MAX_EMPLOYEES_PER_PAYROLL, contentHash, payrollTotals, type PayrollSubmission } from '../domain/payroll.js';
 import {
   PAYROLL_PROBLEM_MESSAGE,
@@ -36,7 +36,7 @@ export interface SubmitServices extends EventServices {
   payrolls: PayrollRepository;
   employees: Pick<EmployeeReader, 'eligibility'>;
   /** The originator must be able to write a file before a run is accepted. */
-  organizations: Pick<OrganizationRepository, 'getSettings'>;
+  organizations: Pick<OrganizationRepository, 'getSettings' | 'fundingHolds'>;
   objects: ObjectStore;
   queue: Queue;
   deps: Deps;
@@ -102,8 +102,13 @@ async function disbursementProblems(
   payDate: string | undefined,
 ): Promise<{ problems: PayrollProblem[]; settings: OrganizationSettings }> {
   const problems: PayrollProblem[] = [];
-  const settings = await s.organizations.getSettings(orgId);
+  const [settings, holds] = await Promise.all([
+    s.organizations.getSettings(orgId),
+    s.organizations.fundingHolds(orgId),
+  ]);
   if (!settings) throw new Error(`Organization ${orgId} has no settings`);
+  // A funding debit came back: no new run moves money until it is re-debited or paid otherwise (CONTRACT §12).
+  for (const hold of holds.slice(0, 1)) problems.push(fundingHoldDetail(hold));
   const late =
     environment === 'production' && payDate !== undefined ? lateFor(payDate, settings, s.deps.now()) : undefined;
   if (late) {
@@ -306,6 +311,9 @@ export async function submitPayroll(
       returns_count: 0,
       returns_amount: 0,
       file_id_modifier: null,
+      funding: null,
+      reversals_count: 0,
+      reversals_amount: 0,
     };
     // The confirmation event is written with the run itself: no accepted run is ever without its payroll.submitted.
     const submitted = payrollEvent(s.deps, record, 'payroll.submitted');

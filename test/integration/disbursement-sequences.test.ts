@@ -14,7 +14,7 @@ const request = {
   creationDate: '2026-11-25',
   traceCount: 3,
   now: NOW,
-  payrollId: 'pay_seq',
+  owner: { payrollId: 'pay_seq' },
   entries: 3,
 };
 

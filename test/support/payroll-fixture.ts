@@ -21,6 +21,7 @@ import {
   type ProcessorMessage,
   type ProcessorServices,
 } from '../../shared/use-cases/process-payroll.js';
+import { DisbursementFileRepository } from '../../shared/data/disbursement-file-repository.js';
 import { DisbursementSequenceRepository } from '../../shared/data/disbursement-sequence-repository.js';
 import { Transactions } from '../../shared/data/item.js';
 import { createTestBucket, createTestQueues, createTestTable, testS3Client, testSqsClient } from './engines.js';
@@ -44,6 +45,7 @@ export async function payrollWorld(employeeCount: number, options: { accountNumb
     queue: new Queue(testSqsClient(), queues.payroll),
     encryptor: new FieldEncryptor(new LocalDataKeyProvider(randomBytes(32).toString('base64'))),
     files: new FileSealer(new LocalDataKeyProvider(randomBytes(32).toString('base64'))),
+    disbursementFiles: new DisbursementFileRepository(table),
     transactions: new Transactions(table),
     deps: systemDeps,
   };

@@ -1,11 +1,13 @@
 import { fileContext } from '../../adapters/file-sealer.js';
-import { buildNachaFile, entryDetailRecord } from '../../adapters/nacha.js';
+import { deterministicTimedId } from '../../adapters/ids.js';
+import { buildNachaFile, entryDetailRecord, MAX_ENTRY_CENTS, traceNumber } from '../../adapters/nacha.js';
 import { objectKeys } from '../../adapters/object-store.js';
 import { inParallel } from '../../data/batch.js';
 import { paystubIdOf, type PaystubRecord } from '../../data/paystub-repository.js';
-import type { PayrollRecord } from '../../data/payroll-repository.js';
+import type { DisbursementFileRecord } from '../../data/disbursement-file-repository.js';
+import type { FundingRecord, PayrollRecord } from '../../data/payroll-repository.js';
 import { effectiveEntryDate } from '../../domain/banking-calendar.js';
-import { fileNumbering } from '../../domain/disbursement.js';
+import { disbursementDates, fileNumbering } from '../../domain/disbursement.js';
 import { centsToNumber } from '../../domain/money.js';
 import { endedWithoutPaying, mayTake, reachedBy } from '../../domain/payroll-lifecycle.js';
 import { fileRetentionDays } from '../../domain/settings.js';
@@ -102,6 +104,7 @@ async function writeFile(s: EngineServices, record: ReadyRecord): Promise<Payrol
     }),
   });
   if (!(await storeSealedFile(s, record, file.content))) return undefined;
+  const created = new Date(record.processing_started_at);
   return {
     entry_count: file.control.entryAddendaCount,
     entry_hash: file.control.entryHash,
@@ -110,6 +113,58 @@ async function writeFile(s: EngineServices, record: ReadyRecord): Promise<Payrol
     batch_count: file.control.batchCount,
     block_count: file.control.blockCount,
     created_at: record.processing_started_at,
+    // Derived from the run: a finalize delivered twice lists the same file once.
+    file_id: deterministicTimedId('file', created, orgId, payrollId),
+  };
+}
+
+/** The run's file as the list of files shows it (the sealed object and its key are the run's). */
+function payrollFileItem(record: ReadyRecord, d: NonNullable<PayrollRecord['disbursement']>): DisbursementFileRecord {
+  return {
+    file_id: d.file_id!,
+    organization_id: record.organization_id,
+    type: 'payroll',
+    payroll_id: record.payroll_id,
+    status: 'ready',
+    created_at: d.created_at,
+    ...disbursementDates(record.pay_date),
+    file_id_modifier: fileNumbering(record).fileIdModifier,
+    entry_count: d.entry_count,
+    entry_hash: d.entry_hash,
+    total_credit: d.total_credit,
+    total_debit: d.total_debit,
+    batch_count: d.batch_count,
+    block_count: d.block_count,
+    transmitted_at: null,
+    object_key: objectKeys.disbursement(record.organization_id, record.payroll_id),
+    file_key: null,
+    reason: null,
+    entries: [],
+  };
+}
+
+/**
+ * A balanced run's debit of the funding account: the first offset entry's trace (after every credit's) and amount
+ * (the whole credit total, unless it passes one entry's amount field).
+ */
+function fundingOf(record: ReadyRecord, d: NonNullable<PayrollRecord['disbursement']>): FundingRecord | null {
+  if (d.total_debit === 0) return null;
+  const trace = traceNumber(
+    record.originator.originating_dfi_identification,
+    fileNumbering(record).traceStart + record.employee_count,
+  );
+  const first = Math.min(MAX_ENTRY_CENTS, d.total_debit);
+  return {
+    status: 'scheduled',
+    amount: d.total_debit,
+    trace_number: trace,
+    effective_entry_date: effectiveEntryDate(record.pay_date),
+    outstanding_trace: trace,
+    outstanding_amount: first,
+    return: null,
+    redebits: [],
+    resolution: null,
+    returned_traces: [],
   };
 }
 
@@ -136,7 +191,9 @@ async function finishRun(
         },
       },
     },
-    set: { disbursement },
+    set: { disbursement, funding: disbursement && fundingOf(record, disbursement) },
+    // The file is listed by the write that finishes the run: a run that completes has its file listed, and no other.
+    alsoWrite: disbursement ? [s.disbursementFiles.putItem(payrollFileItem(record, disbursement))] : [],
     at: now,
   });
 }

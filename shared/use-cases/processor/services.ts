@@ -4,6 +4,7 @@ import type { FileSealer } from '../../adapters/file-sealer.js';
 import type { NachaEntryInput } from '../../adapters/nacha.js';
 import { type ObjectStore, objectKeys } from '../../adapters/object-store.js';
 import type { Queue } from '../../adapters/queue.js';
+import type { DisbursementFileRepository } from '../../data/disbursement-file-repository.js';
 import type { DisbursementSequenceRepository } from '../../data/disbursement-sequence-repository.js';
 import type { EmployeeRepository } from '../../data/employee-repository.js';
 import type { Transactions } from '../../data/item.js';
@@ -25,6 +26,8 @@ export interface ProcessorServices extends EventServices {
   employees: EmployeeRepository;
   organizations: OrganizationRepository;
   sequences: DisbursementSequenceRepository;
+  /** Every file written is listed (GET /v1/disbursement-files): a run's file is, from the write that finishes it. */
+  disbursementFiles: DisbursementFileRepository;
   paystubs: PaystubRepository;
   objects: ObjectStore;
   queue: Queue;

@@ -122,7 +122,7 @@ async function planWithReservation(
       traceCount: record.employee_count + (settings.funding_account ? offsetEntryCount(record.totals.net_pay) : 0),
       now,
       legacy: settings.sequences_since === undefined,
-      payrollId: record.payroll_id,
+      owner: { payrollId: record.payroll_id },
       entries: record.employee_count,
     });
     const outcome = await s.payrolls.planChunks(
