@@ -29,9 +29,16 @@ export const problemDetail = z
       .meta({ description: 'Payroll problems: the finer reason (required, out_of_range, duplicate_employee …)' }),
     // The organization's configured values: at most 50 of `text(100)` each (shared/schemas/settings.ts).
     allowed: z.array(printable(100)).max(50).optional().meta({ description: 'The configured values a field may take' }),
-    payroll_id: id('pay', EXAMPLE_IDS.payroll)
+    payroll_id: id('pay', EXAMPLE_IDS.payroll).optional().meta({
+      description:
+        '`duplicate_payroll_window`: the run that holds the window; `funding_hold`: the run whose debit came back',
+    }),
+    paystub_id: z
+      .string()
+      .max(64)
+      .regex(/^[!-~]+$/)
       .optional()
-      .meta({ description: '`duplicate_payroll_window`: the run that holds the window' }),
+      .meta({ description: 'A reversal refused: the paystub it is about' }),
     required_scope: z.enum(SCOPES).optional().meta({ description: '`insufficient_scope`: the scope the route needs' }),
   })
   .meta({
@@ -60,6 +67,10 @@ export const ERROR_CODES = {
     'payroll_not_cancellable',
     'payroll_not_awaiting_approval',
     'payroll_rejected',
+    'funding_not_returned',
+    'already_reversed',
+    'payment_returned',
+    'payment_not_reversible',
     'conflict',
   ],
   410: ['disbursement_withdrawn'],
@@ -71,6 +82,10 @@ export const ERROR_CODES = {
     'originator_not_configured',
     'idempotency_key_reused',
     'payroll_blocked',
+    'funding_hold',
+    'redebit_not_allowed',
+    'reversal_window_closed',
+    'paystub_not_found',
     'api_key_limit_reached',
     'webhook_limit_reached',
   ],

@@ -63,16 +63,18 @@ const router = apiRouter(
       const revoked = await revokeApiKey(apiKeys, systemDeps, principal.organizationId, params.id);
       return ok(apiKeyView(revoked), 'API key revoked');
     },
-    getSettings: async ({ principal }) =>
-      ok(settingsView(await loadSettings(organizations, principal.organizationId), principal.environment)),
-    updateSettings: async ({ principal, body }) =>
-      ok(
-        settingsView(
-          await updateSettings({ organizations, encryptor, deps: systemDeps }, principal, body),
-          principal.environment,
-        ),
-        'Settings updated',
-      ),
+    getSettings: async ({ principal }) => {
+      const [settings, holds] = await Promise.all([
+        loadSettings(organizations, principal.organizationId),
+        organizations.fundingHolds(principal.organizationId),
+      ]);
+      return ok(settingsView(settings, principal.environment, holds));
+    },
+    updateSettings: async ({ principal, body }) => {
+      const settings = await updateSettings({ organizations, encryptor, deps: systemDeps }, principal, body);
+      const holds = await organizations.fundingHolds(principal.organizationId);
+      return ok(settingsView(settings, principal.environment, holds), 'Settings updated');
+    },
     listLogs: async ({ principal, query }) => {
       const orgId = principal.organizationId;
       const filters = {

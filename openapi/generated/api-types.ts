@@ -1450,7 +1450,7 @@ export type components = {
                  * @example employee_already_exists
                  * @enum {string}
                  */
-                code: "employee_already_exists" | "duplicate_payroll_window" | "payroll_immutable" | "payroll_not_cancellable" | "payroll_not_awaiting_approval" | "payroll_rejected" | "conflict";
+                code: "employee_already_exists" | "duplicate_payroll_window" | "payroll_immutable" | "payroll_not_cancellable" | "payroll_not_awaiting_approval" | "payroll_rejected" | "funding_not_returned" | "already_reversed" | "payment_returned" | "payment_not_reversible" | "conflict";
                 /** @example Invalid request body */
                 message: string;
                 details: components["schemas"]["ProblemDetail"][];
@@ -1550,7 +1550,7 @@ export type components = {
                  * @example employee_not_found
                  * @enum {string}
                  */
-                code: "employee_not_found" | "missing_bank_account" | "pay_date_too_soon" | "originator_not_configured" | "idempotency_key_reused" | "payroll_blocked" | "api_key_limit_reached" | "webhook_limit_reached";
+                code: "employee_not_found" | "missing_bank_account" | "pay_date_too_soon" | "originator_not_configured" | "idempotency_key_reused" | "payroll_blocked" | "funding_hold" | "redebit_not_allowed" | "reversal_window_closed" | "paystub_not_found" | "api_key_limit_reached" | "webhook_limit_reached";
                 /** @example Invalid request body */
                 message: string;
                 details: components["schemas"]["ProblemDetail"][];
@@ -2600,10 +2600,12 @@ export type components = {
             /** @description The configured values a field may take */
             allowed?: string[];
             /**
-             * @description `duplicate_payroll_window`: the run that holds the window
+             * @description `duplicate_payroll_window`: the run that holds the window; `funding_hold`: the run whose debit came back
              * @example pay_01kfz8e2h5n8p0s2v4w6y8z1cd
              */
             payroll_id?: string;
+            /** @description A reversal refused: the paystub it is about */
+            paystub_id?: string;
             /**
              * @description `insufficient_scope`: the scope the route needs
              * @enum {string}
@@ -2742,6 +2744,21 @@ export type components = {
                 account_number_last4: string;
                 /** @enum {string} */
                 account_type: "checking" | "savings";
+            } | null;
+            /** @description Set by the service when the bank returns a run's funding debit: new payrolls and approvals answer 422 `funding_hold` until it is re-debited (`POST /v1/payroll/{id}/funding/redebit`) or paid otherwise (`POST /v1/payroll/{id}/funding/resolve`). Read-only; the oldest hold when there are several */
+            funding_hold: {
+                /**
+                 * @description `pay_` and 26 lowercase Crockford base32 characters
+                 * @example pay_01kfz8e2h5n8p0s2v4w6y8z1cd
+                 */
+                payroll_id: string;
+                code: components["schemas"]["ReturnCode"];
+                /**
+                 * Format: date-time
+                 * @description UTC, ISO 8601 with milliseconds
+                 * @example 2026-11-21T10:02:28.752Z
+                 */
+                since: string;
             } | null;
             /**
              * Format: date-time
@@ -6870,6 +6887,7 @@ export interface operations {
                      *           "account_number_last4": "6789",
                      *           "account_type": "checking"
                      *         },
+                     *         "funding_hold": null,
                      *         "updated_at": "2026-11-02T09:10:00.000Z"
                      *       },
                      *       "request_id": "bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1"
@@ -7023,6 +7041,7 @@ export interface operations {
                      *           "account_number_last4": "6789",
                      *           "account_type": "checking"
                      *         },
+                     *         "funding_hold": null,
                      *         "updated_at": "2026-11-02T09:10:00.000Z"
                      *       },
                      *       "request_id": "bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1"

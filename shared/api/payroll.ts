@@ -221,7 +221,7 @@ const blocker = z
     field: z
       .string()
       .max(100)
-      .regex(/^originator\.[a-z_]+$/)
+      .regex(/^(originator\.[a-z_]+|funding)$/)
       .optional(),
     earliest_pay_date: date.optional(),
   })

@@ -5,11 +5,14 @@ import type { settingsView } from '../use-cases/settings.js';
 import { updateSettingsBody } from '../schemas/settings.js';
 import { ACH_CHARACTERS } from '../domain/ach-text.js';
 import {
+  EXAMPLE_IDS,
   EXAMPLE_ORIGINATOR,
   accountLast4,
   amount,
   fits,
+  id,
   printable,
+  returnCode,
   routingNumber,
   timestamp,
   type Fits,
@@ -108,6 +111,17 @@ export const settings = z
         description:
           "The employer account each file's offset debit draws on (balanced files); `null`: files carry credits only",
       }),
+    funding_hold: z
+      .strictObject({
+        payroll_id: id('pay', EXAMPLE_IDS.payroll),
+        code: returnCode,
+        since: timestamp,
+      })
+      .nullable()
+      .meta({
+        description:
+          "Set by the service when the bank returns a run's funding debit: new payrolls and approvals answer 422 `funding_hold` until it is re-debited (`POST /v1/payroll/{id}/funding/redebit`) or paid otherwise (`POST /v1/payroll/{id}/funding/resolve`). Read-only; the oldest hold when there are several",
+      }),
     updated_at: timestamp,
   })
   .meta({ id: 'Settings' });
@@ -125,6 +139,7 @@ const SETTINGS = {
   originator: EXAMPLE_ORIGINATOR,
   originator_placeholders: [],
   funding_account: { routing_number: '021000021', account_number_last4: '6789', account_type: 'checking' },
+  funding_hold: null,
   updated_at: '2026-11-02T09:10:00.000Z',
 } satisfies z.input<typeof settings>;
 

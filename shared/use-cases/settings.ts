@@ -1,5 +1,5 @@
 import { isConditionalCheckFailure } from '../data/item.js';
-import type { OrganizationRepository } from '../data/organization-repository.js';
+import type { FundingHold, OrganizationRepository } from '../data/organization-repository.js';
 import { ConcurrentModificationError, NotFoundError } from '../domain/errors.js';
 import { centsToNumber, formatCents, parseMoney } from '../domain/money.js';
 import {
@@ -21,7 +21,8 @@ const moneyNumber = (text: string) => {
   return centsToNumber(parsed.cents);
 };
 
-export function settingsView(s: OrganizationSettings, environment: Environment) {
+/** `holds`: the organization's funding holds, oldest first (CONTRACT §12); the oldest is answered. */
+export function settingsView(s: OrganizationSettings, environment: Environment, holds: readonly FundingHold[] = []) {
   return {
     employment_types: s.employment_types,
     pay_groups: s.pay_groups,
@@ -38,6 +39,7 @@ export function settingsView(s: OrganizationSettings, environment: Environment) 
     file_retention_days: fileRetentionDays(s),
     payroll_approval: approvalMode(s),
     approval_cutoff_time: approvalCutoffTime(s),
+    funding_hold: holds[0] ? { payroll_id: holds[0].payroll_id, code: holds[0].code, since: holds[0].since } : null,
     updated_at: s.updated_at,
   };
 }

@@ -34,6 +34,11 @@ export interface BankReturn {
   account: string;
   /** The original entry's account type; checking (22, returned as 21) unless savings (32, returned as 31). */
   accountType?: 'checking' | 'savings';
+  /**
+   * The original entry was a debit (27/37: an employer's funding debit, a reversal): it comes back as 26/36, a
+   * debit in the return file. Default: a credit (a deposit).
+   */
+  originalDebit?: boolean;
   /** ≤ 15 characters, copied from the original entry. */
   individualId?: string;
   /** ≤ 22 characters, copied from the original entry. */
@@ -192,6 +197,7 @@ interface BatchEntry {
   entry: string;
   addenda: string;
   credit: bigint;
+  debit: bigint;
 }
 
 interface Context {
@@ -213,7 +219,7 @@ function traceSequencer(rdfi8: string): () => string {
 
 function entryDetail(
   ctx: Context,
-  code: '21' | '31',
+  code: '21' | '31' | '26' | '36',
   account: string,
   amountCents: number,
   individualId: string | undefined,
@@ -239,15 +245,9 @@ function returnEntry(ctx: Context, r: BankReturn): BatchEntry {
   const originalRdfi8 = digitsOf(r.routing, 9, 'return routing').slice(0, 8);
   const dateOfDeath = r.dateOfDeath === undefined ? '      ' : digitsOf(r.dateOfDeath, 6, 'date of death');
   const trace = ctx.nextTrace();
-  const entry = entryDetail(
-    ctx,
-    returnTransactionCode(r.accountType),
-    r.account,
-    r.amountCents,
-    r.individualId,
-    r.individualName,
-    trace,
-  );
+  // A returned debit is a "return or NOC" debit: 26 for checking, 36 for savings.
+  const code = r.originalDebit ? (r.accountType === 'savings' ? '36' : '26') : returnTransactionCode(r.accountType);
+  const entry = entryDetail(ctx, code, r.account, r.amountCents, r.individualId, r.individualName, trace);
   const addenda = record([
     '7',
     '99',
@@ -258,7 +258,9 @@ function returnEntry(ctx: Context, r: BankReturn): BatchEntry {
     alpha(r.addendaInformation ?? '', 44, 'addenda information'),
     trace,
   ]);
-  return { entry, addenda, credit: BigInt(r.amountCents) };
+  return r.originalDebit
+    ? { entry, addenda, credit: 0n, debit: BigInt(r.amountCents) }
+    : { entry, addenda, credit: BigInt(r.amountCents), debit: 0n };
 }
 
 function correctionEntry(ctx: Context, c: BankCorrection): BatchEntry {
@@ -285,7 +287,7 @@ function correctionEntry(ctx: Context, c: BankCorrection): BatchEntry {
     ' '.repeat(15), // reserved
     trace,
   ]);
-  return { entry, addenda, credit: 0n };
+  return { entry, addenda, credit: 0n, debit: 0n };
 }
 
 interface BatchTotals {
@@ -293,6 +295,7 @@ interface BatchTotals {
   entryAddendaCount: number;
   entryHash: bigint;
   credit: bigint;
+  debit: bigint;
 }
 
 function batch(
@@ -302,11 +305,14 @@ function batch(
   batchNumber: number,
   entries: BatchEntry[],
 ): BatchTotals {
-  // Every entry here is a 21 or 31: credit-side codes, so the batch is credits only.
-  const serviceClass = '220';
   const odfi8 = ctx.odfiRouting.slice(0, 8);
   const entryHash = BigInt(odfi8) * BigInt(entries.length);
   const credit = entries.reduce((sum, e) => sum + e.credit, 0n);
+  const debit = entries.reduce((sum, e) => sum + e.debit, 0n);
+  // 21/31 are credit-side codes, 26/36 debit-side: credits only (220), debits only (225) or mixed (200).
+  const hasDebits = entries.some((e) => e.entry.slice(1, 3).endsWith('6'));
+  const hasCredits = entries.some((e) => e.entry.slice(1, 3).endsWith('1'));
+  const serviceClass = hasDebits && hasCredits ? '200' : hasDebits ? '225' : '220';
   const entryAddendaCount = entries.length * 2;
   const header = record([
     '5',
@@ -328,7 +334,7 @@ function batch(
     serviceClass,
     numeric(entryAddendaCount, 6, 'batch entry/addenda count'),
     numeric(entryHash % 10_000_000_000n, 10, 'batch entry hash'),
-    numeric(0, 12, 'batch total debit'),
+    numeric(debit, 12, 'batch total debit'),
     numeric(credit, 12, 'batch total credit'),
     alpha(ctx.companyIdentification, 10, 'company identification'),
     ' '.repeat(19), // message authentication code
@@ -337,7 +343,7 @@ function batch(
     numeric(batchNumber, 7, 'batch number'),
   ]);
   const records = [header, ...entries.flatMap((e) => [e.entry, e.addenda]), control];
-  return { records, entryAddendaCount, entryHash, credit };
+  return { records, entryAddendaCount, entryHash, credit, debit };
 }
 
 /**
@@ -409,7 +415,11 @@ export function bankReturnFile(
       'file entry/addenda count',
     ),
     numeric(fileHash % 10_000_000_000n, 10, 'file entry hash'),
-    numeric(0, 12, 'file total debit'),
+    numeric(
+      batches.reduce((sum, b) => sum + b.debit, 0n),
+      12,
+      'file total debit',
+    ),
     numeric(
       batches.reduce((sum, b) => sum + b.credit, 0n),
       12,
