@@ -3,14 +3,9 @@ import { defaultTable } from '../../shared/adapters/dynamo.js';
 import { defaultObjectStore, objectKeys } from '../../shared/adapters/object-store.js';
 import { Queue, sqsClient } from '../../shared/adapters/queue.js';
 import { observeApi } from '../../shared/adapters/observability.js';
-import { disbursementFileRoutes } from '../../shared/api/disbursement-files.js';
-import { moneyBackRoutes } from '../../shared/api/money-back.js';
 import { payrollRoutes } from '../../shared/api/payroll.js';
 import { config, required } from '../../shared/config/env.js';
-import { DisbursementFileRepository } from '../../shared/data/disbursement-file-repository.js';
-import { DisbursementSequenceRepository } from '../../shared/data/disbursement-sequence-repository.js';
 import { EmployeeRepository } from '../../shared/data/employee-repository.js';
-import { Transactions } from '../../shared/data/item.js';
 import { OrganizationRepository } from '../../shared/data/organization-repository.js';
 import { type PayrollRecord, PayrollRepository } from '../../shared/data/payroll-repository.js';
 import { PaystubRepository } from '../../shared/data/paystub-repository.js';
@@ -29,14 +24,7 @@ import type { Principal } from '../../shared/http/principal.js';
 import { approvePayroll, payrollBlockers, pendingNetPay } from '../../shared/use-cases/approve-payroll.js';
 import { cancelPayroll } from '../../shared/use-cases/cancel-payroll.js';
 import { payrollEmployeeIds } from '../../shared/use-cases/payroll-employee-ids.js';
-import { disbursementFileView } from '../../shared/use-cases/disbursement-files.js';
-import { openListedFile } from '../../shared/use-cases/money-back/file-store.js';
-import { redebitFunding, resolveFunding } from '../../shared/use-cases/money-back/funding.js';
-import { reversePayments } from '../../shared/use-cases/money-back/reversals.js';
-import type { MoneyBackServices } from '../../shared/use-cases/money-back/services.js';
-import { fundingView, payrollView } from '../../shared/use-cases/payroll-view.js';
-import { reversalWindowEnds } from '../../shared/domain/money-back.js';
-import { centsToNumber } from '../../shared/domain/money.js';
+import { payrollView } from '../../shared/use-cases/payroll-view.js';
 import { submitPayroll } from '../../shared/use-cases/submit-payroll.js';
 import { eventServicesOver } from '../../shared/use-cases/events.js';
 
@@ -55,20 +43,7 @@ const submission = {
   chunkSize: config().PAYROLL_CHUNK_SIZE,
 };
 
-const paystubs = new PaystubRepository(table);
-const cancellation = { ...events, payrolls, paystubs, objects };
-const disbursementFiles = new DisbursementFileRepository(table);
-const moneyBack: MoneyBackServices = {
-  ...events,
-  payrolls,
-  paystubs,
-  organizations: submission.organizations,
-  sequences: new DisbursementSequenceRepository(table),
-  disbursementFiles,
-  objects,
-  files,
-  transactions: new Transactions(table),
-};
+const cancellation = { ...events, payrolls, paystubs: new PaystubRepository(table), objects };
 
 /**
  * A run's file, opened with the run's own key. Only a file the processor sealed is served: an object written there
@@ -88,12 +63,9 @@ const immutable = async ({ principal, params }: { principal: Principal; params: 
   throw new PayrollImmutableError();
 };
 
-/**
- * /v1/payroll: submission (and dry runs), history, a run with its progress, its NACHA file, approval, cancel; money
- * back (re-debits, resolutions, reversals); /v1/disbursement-files: every file written.
- */
+/** /v1/payroll: submission (and dry runs), history, a run with its progress, its NACHA file, sandbox cancel. */
 const router = apiRouter(
-  { ...payrollRoutes, ...moneyBackRoutes, ...disbursementFileRoutes },
+  payrollRoutes,
   {
     submitPayroll: async ({ principal, body, query, header }) => {
       const caller = {
@@ -175,66 +147,6 @@ const router = apiRouter(
         params.id,
       );
       return ok(payrollView.summary(record), 'Payroll cancelled');
-    },
-    redebitFunding: async ({ principal, params }) => {
-      const run = await redebitFunding(moneyBack, principal.organizationId, params.id);
-      return ok({ payroll_id: run.payroll_id, funding: fundingView(run.funding)! }, 'Funding re-debited');
-    },
-    resolveFunding: async ({ principal, params, body }) => {
-      const run = await resolveFunding(moneyBack, principal.organizationId, params.id, body);
-      return ok({ payroll_id: run.payroll_id, funding: fundingView(run.funding)! }, 'Funding resolved');
-    },
-    reversePayments: async ({ principal, params, body, header }) => {
-      const outcome = await reversePayments(
-        moneyBack,
-        principal.organizationId,
-        params.id,
-        body,
-        header('idempotency-key'),
-      );
-      const payments = outcome.payments.map((p) => ({
-        paystub_id: p.paystub_id,
-        employee_id: p.employee_id,
-        amount: centsToNumber(p.net_pay),
-        trace_number: p.payment.trace_number!,
-        reversal_trace_number: p.payment.reversal!.trace_number,
-        reason: body.reason,
-        effective_entry_date: p.payment.reversal!.effective_entry_date,
-        window_ends: reversalWindowEnds(p.payment.effective_entry_date ?? p.pay_date),
-        status: p.payment.status as 'reversal_scheduled' | 'reversal_returned',
-        scheduled_at: p.payment.reversal!.scheduled_at,
-      }));
-      return {
-        status: 201,
-        message: 'Payments reversed',
-        data: { file: disbursementFileView(outcome.file), payments },
-        headers: {
-          Location: `/v1/disbursement-files/${outcome.file.file_id}`,
-          ...(outcome.replayed && { 'Idempotent-Replayed': 'true' }),
-        },
-      };
-    },
-    listDisbursementFiles: async ({ principal, query }) => {
-      const orgId = principal.organizationId;
-      const filters = { type: query.type, payrollId: query.payroll_id, from: query.from, to: query.to };
-      const page = await listPage({ orgId, query: `files:${JSON.stringify(filters)}` }, query.page_token, (start) =>
-        disbursementFiles.list(orgId, filters, query.limit, start),
-      );
-      return ok({ files: page.items.map(disbursementFileView), next_page_token: page.next_page_token });
-    },
-    getDisbursementFile: async ({ principal, params, header }) => {
-      const wantsTotals = (header('accept') ?? '').includes('application/json');
-      // The file holds full account numbers: its own scope, checked before anything about the file is revealed.
-      if (!wantsTotals) requireScope(principal, FILE_SCOPE);
-      const file = await disbursementFiles.get(principal.organizationId, params.id);
-      if (!file) throw new NotFoundError();
-      if (wantsTotals) return ok(disbursementFileView(file));
-      return {
-        status: 200,
-        message: 'OK',
-        raw: { body: await openListedFile(moneyBack, file), contentType: 'text/plain; charset=us-ascii' },
-        headers: { 'Content-Disposition': `attachment; filename="${file.file_id}.ach"` },
-      };
     },
     replacePayroll: immutable,
     updatePayroll: immutable,

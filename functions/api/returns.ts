@@ -4,6 +4,7 @@ import { defaultObjectStore } from '../../shared/adapters/object-store.js';
 import { observeApi } from '../../shared/adapters/observability.js';
 import { disbursementReturnRoutes } from '../../shared/api/disbursement-returns.js';
 import { DisbursementFileRepository } from '../../shared/data/disbursement-file-repository.js';
+import { MoneyBackWrites } from '../../shared/data/money-back-writes.js';
 import { OrganizationRepository } from '../../shared/data/organization-repository.js';
 import { DisbursementSequenceRepository } from '../../shared/data/disbursement-sequence-repository.js';
 import { EmployeeRepository } from '../../shared/data/employee-repository.js';
@@ -26,6 +27,7 @@ export const services: ReturnServices = {
   sequences: new DisbursementSequenceRepository(table),
   organizations: new OrganizationRepository(table),
   disbursementFiles: new DisbursementFileRepository(table),
+  moneyBackWrites: new MoneyBackWrites(table),
   objects: defaultObjectStore(),
   // Wraps a corrected account number; never unwraps one.
   encryptor: fieldEncryptor('bank-account'),

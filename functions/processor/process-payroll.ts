@@ -12,6 +12,7 @@ import { sandboxBank } from '../../shared/adapters/sandbox-bank.js';
 import { Queue, sqsClient } from '../../shared/adapters/queue.js';
 import { required } from '../../shared/config/env.js';
 import { DisbursementFileRepository } from '../../shared/data/disbursement-file-repository.js';
+import { MoneyBackWrites } from '../../shared/data/money-back-writes.js';
 import { DisbursementSequenceRepository } from '../../shared/data/disbursement-sequence-repository.js';
 import { EmployeeRepository } from '../../shared/data/employee-repository.js';
 import { Transactions } from '../../shared/data/item.js';
@@ -38,6 +39,7 @@ export const services: ProcessorServices = {
   // And seals the file it writes under a key of its own (the disbursement file key).
   files: fileSealer(),
   disbursementFiles: new DisbursementFileRepository(table),
+  moneyBackWrites: new MoneyBackWrites(table),
   transactions: new Transactions(table),
   // The bank each run's file goes to, by the run's environment: the sandbox's simulates returns and failures.
   banks: { sandbox: sandboxBank, production: productionBank },

@@ -268,35 +268,6 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
-    "/v1/disbursement-returns": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Report what the bank sent back: returned deposits and notifications of change
-         * @description Post the return / notification-of-change file your bank (the ODFI) makes available after a file settles, as it is (`Content-Type: text/plain`), or the same items as JSON. Each item is matched to the deposit by the original entry's trace number.
-         *
-         *     - A **return** (addenda type 99, R code) marks the paystub's `payment` `returned` with the code and its reason, adds to the run's `returns`, and emits `payment.returned`. The paystub stays `issued` and year-to-date totals do not change: the wages were earned. R02, R03 and R04 (account closed, missing or invalid) set the employee's `bank_account.status` to `invalid`: the next payroll answers 422 `missing_bank_account` for them until a new `bank_account` is set.
-         *     - A **notification of change** (SEC code COR, addenda type 98: C01, C02, C03, C05, C06, C07) corrects the employee's bank account if it is still the account the deposit went to, and emits `employee.bank_account_corrected` (masked). Other change codes are recorded, not applied.
-         *
-         *     Admin keys only: what a bank reports changes employees' bank accounts. A correction or an account-invalidating return applies only to the account the deposit went to: an account replaced since, or corrected since (a correction makes a new version of the account), is left alone.
-         *
-         *     The whole report is checked before any of it is applied: every record must be 94 characters (trailing blanks may be trimmed in transit, never a field the layout requires), every required header and control field present and in its format, each batch control must agree with its header (company identification, batch number, service class) and with its entries (count, hash, totals), and the file control with the whole file (batch, block and entry counts, hash, totals). A malformed file is 400 naming each bad line, and nothing changes. A returned entry whose amount is not the original deposit's answers `amount_mismatch` and is not applied. Applying is idempotent: sending the same report again (or twice at once) applies each item once; the repeats answer `already_applied`. At most 2,000 items per file or per list. If a request fails or times out half-way, post the same report again: what was applied answers `already_applied`, the rest is applied.
-         *
-         *     Requires a token with the `admin` scope. Rate limit: the payroll-write bucket.
-         */
-        post: operations["postDisbursementReturns"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/disbursement-files": {
         parameters: {
             query?: never;
@@ -335,6 +306,35 @@ export type paths = {
         get: operations["getDisbursementFile"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/disbursement-returns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report what the bank sent back: returned deposits and notifications of change
+         * @description Post the return / notification-of-change file your bank (the ODFI) makes available after a file settles, as it is (`Content-Type: text/plain`), or the same items as JSON. Each item is matched to the deposit by the original entry's trace number.
+         *
+         *     - A **return** (addenda type 99, R code) marks the paystub's `payment` `returned` with the code and its reason, adds to the run's `returns`, and emits `payment.returned`. The paystub stays `issued` and year-to-date totals do not change: the wages were earned. R02, R03 and R04 (account closed, missing or invalid) set the employee's `bank_account.status` to `invalid`: the next payroll answers 422 `missing_bank_account` for them until a new `bank_account` is set.
+         *     - A **notification of change** (SEC code COR, addenda type 98: C01, C02, C03, C05, C06, C07) corrects the employee's bank account if it is still the account the deposit went to, and emits `employee.bank_account_corrected` (masked). Other change codes are recorded, not applied.
+         *
+         *     Admin keys only: what a bank reports changes employees' bank accounts. A correction or an account-invalidating return applies only to the account the deposit went to: an account replaced since, or corrected since (a correction makes a new version of the account), is left alone.
+         *
+         *     The whole report is checked before any of it is applied: every record must be 94 characters (trailing blanks may be trimmed in transit, never a field the layout requires), every required header and control field present and in its format, each batch control must agree with its header (company identification, batch number, service class) and with its entries (count, hash, totals), and the file control with the whole file (batch, block and entry counts, hash, totals). A malformed file is 400 naming each bad line, and nothing changes. A returned entry whose amount is not the original deposit's answers `amount_mismatch` and is not applied. Applying is idempotent: sending the same report again (or twice at once) applies each item once; the repeats answer `already_applied`. At most 2,000 items per file or per list. If a request fails or times out half-way, post the same report again: what was applied answers `already_applied`, the rest is applied.
+         *
+         *     Requires a token with the `admin` scope. Rate limit: the payroll-write bucket.
+         */
+        post: operations["postDisbursementReturns"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5138,145 +5138,6 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    postDisbursementReturns: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The JSON form: the returns and the corrections the bank reported */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "returns": [
-                 *         {
-                 *           "trace_number": "021000020000001",
-                 *           "code": "R03"
-                 *         }
-                 *       ],
-                 *       "corrections": [
-                 *         {
-                 *           "trace_number": "021000020000002",
-                 *           "code": "C01",
-                 *           "corrected_data": "987654321"
-                 *         }
-                 *       ]
-                 *     }
-                 */
-                "application/json": {
-                    /** @default [] */
-                    returns?: {
-                        /** @description The trace number of the entry the service sent (`payment.trace_number` of the paystub) */
-                        trace_number: string;
-                        /**
-                         * @description The return reason code
-                         * @example R03
-                         */
-                        code: string;
-                    }[];
-                    /** @default [] */
-                    corrections?: {
-                        /** @description The trace number of the entry the service sent (`payment.trace_number` of the paystub) */
-                        trace_number: string;
-                        /**
-                         * @description The change code
-                         * @example C01
-                         */
-                        code: string;
-                        /**
-                         * @description The corrected data field of the addenda record, as the bank sent it: C01 the account number; C02 the routing number; C03 the routing number, blanks, the account number; C05 the transaction code (22 checking, 32 savings); C06 the account number, blanks, the transaction code; C07 routing, account and transaction code
-                         * @example 123456780
-                         */
-                        corrected_data: string;
-                    }[];
-                };
-                /**
-                 * @example 101 021000021 0110000152611241405A094101ODFI                   SANDBOX RDFI
-                 *     5220SANDBOX RETURNS                     1234567890PPDRETURN          261124   1011000010000001
-                 *     621021000021XXXXX6789        00002589502m9q3r5v7x8y0abRETURNED DEPOSIT        1011000010000001
-                 *     799R03021000020000001      01100001                                            011000010000001
-                 *     822000000200021000020000000000000000002589501234567890                         011000010000001
-                 *     9000001000001000000020002100002000000000000000000258950
-                 *     9999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999
-                 *     9999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999
-                 *     9999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999
-                 *     9999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999
-                 */
-                "text/plain": string;
-            };
-        };
-        responses: {
-            /** @description One outcome per item, in order */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    Warning: components["headers"]["Warning.optional"];
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "status": 200,
-                     *       "message": "Report applied",
-                     *       "data": {
-                     *         "outcomes": [
-                     *           {
-                     *             "trace_number": "021000020000001",
-                     *             "type": "return",
-                     *             "code": "R03",
-                     *             "outcome": "applied",
-                     *             "paystub_id": "stub_01kfz8f7k3m5n7q9s1t3v5x7ef"
-                     *           }
-                     *         ]
-                     *       },
-                     *       "request_id": "bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["BankReportResponse"];
-                };
-            };
-            /** @description A malformed file (`invalid_record`, one problem per bad line, `field` names the line) or JSON body: nothing was applied */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    Warning: components["headers"]["Warning.optional"];
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error400"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            /** @description The body is over 6 MB */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.optional"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.optional"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.optional"];
-                    Warning: components["headers"]["Warning.optional"];
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error413"];
-                };
-            };
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["InternalError"];
-        };
-    };
     listDisbursementFiles: {
         parameters: {
             query?: {
@@ -5495,6 +5356,145 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error410"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    postDisbursementReturns: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The JSON form: the returns and the corrections the bank reported */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "returns": [
+                 *         {
+                 *           "trace_number": "021000020000001",
+                 *           "code": "R03"
+                 *         }
+                 *       ],
+                 *       "corrections": [
+                 *         {
+                 *           "trace_number": "021000020000002",
+                 *           "code": "C01",
+                 *           "corrected_data": "987654321"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @default [] */
+                    returns?: {
+                        /** @description The trace number of the entry the service sent (`payment.trace_number` of the paystub) */
+                        trace_number: string;
+                        /**
+                         * @description The return reason code
+                         * @example R03
+                         */
+                        code: string;
+                    }[];
+                    /** @default [] */
+                    corrections?: {
+                        /** @description The trace number of the entry the service sent (`payment.trace_number` of the paystub) */
+                        trace_number: string;
+                        /**
+                         * @description The change code
+                         * @example C01
+                         */
+                        code: string;
+                        /**
+                         * @description The corrected data field of the addenda record, as the bank sent it: C01 the account number; C02 the routing number; C03 the routing number, blanks, the account number; C05 the transaction code (22 checking, 32 savings); C06 the account number, blanks, the transaction code; C07 routing, account and transaction code
+                         * @example 123456780
+                         */
+                        corrected_data: string;
+                    }[];
+                };
+                /**
+                 * @example 101 021000021 0110000152611241405A094101ODFI                   SANDBOX RDFI
+                 *     5220SANDBOX RETURNS                     1234567890PPDRETURN          261124   1011000010000001
+                 *     621021000021XXXXX6789        00002589502m9q3r5v7x8y0abRETURNED DEPOSIT        1011000010000001
+                 *     799R03021000020000001      01100001                                            011000010000001
+                 *     822000000200021000020000000000000000002589501234567890                         011000010000001
+                 *     9000001000001000000020002100002000000000000000000258950
+                 *     9999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999
+                 *     9999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999
+                 *     9999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999
+                 *     9999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999
+                 */
+                "text/plain": string;
+            };
+        };
+        responses: {
+            /** @description One outcome per item, in order */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 200,
+                     *       "message": "Report applied",
+                     *       "data": {
+                     *         "outcomes": [
+                     *           {
+                     *             "trace_number": "021000020000001",
+                     *             "type": "return",
+                     *             "code": "R03",
+                     *             "outcome": "applied",
+                     *             "paystub_id": "stub_01kfz8f7k3m5n7q9s1t3v5x7ef"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "request_id": "bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BankReportResponse"];
+                };
+            };
+            /** @description A malformed file (`invalid_record`, one problem per bad line, `field` names the line) or JSON body: nothing was applied */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The body is over 6 MB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.optional"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
                 };
             };
             429: components["responses"]["RateLimited"];

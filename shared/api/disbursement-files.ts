@@ -65,7 +65,7 @@ const fileParams = fileIdParams.extend({
   id: fileIdParams.shape.id.meta({ description: 'A file id', example: EXAMPLE_IDS.file }),
 });
 
-export const disbursementFileRoutes = routes('payroll', {
+export const disbursementFileRoutes = routes('disbursements', {
   listDisbursementFiles: {
     method: 'GET',
     path: '/v1/disbursement-files',

@@ -65,7 +65,7 @@ const REVERSAL_EXAMPLE = {
   ],
 } satisfies z.input<typeof reversal>;
 
-export const moneyBackRoutes = routes('payroll', {
+export const moneyBackRoutes = routes('disbursements', {
   redebitFunding: {
     method: 'POST',
     path: '/v1/payroll/{id}/funding/redebit',

@@ -9,7 +9,15 @@ export type RateBucket = 'read' | 'payroll_write' | 'employee_write';
  * The Lambda function that serves a route: one per resource (functions/api/<name>.ts), each the composition root
  * of what its routes use, and each with one role holding the union of its routes' `access`.
  */
-export type FunctionName = 'employees' | 'payroll' | 'returns' | 'paystubs' | 'webhooks' | 'admin' | 'docs';
+export type FunctionName =
+  | 'employees'
+  | 'payroll'
+  | 'disbursements'
+  | 'returns'
+  | 'paystubs'
+  | 'webhooks'
+  | 'admin'
+  | 'docs';
 
 /**
  * What a route's function may touch beyond the table reads and writes every authenticated route needs (token

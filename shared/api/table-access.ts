@@ -76,6 +76,8 @@ export const TABLE_ACCESS: Record<ComputeName, TableAccess | null> = {
   employees: api({ reads: ['org'] }),
   // Submitting, cancelling (which voids paystubs), downloading the file.
   payroll: api({ reads: ['paystub'], writes: ['paystub'] }),
+  // Files written and served; money back marks payments on paystubs (reversals), the run and the holds.
+  disbursements: api({ reads: ['paystub'], writes: ['paystub'] }),
   // The bank's report marks payments on paystubs and the employees' accounts.
   returns: api({ reads: ['paystub'], writes: ['paystub'] }),
   // Reads: by primary key, and the employee index (lists by employee, year-to-date).

@@ -2,7 +2,7 @@ import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@
 import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
 import type { OrganizationSettings } from '../domain/settings.js';
-import { parseItem, type TransactItems } from './item.js';
+import { parseItem } from './item.js';
 import { keys } from './keys.js';
 import type { ApiKeyRecord } from './api-key-repository.js';
 import { apiKeyItems } from './api-key-repository.js';
@@ -144,20 +144,5 @@ export class OrganizationRepository {
     return (out.Items ?? [])
       .map((item) => parseItem(fundingHoldItem, item, 'funding hold'))
       .sort((a, b) => a.since.localeCompare(b.since));
-  }
-
-  /** Puts the organization on hold for the run's returned debit (in the return's transaction). */
-  fundingHoldItem(orgId: string, hold: FundingHold): TransactItems[number] {
-    return {
-      Put: {
-        TableName: this.table.tableName,
-        Item: { ...keys.fundingHold(orgId, hold.payroll_id), entity: 'funding_hold', ...hold },
-      },
-    };
-  }
-
-  /** Lifts the run's hold (in the transaction of its re-debit or its resolution). */
-  fundingReleaseItem(orgId: string, payrollId: string): TransactItems[number] {
-    return { Delete: { TableName: this.table.tableName, Key: keys.fundingHold(orgId, payrollId) } };
   }
 }

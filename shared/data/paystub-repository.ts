@@ -218,49 +218,6 @@ export class PaystubRepository {
     };
   }
 
-  /**
-   * Reverses the payment and voids its paystub, in the reversal's transaction: only a payment still `scheduled` with
-   * this trace (not returned, not reversed already by a request that came first).
-   */
-  reversalItem(p: PaystubRecord, reversal: PaymentReversal): TransactItems[number] {
-    return {
-      Update: {
-        TableName: this.table.tableName,
-        Key: keys.paystub(p.paystub_id),
-        UpdateExpression: 'SET payment.#status = :reversing, payment.reversal = :reversal, #stub_status = :voided',
-        ConditionExpression:
-          'payment.trace_number = :trace AND payment.#status = :scheduled AND organization_id = :org',
-        ExpressionAttributeNames: { '#status': 'status', '#stub_status': 'status' },
-        ExpressionAttributeValues: {
-          ':reversing': 'reversal_scheduled',
-          ':scheduled': 'scheduled',
-          ':voided': 'voided',
-          ':reversal': reversal,
-          ':trace': p.payment.trace_number,
-          ':org': p.organization_id,
-        },
-      },
-    };
-  }
-
-  /** The bank returned the reversal's debit: recorded once, on a payment still `reversal_scheduled`. */
-  reversalReturnItem(p: PaystubRecord, returned: PaymentReturn): TransactItems[number] {
-    return {
-      Update: {
-        TableName: this.table.tableName,
-        Key: keys.paystub(p.paystub_id),
-        UpdateExpression: 'SET payment.#status = :returned, payment.reversal.#return = :return',
-        ConditionExpression: 'payment.#status = :reversing AND attribute_not_exists(payment.reversal.#return)',
-        ExpressionAttributeNames: { '#status': 'status', '#return': 'return' },
-        ExpressionAttributeValues: {
-          ':returned': 'reversal_returned',
-          ':reversing': 'reversal_scheduled',
-          ':return': returned,
-        },
-      },
-    };
-  }
-
   /** The write that records a notification of change on the payment it is about: only the first one. */
   correctionItem(p: PaystubRecord, correction: PaymentCorrection): TransactItems[number] {
     return {

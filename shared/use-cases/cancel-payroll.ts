@@ -2,7 +2,8 @@ import type { PayrollRecord } from '../data/payroll-repository.js';
 import { NotFoundError, PayrollNotCancellableError, SandboxOnlyError } from '../domain/errors.js';
 import { transition } from '../domain/payroll-lifecycle.js';
 import { transitionWithEvents } from './payroll-transitions.js';
-import { type ProcessorServices, voidWrittenPaystubs } from './process-payroll.js';
+import { voidWrittenPaystubs } from './processor/end-run.js';
+import type { ProcessorServices } from './processor/services.js';
 
 /**
  * Cancels a run as the lifecycle allows: a run awaiting approval in every environment (it moved nothing), a run past

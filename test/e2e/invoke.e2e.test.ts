@@ -221,7 +221,7 @@ describe('npm run invoke', () => {
     const { code, stderr } = await cli('nope');
     expect(code).toBe(1);
     expect(stderr).toContain('No function "nope"');
-    expect(stderr).toContain('employees, payroll, returns');
+    expect(stderr).toContain('employees, payroll, disbursements, returns');
   });
 });
 

@@ -58,7 +58,15 @@ const statementsOfRole = (roleId: string): Statement[] =>
 describe('audit log ingestion', () => {
   it("subscribes every authenticated function's log group, and no other, to the ingest function with the audit filter", () => {
     const filters = ofType('AWS::Logs::SubscriptionFilter').map(([, r]) => r.Properties!);
-    expect(AUTHENTICATED).toEqual(['employees', 'payroll', 'returns', 'paystubs', 'webhooks', 'admin']);
+    expect(AUTHENTICATED).toEqual([
+      'employees',
+      'payroll',
+      'disbursements',
+      'returns',
+      'paystubs',
+      'webhooks',
+      'admin',
+    ]);
     expect(filters.length).toBe(AUTHENTICATED.length);
     const subscribed = filters.map((f) => (f.LogGroupName as { Ref: string }).Ref).sort();
     const routeLogGroups = AUTHENTICATED.map((name) => logicalId(stacks.api.functions[name]!.logGroup)).sort();

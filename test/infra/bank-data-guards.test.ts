@@ -188,18 +188,25 @@ describe.each(deployments)('the disbursement file key, in %s', (environment, d) 
       expect(keyPolicyAllows(statements, outsiders[0]!, action), action).toBe(true);
   });
 
-  it('lets the processor seal and open NACHA files, the function that serves them open them, and no other role', () => {
-    // The route table says who serves the file: the payroll function (GET /v1/payroll/{id}/disbursement) today.
-    expect(routes.map((r) => r.fn.node.id)).toEqual(['PayrollFunction']);
+  it('lets the processor and the disbursements function (re-debits, reversals) seal NACHA files, the functions that serve them open them, and no other role', () => {
+    // The route table says who serves and writes files: the payroll function serves a run's file, the
+    // disbursements function every file, and writes re-debits and reversals.
+    expect([...new Set(routes.map((r) => r.fn.node.id))].sort()).toEqual(['DisbursementsFunction', 'PayrollFunction']);
     const allowedTo = (action: string) =>
       roles.filter((r) => keyPolicyAllows(statements, r.arn, action, purpose)).map((r) => r.id);
-    const readers = routes.filter((r) => r.access.includes('kms:decrypt:disbursement-file')).map((r) => roleIdOf(r.fn));
-    const writers = routes.filter((r) => r.access.includes('kms:encrypt:disbursement-file')).map((r) => roleIdOf(r.fn));
-    expect(readers).toHaveLength(1);
-    expect(writers).toEqual([]);
+    const unique = (ids: string[]) => [...new Set(ids)].sort();
+    const readers = unique(
+      routes.filter((r) => r.access.includes('kms:decrypt:disbursement-file')).map((r) => roleIdOf(r.fn)),
+    );
+    const writers = unique(
+      routes.filter((r) => r.access.includes('kms:encrypt:disbursement-file')).map((r) => roleIdOf(r.fn)),
+    );
+    expect(readers).toHaveLength(2);
+    expect(writers).toHaveLength(1);
+    expect(readers).toContain(writers[0]);
     expect(allowedTo('kms:Decrypt').sort()).toEqual([roleIdOf(processor), ...readers].sort());
     for (const action of ['kms:GenerateDataKey', 'kms:Encrypt'])
-      expect(allowedTo(action), action).toEqual([roleIdOf(processor)]);
+      expect(allowedTo(action).sort(), action).toEqual([roleIdOf(processor), ...writers].sort());
     // Not without the file purpose either (a data key made for another purpose cannot be unwrapped here).
     expect(keyPolicyAllows(statements, arnOf(processor), 'kms:Decrypt')).toBe(false);
     expect(
@@ -215,7 +222,10 @@ describe.each(deployments)('the disbursement file key, in %s', (environment, d) 
       new Set(onFileKey.filter((s) => s.roles.includes(roleId)).flatMap((s) => asArray(s.statement.Action)));
     expect([...new Set(onFileKey.flatMap((s) => s.roles))].sort()).toEqual([roleIdOf(processor), ...readers].sort());
     expect(actionsOfRole(roleIdOf(processor))).toEqual(new Set(['kms:GenerateDataKey', 'kms:Encrypt', 'kms:Decrypt']));
-    for (const reader of readers) expect(actionsOfRole(reader)).toEqual(new Set(['kms:Decrypt']));
+    for (const writer of writers)
+      expect(actionsOfRole(writer)).toEqual(new Set(['kms:GenerateDataKey', 'kms:Encrypt', 'kms:Decrypt']));
+    for (const reader of readers.filter((r) => !writers.includes(r)))
+      expect(actionsOfRole(reader)).toEqual(new Set(['kms:Decrypt']));
     for (const s of onFileKey)
       expect(s.statement.Condition).toEqual({ StringEquals: { 'kms:EncryptionContext:purpose': 'disbursement-file' } });
   });

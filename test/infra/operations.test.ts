@@ -1,3 +1,4 @@
+import { FUNCTIONS } from '../../shared/api/routes.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -84,7 +85,8 @@ describe('a first deploy', () => {
     'makes every log subscription of %s wait for the permission CloudWatch Logs invokes its function with',
     (_, d) => {
       const filters = all(d).filter((r) => r.Type === 'AWS::Logs::SubscriptionFilter');
-      expect(filters.length).toBe(6);
+      // One per function that authenticates (every API function but docs), as the audit log needs.
+      expect(filters.length).toBe(FUNCTIONS.filter((f) => f.name !== 'docs').length);
       for (const filter of filters) {
         const resources = d.templates.get(filter.stack)!;
         const permissions = asArray(filter.DependsOn)
@@ -239,7 +241,8 @@ describe('alarms', () => {
         expect(alarm).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
       }
     }
-    expect(functionsOf(sandbox)).toHaveLength(11);
+    // The API's functions and the four workers (processor, sweeper, deliverer, audit ingester).
+    expect(functionsOf(sandbox)).toHaveLength(FUNCTIONS.length + 4);
   });
 
   it("watches the API's 5xx rate and p99 latency", () => {

@@ -533,6 +533,7 @@ describe('api stack', () => {
     expect(FUNCTIONS.map((f) => f.name)).toEqual([
       'employees',
       'payroll',
+      'disbursements',
       'returns',
       'paystubs',
       'webhooks',
@@ -753,13 +754,16 @@ describe('least privilege', () => {
   );
 
   const bucketRoutes = ROUTES.filter((r) => r.access.some((a) => a.startsWith('bucket:')));
-  it('has the routes that reach the bucket: submit, get, disbursement, approve, cancel and the bank report', () => {
+  it('has the routes that reach the bucket: submit, get, disbursement, approve, cancel, the bank report, files and money back', () => {
     expect(bucketRoutes.map((r) => r.id).sort()).toEqual([
       'approvePayroll',
       'cancelPayroll',
       'getDisbursement',
+      'getDisbursementFile',
       'getPayroll',
       'postDisbursementReturns',
+      'redebitFunding',
+      'reversePayments',
       'submitPayroll',
     ]);
   });
@@ -802,12 +806,13 @@ describe('least privilege', () => {
   // organization's webhooks by a base-table Query, each delivery opened by a transaction of Updates, events Put in
   // the state change's transaction (a test event's in one of its own).
   const dispatching = ROUTES.filter((r) => (r.access as readonly Access[]).includes('queue:webhooks:send'));
-  it('has the routes that dispatch events: submit, approve, cancel, redeliver, the bank report and a test event', () => {
+  it('has the routes that dispatch events: submit, approve, cancel, redeliver, the bank report, reversals and a test event', () => {
     expect(dispatching.map((r) => r.id).sort()).toEqual([
       'approvePayroll',
       'cancelPayroll',
       'postDisbursementReturns',
       'redeliverEvent',
+      'reversePayments',
       'sendTestEvent',
       'submitPayroll',
     ]);

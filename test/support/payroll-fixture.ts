@@ -22,6 +22,7 @@ import {
   type ProcessorServices,
 } from '../../shared/use-cases/process-payroll.js';
 import { DisbursementFileRepository } from '../../shared/data/disbursement-file-repository.js';
+import { MoneyBackWrites } from '../../shared/data/money-back-writes.js';
 import { DisbursementSequenceRepository } from '../../shared/data/disbursement-sequence-repository.js';
 import { Transactions } from '../../shared/data/item.js';
 import { createTestBucket, createTestQueues, createTestTable, testS3Client, testSqsClient } from './engines.js';
@@ -46,6 +47,7 @@ export async function payrollWorld(employeeCount: number, options: { accountNumb
     encryptor: new FieldEncryptor(new LocalDataKeyProvider(randomBytes(32).toString('base64'))),
     files: new FileSealer(new LocalDataKeyProvider(randomBytes(32).toString('base64'))),
     disbursementFiles: new DisbursementFileRepository(table),
+    moneyBackWrites: new MoneyBackWrites(table),
     transactions: new Transactions(table),
     deps: systemDeps,
   };

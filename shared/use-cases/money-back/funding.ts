@@ -56,8 +56,8 @@ export async function applyFundingReturn(
     trace_number: item.trace_number,
   });
   const committed = await s.transactions.write([
-    s.payrolls.fundingReturnItem(run, item.trace_number, returned, redebit),
-    s.organizations.fundingHoldItem(run.organization_id, {
+    s.moneyBackWrites.fundingReturnItem(run, item.trace_number, returned, redebit),
+    s.moneyBackWrites.fundingHoldItem(run.organization_id, {
       payroll_id: run.payroll_id,
       code: item.code,
       since: now,
@@ -109,7 +109,7 @@ export async function redebitFunding(s: MoneyBackServices, orgId: string, payrol
       listed: [{ trace_number: traceNumber(odfi, start), kind: 'funding', paystub_id: null, amount, return: null }],
     }),
     commit: (file: DisbursementFileRecord) => [
-      s.payrolls.fundingRedebitItem(run, funding.redebits.length, {
+      s.moneyBackWrites.fundingRedebitItem(run, funding.redebits.length, {
         file_id: file.file_id,
         trace_number: file.entries[0]!.trace_number,
         amount,
@@ -117,7 +117,7 @@ export async function redebitFunding(s: MoneyBackServices, orgId: string, payrol
         created_at: file.created_at,
         return: null,
       }),
-      s.organizations.fundingReleaseItem(orgId, payrollId),
+      s.moneyBackWrites.fundingReleaseItem(orgId, payrollId),
     ],
   });
   const after = (await s.payrolls.get(orgId, payrollId))!;
@@ -131,7 +131,7 @@ export async function redebitFunding(s: MoneyBackServices, orgId: string, payrol
 
 /** Records that the organization paid the returned debit by other means (a wire): lifts the hold. */
 export async function resolveFunding(
-  s: Pick<MoneyBackServices, 'payrolls' | 'organizations' | 'transactions' | 'deps'>,
+  s: Pick<MoneyBackServices, 'payrolls' | 'moneyBackWrites' | 'transactions' | 'deps'>,
   orgId: string,
   payrollId: string,
   how: { method: 'wire' | 'other'; reference: string },
@@ -141,8 +141,8 @@ export async function resolveFunding(
   const status = run.funding?.status;
   if (!status || !fundingMay(status, 'resolve')) throw new FundingNotReturnedError(status ?? 'not a balanced run');
   const committed = await s.transactions.write([
-    s.payrolls.fundingResolveItem(run, { ...how, resolved_at: s.deps.now().toISOString() }),
-    s.organizations.fundingReleaseItem(orgId, payrollId),
+    s.moneyBackWrites.fundingResolveItem(run, { ...how, resolved_at: s.deps.now().toISOString() }),
+    s.moneyBackWrites.fundingReleaseItem(orgId, payrollId),
   ]);
   const after = (await s.payrolls.get(orgId, payrollId))!;
   if (committed !== 'ok') throw new FundingNotReturnedError(after.funding?.status ?? 'unknown');

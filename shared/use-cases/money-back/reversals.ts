@@ -122,8 +122,8 @@ export async function reversePayments(
       }));
       events = stubs.map((stub, i) => reversedEvent(s, stub, reversals[i]!, now));
       return [
-        ...stubs.map((stub, i) => s.paystubs.reversalItem(stub, reversals[i]!)),
-        s.payrolls.reversalTallyItem(orgId, payrollId, stubs.length, total),
+        ...stubs.map((stub, i) => s.moneyBackWrites.reversalItem(stub, reversals[i]!)),
+        s.moneyBackWrites.reversalTallyItem(orgId, payrollId, stubs.length, total),
         ...(keyHash === undefined
           ? []
           : [
@@ -308,7 +308,7 @@ export async function applyReversalReturn(
     created_at: now,
   };
   const committed = await s.transactions.write([
-    s.paystubs.reversalReturnItem(stub, returned),
+    s.moneyBackWrites.reversalReturnItem(stub, returned),
     s.disbursementFiles.entryReturnItem(file, index, returned),
     ...s.events.items([event]),
   ]);

@@ -8,6 +8,7 @@ import type { DisbursementFileRepository } from '../../data/disbursement-file-re
 import type { DisbursementSequenceRepository } from '../../data/disbursement-sequence-repository.js';
 import type { EmployeeRepository } from '../../data/employee-repository.js';
 import type { Transactions } from '../../data/item.js';
+import type { MoneyBackWrites } from '../../data/money-back-writes.js';
 import type { OrganizationRepository } from '../../data/organization-repository.js';
 import type { PayrollRecord, PayrollRepository } from '../../data/payroll-repository.js';
 import type { PaystubRepository } from '../../data/paystub-repository.js';
@@ -28,6 +29,8 @@ export interface ProcessorServices extends EventServices {
   sequences: DisbursementSequenceRepository;
   /** Every file written is listed (GET /v1/disbursement-files): a run's file is, from the write that finishes it. */
   disbursementFiles: DisbursementFileRepository;
+  /** What the sandbox bank's returns of a run's funding debit write (they go through the returns intake). */
+  moneyBackWrites: MoneyBackWrites;
   paystubs: PaystubRepository;
   objects: ObjectStore;
   queue: Queue;
