@@ -5,6 +5,7 @@ import { ApiKeysPage } from './pages/api-keys.js';
 import { EmployeeDetailPage } from './pages/employee-detail.js';
 import { EmployeesPage } from './pages/employees.js';
 import { EventDetailPage, EventsPage } from './pages/events.js';
+import { FilesPage } from './pages/files.js';
 import { LogsPage } from './pages/logs.js';
 import { PayrollDetailPage } from './pages/payroll-detail.js';
 import { PayrollsPage } from './pages/payrolls.js';
@@ -12,7 +13,7 @@ import { SettingsPage } from './pages/settings.js';
 import { SignInPage } from './pages/sign-in.js';
 import { SubmitPayrollPage } from './pages/submit-payroll.js';
 import { WebhooksPage } from './pages/webhooks.js';
-import { currentRoute, navigate } from './router.js';
+import { currentRoute, navigate, routePath, routeQuery } from './router.js';
 import { clearToken, environmentOf, readToken } from './session.js';
 import { PageTitle } from './ui.js';
 import './styles.css';
@@ -37,6 +38,7 @@ const NAV: { section: string; links: { path: string; label: string }[] }[] = [
     links: [
       { path: '/payrolls', label: 'Payrolls' },
       { path: '/employees', label: 'Employees' },
+      { path: '/files', label: 'Files' },
     ],
   },
   { section: 'Organization', links: [{ path: '/settings', label: 'Settings' }] },
@@ -53,7 +55,9 @@ function segment(route: string, pattern: RegExp): string | null {
   }
 }
 
-function Page({ route }: { route: string }) {
+/** The page at `route`: its path picks the page; a page that keeps filters in the address reads them from its query. */
+function Page({ route: full }: { route: string }) {
+  const route = routePath(full);
   if (route === '/payrolls/new') return <SubmitPayrollPage />;
   const payrollId = segment(route, /^\/payrolls\/([^/]+)$/);
   if (payrollId !== null) return <PayrollDetailPage payrollId={payrollId} />;
@@ -76,6 +80,8 @@ function Page({ route }: { route: string }) {
       return <EmployeesPage />;
     case '/settings':
       return <SettingsPage />;
+    case '/files':
+      return <FilesPage query={routeQuery(full)} />;
     case '/':
       return <PayrollsPage />;
     default:
@@ -116,11 +122,11 @@ function App() {
   }, []);
 
   useEffect(() => {
-    const page = NAV.flatMap((s) => s.links).find((l) => route.startsWith(l.path));
+    const page = NAV.flatMap((s) => s.links).find((l) => routePath(route).startsWith(l.path));
     document.title =
       !token || route === '/sign-in'
         ? 'Sign in · Payroll dashboard'
-        : `${page?.label ?? (route === '/' ? 'Payrolls' : 'Page not found')} · Payroll dashboard`;
+        : `${page?.label ?? (routePath(route) === '/' ? 'Payrolls' : 'Page not found')} · Payroll dashboard`;
   }, [route, token]);
 
   if (!token || route === '/sign-in') {
@@ -177,10 +183,9 @@ function App() {
             </p>
             <ul aria-labelledby={`nav-${section.section}`}>
               {section.links.map((link) => {
+                const path = routePath(route);
                 const current =
-                  route === link.path ||
-                  route.startsWith(`${link.path}/`) ||
-                  (route === '/' && link.path === '/payrolls');
+                  path === link.path || path.startsWith(`${link.path}/`) || (path === '/' && link.path === '/payrolls');
                 return (
                   <li key={link.path}>
                     <a href={`#${link.path}`} aria-current={current ? 'page' : undefined}>
@@ -194,7 +199,8 @@ function App() {
         ))}
       </nav>
       <main id="main" tabIndex={-1}>
-        <Page key={route} route={route} />
+        {/* Keyed by the page, not its query: a filter kept in the address changes the list, not the page (focus stays). */}
+        <Page key={routePath(route)} route={route} />
       </main>
     </div>
   );

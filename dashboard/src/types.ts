@@ -1,6 +1,12 @@
 import type { components, operations } from '../../openapi/generated/api-types.js';
 
 export { DELIVERY_STATUSES, EVENT_TYPES, SUBSCRIBABLE_EVENT_TYPES } from '../../shared/domain/events.js';
+export {
+  FILE_TYPES,
+  MAX_REVERSAL_PAYMENTS,
+  REVERSAL_REASONS,
+  REVERSAL_WINDOW_BANKING_DAYS,
+} from '../../shared/domain/money-back.js';
 export { PAYROLL_STATUSES } from '../../shared/domain/payroll-status.js';
 export { TOKEN_TYPES } from '../../shared/domain/scopes.js';
 
@@ -40,3 +46,30 @@ export type Originator = Settings['originator'];
 export type FundingAccount = NonNullable<Settings['funding_account']>;
 /** `PATCH /v1/settings`: all optional; `originator` merged field by field, `funding_account: null` removes it. */
 export type SettingsUpdate = operations['updateSettings']['requestBody']['content']['application/json'];
+
+/** A NACHA file the service wrote (a run's, a re-debit, a reversal, a prenote), as `GET /v1/disbursement-files` lists it. */
+export type DisbursementFile = Schemas['DisbursementFile'];
+export type DisbursementFileType = DisbursementFile['type'];
+/** A balanced run's debit of the funding account, and what became of it (`funding` of a run). */
+export type Funding = Schemas['Funding'];
+export type FundingStatus = Funding['status'];
+/** What the re-debit and the resolution answer: the run's funding as it is now. */
+export type PayrollFunding = Schemas['PayrollFunding'];
+/** `POST /v1/payroll/{id}/reversals`: the file written and the payments it takes back. */
+export type Reversal = Schemas['Reversal'];
+export type ReversalReason = Reversal['payments'][number]['reason'];
+export type PaymentStatus = Paystub['payment']['status'];
+
+/**
+ * The organization's funding hold (`GET /v1/settings` → `funding_hold`): the run whose funding debit the bank returned,
+ * its return code, and since when. Read as optional: an API that does not answer it says nothing about a hold.
+ */
+export interface FundingHold {
+  payroll_id: string;
+  code: string;
+  since: string;
+}
+export function fundingHoldOf(settings: Settings | null | undefined): FundingHold | null {
+  const hold = (settings as { funding_hold?: FundingHold | null } | null | undefined)?.funding_hold;
+  return hold && typeof hold.payroll_id === 'string' ? hold : null;
+}

@@ -113,6 +113,15 @@ const TONE: Record<string, string> = {
   rejected: 'bad',
   returned: 'bad',
   invalid: 'bad',
+  // Files and money back: a file to send, one withdrawn; a funding debit re-debited or paid otherwise; a reversal.
+  ready: 'info',
+  transmitted: 'ok',
+  acknowledged: 'ok',
+  withdrawn: 'neutral',
+  redebit_scheduled: 'info',
+  resolved: 'ok',
+  reversal_scheduled: 'warn',
+  reversal_returned: 'bad',
 };
 
 /** A status as a coloured badge: its value, or the label a declaration gives it (a run's "Processed"). */

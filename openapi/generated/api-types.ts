@@ -1641,8 +1641,8 @@ export type components = {
              * @example 2026-11-21T10:02:28.752Z
              */
             timestamp: string;
-            /** @description Payroll events: the run (`payroll_id`, `status`, `type`, the period, `pay_date`, `effective_entry_date`, `release_by`, `employee_count`, `totals`, `content_hash`) plus what the event adds (`reason`, `findings`, `disbursement`). `paystub.generated`: `payroll_id`, `paystub_count`, `pay_date`, `paystubs_url`. `payment.returned`: `PaymentReturnedData`. `employee.bank_account_corrected`: `BankAccountCorrectedData`. `webhook.test`: `WebhookTestData`. */
-            data: components["schemas"]["PaymentReturnedData"] | components["schemas"]["BankAccountCorrectedData"] | components["schemas"]["WebhookTestData"] | {
+            /** @description Payroll events: the run (`payroll_id`, `status`, `type`, the period, `pay_date`, `effective_entry_date`, `release_by`, `employee_count`, `totals`, `content_hash`) plus what the event adds (`reason`, `findings`, `disbursement`). `paystub.generated`: `payroll_id`, `paystub_count`, `pay_date`, `paystubs_url`. `payroll.funding_returned`: the run plus `funding` and the returned `trace_number`. `payment.returned`: `PaymentReturnedData`. `payment.reversed`: `PaymentReversedData`. `payment.reversal_returned`: `PaymentReversalReturnedData`. `employee.bank_account_corrected`: `BankAccountCorrectedData`. `webhook.test`: `WebhookTestData`. */
+            data: components["schemas"]["PaymentReturnedData"] | components["schemas"]["PaymentReversedData"] | components["schemas"]["PaymentReversalReturnedData"] | components["schemas"]["BankAccountCorrectedData"] | components["schemas"]["WebhookTestData"] | {
                 [key: string]: unknown;
             };
             /**
@@ -1827,6 +1827,83 @@ export type components = {
              * @example 2026-11-21T10:02:28.752Z
              */
             returned_at: string;
+        };
+        /** @description The `data` of `payment.reversal_returned` */
+        PaymentReversalReturnedData: {
+            /**
+             * @description `stub_` and 26 lowercase Crockford base32 characters
+             * @example stub_01kfz8f7k3m5n7q9s1t3v5x7ef
+             */
+            paystub_id: string;
+            /**
+             * @description `emp_` and 26 lowercase Crockford base32 characters
+             * @example emp_01kfz8d4w6t2m9q3r5v7x8y0ab
+             */
+            employee_id: string;
+            /**
+             * @description `pay_` and 26 lowercase Crockford base32 characters
+             * @example pay_01kfz8e2h5n8p0s2v4w6y8z1cd
+             */
+            payroll_id: string;
+            /**
+             * @description The reversal debit the bank returned
+             * @example 3200
+             */
+            amount: number;
+            code: components["schemas"]["ReturnCode"];
+            reason: components["schemas"]["ReturnReason"];
+            reversal_trace_number: string;
+            /**
+             * @description `file_` and 26 lowercase Crockford base32 characters
+             * @example file_01kfz8k2d4f6h8k0m2p4r6t8vw
+             */
+            file_id: string;
+            /**
+             * Format: date-time
+             * @description UTC, ISO 8601 with milliseconds
+             * @example 2026-11-21T10:02:28.752Z
+             */
+            returned_at: string;
+        };
+        /** @description The `data` of `payment.reversed` */
+        PaymentReversedData: {
+            /**
+             * @description `stub_` and 26 lowercase Crockford base32 characters
+             * @example stub_01kfz8f7k3m5n7q9s1t3v5x7ef
+             */
+            paystub_id: string;
+            /**
+             * @description `emp_` and 26 lowercase Crockford base32 characters
+             * @example emp_01kfz8d4w6t2m9q3r5v7x8y0ab
+             */
+            employee_id: string;
+            /**
+             * @description `pay_` and 26 lowercase Crockford base32 characters
+             * @example pay_01kfz8e2h5n8p0s2v4w6y8z1cd
+             */
+            payroll_id: string;
+            /**
+             * @description The deposit taken back (the net pay)
+             * @example 3200
+             */
+            amount: number;
+            /** @enum {string} */
+            reason: "duplicate" | "incorrect_amount" | "incorrect_account";
+            /** @description The original deposit */
+            trace_number: string;
+            /** @description The reversal debit */
+            reversal_trace_number: string;
+            /**
+             * @description `file_` and 26 lowercase Crockford base32 characters
+             * @example file_01kfz8k2d4f6h8k0m2p4r6t8vw
+             */
+            file_id: string;
+            /**
+             * Format: date
+             * @description The day the reversal debit settles
+             * @example 2026-11-20
+             */
+            effective_entry_date: string;
         };
         Payroll: {
             /**

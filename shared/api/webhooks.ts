@@ -1,3 +1,4 @@
+import { REVERSAL_REASONS } from '../domain/money-back.js';
 import * as z from 'zod';
 import { DELIVERY_STATUSES, EVENT_TYPES, WEBHOOK_STATUSES } from '../domain/events.js';
 import type { eventView } from '../use-cases/events.js';
@@ -14,6 +15,7 @@ import {
   EXAMPLE_IDS,
   accountLast4,
   amount,
+  date,
   fits,
   id,
   int32,
@@ -97,6 +99,34 @@ const paymentReturnedData = z
   })
   .meta({ id: 'PaymentReturnedData', description: 'The `data` of `payment.returned`' });
 
+const paymentReversedData = z
+  .strictObject({
+    paystub_id: id('stub', EXAMPLE_IDS.paystub),
+    employee_id: id('emp', EXAMPLE_IDS.employee),
+    payroll_id: id('pay', EXAMPLE_IDS.payroll),
+    amount: amount.meta({ description: 'The deposit taken back (the net pay)' }),
+    reason: z.enum(REVERSAL_REASONS),
+    trace_number: traceNumber.meta({ description: 'The original deposit' }),
+    reversal_trace_number: traceNumber.meta({ description: 'The reversal debit' }),
+    file_id: id('file', EXAMPLE_IDS.file),
+    effective_entry_date: date.meta({ description: 'The day the reversal debit settles' }),
+  })
+  .meta({ id: 'PaymentReversedData', description: 'The `data` of `payment.reversed`' });
+
+const paymentReversalReturnedData = z
+  .strictObject({
+    paystub_id: id('stub', EXAMPLE_IDS.paystub),
+    employee_id: id('emp', EXAMPLE_IDS.employee),
+    payroll_id: id('pay', EXAMPLE_IDS.payroll),
+    amount: amount.meta({ description: 'The reversal debit the bank returned' }),
+    code: returnCode,
+    reason: returnReason,
+    reversal_trace_number: traceNumber,
+    file_id: id('file', EXAMPLE_IDS.file),
+    returned_at: timestamp,
+  })
+  .meta({ id: 'PaymentReversalReturnedData', description: 'The `data` of `payment.reversal_returned`' });
+
 const bankAccountCorrectedData = z
   .strictObject({
     employee_id: id('emp', EXAMPLE_IDS.employee),
@@ -136,10 +166,17 @@ export const event = z
     type: z.enum(EVENT_TYPES),
     timestamp,
     data: z
-      .union([paymentReturnedData, bankAccountCorrectedData, webhookTestData, z.record(z.string(), z.unknown())])
+      .union([
+        paymentReturnedData,
+        paymentReversedData,
+        paymentReversalReturnedData,
+        bankAccountCorrectedData,
+        webhookTestData,
+        z.record(z.string(), z.unknown()),
+      ])
       .meta({
         description:
-          'Payroll events: the run (`payroll_id`, `status`, `type`, the period, `pay_date`, `effective_entry_date`, `release_by`, `employee_count`, `totals`, `content_hash`) plus what the event adds (`reason`, `findings`, `disbursement`). `paystub.generated`: `payroll_id`, `paystub_count`, `pay_date`, `paystubs_url`. `payment.returned`: `PaymentReturnedData`. `employee.bank_account_corrected`: `BankAccountCorrectedData`. `webhook.test`: `WebhookTestData`.',
+          'Payroll events: the run (`payroll_id`, `status`, `type`, the period, `pay_date`, `effective_entry_date`, `release_by`, `employee_count`, `totals`, `content_hash`) plus what the event adds (`reason`, `findings`, `disbursement`). `paystub.generated`: `payroll_id`, `paystub_count`, `pay_date`, `paystubs_url`. `payroll.funding_returned`: the run plus `funding` and the returned `trace_number`. `payment.returned`: `PaymentReturnedData`. `payment.reversed`: `PaymentReversedData`. `payment.reversal_returned`: `PaymentReversalReturnedData`. `employee.bank_account_corrected`: `BankAccountCorrectedData`. `webhook.test`: `WebhookTestData`.',
       }),
     payroll_id: id('pay', EXAMPLE_IDS.payroll).nullable(),
     // One delivery per endpoint the event went to: the endpoints subscribed when it was fanned out (or, for one

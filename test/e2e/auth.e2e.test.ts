@@ -101,7 +101,7 @@ describe('authorization matrix: every route × every token type', () => {
  * The rest of the matrix, still generated from the route table: every route with an expired and with a revoked
  * token, and every route that names a resource with another organization's token, against real resources.
  */
-type Resource = 'employee' | 'payroll' | 'paystub' | 'webhook' | 'event' | 'apiKey';
+type Resource = 'employee' | 'payroll' | 'paystub' | 'webhook' | 'event' | 'apiKey' | 'file';
 /** What a path parameter names, by the collection before it: `employees/{id}` is an employee's id. */
 const PATH_PARAMETERS: Record<string, Resource> = {
   'employees/{id}': 'employee',
@@ -110,6 +110,7 @@ const PATH_PARAMETERS: Record<string, Resource> = {
   'webhooks/{id}': 'webhook',
   'events/{id}': 'event',
   'api-keys/{id}': 'apiKey',
+  'disbursement-files/{id}': 'file',
 };
 /** What a query parameter that names a resource names (the lists' filters, read from the OpenAPI document). */
 const QUERY_PARAMETERS: Record<string, Resource> = {
@@ -259,6 +260,7 @@ describe('authorization matrix: dead tokens and another organization, against re
     await eventually("the owner's run completes", async () =>
       (await as('GET', `/v1/payroll/${ids.payroll}`)).body.data.status === 'completed' ? true : undefined,
     );
+    ids.file = (await as('GET', `/v1/payroll/${ids.payroll}`)).body.data.disbursement.file_id;
     ids.paystub = await eventually(
       'its paystub',
       async () => (await as('GET', `/v1/paystubs?payroll_id=${ids.payroll}`)).body.data.paystubs[0]?.paystub_id,
@@ -312,9 +314,9 @@ describe('authorization matrix: dead tokens and another organization, against re
     );
     expect([...unknownPath, ...unknownQuery]).toEqual([]);
     // The tables the it.each blocks run over are never empty: a filter gone wrong would skip them silently.
-    expect(authenticated).toHaveLength(34);
-    expect(withIds).toHaveLength(20);
-    expect(collections).toHaveLength(8);
+    expect(authenticated).toHaveLength(39);
+    expect(withIds).toHaveLength(24);
+    expect(collections).toHaveLength(9);
     // Every kind of resource the table names is made for real in the owner's organization.
     expect(new Set(withIds.flatMap((r) => pathParameters(r.path).map((p) => PATH_PARAMETERS[p])))).toEqual(
       new Set(Object.keys(ids)),

@@ -368,8 +368,11 @@ describe('a returned funding debit', () => {
     const org = await newOrg('Redebit Rules Co');
     const a = await hire(org);
     const { run: closed } = await paid(org, [a.id]);
-    const r03 = await bankReturns(org, [fundingReturn(closed.funding!.trace_number, closed.funding!.amount, 'R03')]);
-    expect(r03[0]!.outcome).toBe('applied');
+    // The JSON form of a report matches the offset debit's trace as the bank's file does.
+    const r03 = await org.api.POST('/v1/disbursement-returns', {
+      body: { returns: [{ trace_number: closed.funding!.trace_number, code: 'R03' }], corrections: [] },
+    });
+    expect(r03.data!.data.outcomes[0]).toMatchObject({ outcome: 'applied', entry: 'funding_debit' });
     const refused = await org.api.POST('/v1/payroll/{id}/funding/redebit', at(closed.payroll_id));
     expect(refused.response.status).toBe(422);
     expect(refused.error!.error).toMatchObject({ code: 'redebit_not_allowed', details: [{ reason: 'return_code' }] });

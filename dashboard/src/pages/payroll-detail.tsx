@@ -19,6 +19,14 @@ import {
   useNow,
   When,
 } from '../ui.js';
+import {
+  bankToday,
+  FundingCard,
+  notReversible,
+  ReversalBadge,
+  ReversePayments,
+  reversalWindowOf,
+} from './money-back.js';
 import { ProgressBar, RunStatusBadge } from './payrolls.js';
 import {
   type Blocker,
@@ -81,7 +89,9 @@ function RunView({ payroll, onChange }: { payroll: PayrollDetail; onChange: (p: 
   const [refusal, setRefusal] = useState<unknown>(null);
   const [approved, setApproved] = useState(false);
   const refusedBlockers =
-    refusal instanceof ApiError && refusal.code === 'payroll_blocked' ? blockersOf(refusal.details) : [];
+    refusal instanceof ApiError && (refusal.code === 'payroll_blocked' || refusal.code === 'funding_hold')
+      ? blockersOf(refusal.details)
+      : [];
   // The people a failure, a finding or a blocker is about, and while it awaits approval everyone the run pays, by
   // name: one read per employee named, only when there are any.
   const mentioned = [
@@ -210,6 +220,8 @@ function RunView({ payroll, onChange }: { payroll: PayrollDetail; onChange: (p: 
         />
       )}
 
+      {payroll.funding && <FundingCard payroll={{ ...payroll, funding: payroll.funding }} onChange={onChange} />}
+
       <section aria-labelledby="totals-title">
         <h2 id="totals-title">Totals</h2>
         <dl class="totals" data-testid="totals">
@@ -247,6 +259,15 @@ function RunView({ payroll, onChange }: { payroll: PayrollDetail; onChange: (p: 
             )}
           </p>
         )}
+        {payroll.reversals.count > 0 && (
+          <p class="alert alert-warn" data-testid="reversals">
+            <strong>
+              Reversed: {payroll.reversals.count} payment{payroll.reversals.count === 1 ? '' : 's'},{' '}
+              {formatMoney(payroll.reversals.amount)}.
+            </strong>{' '}
+            Reversal files debit the employees’ accounts for what was deposited; their paystubs are voided.
+          </p>
+        )}
       </section>
 
       {payroll.returns.count > 0 && <ReturnedPayments payrollId={payroll.payroll_id} count={payroll.returns.count} />}
@@ -263,7 +284,21 @@ function RunView({ payroll, onChange }: { payroll: PayrollDetail; onChange: (p: 
         </ol>
       </section>
 
-      {!moving && !awaiting && <Paystubs payrollId={payroll.payroll_id} status={payroll.status} />}
+      {!moving && !awaiting && (
+        <Paystubs
+          payrollId={payroll.payroll_id}
+          status={payroll.status}
+          onPaymentsMoved={async () => {
+            // The run's tally of reversals changed with them: read it again.
+            try {
+              const { data } = await api<PayrollDetail>('GET', `/v1/payroll/${encodeURIComponent(payroll.payroll_id)}`);
+              onChange(data);
+            } catch {
+              // The reversal stands; the run's totals catch up at the next read.
+            }
+          }}
+        />
+      )}
 
       {!awaiting && isCancellable(payroll.status, environment) && (
         <CancelRun payroll={payroll} onCancelled={onChange} />
@@ -301,6 +336,13 @@ function BlockerHint({ blocker }: { blocker: Blocker }) {
           Replace the placeholder in <a href="#/settings">Settings</a>.
         </>
       );
+    case 'funding_hold':
+      return blocker.payroll_id ? (
+        <>
+          Re-debit the returned debit or record its payment by wire on{' '}
+          <a href={`#/payrolls/${encodeURIComponent(blocker.payroll_id)}`}>the run’s page</a>.
+        </>
+      ) : null;
     case 'approval_deadline_passed':
       return blocker.earliest_pay_date ? (
         <>Submit the run again with a pay date on or after {formatDate(blocker.earliest_pay_date)}.</>
@@ -359,7 +401,7 @@ function ApprovalRefusal({
   }, [error, stillAwaiting]);
   if (!(error instanceof ApiError) || ![403, 409, 422].includes(error.status) || error.code === 'insufficient_scope')
     return <ErrorBox error={error} title="The run was not approved" />;
-  const blockers = error.code === 'payroll_blocked' ? blockersOf(error.details) : [];
+  const blockers = error.code === 'payroll_blocked' || error.code === 'funding_hold' ? blockersOf(error.details) : [];
   return (
     <div class="alert alert-error" role="alert" data-testid="approval-refused" tabIndex={-1} ref={ref}>
       <p class="alert-title">
@@ -877,16 +919,32 @@ function ReturnedPayments({ payrollId, count }: { payrollId: string; count: numb
   );
 }
 
-function Paystubs({ payrollId, status }: { payrollId: string; status: string }) {
+/**
+ * The run's paystubs, by name. On a processed run each payment in the bank file can be selected for reversal (those
+ * returned, reversed, out of their window or paying nothing cannot), and reversed below the list.
+ */
+function Paystubs({
+  payrollId,
+  status,
+  onPaymentsMoved,
+}: {
+  payrollId: string;
+  status: string;
+  /** Payments were reversed, here or (a refusal says so) elsewhere: the run's tally changed. */
+  onPaymentsMoved: () => void;
+}) {
   const [pages, setPages] = useState<Page<Paystub> | null>(null);
   const [pdfError, setPdfError] = useState<unknown>(null);
   const [opening, setOpening] = useState<string | null>(null);
   const [opened, setOpened] = useState<{ name: string; file: string; url: string } | null>(null);
+  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const stubs = useAsync(async () => {
     const page = await listPage<Paystub>('/v1/paystubs', 'paystubs', { payroll_id: payrollId, limit: 100 });
     setPages(page);
     return page;
   }, [payrollId, status]);
+  const reversible = status === 'completed';
+  const today = bankToday();
 
   // Blob URLs hold the PDF in memory until revoked: keep the last one, let go of it when the page goes.
   useEffect(
@@ -928,6 +986,15 @@ function Paystubs({ payrollId, status }: { payrollId: string; status: string }) 
   const items = [...(pages?.items ?? [])].sort(
     (a, b) => byName.compare(a.employee_name, b.employee_name) || a.paystub_id.localeCompare(b.paystub_id),
   );
+  // Only what can still be reversed stays selected (a list read again may find a payment reversed or returned since).
+  const chosen = items.filter((p) => selected.has(p.paystub_id) && notReversible(p, today) === null);
+  const toggle = (id: string, on: boolean) =>
+    setSelected((old) => {
+      const next = new Set(old);
+      if (on) next.add(id);
+      else next.delete(id);
+      return next;
+    });
   return (
     <section aria-labelledby="paystubs-title">
       <h2 id="paystubs-title">Paystubs</h2>
@@ -955,6 +1022,11 @@ function Paystubs({ payrollId, status }: { payrollId: string; status: string }) 
           <table class="table responsive" data-testid="paystub-table">
             <thead>
               <tr>
+                {reversible && (
+                  <th scope="col">
+                    <span class="sr-only">Select for reversal</span>
+                  </th>
+                )}
                 <th scope="col">Employee</th>
                 <th scope="col">Status</th>
                 <th scope="col" class="num">
@@ -976,58 +1048,90 @@ function Paystubs({ payrollId, status }: { payrollId: string; status: string }) 
               </tr>
             </thead>
             <tbody>
-              {items.map((p) => (
-                <tr key={p.paystub_id}>
-                  <td data-label="Employee">
-                    <strong>{p.employee_name}</strong>
-                    <div class="small muted">
-                      <code>{p.paystub_id}</code>
-                    </div>
-                  </td>
-                  <td data-label="Status">
-                    <StatusBadge status={p.status} />
-                  </td>
-                  <td data-label="Hours" class="num">
-                    {p.hours_worked}
-                  </td>
-                  <td data-label="Gross" class="num">
-                    {formatMoney(p.gross_pay + p.bonuses)}
-                  </td>
-                  <td data-label="Deductions" class="num">
-                    {formatMoney(p.deductions.total)}
-                  </td>
-                  <td data-label="Net pay" class="num">
-                    <strong>{formatMoney(p.net_pay)}</strong>
-                  </td>
-                  <td data-label="Deposit" class="small">
-                    {p.payment?.account_number_last4
-                      ? `${p.payment.account_type} ••${p.payment.account_number_last4}`
-                      : '—'}
-                    {p.payment?.status === 'returned' ? (
-                      <div>
-                        <StatusBadge status="returned" />
-                        {p.payment.return && <span class="muted"> {p.payment.return.code}</span>}
+              {items.map((p) => {
+                const why = reversible ? notReversible(p, today) : null;
+                const window = reversible && p.payment?.status === 'scheduled' ? reversalWindowOf(p, today) : null;
+                return (
+                  <tr key={p.paystub_id} data-paystub-id={p.paystub_id} data-payment-status={p.payment?.status}>
+                    {reversible && (
+                      <td data-label="Reverse" class="money-select">
+                        <input
+                          type="checkbox"
+                          class="money-check"
+                          checked={why === null && selected.has(p.paystub_id)}
+                          disabled={why !== null}
+                          aria-label={
+                            why === null
+                              ? `Select the payment of ${p.employee_name} for reversal`
+                              : `The payment of ${p.employee_name} cannot be reversed: ${why}`
+                          }
+                          title={why ?? undefined}
+                          onChange={(e) => toggle(p.paystub_id, (e.currentTarget as HTMLInputElement).checked)}
+                        />
+                      </td>
+                    )}
+                    <td data-label="Employee">
+                      <strong>{p.employee_name}</strong>
+                      <div class="small muted">
+                        <code>{p.paystub_id}</code>
                       </div>
-                    ) : (
-                      <div class="muted">{p.payment?.status}</div>
-                    )}
-                    {p.payment?.effective_entry_date && (
-                      <div class="muted nowrap">settles {formatDate(p.payment.effective_entry_date)}</div>
-                    )}
-                  </td>
-                  <td data-label="PDF" class="actions">
-                    <button
-                      type="button"
-                      class="button"
-                      onClick={() => openPdf(p)}
-                      disabled={opening === p.paystub_id}
-                      aria-label={`Open the PDF paystub of ${p.employee_name}`}
-                    >
-                      {opening === p.paystub_id ? 'Opening…' : 'PDF'}
-                    </button>
-                  </td>
-                </tr>
-              ))}
+                    </td>
+                    <td data-label="Status">
+                      <StatusBadge status={p.status} />
+                    </td>
+                    <td data-label="Hours" class="num">
+                      {p.hours_worked}
+                    </td>
+                    <td data-label="Gross" class="num">
+                      {formatMoney(p.gross_pay + p.bonuses)}
+                    </td>
+                    <td data-label="Deductions" class="num">
+                      {formatMoney(p.deductions.total)}
+                    </td>
+                    <td data-label="Net pay" class="num">
+                      <strong>{formatMoney(p.net_pay)}</strong>
+                    </td>
+                    <td data-label="Deposit" class="small">
+                      {p.payment?.account_number_last4
+                        ? `${p.payment.account_type} ••${p.payment.account_number_last4}`
+                        : '—'}
+                      {p.payment?.status === 'returned' ? (
+                        <div>
+                          <StatusBadge status="returned" />
+                          {p.payment.return && <span class="muted"> {p.payment.return.code}</span>}
+                        </div>
+                      ) : p.payment?.reversal ||
+                        p.payment?.status === 'reversal_scheduled' ||
+                        p.payment?.status === 'reversal_returned' ? (
+                        <ReversalBadge p={p} />
+                      ) : (
+                        <div class="muted">{p.payment?.status}</div>
+                      )}
+                      {p.payment?.effective_entry_date && (
+                        <div class="muted nowrap">settles {formatDate(p.payment.effective_entry_date)}</div>
+                      )}
+                      {window && (
+                        <div class={window.open ? 'muted nowrap' : 'nowrap'} data-testid="reversible-until">
+                          {window.open
+                            ? `reversible until ${formatDate(window.ends)}`
+                            : `reversal window closed ${formatDate(window.ends)}`}
+                        </div>
+                      )}
+                    </td>
+                    <td data-label="PDF" class="actions">
+                      <button
+                        type="button"
+                        class="button"
+                        onClick={() => openPdf(p)}
+                        disabled={opening === p.paystub_id}
+                        aria-label={`Open the PDF paystub of ${p.employee_name}`}
+                      >
+                        {opening === p.paystub_id ? 'Opening…' : 'PDF'}
+                      </button>
+                    </td>
+                  </tr>
+                );
+              })}
             </tbody>
           </table>
         </TableRegion>
@@ -1038,6 +1142,23 @@ function Paystubs({ payrollId, status }: { payrollId: string; status: string }) 
         onClick={more}
         label="Load more paystubs"
       />
+      {reversible && items.length > 0 && (
+        <ReversePayments
+          payrollId={payrollId}
+          selected={chosen}
+          today={today}
+          onReversed={() => {
+            // The payments' new status, and their paystubs voided: read the list again.
+            setSelected(new Set());
+            stubs.reload();
+            onPaymentsMoved();
+          }}
+          onRefused={() => {
+            stubs.reload();
+            onPaymentsMoved();
+          }}
+        />
+      )}
     </section>
   );
 }

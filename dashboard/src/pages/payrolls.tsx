@@ -19,6 +19,7 @@ import {
   usePolling,
   When,
 } from '../ui.js';
+import { FundingHoldBanner, useFundingHold } from './money-back.js';
 import {
   isAwaitingApproval,
   isUnfinished,
@@ -125,6 +126,7 @@ export function PayrollsPage() {
 
   const runs = pages?.items ?? [];
   const reasons = useReasons(runs);
+  const hold = useFundingHold();
   const awaiting = runs.filter((r) => isAwaitingApproval(r.status)).length;
   const now = useNow(60_000, awaiting > 0);
   const refresh = async () => {
@@ -165,6 +167,7 @@ export function PayrollsPage() {
       <PageTitle subtitle="Payroll runs, newest submitted first (the API's order; filter by pay date below). Runs are processed within seconds of submission.">
         Payrolls
       </PageTitle>
+      <FundingHoldBanner hold={hold} />
       <p>
         <a class="button button-primary" href="#/payrolls/new">
           Submit a run from a CSV

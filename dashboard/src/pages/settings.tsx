@@ -1,7 +1,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api } from '../api.js';
-import type { FundingAccount, Originator, Settings, SettingsUpdate } from '../types.js';
+import { type FundingAccount, fundingHoldOf, type Originator, type Settings, type SettingsUpdate } from '../types.js';
 import { ErrorBox, Field, fieldProblems, formatMoney, formValue, PageTitle, useAsync, When } from '../ui.js';
+import { FundingHoldBanner } from './money-back.js';
 
 type OriginatorField = keyof Originator;
 
@@ -170,6 +171,7 @@ export function SettingsPage() {
       <ErrorBox error={loaded.error} title="The settings could not be loaded" />
       {loaded.loading && !settings && <p class="muted">Loading settings…</p>}
 
+      <FundingHoldBanner hold={fundingHoldOf(settings)} />
       {settings && placeholders.length > 0 && (
         <div class="alert alert-warn">
           <p>

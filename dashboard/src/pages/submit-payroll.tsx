@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api } from '../api.js';
 import { navigate } from '../router.js';
 import { ErrorBox, Field, formatDate, formatMoney, PageTitle, TableRegion } from '../ui.js';
+import { FundingHoldRefusal } from './money-back.js';
 import {
   CSV_COLUMNS,
   type CsvRun,
@@ -276,6 +277,7 @@ export function SubmitPayrollPage() {
 
       {problems && <ProblemList error={problems.error} rows={problems.rows} />}
       <ErrorBox error={otherError} title="The run could not be checked or submitted" />
+      <FundingHoldRefusal error={problems?.error ?? otherError} />
 
       {dry && !submitted && (
         <section class="card" aria-labelledby="dry-run-title" data-testid="dry-run">
