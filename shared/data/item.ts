@@ -1,5 +1,6 @@
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { TableRef } from '../adapters/dynamo.js';
+import { backoff } from './batch.js';
 import type { z } from 'zod';
 
 /** Operations of one DynamoDB transaction: what the repositories' `alsoWrite` parameters take and return. */
@@ -42,6 +43,19 @@ export class Transactions {
       const failed = cancelledConditions(err);
       if (!failed) throw err;
       return failed;
+    }
+  }
+
+  /**
+   * As `write`, but a transaction cancelled only because it met another one on an item (no condition failed) is
+   * tried again with backoff: what it was to record must not be dropped, nor answered as done, on a mere conflict.
+   */
+  async writeThroughConflicts(items: TransactItems, attempts = 8): Promise<'ok' | boolean[]> {
+    for (let attempt = 1; ; attempt++) {
+      const out = await this.write(items);
+      if (out === 'ok' || out.some(Boolean)) return out;
+      if (attempt >= attempts) throw new Error('The transaction kept meeting others: nothing was written');
+      await backoff(attempt);
     }
   }
 }

@@ -200,20 +200,34 @@ export class PaystubRepository {
    * only while it is `scheduled`.
    */
   returnItem(p: PaystubRecord, returned: PaymentReturn): TransactItems[number] {
+    // A deposit reversed since: the bank returned the credit anyway (the account was closed). The return is recorded
+    // and the payment keeps its reversal status, so the reversal debit's own return that follows is no surprise.
+    const reversed = p.payment.status === 'reversal_scheduled' || p.payment.status === 'reversal_returned';
     return {
       Update: {
         TableName: this.table.tableName,
         Key: keys.paystub(p.paystub_id),
-        UpdateExpression: 'SET payment.#status = :returned, payment.#return = :return',
+        UpdateExpression: reversed
+          ? 'SET payment.#return = :return'
+          : 'SET payment.#status = :returned, payment.#return = :return',
         // Only a deposit still out: not one returned already, nor one whose run was cancelled in the meantime.
-        ConditionExpression: 'payment.trace_number = :trace AND payment.#status = :scheduled',
+        ConditionExpression: reversed
+          ? 'payment.trace_number = :trace AND payment.#status IN (:reversing, :reversalReturned) AND attribute_not_exists(payment.#return)'
+          : 'payment.trace_number = :trace AND payment.#status = :scheduled',
         ExpressionAttributeNames: { '#status': 'status', '#return': 'return' },
-        ExpressionAttributeValues: {
-          ':returned': 'returned',
-          ':scheduled': 'scheduled',
-          ':return': returned,
-          ':trace': p.payment.trace_number,
-        },
+        ExpressionAttributeValues: reversed
+          ? {
+              ':reversing': 'reversal_scheduled',
+              ':reversalReturned': 'reversal_returned',
+              ':return': returned,
+              ':trace': p.payment.trace_number,
+            }
+          : {
+              ':returned': 'returned',
+              ':scheduled': 'scheduled',
+              ':return': returned,
+              ':trace': p.payment.trace_number,
+            },
       },
     };
   }

@@ -150,13 +150,15 @@ export class SandboxOnlyError extends DomainError {
 }
 
 export class PayrollNotCancellableError extends DomainError {
-  constructor(status: string) {
+  /** `because`: why a run in a cancellable status still cannot be (money already came back for it). */
+  constructor(status: string, because?: string) {
     super('conflict', 'payroll_not_cancellable', `A ${status} payroll cannot be cancelled`, [
       {
         field: 'status',
         code: 'payroll_not_cancellable',
-        message:
-          status === 'processing'
+        message: because
+          ? `The run cannot be cancelled: ${because}`
+          : status === 'processing'
             ? 'The run is being processed; cancel it once it has completed'
             : `The run is already ${status}`,
       },

@@ -1,4 +1,4 @@
-import { isBankingDay, nextBankingDay } from './banking-calendar.js';
+import { isBankingDay, nextBankingDay, previousBankingDay } from './banking-calendar.js';
 
 /**
  * Money coming back (CONTRACT §12): the funding debit of a balanced run, its re-debits, and reversals of payments.
@@ -84,11 +84,19 @@ export function reversalWindowEnds(effectiveEntryDate: string): string {
 }
 
 /**
- * The effective entry date of a file written today for money that should move as soon as it can (a re-debit, a
- * reversal): it reaches the bank today, or on the next banking day when today is none, and settles the banking day
- * after that.
+ * When a file written now for money that should move as soon as it can (a re-debit, a reversal) reaches the bank and
+ * settles: today if today is a banking day and it is not yet the cut-off (New York time), else the next banking day;
+ * it settles the banking day after. `notBefore`: the earliest effective entry date it may carry (a reversal never
+ * settles before the deposit it takes back): a later one is released the banking day before it.
  */
-export function nextSettlement(today: string): { effective_entry_date: string; release_by: string } {
-  const release = isBankingDay(today) ? today : nextBankingDay(today);
-  return { effective_entry_date: nextBankingDay(release), release_by: release };
+export function nextSettlement(
+  now: { date: string; time: string },
+  cutoff: string,
+  notBefore?: string,
+): { effective_entry_date: string; release_by: string } {
+  const release = isBankingDay(now.date) && now.time < cutoff ? now.date : nextBankingDay(now.date);
+  const soonest = nextBankingDay(release);
+  if (notBefore === undefined || notBefore <= soonest) return { effective_entry_date: soonest, release_by: release };
+  const effective = isBankingDay(notBefore) ? notBefore : nextBankingDay(notBefore);
+  return { effective_entry_date: effective, release_by: previousBankingDay(effective) };
 }

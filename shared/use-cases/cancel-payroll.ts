@@ -24,6 +24,9 @@ export async function cancelPayroll(
   if (!allowed.ok && allowed.reason === 'sandbox_only') throw new SandboxOnlyError();
   if (record.status === 'cancelled') return refuseAgain(s, record);
   if (!allowed.ok) throw new PayrollNotCancellableError(record.status);
+  // Money already came back or was asked again for this run: withdrawing its file would leave those files live.
+  if (record.reversals_count > 0 || (record.funding?.redebits.length ?? 0) > 0)
+    throw new PayrollNotCancellableError(record.status, 'it has reversals or re-debits');
   const cancelled = await transitionWithEvents(s, record, 'cancel', {
     reason: environment === 'sandbox' ? 'Cancelled through the API (sandbox)' : 'Cancelled before approval',
     alsoWrite: s.payrolls.windowRelease(record),

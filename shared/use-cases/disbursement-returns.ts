@@ -165,7 +165,14 @@ function paymentFinder(s: ReturnServices, orgId: string) {
     if (employeeId === undefined) return undefined;
     const stub = await s.paystubs.get(orgId, paystubIdOf(payroll, entry.index, employeeId));
     if (stub?.payment.trace_number !== item.trace_number) return undefined;
-    if (stub.payment.status !== 'scheduled' && stub.payment.status !== 'returned') return undefined;
+    // A reversed deposit may still come back (its account closed): the return is its own, recorded beside the reversal.
+    const reversed = stub.payment.status === 'reversal_scheduled' || stub.payment.status === 'reversal_returned';
+    if (
+      stub.payment.status !== 'scheduled' &&
+      stub.payment.status !== 'returned' &&
+      !(reversed && item.type === 'return')
+    )
+      return undefined;
     return { stub, payroll };
   };
 }

@@ -450,6 +450,9 @@ describe('reversals', () => {
     expect(batch.control.totalDebitCents).toBe(total);
     expect(batch.control.totalCreditCents).toBe(total);
     assertTracesAcrossFiles([payrollFile.read, read]);
+    // The deposits settle in ten days: the reversal debits never settle before them.
+    expect(batch.effectiveEntryDate).toBe(done.effective_entry_date);
+    expect(reversal.file.effective_entry_date).toBe(done.effective_entry_date);
 
     // The same key and body: the same answer, no second file. Another body under the key: refused.
     const replay = await org.api.POST('/v1/payroll/{id}/reversals', {
@@ -489,6 +492,25 @@ describe('reversals', () => {
     });
     expect(twice.response.status).toBe(409);
     expect(twice.error!.error.code).toBe('already_reversed');
+
+    // A run with reversals is not cancelled (its reversal file would stay live without the deposits it takes back).
+    const cancel = await org.api.POST('/v1/payroll/{id}/cancel', at(done.payroll_id));
+    expect(cancel.response.status).toBe(409);
+
+    // The bank returns B's original deposit after all (the account is closed): recorded beside the reversal.
+    const returnedB = await bankReturns(org, [
+      {
+        originalTrace: stubB.payment.trace_number!,
+        code: 'R03',
+        amountCents: Math.round(stubB.net_pay * 100),
+        routing: RDFI,
+        account: b.account,
+      },
+    ]);
+    expect(returnedB[0]).toMatchObject({ outcome: 'applied', paystub_id: stubB.paystub_id });
+    const afterB = await stubOf(org, done.payroll_id, b.id);
+    expect(afterB.payment).toMatchObject({ status: 'reversal_scheduled', return: { code: 'R03' } });
+    expect((await org.api.GET('/v1/employees/{id}', at(b.id))).data!.data.bank_account!.status).toBe('invalid');
 
     // A returned deposit is never reversed.
     const stubC = stubs.get(c.id)!;

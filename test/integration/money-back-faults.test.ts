@@ -127,6 +127,28 @@ describe('money back when something fails half-way', () => {
     });
   });
 
+  it('a return that meets another transaction on its run is retried, never answered as done or unknown', async () => {
+    const world = await payrollWorld(1);
+    const orgId = world.org.organization_id;
+    const { payrollId } = await paidRun(world);
+    const funding = (await world.services.payrolls.get(orgId, payrollId))!.funding!;
+    // DynamoDB cancels a transaction that meets another on an item with no failed condition: reasons all false.
+    const real = world.services.transactions;
+    let conflicts = 2;
+    const transactions = Object.assign(Object.create(Transactions.prototype), {
+      write: async (items: Parameters<Transactions['write']>[0]) => {
+        if (conflicts-- > 0) return items.map(() => false);
+        return real.write(items);
+      },
+    }) as Transactions;
+    const outcomes = await applyBankReport({ ...world.services, transactions }, orgId, [
+      { type: 'return', trace_number: funding.trace_number, code: 'R01', amount_cents: funding.amount },
+    ]);
+    expect(outcomes[0]!.outcome).toBe('applied');
+    expect(await world.services.organizations.fundingHolds(orgId)).toHaveLength(1);
+    expect((await world.services.payrolls.get(orgId, payrollId))!.funding!.status).toBe('returned');
+  });
+
   it('a return of an entry the service never wrote changes nothing', async () => {
     const world = await payrollWorld(1);
     const orgId = world.org.organization_id;

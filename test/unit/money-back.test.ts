@@ -62,12 +62,40 @@ describe('the reversal window', () => {
     for (const day of ['2026-11-30', '2026-12-31']) expect(isFedBankingDay(day)).toBe(true);
   });
 
-  it('a file written today reaches the bank today (or the next banking day) and settles the banking day after', () => {
-    expect(nextSettlement('2026-11-24')).toEqual({ release_by: '2026-11-24', effective_entry_date: '2026-11-25' });
+  it('a file written now reaches the bank today before the cut-off, else the next banking day, and settles the banking day after', () => {
+    const at = (date: string, time: string) => ({ date, time });
+    expect(nextSettlement(at('2026-11-24', '10:00'), '15:00')).toEqual({
+      release_by: '2026-11-24',
+      effective_entry_date: '2026-11-25',
+    });
+    // Past the cut-off: tomorrow's file.
+    expect(nextSettlement(at('2026-11-24', '15:00'), '15:00')).toEqual({
+      release_by: '2026-11-25',
+      effective_entry_date: '2026-11-27',
+    });
     // Wednesday before Thanksgiving: settles Friday.
-    expect(nextSettlement('2026-11-25')).toEqual({ release_by: '2026-11-25', effective_entry_date: '2026-11-27' });
+    expect(nextSettlement(at('2026-11-25', '09:00'), '15:00')).toEqual({
+      release_by: '2026-11-25',
+      effective_entry_date: '2026-11-27',
+    });
     // Saturday: reaches the bank Monday, settles Tuesday.
-    expect(nextSettlement('2026-11-28')).toEqual({ release_by: '2026-11-30', effective_entry_date: '2026-12-01' });
+    expect(nextSettlement(at('2026-11-28', '09:00'), '15:00')).toEqual({
+      release_by: '2026-11-30',
+      effective_entry_date: '2026-12-01',
+    });
+  });
+
+  it('a reversal never settles before the deposit it takes back', () => {
+    // The deposit settles Friday 2026-12-18: the reversal settles that day too, released the day before.
+    expect(nextSettlement({ date: '2026-11-24', time: '10:00' }, '15:00', '2026-12-18')).toEqual({
+      release_by: '2026-12-17',
+      effective_entry_date: '2026-12-18',
+    });
+    // A deposit already settled does not hold it back.
+    expect(nextSettlement({ date: '2026-11-24', time: '10:00' }, '15:00', '2026-11-20')).toEqual({
+      release_by: '2026-11-24',
+      effective_entry_date: '2026-11-25',
+    });
   });
 });
 

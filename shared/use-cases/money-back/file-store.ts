@@ -63,8 +63,10 @@ export async function runFileText(
   s: Pick<MoneyBackServices, 'files' | 'objects'>,
   run: PayrollRecord,
 ): Promise<string> {
+  // Its key erased: the run was cancelled or failed, and its file is gone for good.
+  if (!run.file_key) throw new DisbursementWithdrawnError(run.status === 'failed' ? 'failed' : 'cancelled');
   const stored = await s.objects.getText(objectKeys.disbursement(run.organization_id, run.payroll_id));
-  if (stored === undefined || !FileSealer.isSealed(stored) || !run.file_key)
+  if (stored === undefined || !FileSealer.isSealed(stored))
     throw new Error(`The file of run ${run.payroll_id} is missing or not sealed under the run's key`);
   return s.files.open(stored, run.file_key, fileContext(run.organization_id, run.payroll_id));
 }

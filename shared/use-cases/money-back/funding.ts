@@ -15,7 +15,7 @@ import { RETURN_REASONS } from '../../domain/returns.js';
 import { dispatchQuietly, payrollEvent } from '../events.js';
 import { fundingView } from '../payroll-view.js';
 import { runFileText } from './file-store.js';
-import { type PaidRun, writeNewFile } from './new-file.js';
+import { type PaidRun, settlementFor, writeNewFile } from './new-file.js';
 import type { MoneyBackReturnServices, MoneyBackServices } from './services.js';
 
 /**
@@ -41,7 +41,8 @@ export async function applyFundingReturn(
   redebit?: number,
 ): Promise<ReportOutcome> {
   const funding = run.funding;
-  if (!funding) return 'unknown_trace';
+  // A run cancelled or failed since never had its file released: nothing of it can come back.
+  if (!funding || run.status !== 'completed') return 'unknown_trace';
   if (funding.returned_traces.includes(item.trace_number)) return 'already_applied';
   if (funding.outstanding_trace !== item.trace_number) return 'unknown_trace';
   if (item.amount_cents !== undefined && item.amount_cents !== funding.outstanding_amount) return 'amount_mismatch';
@@ -55,7 +56,7 @@ export async function applyFundingReturn(
     funding: fundingView(after.funding),
     trace_number: item.trace_number,
   });
-  const committed = await s.transactions.write([
+  const committed = await s.transactions.writeThroughConflicts([
     s.moneyBackWrites.fundingReturnItem(run, item.trace_number, returned, redebit),
     s.moneyBackWrites.fundingHoldItem(run.organization_id, {
       payroll_id: run.payroll_id,
@@ -83,6 +84,8 @@ export async function redebitFunding(s: MoneyBackServices, orgId: string, payrol
   const funding = run.funding;
   if (!funding || !run.originator)
     throw new RedebitNotAllowedError('no_funding_debit', 'The run has no funding debit: its file carried credits only');
+  if (run.status !== 'completed')
+    throw new RedebitNotAllowedError('not_returned', `The run is ${run.status}: its file was withdrawn`);
   const refusal = redebitRefusal(
     {
       status: funding.status,
@@ -100,6 +103,7 @@ export async function redebitFunding(s: MoneyBackServices, orgId: string, payrol
   const amount = Math.min(funding.outstanding_amount, Number(original.slice(29, 39)));
   const written = await writeNewFile(s, {
     type: 'redebit',
+    settlement: await settlementFor(s, orgId),
     run: paid,
     secCode: 'CCD',
     companyEntryDescription: REDEBIT_DESCRIPTION,
@@ -140,7 +144,7 @@ export async function resolveFunding(
   if (!run) throw new NotFoundError();
   const status = run.funding?.status;
   if (!status || !fundingMay(status, 'resolve')) throw new FundingNotReturnedError(status ?? 'not a balanced run');
-  const committed = await s.transactions.write([
+  const committed = await s.transactions.writeThroughConflicts([
     s.moneyBackWrites.fundingResolveItem(run, { ...how, resolved_at: s.deps.now().toISOString() }),
     s.moneyBackWrites.fundingReleaseItem(orgId, payrollId),
   ]);

@@ -3,7 +3,9 @@ import { backoff } from '../../data/batch.js';
 import type { DisbursementFileRecord } from '../../data/disbursement-file-repository.js';
 import type { TransactItems } from '../../data/item.js';
 import type { PayrollRecord } from '../../data/payroll-repository.js';
+import { BANK_TIME_ZONE, dateInTimeZone } from '../../domain/banking-calendar.js';
 import { bankToday } from '../../domain/disbursement.js';
+import { approvalCutoffTime } from '../../domain/settings.js';
 import { type DisbursementFileType, nextSettlement } from '../../domain/money-back.js';
 import { storeNewFile } from './file-store.js';
 import type { MoneyBackServices } from './services.js';
@@ -25,11 +27,27 @@ export interface NewFile {
     listed: DisbursementFileRecord['entries'];
   };
   reason?: string;
+  /** When the file reaches the bank and settles (`settlementFor`). */
+  settlement: { effective_entry_date: string; release_by: string };
   /**
    * The writes that make the file count, in its transaction: conditioned so that a second request for the same
    * money (a concurrent reversal of the same payment, a second re-debit) fails instead of writing a second file.
    */
   commit: (file: DisbursementFileRecord) => TransactItems;
+}
+
+/**
+ * When a file written now for the run reaches the bank and settles: today before the organization's cut-off (its
+ * `approval_cutoff_time`, the time files must reach the bank by), else the next banking day; never settling before
+ * `notBefore`.
+ */
+export async function settlementFor(
+  s: Pick<MoneyBackServices, 'organizations' | 'deps'>,
+  orgId: string,
+  notBefore?: string,
+): Promise<{ effective_entry_date: string; release_by: string }> {
+  const settings = await s.organizations.getSettings(orgId);
+  return nextSettlement(dateInTimeZone(s.deps.now(), BANK_TIME_ZONE), approvalCutoffTime(settings ?? {}), notBefore);
 }
 
 /** The reservation's counters and block, then the file's item: the caller's writes follow. */
@@ -64,7 +82,7 @@ export async function writeNewFile(
       owner: { fileId },
       entries: plan.traceCount,
     });
-    const dates = nextSettlement(today);
+    const dates = plan.settlement;
     const { records, offset, listed } = plan.entries(reservation.traceStart);
     const built = buildNachaFile({
       originator,

@@ -4,7 +4,7 @@ import type { DisbursementFileRecord } from '../../data/disbursement-file-reposi
 import type { NewEvent } from '../../data/event-repository.js';
 import type { PaymentReturn, PaystubRecord } from '../../data/paystub-repository.js';
 import type { PayrollRecord } from '../../data/payroll-repository.js';
-import { bankToday, offsetEntryCount } from '../../domain/disbursement.js';
+import { offsetEntryCount } from '../../domain/disbursement.js';
 import {
   IdempotencyKeyReusedError,
   NotFoundError,
@@ -16,7 +16,7 @@ import { REVERSAL_DESCRIPTION, type ReversalReason, reversalWindowEnds } from '.
 import { RETURN_REASONS, type ReportOutcome } from '../../domain/returns.js';
 import { dispatchQuietly } from '../events.js';
 import { runFileText } from './file-store.js';
-import { type PaidRun, writeNewFile } from './new-file.js';
+import { type PaidRun, settlementFor, writeNewFile } from './new-file.js';
 import type { MoneyBackReturnServices, MoneyBackServices } from './services.js';
 
 /**
@@ -69,6 +69,10 @@ export async function reversePayments(
   const run = await s.payrolls.get(orgId, payrollId);
   if (!run) throw new NotFoundError();
   const stubs = await reversible(s, run, ids);
+  // Never settling before the deposits it takes back (a debit before the credit would overdraw the account).
+  const latest = stubs.map(settlementOf).sort().at(-1)!;
+  const settlement = await settlementFor(s, orgId, latest);
+  assertInWindow(stubs, settlement.release_by);
   const paid = run as PaidRun;
   const odfi = paid.originator.originating_dfi_identification;
   const records = entryRecordsOf(await runFileText(s, run));
@@ -87,6 +91,7 @@ export async function reversePayments(
     secCode: 'PPD',
     companyEntryDescription: REVERSAL_DESCRIPTION,
     reason: request.reason,
+    settlement,
     traceCount: stubs.length + (funding ? offsetEntryCount(total) : 0),
     entries: (start) => ({
       records: originals.map((original, i) => reissuedEntry(original, odfi, start + i, true)),
@@ -153,8 +158,7 @@ export async function reversePayments(
 
 /**
  * The paystubs named, each the run's, paid and still reversible today; otherwise the refusal, every payment that
- * causes it in `details`: an unknown paystub (422), one not paid (409), returned (409), reversed (409), or the
- * window closed (422).
+ * causes it in `details`: an unknown paystub (422), one not paid (409), returned (409) or reversed (409).
  */
 async function reversible(s: MoneyBackServices, run: PayrollRecord, ids: readonly string[]): Promise<PaystubRecord[]> {
   const found = new Map(
@@ -216,20 +220,29 @@ async function reversible(s: MoneyBackServices, run: PayrollRecord, ids: readonl
       (p) => `The payment of ${p.paystub_id} is reversed already (file ${p.payment.reversal?.file_id})`,
     ),
   );
-  const today = bankToday(s.deps.now());
-  refuse(
-    'reversal_window_closed',
-    each(
-      'reversal_window_closed',
-      (p) => today > reversalWindowEnds(settlementOf(p)),
-      (p) =>
-        `The payment of ${p.paystub_id} settled on ${settlementOf(p)}: it could be reversed until ${reversalWindowEnds(settlementOf(p))}`,
-    ),
-  );
   return [...stubs].sort((a, b) => a.payment.trace_number!.localeCompare(b.payment.trace_number!));
 }
 
 const settlementOf = (p: PaystubRecord) => p.payment.effective_entry_date ?? p.pay_date;
+
+/**
+ * NACHA: a reversal must reach the receiving bank within five banking days of the deposit's settlement. The file
+ * written now reaches our bank on `releaseDay` (today before the cut-off, else the next banking day): refused when
+ * that is past any payment's window.
+ */
+function assertInWindow(stubs: readonly PaystubRecord[], releaseDay: string): void {
+  const late = stubs.filter((p) => releaseDay > reversalWindowEnds(settlementOf(p)));
+  if (late.length > 0)
+    throw new ReversalRefusedError(
+      'reversal_window_closed',
+      late.map((p) => ({
+        field: 'paystub_ids',
+        code: 'reversal_window_closed',
+        paystub_id: p.paystub_id,
+        message: `The payment of ${p.paystub_id} settled on ${settlementOf(p)}: a reversal had to reach the bank by ${reversalWindowEnds(settlementOf(p))}; one written now reaches it on ${releaseDay}`,
+      })),
+    );
+}
 
 /** The funding account of a balanced run, as its file's offset debit carries it: the reversal's credit goes there. */
 function fundingAccountOf(offset: string | undefined): Omit<NachaOffsetInput, 'traceSequence'> | undefined {
@@ -284,7 +297,9 @@ export async function applyReversalReturn(
   const returned: PaymentReturn = { code: item.code, reason: RETURN_REASONS[item.code] ?? item.code, returned_at: now };
   if (entry.kind === 'funding') {
     // The offset credit of a reversal came back from the funding account: recorded on the file, for the operator.
-    const committed = await s.transactions.write([s.disbursementFiles.entryReturnItem(file, index, returned)]);
+    const committed = await s.transactions.writeThroughConflicts([
+      s.disbursementFiles.entryReturnItem(file, index, returned),
+    ]);
     return { outcome: committed === 'ok' ? 'applied' : 'already_applied' };
   }
   const stub = await s.paystubs.get(file.organization_id, entry.paystub_id!);
@@ -307,7 +322,7 @@ export async function applyReversalReturn(
     },
     created_at: now,
   };
-  const committed = await s.transactions.write([
+  const committed = await s.transactions.writeThroughConflicts([
     s.moneyBackWrites.reversalReturnItem(stub, returned),
     s.disbursementFiles.entryReturnItem(file, index, returned),
     ...s.events.items([event]),
