@@ -1634,7 +1634,7 @@ export type components = {
              */
             id: string;
             /** @enum {string} */
-            type: "payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "payroll.funding_returned" | "payment.reversed" | "payment.reversal_returned" | "employee.bank_account_corrected" | "webhook.test";
+            type: "payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "payroll.funding_returned" | "payment.reversed" | "payment.reversal_returned" | "disbursement_file.late" | "employee.bank_account_corrected" | "webhook.test";
             /**
              * Format: date-time
              * @description UTC, ISO 8601 with milliseconds
@@ -2837,6 +2837,22 @@ export type components = {
                  */
                 since: string;
             } | null;
+            /** @description The bank's SFTP server the service delivers each ready file to and picks returns and acknowledgements up from; `null`: files are sent by hand */
+            bank_link: {
+                host: string;
+                /** Format: int32 */
+                port: number;
+                username: string;
+                remote_inbound_dir: string;
+                remote_outbound_dir: string;
+                host_key_fingerprint: string;
+                cutoff_time: string;
+                /**
+                 * @description Which secret is kept (never answered)
+                 * @enum {string}
+                 */
+                credential: "password" | "private_key";
+            } | null;
             /**
              * Format: date-time
              * @description UTC, ISO 8601 with milliseconds
@@ -2937,7 +2953,7 @@ export type components = {
             /** Format: uri */
             url: string;
             /** @description `null`: every event type */
-            events: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "payroll.funding_returned" | "payment.reversed" | "payment.reversal_returned" | "employee.bank_account_corrected" | "webhook.test")[] | null;
+            events: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "payroll.funding_returned" | "payment.reversed" | "payment.reversal_returned" | "disbursement_file.late" | "employee.bank_account_corrected" | "webhook.test")[] | null;
             description: string | null;
             /**
              * @description `unreliable`: paused after 5 consecutive failed events, until set `active` again
@@ -3018,7 +3034,7 @@ export type components = {
             /** Format: uri */
             url: string;
             /** @description `null`: every event type */
-            events: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "payroll.funding_returned" | "payment.reversed" | "payment.reversal_returned" | "employee.bank_account_corrected" | "webhook.test")[] | null;
+            events: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "payroll.funding_returned" | "payment.reversed" | "payment.reversal_returned" | "disbursement_file.late" | "employee.bank_account_corrected" | "webhook.test")[] | null;
             description: string | null;
             /**
              * @description `unreliable`: paused after 5 consecutive failed events, until set `active` again
@@ -5899,7 +5915,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url: string;
-                    events?: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "payroll.funding_returned" | "payment.reversed" | "payment.reversal_returned" | "employee.bank_account_corrected")[] | null;
+                    events?: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "payroll.funding_returned" | "payment.reversed" | "payment.reversal_returned" | "disbursement_file.late" | "employee.bank_account_corrected")[] | null;
                     description?: string | null;
                 };
             };
@@ -6184,7 +6200,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url?: string;
-                    events?: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "payroll.funding_returned" | "payment.reversed" | "payment.reversal_returned" | "employee.bank_account_corrected")[] | null;
+                    events?: ("payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "payroll.funding_returned" | "payment.reversed" | "payment.reversal_returned" | "disbursement_file.late" | "employee.bank_account_corrected")[] | null;
                     description?: string | null;
                     /** @enum {string} */
                     status?: "active" | "disabled";
@@ -6503,7 +6519,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only events of this type */
-                type?: "payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "payroll.funding_returned" | "payment.reversed" | "payment.reversal_returned" | "employee.bank_account_corrected" | "webhook.test";
+                type?: "payroll.submitted" | "payroll.processing" | "payroll.approved" | "payroll.rejected" | "payroll.processed" | "payroll.completed" | "payroll.failed" | "payroll.cancelled" | "paystub.generated" | "payment.returned" | "payroll.funding_returned" | "payment.reversed" | "payment.reversal_returned" | "disbursement_file.late" | "employee.bank_account_corrected" | "webhook.test";
                 /** @description Only this run's events */
                 payroll_id?: string;
                 /** @description Only events with a delivery in this status */
@@ -6965,6 +6981,7 @@ export interface operations {
                      *           "account_type": "checking"
                      *         },
                      *         "funding_hold": null,
+                     *         "bank_link": null,
                      *         "updated_at": "2026-11-02T09:10:00.000Z"
                      *       },
                      *       "request_id": "bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1"
@@ -7062,6 +7079,21 @@ export interface operations {
                      * @description Days each NACHA file is kept under a retention lock (730 to 3650)
                      */
                     file_retention_days?: number;
+                    bank_link?: {
+                        host: string;
+                        /**
+                         * Format: int32
+                         * @default 22
+                         */
+                        port?: number;
+                        username: string;
+                        remote_inbound_dir: string;
+                        remote_outbound_dir: string;
+                        host_key_fingerprint: string;
+                        cutoff_time: string;
+                        password?: string;
+                        private_key?: string;
+                    } | null;
                 };
             };
         };
@@ -7119,6 +7151,7 @@ export interface operations {
                      *           "account_type": "checking"
                      *         },
                      *         "funding_hold": null,
+                     *         "bank_link": null,
                      *         "updated_at": "2026-11-02T09:10:00.000Z"
                      *       },
                      *       "request_id": "bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1"

@@ -11,6 +11,7 @@ import {
   amount,
   fits,
   id,
+  int32,
   printable,
   returnCode,
   routingNumber,
@@ -122,6 +123,37 @@ export const settings = z
         description:
           "Set by the service when the bank returns a run's funding debit: new payrolls and approvals answer 422 `funding_hold` until it is re-debited (`POST /v1/payroll/{id}/funding/redebit`) or paid otherwise (`POST /v1/payroll/{id}/funding/resolve`). Read-only; the oldest hold when there are several",
       }),
+    bank_link: z
+      .strictObject({
+        host: z
+          .string()
+          .max(253)
+          .regex(/^[A-Za-z0-9.-]+$/),
+        port: int32(1, 65_535),
+        username: z
+          .string()
+          .max(64)
+          .regex(/^[A-Za-z0-9._-]+$/),
+        remote_inbound_dir: z
+          .string()
+          .max(201)
+          .regex(/^\/[A-Za-z0-9._/-]*$/),
+        remote_outbound_dir: z
+          .string()
+          .max(201)
+          .regex(/^\/[A-Za-z0-9._/-]*$/),
+        host_key_fingerprint: z
+          .string()
+          .max(50)
+          .regex(/^SHA256:[A-Za-z0-9+/]{43}$/),
+        cutoff_time: z.string().max(5).regex(TIME_OF_DAY),
+        credential: z.enum(['password', 'private_key']).meta({ description: 'Which secret is kept (never answered)' }),
+      })
+      .nullable()
+      .meta({
+        description:
+          "The bank's SFTP server the service delivers each ready file to and picks returns and acknowledgements up from; `null`: files are sent by hand",
+      }),
     updated_at: timestamp,
   })
   .meta({ id: 'Settings' });
@@ -140,6 +172,7 @@ const SETTINGS = {
   originator_placeholders: [],
   funding_account: { routing_number: '021000021', account_number_last4: '6789', account_type: 'checking' },
   funding_hold: null,
+  bank_link: null,
   updated_at: '2026-11-02T09:10:00.000Z',
 } satisfies z.input<typeof settings>;
 

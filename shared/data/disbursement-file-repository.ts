@@ -29,6 +29,12 @@ const fileItem = z.object({
   batch_count: z.number().int(),
   block_count: z.number().int(),
   transmitted_at: z.string().nullable().default(null),
+  /** The bank link: the name it has on the bank's server, the SHA-256 of the bytes sent, the bank's acknowledgement. */
+  remote_name: z.string().nullable().default(null),
+  sent_sha256: z.string().nullable().default(null),
+  acknowledged_at: z.string().nullable().default(null),
+  /** When it was found late (not sent by its cut-off, or not acknowledged an hour after): once. */
+  late_at: z.string().nullable().default(null),
   /** Where the sealed file is stored. */
   object_key: z.string(),
   /** The wrapped data key the file is sealed with; null for a payroll's file, sealed under its run's key. */
@@ -53,7 +59,8 @@ const fileItem = z.object({
 });
 export type DisbursementFileRecord = z.infer<typeof fileItem>;
 
-const parse = (item: Record<string, unknown>) => parseItem(fileItem, item, 'disbursement file');
+export const parseFileItem = (item: Record<string, unknown>) => parseItem(fileItem, item, 'disbursement file');
+const parse = parseFileItem;
 
 export interface FileFilters {
   type?: DisbursementFileType;

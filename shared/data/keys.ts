@@ -4,7 +4,7 @@
  * | entity            | PK                     | SK                      | GSI2PK / GSI2SK, other attributes |
  * |-------------------|------------------------|-------------------------|-----------------|
  * | organization      | ORG#<org>              | ORG                     |                 |
- * | settings          | ORG#<org>              | SETTINGS                |                 |
+ * | settings          | ORG#<org>              | SETTINGS                | GSI2: BANK_LINKS / <org> while it has a bank link (sparse) |
  * | quotas            | ORG#<org>              | QUOTAS                  | `api_keys`, `webhooks`: counts the caps are checked against |
  * | api key           | ORG#<org>              | APIKEY#<key>            |                 |
  * | token (by hash)   | TOKEN#<sha256>         | TOKEN                   |                 |
@@ -26,6 +26,8 @@
  * | trace block       | ORG#<org>              | TRACEBLOCK#<odfi>#<first sequence, 7 digits> | the run (or file) whose entries carry it |
  * | disbursement file | ORG#<org>              | DFILE#<file id, time-ordered> | every NACHA file written: type, totals, status |
  * | funding hold      | ORG#<org>              | FUNDINGHOLD#<payroll>   | a returned funding debit not yet re-debited or resolved |
+ * | inbound file      | ORG#<org>              | INBOUND#<remote name>#<sha256> | a file picked up from the bank: what it was, its outcome |
+ * | bank link status  | ORG#<org>              | BANKLINK_STATUS         | the last connection's outcome |
  *
  * Paystubs get a partition each rather than living under the organization, so a 25,000-employee run spreads
  * its writes instead of pressing on one partition key; the organization is checked on every read. No index key
@@ -60,6 +62,7 @@ export const keys = {
   }),
   idempotency: (orgId: string, keyHash: string): Key => ({ PK: `ORG#${orgId}`, SK: `IDEMPOTENCY#${keyHash}` }),
   activePayrollsIndex: 'ACTIVE_PAYROLLS',
+  bankLinksIndex: 'BANK_LINKS',
   paystub: (paystubId: string): Key => ({ PK: `STUB#${paystubId}`, SK: 'STUB' }),
   paystubsByEmployee: (employeeId: string) => `EMP#${employeeId}`,
   paystubDateBounds: (orgId: string): Key => ({ PK: `ORG#${orgId}`, SK: 'PAYSTUB_BOUNDS' }),
@@ -102,6 +105,12 @@ export const keys = {
   disbursementFilePrefix: 'DFILE#',
   fundingHold: (orgId: string, payrollId: string): Key => ({ PK: `ORG#${orgId}`, SK: `FUNDINGHOLD#${payrollId}` }),
   fundingHoldPrefix: 'FUNDINGHOLD#',
+  inboundFile: (orgId: string, name: string, sha256: string): Key => ({
+    PK: `ORG#${orgId}`,
+    SK: `INBOUND#${name}#${sha256}`,
+  }),
+  inboundFilePrefix: 'INBOUND#',
+  bankLinkStatus: (orgId: string): Key => ({ PK: `ORG#${orgId}`, SK: 'BANKLINK_STATUS' }),
 } as const;
 
 /**

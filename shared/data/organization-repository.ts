@@ -33,7 +33,7 @@ export const fundingAccountItem = z.object({
   account_number_ciphertext: z.string(),
 });
 
-const settingsItem = z.object({
+export const settingsItem = z.object({
   employment_types: z.array(z.string()),
   pay_groups: z.array(z.string()),
   pay_schedules: z.array(z.string()),
@@ -46,6 +46,19 @@ const settingsItem = z.object({
   payroll_approval: z.enum(['automatic', 'required']).optional(),
   approval_cutoff_time: z.string().optional(),
   sequences_since: z.string().optional(),
+  bank_link: z
+    .object({
+      host: z.string(),
+      port: z.number().int(),
+      username: z.string(),
+      remote_inbound_dir: z.string(),
+      remote_outbound_dir: z.string(),
+      host_key_fingerprint: z.string(),
+      cutoff_time: z.string(),
+      credential: z.object({ kind: z.enum(['password', 'private_key']), ciphertext: z.string() }),
+    })
+    .nullable()
+    .optional(),
   updated_at: z.string(),
 });
 
@@ -119,11 +132,18 @@ export class OrganizationRepository {
       values[`:${k}`] = v;
       sets.push(`#${k} = :${k}`);
     }
+    // An organization with a bank link is in the sparse index the bank-link worker walks; without one, it is not.
+    let remove = '';
+    if (settings.bank_link) {
+      sets.push('GSI2PK = :linked, GSI2SK = :org');
+      values[':linked'] = keys.bankLinksIndex;
+      values[':org'] = orgId;
+    } else remove = ' REMOVE GSI2PK, GSI2SK';
     await this.table.doc.send(
       new UpdateCommand({
         TableName: this.table.tableName,
         Key: keys.settings(orgId),
-        UpdateExpression: `SET ${sets.join(', ')}`,
+        UpdateExpression: `SET ${sets.join(', ')}${remove}`,
         ConditionExpression: '#updated_at = :expected',
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,

@@ -16,6 +16,7 @@ export const EVENT_TYPES = [
   'payroll.funding_returned',
   'payment.reversed',
   'payment.reversal_returned',
+  'disbursement_file.late',
   'employee.bank_account_corrected',
   'webhook.test',
 ] as const;

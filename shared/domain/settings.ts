@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { withCheckDigit } from './aba.js';
 import { achText } from './ach-text.js';
+import type { BankLink } from './bank-link.js';
 
 export type Environment = 'sandbox' | 'production';
 
@@ -52,6 +53,8 @@ export interface OrganizationSettings {
    * (`reserve` starts their sequences clear of those).
    */
   sequences_since?: string;
+  /** How files reach the bank and what it sends back is picked up (absent or null: by hand). */
+  bank_link?: BankLink | null;
   updated_at: string;
 }
 

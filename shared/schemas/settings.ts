@@ -1,12 +1,12 @@
 import { TIME_OF_DAY } from '../domain/banking-calendar.js';
 import * as z from 'zod';
-import { isValidRoutingNumber, withCheckDigit } from '../domain/aba.js';
-import { ACH_CHARACTERS } from '../domain/ach-text.js';
 import { MAX_ENTRY_CENTS, MAX_TOTAL_CENTS } from '../domain/disbursement.js';
 import { formatCents } from '../domain/money.js';
+import { HOST_KEY_FINGERPRINT, isRemoteDirectory, REMOTE_HOST } from '../domain/bank-link.js';
 import { APPROVAL_MODES, DEFAULT_FILE_RETENTION_DAYS, MAX_FILE_RETENTION_DAYS } from '../domain/settings.js';
-import { money, moneyForms, routingNumber, text } from './common.js';
+import { money, moneyForms, text } from './common.js';
 import { bankAccountInput } from './employee.js';
+import { originatorInput } from './originator.js';
 
 const valueList = z
   .array(text(100).min(1))
@@ -17,59 +17,6 @@ const valueList = z
     params: { code: 'duplicate_value' },
   });
 
-/** All zeros is what a production organization starts with: a placeholder, never an identifier a bank knows. */
-const notZeros = <T extends z.ZodType<string>>(schema: T) =>
-  schema.refine((v) => !/^[ 0]+$/.test(v), {
-    message: 'All zeros is a placeholder, not an identifier',
-    params: { code: 'invalid_value' },
-  });
-
-/** The longest ACH name read, blanks around it included; at most 16 or 23 characters are kept once trimmed. */
-const MAX_ACH_NAME_INPUT = 64;
-
-/**
- * ACH text, as the file carries it: letters (stored uppercase, as the file writes them), digits, spaces and
- * `& ' - . , /`; no character the file would have to drop or change.
- */
-const achName = (max: number) =>
-  z
-    .string()
-    // Blanks around the name are trimmed, so what is sent may be longer than what is stored, but not without end.
-    .max(MAX_ACH_NAME_INPUT, { message: `At most ${max} characters (${MAX_ACH_NAME_INPUT} with surrounding blanks)` })
-    .regex(new RegExp(`^[a-z${ACH_CHARACTERS}]*$`), { message: "Only letters A–Z, digits, spaces and & ' - . , /" })
-    .transform((v) => v.trim().toUpperCase())
-    .pipe(
-      z
-        .string()
-        .min(1, { message: 'Must not be blank' })
-        .max(max, { message: `At most ${max} characters` }),
-    );
-
-/** 10 characters of digits and uppercase letters, as the file header and batch records carry them. */
-const tenCharacters = (leadingSpace: boolean) =>
-  notZeros(
-    z.string().regex(leadingSpace ? /^(?: [0-9A-Z]{9}|[0-9A-Z]{10})$/ : /^[0-9A-Z]{10}$/, {
-      message: leadingSpace
-        ? 'Must be 10 characters, digits and uppercase letters (or a space and 9)'
-        : 'Must be 10 characters, digits and uppercase letters',
-    }),
-  ).meta({ maxLength: 10 });
-
-export const originatorInput = z.strictObject({
-  company_name: achName(16),
-  company_identification: tenCharacters(false),
-  originating_dfi_identification: notZeros(z.string().regex(/^\d{8}$/, { message: 'Must be 8 digits' }))
-    .meta({ maxLength: 8 })
-    .refine((v) => !/^\d{8}$/.test(v) || v === '00000000' || isValidRoutingNumber(withCheckDigit(v)), {
-      message: 'Not the first 8 digits of a routing number (unknown Federal Reserve routing symbol)',
-      params: { code: 'invalid_value' },
-    }),
-  immediate_destination: routingNumber,
-  immediate_destination_name: achName(23),
-  immediate_origin: tenCharacters(true),
-  immediate_origin_name: achName(23),
-});
-
 /** A cap no payment or file could ever reach is refused: nothing impossible to pay is ever configured. */
 function bounded(max: number, what: string) {
   return money
@@ -79,6 +26,49 @@ function bounded(max: number, what: string) {
     })
     .meta({ anyOf: moneyForms(max / 100), description: `Money, at most ${formatCents(max)} (${what})` });
 }
+
+const remoteDirectory = z
+  .string()
+  .max(201)
+  .refine(isRemoteDirectory, { message: 'An absolute directory: `/`, then letters, digits, `.`, `_`, `-` and `/`' })
+  .meta({ pattern: '^/[A-Za-z0-9._/-]*$' });
+
+/** The bank's SFTP server; the password or private key is write-only (never answered). */
+export const bankLinkInput = z
+  .strictObject({
+    host: z.string().max(253).regex(REMOTE_HOST, { message: 'A host name or IPv4 address' }),
+    port: z.number().int().min(1).max(65_535).meta({ format: 'int32' }).optional().default(22),
+    username: z
+      .string()
+      .max(64)
+      .regex(/^[A-Za-z0-9._-]+$/, { message: 'Letters, digits, `.`, `_` and `-`' }),
+    remote_inbound_dir: remoteDirectory,
+    remote_outbound_dir: remoteDirectory,
+    host_key_fingerprint: z
+      .string()
+      .max(50)
+      .regex(HOST_KEY_FINGERPRINT, { message: 'The host key fingerprint as `ssh-keygen -lf` prints it: SHA256:…' }),
+    cutoff_time: z.string().max(5).regex(TIME_OF_DAY, { message: 'A time of day, HH:MM (24-hour, New York time)' }),
+    password: z
+      .string()
+      .min(1)
+      .max(256)
+      .regex(/^[ -~]+$/, { message: 'Printable ASCII' })
+      .optional(),
+    private_key: z
+      .string()
+      .min(1)
+      .max(16_384)
+      .regex(/^-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]+-----END [A-Z ]*PRIVATE KEY-----\s*$/, {
+        message: 'A private key in PEM or OpenSSH form',
+      })
+      .optional(),
+  })
+  .refine((l) => (l.password === undefined) !== (l.private_key === undefined), {
+    message: 'Give exactly one of `password` and `private_key`',
+    path: ['password'],
+    params: { code: 'required' },
+  });
 
 export const updateSettingsBody = z.strictObject({
   employment_types: valueList.optional(),
@@ -107,5 +97,6 @@ export const updateSettingsBody = z.strictObject({
     .max(MAX_FILE_RETENTION_DAYS, { message: `At most ${MAX_FILE_RETENTION_DAYS} days` })
     .meta({ format: 'int32', description: 'Days each NACHA file is kept under a retention lock (730 to 3650)' })
     .optional(),
+  bank_link: bankLinkInput.nullable().optional(),
 });
 export type UpdateSettingsInput = z.infer<typeof updateSettingsBody>;

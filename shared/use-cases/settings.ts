@@ -40,6 +40,18 @@ export function settingsView(s: OrganizationSettings, environment: Environment, 
     payroll_approval: approvalMode(s),
     approval_cutoff_time: approvalCutoffTime(s),
     funding_hold: holds[0] ? { payroll_id: holds[0].payroll_id, code: holds[0].code, since: holds[0].since } : null,
+    bank_link: s.bank_link
+      ? {
+          host: s.bank_link.host,
+          port: s.bank_link.port,
+          username: s.bank_link.username,
+          remote_inbound_dir: s.bank_link.remote_inbound_dir,
+          remote_outbound_dir: s.bank_link.remote_outbound_dir,
+          host_key_fingerprint: s.bank_link.host_key_fingerprint,
+          cutoff_time: s.bank_link.cutoff_time,
+          credential: s.bank_link.credential.kind,
+        }
+      : null,
     updated_at: s.updated_at,
   };
 }
@@ -68,6 +80,19 @@ export async function updateSettings(
     account_number_last4: patch.funding_account.account_number.slice(-4),
     account_number_ciphertext: await s.encryptor.encrypt(patch.funding_account.account_number, orgId),
   };
+  // The bank's password or key, encrypted once like an account number; never answered again.
+  const link = patch.bank_link && {
+    host: patch.bank_link.host,
+    port: patch.bank_link.port,
+    username: patch.bank_link.username,
+    remote_inbound_dir: patch.bank_link.remote_inbound_dir,
+    remote_outbound_dir: patch.bank_link.remote_outbound_dir,
+    host_key_fingerprint: patch.bank_link.host_key_fingerprint,
+    cutoff_time: patch.bank_link.cutoff_time,
+    credential: patch.bank_link.password
+      ? { kind: 'password' as const, ciphertext: await s.encryptor.encrypt(patch.bank_link.password, orgId) }
+      : { kind: 'private_key' as const, ciphertext: await s.encryptor.encrypt(patch.bank_link.private_key!, orgId) },
+  };
   const set = new Set(Object.keys(patch.originator ?? {}) as OriginatorField[]);
   for (let attempt = 0; attempt < 5; attempt++) {
     const current = await loadSettings(organizations, orgId);
@@ -83,6 +108,7 @@ export async function updateSettings(
       originator: { ...current.originator, ...patch.originator },
       originator_placeholders: placeholdersOf(current, caller.environment).filter((f) => !set.has(f)),
       funding_account: funding === undefined ? current.funding_account : funding,
+      ...(link !== undefined && { bank_link: link }),
       ...(patch.file_retention_days !== undefined && { file_retention_days: patch.file_retention_days }),
       ...(patch.payroll_approval !== undefined && { payroll_approval: patch.payroll_approval }),
       ...(patch.approval_cutoff_time !== undefined && { approval_cutoff_time: patch.approval_cutoff_time }),

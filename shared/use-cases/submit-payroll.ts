@@ -19,7 +19,7 @@ import {
   type OriginatorField,
 } from '../domain/settings.js';
 import { approveBy, earliestApprovablePayDate } from '../domain/approval.js';
-import { originatorInput } from '../schemas/settings.js';
+import { originatorInput } from '../schemas/originator.js';
 import { DomainError, fundingHoldDetail, IdempotencyKeyReusedError, PayloadTooLargeError } from '../domain/errors.js';
 import { MAX_EMPLOYEES_PER_PAYROLL, contentHash, payrollTotals, type PayrollSubmission } from '../domain/payroll.js';
 import {

@@ -1,0 +1,92 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import SftpClient from 'ssh2-sftp-client';
+
+/**
+ * The bank's SFTP server, through `ssh2-sftp-client`: list a directory, upload, download. The host key is pinned: a
+ * server whose key does not hash to the configured fingerprint is refused before any credential is sent, and the
+ * connection fails with `HostKeyMismatchError`.
+ */
+
+export interface SftpTarget {
+  host: string;
+  port: number;
+  username: string;
+  /** `SHA256:` and the unpadded base64 of the host key blob's SHA-256 (`ssh-keygen -lf`). */
+  hostKeyFingerprint: string;
+  password?: string;
+  privateKey?: string;
+}
+
+export interface RemoteFile {
+  name: string;
+  size: number;
+}
+
+export interface BankTransport {
+  list(dir: string): Promise<RemoteFile[]>;
+  /**
+   * Uploads under its name, as banks' servers expect (many refuse renames); a bank processes a file once its upload
+   * is closed, and a retry after a crash first lists the directory to see whether it arrived.
+   */
+  put(dir: string, name: string, bytes: Buffer): Promise<void>;
+  get(dir: string, name: string): Promise<Buffer>;
+  end(): Promise<void>;
+}
+
+export class HostKeyMismatchError extends Error {
+  constructor(readonly presented: string) {
+    super(`The bank's server presented host key ${presented}, not the pinned one`);
+    this.name = 'HostKeyMismatchError';
+  }
+}
+
+/** The fingerprint of a host key blob, as `ssh-keygen -lf` prints it. */
+export function hostKeyFingerprint(blob: Buffer): string {
+  return `SHA256:${createHash('sha256').update(blob).digest('base64').replace(/=+$/, '')}`;
+}
+
+const CONNECT_TIMEOUT_MS = 10_000;
+
+export async function connectSftp(target: SftpTarget): Promise<BankTransport> {
+  const client = new SftpClient('bank-link');
+  let presented: string | undefined;
+  try {
+    await client.connect({
+      host: target.host,
+      port: target.port,
+      username: target.username,
+      ...(target.password !== undefined && { password: target.password }),
+      ...(target.privateKey !== undefined && { privateKey: target.privateKey }),
+      readyTimeout: CONNECT_TIMEOUT_MS,
+      retries: 0,
+      hostVerifier: (key: Buffer) => {
+        presented = hostKeyFingerprint(key);
+        const a = Buffer.from(presented);
+        const b = Buffer.from(target.hostKeyFingerprint);
+        return a.length === b.length && timingSafeEqual(a, b);
+      },
+    });
+  } catch (err) {
+    await client.end().catch(() => undefined);
+    if (presented !== undefined && presented !== target.hostKeyFingerprint) throw new HostKeyMismatchError(presented);
+    throw err;
+  }
+  const path = (dir: string, name: string) => `${dir.replace(/\/+$/, '')}/${name}`;
+  return {
+    async list(dir) {
+      const entries = await client.list(dir);
+      return entries.filter((e) => e.type === '-').map((e) => ({ name: e.name, size: e.size }));
+    },
+    async put(dir, name, bytes) {
+      await client.put(bytes, path(dir, name));
+    },
+    async get(dir, name) {
+      const out = await client.get(path(dir, name));
+      if (!Buffer.isBuffer(out)) throw new Error(`Downloading ${name} gave no bytes`);
+      return out;
+    },
+    async end() {
+      await client.end().catch(() => undefined);
+    },
+  };
+}

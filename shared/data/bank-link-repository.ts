@@ -1,0 +1,239 @@
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod';
+import type { TableRef } from '../adapters/dynamo.js';
+import { isConditionalCheckFailure, parseItem } from './item.js';
+import { type DisbursementFileRecord, parseFileItem } from './disbursement-file-repository.js';
+import { GSI2, keys } from './keys.js';
+import { settingsItem } from './organization-repository.js';
+import type { OrganizationSettings } from '../domain/settings.js';
+import type { TransactItems } from './item.js';
+import { queryPage, type Page } from './paginate.js';
+
+const inboundItem = z.object({
+  name: z.string(),
+  sha256: z.string(),
+  size: z.number().int(),
+  kind: z.enum(['acknowledgement', 'returns', 'unreadable']),
+  picked_up_at: z.string(),
+  /** An acknowledgement: the file it is about, and whether the bank accepted it. */
+  file_id: z.string().nullable(),
+  /** What was done with it: `acknowledged`, `applied`, or why nothing was. */
+  outcome: z.string(),
+  /** A return file: its items' outcomes by kind (`applied`: 2, `unknown_trace`: 1 …). */
+  items: z.record(z.string(), z.number().int()).default({}),
+});
+export type InboundFileRecord = z.infer<typeof inboundItem>;
+
+const statusItem = z.object({
+  state: z.enum(['ok', 'failing']),
+  reason: z.string().nullable(),
+  checked_at: z.string(),
+});
+export type BankLinkStatus = z.infer<typeof statusItem>;
+
+/**
+ * What the bank link keeps and moves: every file picked up from the bank (by name and hash), the link's status, the
+ * organizations with a link, and the files' transmission marks (kept here, out of the functions that never send).
+ */
+export class BankLinkRepository {
+  constructor(private readonly table: TableRef) {}
+
+  /** The files picked up so far, by name: their hash and size (all pages; a bank's folder is cleared by the bank). */
+  async pickedUp(orgId: string): Promise<Map<string, { sha256: string; size: number }[]>> {
+    const out = new Map<string, { sha256: string; size: number }[]>();
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.table.doc.send(
+        new QueryCommand({
+          TableName: this.table.tableName,
+          KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+          ExpressionAttributeValues: { ':pk': keys.orgPartition(orgId), ':prefix': keys.inboundFilePrefix },
+          ProjectionExpression: '#name, sha256, #size',
+          ExpressionAttributeNames: { '#name': 'name', '#size': 'size' },
+          ExclusiveStartKey: start,
+          ConsistentRead: true,
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        const name = String(item.name);
+        out.set(name, [...(out.get(name) ?? []), { sha256: String(item.sha256), size: Number(item.size) }]);
+      }
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return out;
+  }
+
+  /** Records a file picked up, once per name and content: false if it was recorded already. */
+  async recordInbound(orgId: string, file: InboundFileRecord): Promise<boolean> {
+    try {
+      await this.table.doc.send(
+        new PutCommand({
+          TableName: this.table.tableName,
+          Item: { ...keys.inboundFile(orgId, file.name, file.sha256), entity: 'inbound_file', ...file },
+          ConditionExpression: 'attribute_not_exists(PK)',
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (isConditionalCheckFailure(err)) return false;
+      throw err;
+    }
+  }
+
+  async listInbound(
+    orgId: string,
+    limit: number,
+    startKey?: Record<string, unknown>,
+  ): Promise<Page<InboundFileRecord>> {
+    return queryPage(
+      this.table,
+      {
+        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+        ExpressionAttributeValues: { ':pk': keys.orgPartition(orgId), ':prefix': keys.inboundFilePrefix },
+        ScanIndexForward: false,
+      },
+      limit,
+      startKey,
+      (item) => parseItem(inboundItem, item, 'inbound file'),
+    );
+  }
+
+  async status(orgId: string): Promise<BankLinkStatus | undefined> {
+    const out = await this.table.doc.send(
+      new GetCommand({ TableName: this.table.tableName, Key: keys.bankLinkStatus(orgId), ConsistentRead: true }),
+    );
+    return out.Item ? parseItem(statusItem, out.Item, 'bank link status') : undefined;
+  }
+
+  /** Records the last connection's outcome; answers the state it replaced (an alarm fires on the change). */
+  async putStatus(orgId: string, status: BankLinkStatus): Promise<BankLinkStatus['state'] | undefined> {
+    const out = await this.table.doc.send(
+      new PutCommand({
+        TableName: this.table.tableName,
+        Item: { ...keys.bankLinkStatus(orgId), entity: 'bank_link_status', ...status },
+        ReturnValues: 'ALL_OLD',
+      }),
+    );
+    return out.Attributes ? (String(out.Attributes.state) as BankLinkStatus['state']) : undefined;
+  }
+
+  /** Every organization with a bank link, and its settings: what the bank-link worker serves (all pages). */
+  async withBankLinks(): Promise<{ organizationId: string; settings: OrganizationSettings }[]> {
+    const out: { organizationId: string; settings: OrganizationSettings }[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.table.doc.send(
+        new QueryCommand({
+          TableName: this.table.tableName,
+          IndexName: GSI2.name,
+          KeyConditionExpression: 'GSI2PK = :linked',
+          ExpressionAttributeValues: { ':linked': keys.bankLinksIndex },
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? [])
+        out.push({ organizationId: String(item.GSI2SK), settings: parseItem(settingsItem, item, 'settings') });
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return out;
+  }
+
+  /** Every file of the organization in `status`, oldest first (all pages): what the bank link sends or waits on. */
+  async inStatus(orgId: string, status: DisbursementFileRecord['status']): Promise<DisbursementFileRecord[]> {
+    const out: DisbursementFileRecord[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await queryPage(
+        this.table,
+        {
+          KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+          FilterExpression: '#status = :status',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':pk': keys.orgPartition(orgId),
+            ':prefix': keys.disbursementFilePrefix,
+            ':status': status,
+          },
+          ConsistentRead: true,
+        },
+        1000,
+        start,
+        parseFileItem,
+      );
+      out.push(...page.items);
+      start = page.lastKey;
+    } while (start);
+    return out;
+  }
+
+  /** The file reached the bank: from `ready` only (a withdrawn file is never marked sent). False if it had moved. */
+  async markTransmitted(
+    file: Pick<DisbursementFileRecord, 'organization_id' | 'file_id'>,
+    sent: { remote_name: string; sent_sha256: string; at: string },
+  ): Promise<boolean> {
+    return this.conditionally(
+      file,
+      'SET #status = :transmitted, transmitted_at = :at, remote_name = :name, sent_sha256 = :sha',
+      '#status = :ready',
+      {
+        ':transmitted': 'transmitted',
+        ':at': sent.at,
+        ':name': sent.remote_name,
+        ':sha': sent.sent_sha256,
+        ':ready': 'ready',
+      },
+    );
+  }
+
+  /** The bank acknowledged the bytes sent: from `transmitted` only. */
+  async markAcknowledged(
+    file: Pick<DisbursementFileRecord, 'organization_id' | 'file_id'>,
+    at: string,
+  ): Promise<boolean> {
+    return this.conditionally(file, 'SET #status = :acknowledged, acknowledged_at = :at', '#status = :transmitted', {
+      ':acknowledged': 'acknowledged',
+      ':at': at,
+      ':transmitted': 'transmitted',
+    });
+  }
+
+  /** Records that the file is late, once (in the transaction of its `disbursement_file.late` event). */
+  lateItem(file: Pick<DisbursementFileRecord, 'organization_id' | 'file_id'>, at: string): TransactItems[number] {
+    return {
+      Update: {
+        TableName: this.table.tableName,
+        Key: keys.disbursementFile(file.organization_id, file.file_id),
+        UpdateExpression: 'SET late_at = :at',
+        ConditionExpression:
+          'attribute_exists(PK) AND (attribute_not_exists(late_at) OR attribute_type(late_at, :null))',
+        ExpressionAttributeValues: { ':at': at, ':null': 'NULL' },
+      },
+    };
+  }
+
+  private async conditionally(
+    file: Pick<DisbursementFileRecord, 'organization_id' | 'file_id'>,
+    update: string,
+    condition: string,
+    values: Record<string, unknown>,
+  ): Promise<boolean> {
+    try {
+      await this.table.doc.send(
+        new UpdateCommand({
+          TableName: this.table.tableName,
+          Key: keys.disbursementFile(file.organization_id, file.file_id),
+          UpdateExpression: update,
+          ConditionExpression: `attribute_exists(PK) AND (${condition})`,
+          ...(update.includes('#status') || condition.includes('#status')
+            ? { ExpressionAttributeNames: { '#status': 'status' } }
+            : {}),
+          ExpressionAttributeValues: values,
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (isConditionalCheckFailure(err)) return false;
+      throw err;
+    }
+  }
+}

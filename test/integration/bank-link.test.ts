@@ -1,0 +1,220 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type SandboxBank, startSandboxBank } from '../../local/sandbox-bank/index.js';
+import { productionBank } from '../../shared/adapters/bank.js';
+import type { FieldEncryptor } from '../../shared/adapters/envelope-encryption.js';
+import { type BankTransport, connectSftp } from '../../shared/adapters/sftp-transport.js';
+import { BankLinkRepository } from '../../shared/data/bank-link-repository.js';
+import type { PaystubRecord } from '../../shared/data/paystub-repository.js';
+import { remoteNameOf } from '../../shared/domain/bank-link.js';
+import { type BankLinkServices, serveBankLink } from '../../shared/use-cases/bank-link/serve-bank-link.js';
+import { openListedFile } from '../../shared/use-cases/money-back/file-store.js';
+import { runPaystubIds } from '../../shared/use-cases/process-payroll.js';
+import { loadSettings, updateSettings } from '../../shared/use-cases/settings.js';
+import { drain, payrollBody, payrollWorld, submitRun } from '../support/payroll-fixture.js';
+
+/**
+ * The bank link on the real engines and the real protocol: files delivered by SFTP to the sandbox bank (an ssh2
+ * server over a folder), its acknowledgements and return files picked up and applied through the returns intake;
+ * a crash between an upload and its mark; a return file met twice; a server whose host key is not the pinned one.
+ */
+
+type World = Awaited<ReturnType<typeof payrollWorld>>;
+const MAGIC = '000000000';
+const iso = (d: Date) => d.toISOString().slice(0, 10);
+let bank: SandboxBank;
+let bankDir: string;
+let accounts = 0;
+
+beforeAll(async () => {
+  bankDir = await mkdtemp(join(tmpdir(), 'bank-link-'));
+  bank = await startSandboxBank({ dataDir: bankDir, port: 0 });
+});
+
+afterAll(async () => {
+  await bank?.stop();
+  await rm(bankDir, { recursive: true, force: true });
+});
+
+/** A world whose processor simulates nothing (the bank answers by files), linked to its own account at the bank. */
+async function linkedWorld(accountNumber: (i: number) => string, fingerprint = bank.hostKeyFingerprint) {
+  const world = await payrollWorld(3, { accountNumber });
+  const services = { ...world.services, banks: { sandbox: productionBank, production: productionBank } };
+  const orgId = world.org.organization_id;
+  const username = `org${accounts++}`;
+  const password = `secret-${username}`;
+  const account = await bank.addAccount(username, password);
+  await updateSettings(
+    { ...services, encryptor: services.encryptor },
+    { organizationId: orgId, environment: 'sandbox' },
+    {
+      bank_link: {
+        host: '127.0.0.1',
+        port: bank.port,
+        username,
+        remote_inbound_dir: account.inboundDir,
+        remote_outbound_dir: account.outboundDir,
+        host_key_fingerprint: fingerprint,
+        cutoff_time: '15:00',
+        password,
+      },
+    },
+  );
+  const link = (await loadSettings(services.organizations, orgId)).bank_link!;
+  const linkServices: BankLinkServices = {
+    ...services,
+    bankLinks: new BankLinkRepository(world.table),
+    encryptor: services.encryptor as FieldEncryptor,
+    connect: connectSftp,
+  };
+  return { world: { ...world, services }, orgId, link, username, linkServices };
+}
+
+async function completedRun(world: World): Promise<{ payrollId: string; stubs: PaystubRecord[] }> {
+  const orgId = world.org.organization_id;
+  const payDate = new Date(Date.now() + 10 * 86_400_000);
+  const body = payrollBody(world.employeeIds, {
+    type: 'off_cycle',
+    pay_period_start: iso(new Date(payDate.getTime() - 19 * 86_400_000)),
+    pay_period_end: iso(new Date(payDate.getTime() - 5 * 86_400_000)),
+    pay_date: iso(payDate),
+  });
+  const payrollId = await submitRun(world, body, 2);
+  await drain(world.services, world.queues.payroll, orgId, payrollId);
+  const record = (await world.services.payrolls.get(orgId, payrollId))!;
+  expect(record.status).toBe('completed');
+  return { payrollId, stubs: await world.services.paystubs.getMany(await runPaystubIds(world.services, record)) };
+}
+
+/** Passes until `done` holds (the bank answers as soon as an upload closes; a pass picks up what is there). */
+async function passUntil(
+  s: BankLinkServices,
+  orgId: string,
+  link: Parameters<typeof serveBankLink>[2],
+  done: () => Promise<boolean>,
+) {
+  const outcomes = [];
+  for (let i = 0; i < 100; i++) {
+    outcomes.push(await serveBankLink(s, orgId, link));
+    if (await done()) return outcomes;
+  }
+  throw new Error(`not done after 100 passes: ${JSON.stringify(outcomes.at(-1))}`);
+}
+
+describe('the bank link', () => {
+  it('delivers a ready file once, byte for byte; the acknowledgement and the return of a magic account come back by themselves', async () => {
+    const { world, orgId, link, username, linkServices } = await linkedWorld((i) => (i === 0 ? MAGIC : `7700${i}123`));
+    const { payrollId, stubs } = await completedRun(world);
+    const fileId = (await world.services.payrolls.get(orgId, payrollId))!.disbursement!.file_id!;
+    const first = await serveBankLink(linkServices, orgId, link);
+    expect(first).toMatchObject({ sent: [fileId], foundSent: [] });
+    const sent = (await world.services.disbursementFiles.get(orgId, fileId))!;
+    // The bank answers as soon as the upload closes: the same pass may have picked its acknowledgement up already.
+    expect(['transmitted', 'acknowledged']).toContain(sent.status);
+    expect(sent.remote_name).toBe(remoteNameOf(fileId));
+    expect(sent.transmitted_at).not.toBeNull();
+    // What the bank received is the file the API serves.
+    const received = await readFile(join(bankDir, 'accounts', username, 'inbound', remoteNameOf(fileId)), 'ascii');
+    expect(received).toBe(await openListedFile(world.services, sent));
+
+    const magic = stubs.find((p) => p.payment.account_number_last4 === '0000')!;
+    await passUntil(linkServices, orgId, link, async () => {
+      const file = await world.services.disbursementFiles.get(orgId, fileId);
+      const stub = await world.services.paystubs.get(orgId, magic.paystub_id);
+      return file?.status === 'acknowledged' && stub?.payment.status === 'returned';
+    });
+    expect((await world.services.paystubs.get(orgId, magic.paystub_id))!.payment.return).toMatchObject({ code: 'R03' });
+    const inbound = (await linkServices.bankLinks.listInbound(orgId, 10)).items;
+    expect(inbound.map((f) => f.kind).sort()).toEqual(['acknowledgement', 'returns']);
+    expect(inbound.find((f) => f.kind === 'returns')!.items).toEqual({ applied: 1 });
+    const events = await world.services.events.list(orgId, { type: 'payment.returned' }, 10);
+    expect(events.items).toHaveLength(1);
+
+    // Nothing is sent or applied twice.
+    const again = await serveBankLink(linkServices, orgId, link);
+    expect(again).toMatchObject({ sent: [], foundSent: [], pickedUp: [] });
+  });
+
+  it('a crash between an upload and its mark: the next pass finds the file on the server and does not send it again', async () => {
+    const { world, orgId, link, linkServices } = await linkedWorld((i) => `7800${i}123`);
+    const { payrollId } = await completedRun(world);
+    const fileId = (await world.services.payrolls.get(orgId, payrollId))!.disbursement!.file_id!;
+    let uploads = 0;
+    const crashing: BankLinkServices = {
+      ...linkServices,
+      connect: async (target) => {
+        const transport = await connectSftp(target);
+        return {
+          ...transport,
+          put: async (dir, name, bytes) => {
+            uploads++;
+            await transport.put(dir, name, bytes);
+            await transport.end();
+            throw new Error('Task timed out after the upload');
+          },
+        } satisfies BankTransport;
+      },
+    };
+    const crashed = await serveBankLink(crashing, orgId, link);
+    expect(crashed.failure).toMatch(/timed out/);
+    expect((await world.services.disbursementFiles.get(orgId, fileId))!.status).toBe('ready');
+    const resumed = await serveBankLink(crashing, orgId, link);
+    expect(resumed).toMatchObject({ sent: [], foundSent: [fileId] });
+    expect(uploads).toBe(1);
+    const marked = (await world.services.disbursementFiles.get(orgId, fileId))!;
+    expect(['transmitted', 'acknowledged']).toContain(marked.status);
+    expect(marked.transmitted_at).not.toBeNull();
+  });
+
+  it('a return file whose record was lost is applied again as already applied: each return counts once', async () => {
+    const { world, orgId, link, linkServices } = await linkedWorld((i) => (i === 1 ? MAGIC : `7900${i}123`));
+    const { payrollId } = await completedRun(world);
+    await passUntil(
+      linkServices,
+      orgId,
+      link,
+      async () => (await world.services.payrolls.get(orgId, payrollId))!.returns_count === 1,
+    );
+    // The same files met by a pass that does not know them (a record lost): applied once all the same.
+    const forgetful: BankLinkServices = {
+      ...linkServices,
+      bankLinks: Object.assign(Object.create(BankLinkRepository.prototype), linkServices.bankLinks, {
+        pickedUp: async () => new Map(),
+        recordInbound: async () => true,
+      }) as BankLinkRepository,
+    };
+    const repeated = await serveBankLink(forgetful, orgId, link);
+    expect(repeated.pickedUp.length).toBeGreaterThan(0);
+    const run = (await world.services.payrolls.get(orgId, payrollId))!;
+    expect(run.returns_count).toBe(1);
+    expect((await world.services.events.list(orgId, { type: 'payment.returned' }, 10)).items).toHaveLength(1);
+  });
+
+  it('a server with another host key: nothing is sent, the link says why, and a file past its cut-off is late once', async () => {
+    const wrong = `SHA256:${'A'.repeat(43)}`;
+    const { world, orgId, link, linkServices } = await linkedWorld((i) => `7600${i}123`, wrong);
+    const { payrollId } = await completedRun(world);
+    const run = (await world.services.payrolls.get(orgId, payrollId))!;
+    const fileId = run.disbursement!.file_id!;
+    const outcome = await serveBankLink(linkServices, orgId, link);
+    expect(outcome.failure).toMatch(/^host_key_mismatch/);
+    expect(outcome.sent).toEqual([]);
+    expect(await linkServices.bankLinks.status(orgId)).toMatchObject({ state: 'failing' });
+    expect((await world.services.disbursementFiles.get(orgId, fileId))!.status).toBe('ready');
+    expect(outcome.late).toEqual([]);
+    // Past the release day's cut-off: late, once.
+    const file = (await world.services.disbursementFiles.get(orgId, fileId))!;
+    const later = {
+      ...linkServices,
+      deps: { ...linkServices.deps, now: () => new Date(`${file.release_by}T23:00:00Z`) },
+    };
+    expect((await serveBankLink(later, orgId, link)).late).toEqual([fileId]);
+    expect((await serveBankLink(later, orgId, link)).late).toEqual([]);
+    const late = await world.services.events.list(orgId, { type: 'disbursement_file.late' }, 10);
+    expect(late.items.map((e) => e.data)).toEqual([
+      expect.objectContaining({ file_id: fileId, reason: 'not_transmitted_by_cutoff' }),
+    ]);
+  });
+});
