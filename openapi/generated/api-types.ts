@@ -607,6 +607,50 @@ export type paths = {
         patch: operations["updateSettings"];
         trace?: never;
     };
+    "/v1/bank-link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The bank link's last pass: whether files reach the bank
+         * @description With `settings.bank_link` set, a worker delivers every `ready` file to the bank's inbound directory over SFTP (the host key pinned), and picks up the bank's acknowledgements and return files. This is the outcome of its last pass.
+         *
+         *     Requires a token with the `admin` scope. Rate limit: the read bucket.
+         */
+        get: operations["getBankLinkStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/bank-link/inbound-files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the bank link picked up from the bank, each file once, with its outcome
+         * @description Every file the bank link fetched from the bank's outbound directory, by name: acknowledgements (which mark a file `acknowledged`) and return / notification-of-change files (applied through the same intake as `POST /v1/disbursement-returns`, so a file fetched twice applies nothing twice).
+         *
+         *     Requires a token with the `admin` scope. Rate limit: the read bucket.
+         */
+        get: operations["listInboundFiles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api-keys": {
         parameters: {
             query?: never;
@@ -994,6 +1038,35 @@ export type components = {
              */
             corrected_at: string;
         };
+        BankLinkStatus: {
+            /** @description Whether `settings.bank_link` is set */
+            configured: boolean;
+            /**
+             * @description The last pass: `null` before the first
+             * @enum {string|null}
+             */
+            state: "ok" | "failing" | null;
+            /** @description Why it failed: `host_key_mismatch: …` (nothing was sent), `connection_failed: …`, `transfer_failed: …` */
+            reason: string | null;
+            /**
+             * Format: date-time
+             * @description UTC, ISO 8601 with milliseconds
+             * @example 2026-11-21T10:02:28.752Z
+             */
+            checked_at: string | null;
+        };
+        BankLinkStatusResponse: {
+            /**
+             * Format: int32
+             * @example 200
+             */
+            status: number;
+            /** @example OK */
+            message: string;
+            data: components["schemas"]["BankLinkStatus"];
+            /** @example bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1 */
+            request_id: string;
+        };
         BankReportOutcome: {
             trace_number: string;
             /** @enum {string} */
@@ -1133,6 +1206,20 @@ export type components = {
              * @example 2026-11-21T10:02:28.752Z
              */
             transmitted_at: string | null;
+            /** @description Its name on the bank's server, once delivered */
+            remote_name: string | null;
+            /**
+             * Format: date-time
+             * @description When the bank acknowledged the bytes sent
+             * @example 2026-11-21T10:02:28.752Z
+             */
+            acknowledged_at: string | null;
+            /**
+             * Format: date-time
+             * @description When it was found late: not at the bank by its cut-off, or not acknowledged an hour after
+             * @example 2026-11-21T10:02:28.752Z
+             */
+            late_at: string | null;
             /** @description A reversal's reason; null for other files */
             reason: string | null;
         };
@@ -1795,6 +1882,58 @@ export type components = {
             method: "wire" | "other";
             /** @description The wire's reference (Fedwire IMAD, the bank's confirmation), for the record */
             reference: string;
+        };
+        InboundFile: {
+            /** @description The file's name on the bank's server */
+            name: string;
+            sha256: string;
+            /** Format: int32 */
+            size: number;
+            /**
+             * @description `acknowledgement`: the bank's receipt of a file sent; `returns`: a return / notification-of-change file, applied as `POST /v1/disbursement-returns` applies one; `unreadable`: neither (see `outcome`)
+             * @enum {string}
+             */
+            kind: "acknowledgement" | "returns" | "unreadable";
+            /**
+             * Format: date-time
+             * @description UTC, ISO 8601 with milliseconds
+             * @example 2026-11-21T10:02:28.752Z
+             */
+            picked_up_at: string;
+            /**
+             * @description An acknowledgement: the file it is about
+             * @example file_01kfz8k2d4f6h8k0m2p4r6t8vw
+             */
+            file_id: string | null;
+            /** @description `acknowledged`, `rejected_by_bank`, `hash_mismatch` (not the bytes sent), `unknown_file`, `applied`, or why it could not be read */
+            outcome: string;
+            /** @description A return file: how many of its items had each outcome */
+            items: {
+                /** Format: int32 */
+                applied?: number;
+                /** Format: int32 */
+                already_applied?: number;
+                /** Format: int32 */
+                unknown_trace?: number;
+                /** Format: int32 */
+                amount_mismatch?: number;
+            };
+        };
+        InboundFileListResponse: {
+            /**
+             * Format: int32
+             * @example 200
+             */
+            status: number;
+            /** @example OK */
+            message: string;
+            data: {
+                inbound_files: components["schemas"]["InboundFile"][];
+                /** @description Opaque and signed; pass it as `page_token` for the next page. `null` on the last page. */
+                next_page_token: string | null;
+            };
+            /** @example bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1 */
+            request_id: string;
         };
         /** @description The `data` of `payment.returned` */
         PaymentReturnedData: {
@@ -5127,6 +5266,9 @@ export interface operations {
                      *           "batch_count": 1,
                      *           "block_count": 1,
                      *           "transmitted_at": null,
+                     *           "remote_name": null,
+                     *           "acknowledged_at": null,
+                     *           "late_at": null,
                      *           "reason": "duplicate"
                      *         },
                      *         "payments": [
@@ -5287,6 +5429,9 @@ export interface operations {
                      *             "batch_count": 1,
                      *             "block_count": 1,
                      *             "transmitted_at": null,
+                     *             "remote_name": null,
+                     *             "acknowledged_at": null,
+                     *             "late_at": null,
                      *             "reason": null
                      *           }
                      *         ],
@@ -5368,6 +5513,9 @@ export interface operations {
                      *         "batch_count": 1,
                      *         "block_count": 1,
                      *         "transmitted_at": null,
+                     *         "remote_name": null,
+                     *         "acknowledged_at": null,
+                     *         "late_at": null,
                      *         "reason": null
                      *       },
                      *       "request_id": "bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1"
@@ -7207,6 +7355,138 @@ export interface operations {
                     "application/json": components["schemas"]["Error413"];
                 };
             };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getBankLinkStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The status */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 200,
+                     *       "message": "OK",
+                     *       "data": {
+                     *         "configured": true,
+                     *         "state": "ok",
+                     *         "reason": null,
+                     *         "checked_at": "2026-11-28T14:00:03.120Z"
+                     *       },
+                     *       "request_id": "bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BankLinkStatusResponse"];
+                };
+            };
+            /** @description `invalid_request_body`: a body that is not a JSON object (this operation reads none) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listInboundFiles: {
+        parameters: {
+            query?: {
+                /** @description Page size */
+                limit?: number;
+                /** @description The `next_page_token` of the previous page */
+                page_token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 200,
+                     *       "message": "OK",
+                     *       "data": {
+                     *         "inbound_files": [
+                     *           {
+                     *             "name": "RET_20261128T140003Z_file_01kfz8k2d4f6h8k0m2p4r6t8vw.ach",
+                     *             "sha256": "4f2c9d0e6b1a3c5e7f9a1b3c5d7e9f1a3b5c7d9e1f3a5b7c9d1e3f5a7b9c1d3e",
+                     *             "size": 940,
+                     *             "kind": "returns",
+                     *             "picked_up_at": "2026-11-28T14:00:03.120Z",
+                     *             "file_id": null,
+                     *             "outcome": "applied",
+                     *             "items": {
+                     *               "applied": 1
+                     *             }
+                     *           }
+                     *         ],
+                     *         "next_page_token": null
+                     *       },
+                     *       "request_id": "bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InboundFileListResponse"];
+                };
+            };
+            /** @description An invalid `limit` or an altered or foreign `page_token` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };

@@ -37,6 +37,18 @@ export const disbursementFile = z
     batch_count: int32(1, 1),
     block_count: int32(1, MAX_FILE_BLOCKS),
     transmitted_at: timestamp.nullable().meta({ description: 'When the bank link delivered it (null until then)' }),
+    remote_name: z
+      .string()
+      .max(64)
+      .regex(/^file_[0-9a-hjkmnp-tv-z]{26}\.ach$/)
+      .nullable()
+      .meta({ description: "Its name on the bank's server, once delivered" }),
+    acknowledged_at: timestamp.nullable().meta({ description: 'When the bank acknowledged the bytes sent' }),
+    late_at: timestamp
+      .nullable()
+      .meta({
+        description: 'When it was found late: not at the bank by its cut-off, or not acknowledged an hour after',
+      }),
     reason: printable(40).nullable().meta({ description: "A reversal's reason; null for other files" }),
   })
   .meta({ id: 'DisbursementFile' });
@@ -58,6 +70,9 @@ export const FILE_EXAMPLE = {
   batch_count: 1,
   block_count: 1,
   transmitted_at: null,
+  remote_name: null,
+  acknowledged_at: null,
+  late_at: null,
   reason: null,
 } satisfies z.input<typeof disbursementFile>;
 

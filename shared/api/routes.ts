@@ -1,4 +1,5 @@
 import { apiKeyRoutes } from './api-keys.js';
+import { bankLinkRoutes } from './bank-link.js';
 import { disbursementFileRoutes } from './disbursement-files.js';
 import { disbursementReturnRoutes } from './disbursement-returns.js';
 import { docsRoutes } from './docs.js';
@@ -27,6 +28,7 @@ export const routeById = {
   ...webhookRoutes,
   ...logRoutes,
   ...settingsRoutes,
+  ...bankLinkRoutes,
   ...apiKeyRoutes,
   ...docsRoutes,
 };

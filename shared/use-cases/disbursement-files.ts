@@ -19,6 +19,9 @@ export function disbursementFileView(f: DisbursementFileRecord) {
     batch_count: f.batch_count,
     block_count: f.block_count,
     transmitted_at: f.transmitted_at,
+    remote_name: f.remote_name,
+    acknowledged_at: f.acknowledged_at,
+    late_at: f.late_at,
     reason: f.reason,
   };
 }

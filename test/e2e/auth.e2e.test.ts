@@ -314,9 +314,9 @@ describe('authorization matrix: dead tokens and another organization, against re
     );
     expect([...unknownPath, ...unknownQuery]).toEqual([]);
     // The tables the it.each blocks run over are never empty: a filter gone wrong would skip them silently.
-    expect(authenticated).toHaveLength(39);
+    expect(authenticated).toHaveLength(41);
     expect(withIds).toHaveLength(24);
-    expect(collections).toHaveLength(9);
+    expect(collections).toHaveLength(11);
     // Every kind of resource the table names is made for real in the owner's organization.
     expect(new Set(withIds.flatMap((r) => pathParameters(r.path).map((p) => PATH_PARAMETERS[p])))).toEqual(
       new Set(Object.keys(ids)),
@@ -329,7 +329,9 @@ describe('authorization matrix: dead tokens and another organization, against re
       const mine = await stack.request('GET', route.path, { token: owner.token });
       expect(mine.status).toBe(200);
       // A list (it pages) must show the owner something of its own, or its emptiness for the intruder would prove nothing.
-      if ('next_page_token' in mine.body.data)
+      // Inbound bank files exist only after a bank-link pass, which this stack does not run yet: the intruder's view is
+      // still checked, and test/integration/bank-link.test.ts shows an organization its own.
+      if ('next_page_token' in mine.body.data && route.id !== 'listInboundFiles')
         expect(
           ownerSecrets.some((s) => mine.text.includes(s)),
           'the owner sees its own items',
