@@ -2,6 +2,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { loadConfig, setUnauthorizedHandler } from './api.js';
 import { ApiKeysPage } from './pages/api-keys.js';
+import { InboundFilesPage } from './pages/bank-link.js';
 import { EmployeeDetailPage } from './pages/employee-detail.js';
 import { EmployeesPage } from './pages/employees.js';
 import { EventDetailPage, EventsPage } from './pages/events.js';
@@ -39,6 +40,8 @@ const NAV: { section: string; links: { path: string; label: string }[] }[] = [
       { path: '/payrolls', label: 'Payrolls' },
       { path: '/employees', label: 'Employees' },
       { path: '/files', label: 'Files' },
+      // Not "Bank files": a label holding another's name ("Files") makes finding that one by name ambiguous.
+      { path: '/bank-files', label: 'From the bank' },
     ],
   },
   { section: 'Organization', links: [{ path: '/settings', label: 'Settings' }] },
@@ -82,6 +85,8 @@ function Page({ route: full }: { route: string }) {
       return <SettingsPage />;
     case '/files':
       return <FilesPage query={routeQuery(full)} />;
+    case '/bank-files':
+      return <InboundFilesPage />;
     case '/':
       return <PayrollsPage />;
     default:

@@ -47,9 +47,21 @@ export type FundingAccount = NonNullable<Settings['funding_account']>;
 /** `PATCH /v1/settings`: all optional; `originator` merged field by field, `funding_account: null` removes it. */
 export type SettingsUpdate = operations['updateSettings']['requestBody']['content']['application/json'];
 
+/** The bank's SFTP server files are delivered to (`settings.bank_link`); `null`: files are sent by hand. */
+export type BankLink = NonNullable<Settings['bank_link']>;
+/** `PATCH /v1/settings` → `bank_link`: the link's fields and exactly one of `password` / `private_key` (write-only). */
+export type BankLinkUpdate = NonNullable<SettingsUpdate['bank_link']>;
+/** `GET /v1/bank-link`: whether a link is set, and the outcome of its last pass (`state: null` before the first). */
+export type BankLinkStatus = Schemas['BankLinkStatus'];
+/** A file the bank link picked up from the bank (`GET /v1/bank-link/inbound-files`): an acknowledgement, returns, or neither. */
+export type InboundFile = Schemas['InboundFile'];
+export type InboundFileKind = InboundFile['kind'];
+export type InboundItemOutcome = keyof InboundFile['items'];
+
 /** A NACHA file the service wrote (a run's, a re-debit, a reversal, a prenote), as `GET /v1/disbursement-files` lists it. */
 export type DisbursementFile = Schemas['DisbursementFile'];
 export type DisbursementFileType = DisbursementFile['type'];
+export type DisbursementFileStatus = DisbursementFile['status'];
 /** A balanced run's debit of the funding account, and what became of it (`funding` of a run). */
 export type Funding = Schemas['Funding'];
 export type FundingStatus = Funding['status'];

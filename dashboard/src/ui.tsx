@@ -122,6 +122,17 @@ const TONE: Record<string, string> = {
   resolved: 'ok',
   reversal_scheduled: 'warn',
   reversal_returned: 'bad',
+  // The bank link: its last pass, a file found late, and what became of each file picked up from the bank.
+  ok: 'ok',
+  failing: 'bad',
+  not_checked: 'info',
+  not_set: 'neutral',
+  late: 'warn',
+  applied: 'ok',
+  rejected_by_bank: 'bad',
+  hash_mismatch: 'bad',
+  unknown_file: 'warn',
+  unreadable: 'bad',
 };
 
 /** A status as a coloured badge: its value, or the label a declaration gives it (a run's "Processed"). */

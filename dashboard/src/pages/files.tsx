@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, apiBlob } from '../api.js';
+import { ApiError, api, apiBlob } from '../api.js';
 import { navigate, withQuery } from '../router.js';
 import { type DisbursementFile, FILE_TYPES } from '../types.js';
 import {
@@ -14,6 +14,7 @@ import {
   SectionHead,
   StatusBadge,
   TableRegion,
+  useAsync,
   usePagedList,
   When,
 } from '../ui.js';
@@ -31,6 +32,33 @@ const inputId = (name: Filter) => `files-${name.replace(/_/g, '-')}`;
  * (`text/plain`, saved as `<file_id>.ach`), which needs the `read:disbursements` scope.
  */
 export function FilesPage({ query }: { query: URLSearchParams }) {
+  const fileId = query.get('file_id');
+  return fileId ? <OneFile fileId={fileId} /> : <FileList query={query} />;
+}
+
+/** `#/files?file_id=…`: one file (what an inbound acknowledgement links to), read by its id. */
+function OneFile({ fileId }: { fileId: string }) {
+  const file = useAsync(
+    async () => (await api<DisbursementFile>('GET', `/v1/disbursement-files/${encodeURIComponent(fileId)}`)).data,
+    [fileId],
+  );
+  return (
+    <>
+      <PageTitle subtitle="One NACHA file, by its id.">Files</PageTitle>
+      <section aria-labelledby="file-one-title">
+        <SectionHead titleId="file-one-title" title="File" onRefresh={file.reload} refreshing={file.loading} />
+        <p class="small" data-testid="file-one">
+          The file <code class="break">{fileId}</code>. <a href="#/files">Show every file</a>
+        </p>
+        <ErrorBox error={file.error} title="The file could not be loaded" />
+        {file.loading && !file.data && <p aria-live="polite">Loading the file…</p>}
+        {file.data && <Downloads files={[file.data]} />}
+      </section>
+    </>
+  );
+}
+
+function FileList({ query }: { query: URLSearchParams }) {
   const filters = Object.fromEntries(FILTERS.map((k) => [k, query.get(k) ?? ''])) as Record<Filter, string>;
   const key = JSON.stringify(filters);
   const { first, items, next, loadMore, moreLoading, moreError } = usePagedList<DisbursementFile>(
@@ -53,7 +81,7 @@ export function FilesPage({ query }: { query: URLSearchParams }) {
 
   return (
     <>
-      <PageTitle subtitle="Every NACHA file written for your organization, newest first: each run’s, and the re-debits and reversals written since. Download a file to send it to the bank.">
+      <PageTitle subtitle="Every NACHA file written for your organization, newest first: each run’s, and the re-debits and reversals written since. Download a file to send it to the bank, or let the bank link (Settings) deliver it.">
         Files
       </PageTitle>
 
@@ -210,11 +238,8 @@ function Downloads({ files }: { files: DisbursementFile[] }) {
                   </td>
                   <td data-label="Status" class="files-status">
                     <StatusBadge status={f.status} label={FILE_STATUS_LABELS[f.status] ?? f.status} />
-                    {f.transmitted_at && (
-                      <div class="small muted">
-                        sent <When iso={f.transmitted_at} />
-                      </div>
-                    )}
+                    {f.late_at && <StatusBadge status="late" label="late" />}
+                    <Transmission file={f} />
                     {f.status === 'withdrawn' ? (
                       <div class="small muted">Must not reach a bank</div>
                     ) : (
@@ -238,6 +263,39 @@ function Downloads({ files }: { files: DisbursementFile[] }) {
         </TableRegion>
       )}
     </>
+  );
+}
+
+/**
+ * Where the file is on its way to the bank (the bank link): when it was delivered and under which name, when the bank
+ * acknowledged it, and when it was found late (not at the bank by its cut-off, or not acknowledged an hour after).
+ */
+function Transmission({ file: f }: { file: DisbursementFile }) {
+  return (
+    <div class="small" data-testid="transmission">
+      {f.transmitted_at && (
+        <div>
+          sent <When iso={f.transmitted_at} />
+          {f.remote_name && (
+            <>
+              {' '}
+              as <code class="break">{f.remote_name}</code>
+            </>
+          )}
+        </div>
+      )}
+      {f.acknowledged_at && (
+        <div>
+          acknowledged <When iso={f.acknowledged_at} />
+        </div>
+      )}
+      {f.late_at && (
+        <div class="warn-text">
+          found late <When iso={f.late_at} />:{' '}
+          {f.transmitted_at ? 'not acknowledged an hour after its cut-off' : 'not at the bank by its cut-off'}
+        </div>
+      )}
+    </div>
   );
 }
 

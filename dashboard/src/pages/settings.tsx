@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api } from '../api.js';
 import { type FundingAccount, fundingHoldOf, type Originator, type Settings, type SettingsUpdate } from '../types.js';
 import { ErrorBox, Field, fieldProblems, formatMoney, formValue, PageTitle, useAsync, When } from '../ui.js';
+import { BankLinkCard } from './bank-link.js';
 import { FundingHoldBanner } from './money-back.js';
 
 type OriginatorField = keyof Originator;
@@ -158,7 +159,7 @@ export function SettingsPage() {
 
   return (
     <>
-      <PageTitle subtitle="The NACHA originator your disbursement files carry, the account they draw on, the values employees must match, how runs are approved, how long files are kept, and the compliance caps.">
+      <PageTitle subtitle="The NACHA originator your disbursement files carry, the account they draw on, the bank link that delivers them, the values employees must match, how runs are approved, how long files are kept, and the compliance caps.">
         Settings
       </PageTitle>
       <p class="small" data-testid="settings-explainer">
@@ -306,6 +307,17 @@ export function SettingsPage() {
             </div>
           </form>
         </section>
+      )}
+
+      {settings && (
+        <BankLinkCard
+          settings={settings}
+          onSaved={async (body, message) => {
+            setNotice('');
+            await patch(body);
+            setNotice(message);
+          }}
+        />
       )}
 
       {settings && (
