@@ -44,11 +44,9 @@ export const disbursementFile = z
       .nullable()
       .meta({ description: "Its name on the bank's server, once delivered" }),
     acknowledged_at: timestamp.nullable().meta({ description: 'When the bank acknowledged the bytes sent' }),
-    late_at: timestamp
-      .nullable()
-      .meta({
-        description: 'When it was found late: not at the bank by its cut-off, or not acknowledged an hour after',
-      }),
+    late_at: timestamp.nullable().meta({
+      description: 'When it was found late: not at the bank by its cut-off, or not acknowledged an hour after',
+    }),
     reason: printable(40).nullable().meta({ description: "A reversal's reason; null for other files" }),
   })
   .meta({ id: 'DisbursementFile' });
