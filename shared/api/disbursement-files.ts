@@ -3,7 +3,7 @@ import { FILE_STATUSES, FILE_TYPES } from '../domain/money-back.js';
 import { fileIdParams, listFilesQuery } from '../schemas/money-back.js';
 import type { DisbursementFileView } from '../use-cases/disbursement-files.js';
 import { EXAMPLE_IDS, acceptHeader, date, fits, id, int32, page, printable, timestamp, type Fits } from './common.js';
-import { exampleFile, MAX_FILE_BLOCKS, MAX_FILE_ENTRIES, NACHA_FILE } from './payroll.js';
+import { exampleFile, MAX_FILE_BLOCKS, MAX_FILE_ENTRIES, NACHA_FILE } from './run-declarations.js';
 import { routes } from './route.js';
 
 export const disbursementFile = z

@@ -3,7 +3,7 @@ import { MAX_REVERSAL_PAYMENTS, REVERSAL_REASONS } from '../domain/money-back.js
 import { resolveFundingBody, reversalBody } from '../schemas/money-back.js';
 import { EXAMPLE_IDS, amount, date, id, timestamp, traceNumber } from './common.js';
 import { disbursementFile, FILE_EXAMPLE } from './disbursement-files.js';
-import { funding, idempotencyHeaders, payrollParams } from './payroll.js';
+import { funding, idempotencyHeaders, payrollParams } from './run-declarations.js';
 import { routes } from './route.js';
 
 const payrollFunding = z

@@ -1,15 +1,11 @@
 import * as z from 'zod';
-import { buildNachaFile, entryDetailRecord } from '../adapters/nacha.js';
-import { MAX_TOTAL_CENTS, offsetEntryCount } from '../domain/disbursement.js';
-import { FUNDING_STATUSES, MAX_REDEBITS } from '../domain/money-back.js';
 import { MAX_EMPLOYEES_PER_PAYROLL } from '../domain/payroll.js';
 import { PAYROLL_STATUSES } from '../domain/payroll-status.js';
 import { ACCEPTED_STATUSES } from '../use-cases/payroll-view.js';
 import type { payrollView } from '../use-cases/payroll-view.js';
 import type { SubmitOutcome } from '../use-cases/submit-payroll.js';
-import { listPayrollsQuery, payrollBodySchemas, payrollIdParams, submitPayrollQuery } from '../schemas/payroll.js';
+import { listPayrollsQuery, payrollBodySchemas, submitPayrollQuery } from '../schemas/payroll.js';
 import {
-  EXAMPLE_ORIGINATOR,
   EXAMPLE_IDS,
   acceptHeader,
   amount,
@@ -20,14 +16,21 @@ import {
   int32,
   page,
   printable,
-  returnCode,
-  returnReason,
   timestamp,
   totals,
-  traceNumber,
   type Fits,
 } from './common.js';
 import { routes, type RouteDef } from './route.js';
+import {
+  effectiveEntryDate,
+  exampleFile,
+  funding,
+  idempotencyHeaders,
+  MAX_FILE_BLOCKS,
+  MAX_FILE_ENTRIES,
+  NACHA_FILE,
+  payrollParams,
+} from './run-declarations.js';
 
 /** The body `validatePayrollBody` checks: its header schema with the entries it validates one by one. */
 const submitPayrollBody = payrollBodySchemas.header
@@ -41,10 +44,6 @@ const submitPayrollBody = payrollBodySchemas.header
   .meta({ id: 'PayrollSubmission' });
 
 const payrollType = z.enum(['regular', 'off_cycle']);
-const effectiveEntryDate = date.meta({
-  description:
-    'The day the deposits settle: the pay date if it is a banking day, else the last banking day before it (employees are never paid late)',
-});
 const approveBy = timestamp.nullable().meta({
   description:
     "A run awaiting approval: the instant it must be approved by (its `release_by` day at the organization's `approval_cutoff_time`, New York time); in production a run not approved by then is blocked (`approval_deadline_passed`). Null when approval is automatic.",
@@ -128,24 +127,6 @@ const payrollSummary = z
   .meta({ id: 'PayrollSummary' });
 fits<Fits<ReturnType<typeof payrollView.summary>, typeof payrollSummary>>(true);
 
-/**
- * The file of a run (shared/adapters/nacha.ts): one batch of at most MAX_EMPLOYEES_PER_PAYROLL credits and the
- * offset debits that balance them (more than one only past one entry's amount), between the file and batch header
- * and control records, padded to blocks of 10 records.
- */
-export const MAX_FILE_ENTRIES = MAX_EMPLOYEES_PER_PAYROLL + offsetEntryCount(MAX_TOTAL_CENTS);
-export const MAX_FILE_BLOCKS = Math.ceil((MAX_FILE_ENTRIES + 4) / 10);
-
-/**
- * The file itself: 94-character records of printable ASCII separated by LF, none after the last, as many as the
- * blocks hold.
- */
-export const NACHA_FILE = {
-  type: 'string' as const,
-  maxLength: MAX_FILE_BLOCKS * 10 * 95 - 1,
-  pattern: '^[ -~]{94}(\\n[ -~]{94})*$',
-};
-
 const disbursementTotals = {
   entry_count: int32(0, MAX_FILE_ENTRIES),
   entry_hash: z
@@ -171,40 +152,6 @@ const disbursementTotals = {
     .nullable()
     .meta({ description: 'The file in the list of files (`GET /v1/disbursement-files/{id}`)' }),
 };
-
-const bankReturn = z
-  .strictObject({ code: returnCode, reason: returnReason, returned_at: timestamp })
-  .meta({ description: 'What the bank returned, and when it was reported' });
-
-export const funding = z
-  .strictObject({
-    status: z.enum(FUNDING_STATUSES).meta({
-      description:
-        "`scheduled`: the offset debit is in the run's file; `returned`: the bank returned it (the organization is on a funding hold); `redebit_scheduled`: re-debited, the hold lifted (a return of the re-debit puts it back); `resolved`: paid by other means",
-    }),
-    amount: amount.meta({ description: "The debit of the funding account: the run's credits" }),
-    trace_number: traceNumber.meta({ description: "The offset debit's trace number" }),
-    effective_entry_date: effectiveEntryDate,
-    return: bankReturn.optional().meta({ description: 'The latest return of the debit (or of a re-debit)' }),
-    redebits: z
-      .array(
-        z.strictObject({
-          file_id: id('file', EXAMPLE_IDS.file),
-          trace_number: traceNumber,
-          amount,
-          effective_entry_date: date,
-          created_at: timestamp,
-          return: bankReturn.optional(),
-        }),
-      )
-      .max(MAX_REDEBITS)
-      .meta({ description: 'Re-initiations of the debit (`RETRY PYMT`), at most two' }),
-    resolution: z
-      .strictObject({ method: z.enum(['wire', 'other']), reference: printable(140), resolved_at: timestamp })
-      .optional()
-      .meta({ description: 'How the organization paid the returned debit otherwise' }),
-  })
-  .meta({ id: 'Funding', description: "A balanced run's debit of the funding account, and what became of it" });
 
 const blocker = z
   .object({
@@ -296,31 +243,6 @@ fits<Fits<ReturnType<typeof payrollView.full>, typeof payroll>>(true);
 
 const disbursement = z.strictObject({ payroll_id: payrollId, ...disbursementTotals }).meta({ id: 'Disbursement' });
 
-/**
- * The file of the example run: one credit of 2,589.50 and the offset debit that balances it. Built when the
- * document is (a getter below), not when a function loads these declarations: the banking calendar's time-zone
- * data alone costs a cold start about 17 ms.
- */
-export const exampleFile = () =>
-  buildNachaFile({
-    originator: EXAMPLE_ORIGINATOR,
-    fileCreation: new Date('2026-11-17T15:02:27.310Z'),
-    effectiveEntryDate: '2026-11-20',
-    companyEntryDescription: 'PAYROLL',
-    entries: [
-      entryDetailRecord('02100002', {
-        routingNumber: '021000021',
-        accountNumber: '123456789',
-        accountType: 'checking',
-        amountCents: 258_950,
-        individualId: EXAMPLE_IDS.employee.slice(-15),
-        individualName: 'Ada Lovelace',
-        traceSequence: 1,
-      }),
-    ],
-    offset: { routingNumber: '021000021', accountNumber: '000123456789', accountType: 'checking', traceSequence: 2 },
-  }).content;
-
 const TOTALS = { gross_pay: 3200, bonuses: 150, deductions: 760.5, net_pay: 2589.5 };
 const HASH = '9e83f1c4be8e2a1d5f6c7b8a9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f7a8b9c0';
 const SUBMITTED = {
@@ -395,22 +317,6 @@ const FULL = {
   failure_reason: null,
 } satisfies z.input<typeof payroll>;
 
-export const payrollParams = payrollIdParams.extend({
-  id: payrollIdParams.shape.id.meta({ description: 'A payroll run id', example: EXAMPLE_IDS.payroll }),
-});
-export const idempotencyHeaders = z.object({
-  // One check, so a key of the wrong length (or an empty one) is one problem, `invalid_format`.
-  'Idempotency-Key': z
-    .string()
-    .regex(/^[\s\S]{1,255}$/, { message: 'An idempotency key is 1 to 255 characters' })
-    .optional()
-    .meta({
-      maxLength: 255,
-      description:
-        'The same key with the same body (compared by `content_hash`) replays the first 202 for 24 hours with `Idempotent-Replayed: true`; with another body it is 422 `idempotency_key_reused`.',
-      example: 'run-2026-11-01',
-    }),
-});
 const IMMUTABLE = {
   tag: 'Payroll',
   description:
