@@ -504,3 +504,22 @@ export function fieldProblems(error: unknown) {
   };
   return { problem, invalid };
 }
+
+/**
+ * A button replaced by its confirmation question, and the question by the button: focus follows, so the keyboard
+ * stays where the reader is instead of falling back to the top of the page. `back`: whether leaving the question
+ * returns focus to the button (not when an outcome or a refusal took its place).
+ */
+export function useConfirmFocus(confirming: boolean, back: () => boolean = () => true) {
+  const confirmRef = useRef<HTMLButtonElement>(null);
+  const askRef = useRef<HTMLButtonElement>(null);
+  const asked = useRef(false);
+  const backRef = useRef(back);
+  backRef.current = back;
+  useEffect(() => {
+    if (confirming) confirmRef.current?.focus();
+    else if (asked.current && backRef.current()) askRef.current?.focus();
+    asked.current = confirming;
+  }, [confirming]);
+  return { confirmRef, askRef };
+}

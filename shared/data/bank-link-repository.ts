@@ -105,16 +105,14 @@ export class BankLinkRepository {
     return out.Item ? parseItem(statusItem, out.Item, 'bank link status') : undefined;
   }
 
-  /** Records the last connection's outcome; answers the state it replaced (an alarm fires on the change). */
-  async putStatus(orgId: string, status: BankLinkStatus): Promise<BankLinkStatus['state'] | undefined> {
-    const out = await this.table.doc.send(
+  /** Records the last pass's outcome. */
+  async putStatus(orgId: string, status: BankLinkStatus): Promise<void> {
+    await this.table.doc.send(
       new PutCommand({
         TableName: this.table.tableName,
         Item: { ...keys.bankLinkStatus(orgId), entity: 'bank_link_status', ...status },
-        ReturnValues: 'ALL_OLD',
       }),
     );
-    return out.Attributes ? (String(out.Attributes.state) as BankLinkStatus['state']) : undefined;
   }
 
   /** Every organization with a bank link, and its settings: what the bank-link worker serves (all pages). */
@@ -138,8 +136,11 @@ export class BankLinkRepository {
     return out;
   }
 
-  /** Every file of the organization in `status`, oldest first (all pages): what the bank link sends or waits on. */
-  async inStatus(orgId: string, status: DisbursementFileRecord['status']): Promise<DisbursementFileRecord[]> {
+  /**
+   * The organization's files the bank link still owes something (`ready`: to send; `transmitted`: awaiting the
+   * bank's acknowledgement), oldest first, all pages: read once per pass.
+   */
+  async openFiles(orgId: string): Promise<DisbursementFileRecord[]> {
     const out: DisbursementFileRecord[] = [];
     let start: Record<string, unknown> | undefined;
     do {
@@ -147,12 +148,13 @@ export class BankLinkRepository {
         this.table,
         {
           KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
-          FilterExpression: '#status = :status',
+          FilterExpression: '#status IN (:ready, :transmitted)',
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: {
             ':pk': keys.orgPartition(orgId),
             ':prefix': keys.disbursementFilePrefix,
-            ':status': status,
+            ':ready': 'ready',
+            ':transmitted': 'transmitted',
           },
           ConsistentRead: true,
         },

@@ -113,18 +113,6 @@ export class DisbursementSequenceRepository {
   }
 
   /**
-   * The run whose entries carry this trace number, and the entry's index in its submission: the block of the
-   * organization's sequences for that ODFI that starts at or before the trace's sequence. Offset debits, other files'
-   * entries, and files numbered per run before sequences existed, match no entry.
-   */
-  async entryOf(orgId: string, traceNumber: string): Promise<{ payrollId: string; index: number } | undefined> {
-    const owner = await this.ownerOf(orgId, traceNumber);
-    return owner?.kind === 'payroll' && owner.index < owner.entries
-      ? { payrollId: owner.payrollId, index: owner.index }
-      : undefined;
-  }
-
-  /**
    * Whose block holds this trace number: a run's (`index` past `entries` is one of its offset entries) or a file's.
    * Only the block that starts at or before the sequence can hold it; whether the index is inside the block the
    * owner knows (a block records a run's entry count, not its offsets).

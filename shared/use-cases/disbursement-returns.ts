@@ -6,6 +6,7 @@ import type { EmployeeRecord, EmployeeRepository } from '../data/employee-reposi
 import { backoff, inParallel } from '../data/batch.js';
 import type { TransactItems } from '../data/item.js';
 import type { PayrollRecord } from '../data/payroll-repository.js';
+import type { TraceOwner } from '../data/disbursement-sequence-repository.js';
 import { paystubIdOf, type PaystubRecord } from '../data/paystub-repository.js';
 import { InvalidRequestError, type ProblemDetail } from '../domain/errors.js';
 import { centsToNumber } from '../domain/money.js';
@@ -105,11 +106,32 @@ export async function applyBankReport(
     const key = `${item.type}#${item.trace_number}`;
     byPayment.set(key, [...(byPayment.get(key) ?? []), i]);
   }
-  const find = paymentFinder(s, orgId);
+  const lookups = reportLookups(s, orgId);
+  const find = paymentFinder(s, orgId, lookups);
   await inParallel([...byPayment.values()], CONCURRENCY, async (group) => {
-    for (const i of group) outcomes[i] = await applyItem(s, orgId, items[i]!, find);
+    for (const i of group) outcomes[i] = await applyItem(s, orgId, items[i]!, find, lookups);
   });
   return outcomes;
+}
+
+/** What one report reads, read once for all of its items: each run, and the owner of each trace number. */
+export interface ReportLookups {
+  run(payrollId: string): Promise<PayrollRecord | undefined>;
+  owner(traceNumber: string): Promise<TraceOwner | undefined>;
+}
+
+function reportLookups(s: ReturnServices, orgId: string): ReportLookups {
+  const memo = <T>(load: (key: string) => Promise<T>) => {
+    const seen = new Map<string, Promise<T>>();
+    return (key: string) => {
+      if (!seen.has(key)) seen.set(key, load(key));
+      return seen.get(key)!;
+    };
+  };
+  return {
+    run: memo((payrollId) => s.payrolls.get(orgId, payrollId)),
+    owner: memo((trace) => s.sequences.ownerOf(orgId, trace)),
+  };
 }
 
 interface Found {
@@ -124,16 +146,13 @@ interface Found {
  * Only a deposit that was released (its payment `scheduled` or `returned`) is found: a cancelled run's file never
  * reached the bank. Runs are read once per report.
  */
-function paymentFinder(s: ReturnServices, orgId: string) {
-  const runs = new Map<string, Promise<PayrollRecord | undefined>>();
-  const run = (payrollId: string) => {
-    if (!runs.has(payrollId)) runs.set(payrollId, s.payrolls.get(orgId, payrollId));
-    return runs.get(payrollId)!;
-  };
+function paymentFinder(s: ReturnServices, orgId: string, { run, owner }: ReportLookups) {
   let planned: Promise<PayrollRecord[]> | undefined;
   const entryOf = async (trace: string) => {
-    const entry = await s.sequences.entryOf(orgId, trace);
-    if (entry) return entry;
+    const block = await owner(trace);
+    // A trace in a block is that block's: an offset or another file's entry is no deposit.
+    if (block) return block.kind === 'payroll' && block.index < block.entries ? block : undefined;
+    // No block at all: a run planned before blocks were recorded, found from its `trace_start`.
     planned ??= s.payrolls.listPlanned(orgId);
     const sequence = Number(trace.slice(8));
     const covering = (await planned).find(
@@ -182,12 +201,13 @@ async function applyItem(
   orgId: string,
   item: BankReportItem,
   find: (item: BankReportItem) => Promise<Found | undefined>,
+  lookups: ReportLookups,
 ): Promise<ItemOutcome> {
   const base = { trace_number: item.trace_number, type: item.type, code: item.code };
   const found = await find(item);
   if (!found) {
     // Not an employee's deposit: the run's funding debit, a re-debit, or a reversal's entry (CONTRACT §12).
-    const back = item.type === 'return' ? await applyMoneyBackReturn(s, orgId, item) : undefined;
+    const back = item.type === 'return' ? await applyMoneyBackReturn(s, orgId, item, lookups) : undefined;
     return back ? { ...base, ...back } : { ...base, outcome: 'unknown_trace' };
   }
   const { stub } = found;

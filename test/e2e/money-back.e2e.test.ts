@@ -194,6 +194,28 @@ describe('every file the service writes is a resource', () => {
     expect((await files(org, { payroll_id: done.payroll_id })).length).toBe(1);
     const unknown = await org.api.GET('/v1/disbursement-files/{id}', at('file_01kfz8k2d4f6h8k0m2p4r6t8vw'));
     expect(unknown.response.status).toBe(404);
+    // The creation-date range (UTC) bounds the list by the files' time-ordered ids.
+    const created = file.created_at.slice(0, 10);
+    const dayBefore = new Date(Date.parse(created) - DAY).toISOString().slice(0, 10);
+    const inRange = await org.api.GET('/v1/disbursement-files', { params: { query: { from: created, to: created } } });
+    expect(inRange.data!.data.files.map((f) => f.file_id)).toEqual([file.file_id]);
+    const before = await org.api.GET('/v1/disbursement-files', { params: { query: { to: dayBefore } } });
+    expect(before.data!.data.files).toEqual([]);
+    const after = await org.api.GET('/v1/disbursement-files', {
+      params: { query: { from: new Date(Date.parse(created) + DAY).toISOString().slice(0, 10) } },
+    });
+    expect(after.data!.data.files).toEqual([]);
+
+    // A sandbox cancel of the completed run withdraws its listed file: it must never reach a bank.
+    expect((await org.api.POST('/v1/payroll/{id}/cancel', at(done.payroll_id))).response.status).toBe(200);
+    const withdrawn = await org.api.GET('/v1/disbursement-files/{id}', {
+      ...at(file.file_id),
+      headers: { Accept: 'application/json' },
+    });
+    expect(withdrawn.data!.data.status).toBe('withdrawn');
+    const gone = await org.api.GET('/v1/disbursement-files/{id}', { ...at(file.file_id), parseAs: 'text' });
+    expect(gone.response.status).toBe(410);
+
     const reversed = await org.api.GET('/v1/disbursement-files', {
       params: { query: { from: '2026-12-02', to: '2026-12-01' } },
     });

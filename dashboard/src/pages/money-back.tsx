@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { BANK_TIME_ZONE, dateInTimeZone } from '../../../shared/domain/banking-calendar.js';
-import { reversalWindowEnds } from '../../../shared/domain/money-back.js';
+import { REDEBITABLE_CODES, reversalWindowEnds } from '../../../shared/domain/money-back.js';
 import { ApiError, api } from '../api.js';
 import { withQuery } from '../router.js';
 import {
@@ -32,6 +32,7 @@ import {
   TableRegion,
   useAsync,
   When,
+  useConfirmFocus,
 } from '../ui.js';
 import { newIdempotencyKey } from './runs-model.js';
 
@@ -340,16 +341,9 @@ function Redebit({
   const [confirming, setConfirming] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
-  const confirmRef = useRef<HTMLButtonElement>(null);
-  const askRef = useRef<HTMLButtonElement>(null);
-  const asked = useRef(false);
-  useEffect(() => {
-    if (confirming) confirmRef.current?.focus();
-    else if (asked.current) askRef.current?.focus();
-    asked.current = confirming;
-  }, [confirming]);
+  const { confirmRef, askRef } = useConfirmFocus(confirming);
   const code = payroll.funding.return?.code;
-  const redebitable = code === 'R01' || code === 'R09';
+  const redebitable = code !== undefined && REDEBITABLE_CODES.includes(code);
   const redebit = async () => {
     setBusy(true);
     setError(null);
@@ -607,18 +601,11 @@ export function ReversePayments({
   const error = failure?.error ?? null;
   const [result, setResult] = useState<{ reversal: Reversal; names: Map<string, string> } | null>(null);
   const key = useRef<{ content: string; key: string } | null>(null);
-  const confirmRef = useRef<HTMLButtonElement>(null);
-  const askRef = useRef<HTMLButtonElement>(null);
   const resultRef = useRef<HTMLDivElement>(null);
   const errorRef = useRef<HTMLDivElement>(null);
   // Focus follows what replaces the button pressed: the question, then back to the button (Go back), the outcome, or
   // the refusal, so the keyboard stays where the reader is.
-  const asked = useRef(false);
-  useEffect(() => {
-    if (confirming) confirmRef.current?.focus();
-    else if (asked.current && !result && !error) askRef.current?.focus();
-    asked.current = confirming;
-  }, [confirming]);
+  const { confirmRef, askRef } = useConfirmFocus(confirming, () => !result && !error);
   useEffect(() => {
     if (result) resultRef.current?.focus();
   }, [result]);

@@ -18,6 +18,7 @@ import {
   useLiveResource,
   useNow,
   When,
+  useConfirmFocus,
 } from '../ui.js';
 import {
   bankToday,
@@ -756,16 +757,7 @@ function CancelRun({
   const [confirming, setConfirming] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
-  // The button pressed is replaced by the question, and the question by the button: focus follows, so the keyboard
-  // stays where the reader is instead of falling back to the top of the page.
-  const confirmRef = useRef<HTMLButtonElement>(null);
-  const askRef = useRef<HTMLButtonElement>(null);
-  const asked = useRef(false);
-  useEffect(() => {
-    if (confirming) confirmRef.current?.focus();
-    else if (asked.current) askRef.current?.focus();
-    asked.current = confirming;
-  }, [confirming]);
+  const { confirmRef, askRef } = useConfirmFocus(confirming);
   const cancel = async () => {
     setBusy(true);
     setError(null);

@@ -48,6 +48,8 @@ const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex
 export async function serveBankLink(s: BankLinkServices, orgId: string, link: BankLink): Promise<PassOutcome> {
   const outcome: PassOutcome = { sent: [], foundSent: [], acknowledged: [], pickedUp: [], late: [] };
   const now = () => s.deps.now().toISOString();
+  // Read once: what is to send, and what waits on the bank. Lateness is judged on it as the pass left it.
+  const open = await s.bankLinks.openFiles(orgId);
   let transport: BankTransport;
   try {
     const secret = await s.encryptor.decrypt(link.credential.ciphertext, orgId);
@@ -64,11 +66,11 @@ export async function serveBankLink(s: BankLinkServices, orgId: string, link: Ba
         ? `host_key_mismatch: the server presented ${err.presented}, not the pinned ${link.host_key_fingerprint}; nothing was sent`
         : `connection_failed: ${(err as Error).message}`.slice(0, 500);
     await s.bankLinks.putStatus(orgId, { state: 'failing', reason: outcome.failure, checked_at: now() });
-    await raiseLate(s, orgId, link, outcome);
+    await raiseLate(s, orgId, link, open, outcome);
     return outcome;
   }
   try {
-    await deliver(s, orgId, link, transport, outcome);
+    await deliver(s, orgId, link, transport, open, outcome);
     await pickUp(s, orgId, link, transport, outcome);
     await s.bankLinks.putStatus(orgId, { state: 'ok', reason: null, checked_at: now() });
   } catch (err) {
@@ -77,7 +79,7 @@ export async function serveBankLink(s: BankLinkServices, orgId: string, link: Ba
   } finally {
     await transport.end();
   }
-  await raiseLate(s, orgId, link, outcome);
+  await raiseLate(s, orgId, link, open, outcome);
   return outcome;
 }
 
@@ -86,9 +88,10 @@ async function deliver(
   orgId: string,
   link: BankLink,
   transport: BankTransport,
+  open: readonly DisbursementFileRecord[],
   outcome: PassOutcome,
 ): Promise<void> {
-  const ready = await s.bankLinks.inStatus(orgId, 'ready');
+  const ready = open.filter((f) => f.status === 'ready');
   if (ready.length === 0) return;
   // What is on the server already: an upload that landed before a crash is not sent a second time.
   const there = new Set((await transport.list(link.remote_inbound_dir)).map((f) => f.name));
@@ -177,16 +180,23 @@ async function pickUp(
  * A file not at the bank by its release day's cut-off, or not acknowledged an hour after it, is late: recorded once
  * on the file and told with `disbursement_file.late` (the alarm counts these events).
  */
-async function raiseLate(s: BankLinkServices, orgId: string, link: BankLink, outcome: PassOutcome): Promise<void> {
+async function raiseLate(
+  s: BankLinkServices,
+  orgId: string,
+  link: BankLink,
+  open: readonly DisbursementFileRecord[],
+  outcome: PassOutcome,
+): Promise<void> {
   const nowMs = s.deps.now().getTime();
-  const candidates: DisbursementFileRecord[] = [
-    ...(await s.bankLinks.inStatus(orgId, 'ready')).filter(
-      (f) => nowMs > transmitBy(f.release_by, link.cutoff_time).getTime(),
-    ),
-    ...(await s.bankLinks.inStatus(orgId, 'transmitted')).filter(
-      (f) => nowMs > transmitBy(f.release_by, link.cutoff_time).getTime() + ACKNOWLEDGE_WITHIN_MS,
-    ),
-  ].filter((f) => f.late_at === null);
+  const sent = new Set([...outcome.sent, ...outcome.foundSent]);
+  const acknowledged = new Set(outcome.acknowledged);
+  const candidates = open
+    .filter((f) => f.late_at === null && !acknowledged.has(f.file_id))
+    .map((f) => (sent.has(f.file_id) ? { ...f, status: 'transmitted' as const } : f))
+    .filter((f) => {
+      const due = transmitBy(f.release_by, link.cutoff_time).getTime();
+      return f.status === 'ready' ? nowMs > due : nowMs > due + ACKNOWLEDGE_WITHIN_MS;
+    });
   const events: NewEvent[] = [];
   for (const file of candidates) {
     const at = s.deps.now().toISOString();

@@ -100,7 +100,8 @@ export async function redebitFunding(s: MoneyBackServices, orgId: string, payrol
   if (!original) throw new Error(`The funding debit ${funding.trace_number} is not in the file of ${payrollId}`);
   const paid = run as PaidRun;
   const odfi = paid.originator.originating_dfi_identification;
-  const amount = Math.min(funding.outstanding_amount, Number(original.slice(29, 39)));
+  // The re-initiated entry is the original offset again: its amount is the record's (cents, positions 30-39).
+  const amount = Number(original.slice(29, 39));
   const written = await writeNewFile(s, {
     type: 'redebit',
     settlement: await settlementFor(s, orgId),

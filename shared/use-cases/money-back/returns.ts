@@ -1,5 +1,5 @@
-import type { ReturnItem } from '../../domain/returns.js';
-import type { ReportOutcome } from '../../domain/returns.js';
+import type { ReportOutcome, ReturnItem } from '../../domain/returns.js';
+import type { ReportLookups } from '../disbursement-returns.js';
 import { applyFundingReturn } from './funding.js';
 import { applyReversalReturn } from './reversals.js';
 import type { MoneyBackReturnServices } from './services.js';
@@ -23,14 +23,15 @@ export async function applyMoneyBackReturn(
   s: MoneyBackReturnServices,
   orgId: string,
   item: ReturnItem,
+  lookups: ReportLookups,
 ): Promise<MoneyBackOutcome | undefined> {
-  const owner = await s.sequences.ownerOf(orgId, item.trace_number);
+  const owner = await lookups.owner(item.trace_number);
   if (!owner) return undefined;
   const fileOf = owner.kind === 'file' ? await s.disbursementFiles.get(orgId, owner.fileId) : undefined;
   const payrollId = owner.kind === 'payroll' ? owner.payrollId : fileOf?.payroll_id;
   // An employee's deposit is the deposits' intake's; a block whose file or run is gone matches nothing.
   if ((owner.kind === 'payroll' && owner.index < owner.entries) || !payrollId) return undefined;
-  const run = await s.payrolls.get(orgId, payrollId);
+  const run = await lookups.run(payrollId);
   // A file's batch names the originator whose entries it returns: another company's batch is not about this run.
   if (
     !run ||
