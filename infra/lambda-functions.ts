@@ -12,6 +12,7 @@ export const WORKER_HANDLERS = {
   sweeper: 'processor/resume-stuck-payrolls',
   deliverer: 'webhooks/deliver-event',
   auditIngest: 'audit/ingest-audit-log',
+  bankLink: 'bank-link/serve-bank-links',
 } as const;
 
 /** The entry file of the function that serves a group of routes. */

@@ -3,6 +3,7 @@ import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { QUEUE_DEFINITIONS } from '../shared/data/table-definition.js';
 import { baseEnvironment } from './api-stack.js';
+import { BankLinkWorker } from './constructs/bank-link-worker.js';
 import { Alarms } from './constructs/monitoring.js';
 import { PayrollProcessor } from './constructs/payroll-processor.js';
 import type { PayrollFunction } from './constructs/payroll-function.js';
@@ -21,14 +22,15 @@ export interface WorkersStackProps extends StackProps, ServiceResources {
 
 /**
  * The functions that run off queues and schedules rather than requests: the payroll processor, its stuck-run
- * sweeper and the webhook deliverer. Stateless like the API stack and beside it, not inside it: the two only meet
+ * sweeper, the webhook deliverer and the bank link. Stateless like the API stack and beside it, not inside it: the two only meet
  * at the queues, so either deploys, rolls back or is torn down without touching the other.
  */
 export class WorkersStack extends Stack {
   readonly payroll: PayrollProcessor;
   readonly webhooks: WebhookDeliverer;
+  readonly bankLink: BankLinkWorker;
   /** By name, for tests and outputs. */
-  readonly functions: Record<'processor' | 'sweeper' | 'deliverer', PayrollFunction>;
+  readonly functions: Record<'processor' | 'sweeper' | 'deliverer' | 'bankLink', PayrollFunction>;
 
   constructor(scope: Construct, id: string, props: WorkersStackProps) {
     super(scope, id, props);
@@ -50,10 +52,12 @@ export class WorkersStack extends Stack {
       environment,
       removalPolicy,
     });
+    this.bankLink = new BankLinkWorker(this, 'BankLink', { resources: props, environment, removalPolicy });
     this.functions = {
       processor: this.payroll.processor,
       sweeper: this.payroll.sweeper,
       deliverer: this.webhooks.deliverer,
+      bankLink: this.bankLink.worker,
     };
 
     const alarms = new Alarms(this, 'Alarms', props.alarmTopic);
@@ -66,5 +70,6 @@ export class WorkersStack extends Stack {
     new CfnOutput(this, 'SweeperLogGroupName', { value: this.payroll.sweeper.logGroup.logGroupName });
     new CfnOutput(this, 'DelivererFunctionName', { value: this.webhooks.deliverer.function.functionName });
     new CfnOutput(this, 'DelivererLogGroupName', { value: this.webhooks.deliverer.logGroup.logGroupName });
+    new CfnOutput(this, 'BankLinkLogGroupName', { value: this.bankLink.worker.logGroup.logGroupName });
   }
 }

@@ -30,6 +30,9 @@ export const LAMBDA_ESBUILD_OPTIONS = {
   // Some dependencies are still CommonJS and call `require` for Node built-ins; ESM has no `require`, so each file
   // recreates one at its top.
   banner: { js: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);" },
+  // Some CommonJS (ssh2) also reads `__dirname`, which ESM has not: Node 20.11+ gives it as `import.meta.dirname`.
+  define: { __dirname: 'import.meta.dirname', __filename: 'import.meta.filename' },
+
   minify: true,
   // Line mappings for --enable-source-maps; the sources themselves would double the upload.
   sourcemap: true,
@@ -40,7 +43,9 @@ export const LAMBDA_ESBUILD_OPTIONS = {
   // Credentials from the environment only: see env-credentials.ts for why that is exact on Lambda.
   // The SDK's browser user-agent parser: exported beside the Node one but never called in Node, yet esbuild writes a
   // 34 KB chunk for its `import('bowser')` into every asset. Left as an import no code path in Node reaches.
-  external: ['bowser'],
+  // ssh2's optional native addons (its crypto binding and `cpu-features`): built for this machine, not for Lambda,
+  // and each loaded inside a try that falls back to ssh2's pure JavaScript, which is what runs deployed.
+  external: ['bowser', 'cpu-features', './crypto/build/Release/sshcrypto.node'],
   alias: { '@aws-sdk/credential-provider-node': join(REPO_ROOT, 'infra', 'bundling', 'env-credentials.ts') },
   nodePaths: [join(REPO_ROOT, 'node_modules')],
   absWorkingDir: REPO_ROOT,

@@ -45,7 +45,7 @@ export interface TableAccess {
 }
 
 /** The workers: queue consumers and scheduled functions. */
-export type WorkerName = 'processor' | 'sweeper' | 'deliverer' | 'audit-ingest';
+export type WorkerName = 'processor' | 'sweeper' | 'deliverer' | 'audit-ingest' | 'bank-link';
 export type ComputeName = FunctionName | WorkerName;
 
 /**
@@ -94,6 +94,15 @@ export const TABLE_ACCESS: Record<ComputeName, TableAccess | null> = {
   },
   sweeper: { readActions: ['Query'], reads: [], writeActions: ['UpdateItem'], writes: ['org'], indexes: ['GSI2'] },
   deliverer: { readActions: ['GetItem'], reads: [], writeActions: ['UpdateItem'], writes: ['org'], indexes: [] },
+  // The organizations with a link (GSI2), their files and runs; marks files sent, records what it picked up, and
+  // applies the bank's returns as the returns route does (paystubs, runs, employees, holds, events).
+  'bank-link': {
+    readActions: ['GetItem', 'BatchGetItem', 'Query'],
+    reads: ['paystub'],
+    writeActions: ['PutItem', 'UpdateItem', 'DeleteItem'],
+    writes: ['org', 'paystub'],
+    indexes: ['GSI2'],
+  },
   // Organization lines whole; unattributed failures counted into their burst line. Nothing else: the audit
   // partitions are this function's alone to write, and it can write nothing an organization's work reads.
   'audit-ingest': {

@@ -132,7 +132,8 @@ function fileKeyUsers(stacks: PayrollStacks) {
   const routes = FUNCTIONS.filter((f) =>
     (accessOf(f.routes) as readonly Access[]).some((a) => a.endsWith(':disbursement-file')),
   ).map((f) => ({ fn: stacks.api.functions[f.name]!, access: accessOf(f.routes) as readonly Access[] }));
-  return { processor: stacks.workers.functions.processor, routes };
+  // The bank link opens the files it sends to the bank; it writes none.
+  return { processor: stacks.workers.functions.processor, bankLink: stacks.workers.functions.bankLink, routes };
 }
 
 describe.each(deployments)('the disbursement file key, in %s', (environment, d) => {
@@ -141,7 +142,7 @@ describe.each(deployments)('the disbursement file key, in %s', (environment, d) 
   const crypto = ['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey', 'kms:GenerateDataKeyWithoutPlaintext'];
   const roles = rolesOf(d);
   const arnOf = (fn: PayrollFunction) => roles.find((r) => r.id === roleIdOf(fn))!.arn;
-  const { processor, routes } = fileKeyUsers(d.stacks);
+  const { processor, bankLink, routes } = fileKeyUsers(d.stacks);
 
   it('is a key of its own, rotated, that the bucket is not encrypted with', () => {
     const stateful = resourcesOf(d, d.stacks.stateful);
@@ -204,7 +205,7 @@ describe.each(deployments)('the disbursement file key, in %s', (environment, d) 
     expect(readers).toHaveLength(2);
     expect(writers).toHaveLength(1);
     expect(readers).toContain(writers[0]);
-    expect(allowedTo('kms:Decrypt').sort()).toEqual([roleIdOf(processor), ...readers].sort());
+    expect(allowedTo('kms:Decrypt').sort()).toEqual([roleIdOf(processor), roleIdOf(bankLink), ...readers].sort());
     for (const action of ['kms:GenerateDataKey', 'kms:Encrypt'])
       expect(allowedTo(action).sort(), action).toEqual([roleIdOf(processor), ...writers].sort());
     // Not without the file purpose either (a data key made for another purpose cannot be unwrapped here).
@@ -220,7 +221,10 @@ describe.each(deployments)('the disbursement file key, in %s', (environment, d) 
     );
     const actionsOfRole = (roleId: string) =>
       new Set(onFileKey.filter((s) => s.roles.includes(roleId)).flatMap((s) => asArray(s.statement.Action)));
-    expect([...new Set(onFileKey.flatMap((s) => s.roles))].sort()).toEqual([roleIdOf(processor), ...readers].sort());
+    expect([...new Set(onFileKey.flatMap((s) => s.roles))].sort()).toEqual(
+      [roleIdOf(processor), roleIdOf(bankLink), ...readers].sort(),
+    );
+    expect(actionsOfRole(roleIdOf(bankLink))).toEqual(new Set(['kms:Decrypt']));
     expect(actionsOfRole(roleIdOf(processor))).toEqual(new Set(['kms:GenerateDataKey', 'kms:Encrypt', 'kms:Decrypt']));
     for (const writer of writers)
       expect(actionsOfRole(writer)).toEqual(new Set(['kms:GenerateDataKey', 'kms:Encrypt', 'kms:Decrypt']));
@@ -231,7 +235,7 @@ describe.each(deployments)('the disbursement file key, in %s', (environment, d) 
   });
 
   it('tells exactly the functions that seal or open files which key to use', () => {
-    const users = new Set([processor, ...routes.map((r) => r.fn)]);
+    const users = new Set([processor, bankLink, ...routes.map((r) => r.fn)]);
     const functions = [
       ...Object.values(d.stacks.api.functions),
       d.stacks.api.auditLog.function,

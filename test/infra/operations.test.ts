@@ -241,8 +241,8 @@ describe('alarms', () => {
         expect(alarm).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
       }
     }
-    // The API's functions and the four workers (processor, sweeper, deliverer, audit ingester).
-    expect(functionsOf(sandbox)).toHaveLength(FUNCTIONS.length + 4);
+    // The API's functions and the five workers (processor, sweeper, deliverer, audit ingester, bank link).
+    expect(functionsOf(sandbox)).toHaveLength(FUNCTIONS.length + 5);
   });
 
   it("watches the API's 5xx rate and p99 latency", () => {

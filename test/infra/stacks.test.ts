@@ -798,8 +798,9 @@ describe('least privilege', () => {
         ),
       )
       .map(([name]) => name);
-    // Bank account numbers (processor) and webhook signing secrets (deliverer); never the sweeper.
-    expect(decryptingWorkers.sort()).toEqual(['deliverer', 'processor']);
+    // Bank account numbers (processor), webhook signing secrets (deliverer), the bank link's own password (bank
+    // link, under the same purpose); never the sweeper.
+    expect(decryptingWorkers.sort()).toEqual(['bankLink', 'deliverer', 'processor']);
   });
 
   // submit, cancel, redeliver, the bank report and a test event fan events out (shared/use-cases/events.ts): the
@@ -951,7 +952,7 @@ describe('least privilege', () => {
       );
     // One per resource function, and the audit ingester.
     expect(lambdaRoles(template).length).toBe(FUNCTIONS.length + 1);
-    expect(lambdaRoles(sandbox.workersTemplate).length).toBe(3);
+    expect(lambdaRoles(sandbox.workersTemplate).length).toBe(4);
     for (const role of [...lambdaRoles(template), ...lambdaRoles(sandbox.workersTemplate)])
       expect(role.Properties!.ManagedPolicyArns).toBeUndefined();
   });
@@ -1058,6 +1059,7 @@ describe('workers stack', () => {
   const processor = idsOf(sandbox.workers.functions.processor);
   const sweeper = idsOf(sandbox.workers.functions.sweeper);
   const deliverer = idsOf(sandbox.workers.functions.deliverer);
+  const bankLink = idsOf(sandbox.workers.functions.bankLink);
   const payrollQueueId = logicalId(sandbox.stateful.queues.payroll.queue);
   const webhookQueueId = logicalId(sandbox.stateful.queues.webhooks.queue);
   const tableId = logicalId(sandbox.stateful.table);
@@ -1078,9 +1080,9 @@ describe('workers stack', () => {
     statementsOfRole(template, roleId).filter((st) => actionsOf([st]).some((a) => a.startsWith(prefix)));
   const onQueue = (st: Statement, queueId: string) => JSON.stringify(st.Resource).includes(queueId);
 
-  it('has the processor, the sweeper and the deliverer, nodejs22.x on arm64 with active tracing and their own log groups', () => {
-    template.resourceCountIs('AWS::Lambda::Function', 3);
-    for (const { functionId } of [processor, sweeper, deliverer]) {
+  it('has the processor, the sweeper, the deliverer and the bank link, nodejs22.x on arm64 with active tracing and their own log groups', () => {
+    template.resourceCountIs('AWS::Lambda::Function', 4);
+    for (const { functionId } of [processor, sweeper, deliverer, bankLink]) {
       expect(fnProps(functionId)).toMatchObject({
         Runtime: 'nodejs22.x',
         Architectures: ['arm64'],
@@ -1102,10 +1104,12 @@ describe('workers stack', () => {
     expect(fnProps(sweeper.functionId).Timeout).toBe(60);
     expect(fnProps(deliverer.functionId).MemorySize).toBe(256);
     expect(fnProps(deliverer.functionId).Timeout).toBe(30);
+    // One pass at a time: two would list the same folders and race to send the same file.
+    expect(fnProps(bankLink.functionId)).toMatchObject({ Timeout: 300, ReservedConcurrentExecutions: 1 });
   });
 
   it('gives no function a layer: each bundle carries the AWS SDK it uses', () => {
-    expectNoLayers(resources, 3);
+    expectNoLayers(resources, 4);
   });
 
   it('has every caller invoke a function directly: no alias, no published version', () => {
@@ -1170,9 +1174,13 @@ describe('workers stack', () => {
       expect(environmentOf(template, functionId).PAYROLL_LOCAL_STACK).toBeUndefined();
   });
 
-  it('invokes the sweeper every five minutes', () => {
-    template.resourceCountIs('AWS::Events::Rule', 1);
-    const rule = Object.entries(resources).find(([, r]) => r.Type === 'AWS::Events::Rule')!;
+  it('invokes the sweeper every five minutes, and the bank link every minute', () => {
+    template.resourceCountIs('AWS::Events::Rule', 2);
+    const rules = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::Events::Rule');
+    const targetOf = (fn: { functionId: string }) =>
+      rules.find(([, r]) => JSON.stringify(r.Properties!.Targets).includes(fn.functionId))!;
+    expect(targetOf(bankLink)[1].Properties).toMatchObject({ ScheduleExpression: 'rate(1 minute)', State: 'ENABLED' });
+    const rule = targetOf(sweeper);
     expect(rule[1].Properties).toMatchObject({
       ScheduleExpression: 'rate(5 minutes)',
       State: 'ENABLED',
@@ -1184,13 +1192,13 @@ describe('workers stack', () => {
       Principal: 'events.amazonaws.com',
       SourceArn: { 'Fn::GetAtt': [rule[0], 'Arn'] },
     });
-    // The next sweep redoes a failed one; retrying it would only overlap sweeps.
+    // The next sweep (or pass) redoes a failed one; retrying it would only overlap them.
     const invokeConfig = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::EventInvokeConfig');
-    expect(invokeConfig).toHaveLength(1);
-    expect(invokeConfig[0]!.Properties).toMatchObject({
-      FunctionName: { Ref: sweeper.functionId },
-      MaximumRetryAttempts: 0,
-    });
+    expect(invokeConfig).toHaveLength(2);
+    expect(invokeConfig.map((c) => c.Properties!.FunctionName)).toEqual(
+      expect.arrayContaining([{ Ref: sweeper.functionId }, { Ref: bankLink.functionId }]),
+    );
+    for (const c of invokeConfig) expect(c.Properties).toMatchObject({ MaximumRetryAttempts: 0 });
     // The unqualified function: what the schedule invokes.
     expect(invokeConfig[0]!.Properties!.Qualifier).toBe('$LATEST');
   });
@@ -1372,7 +1380,7 @@ describe('workers stack', () => {
   it('keeps production logs when the stack goes', () => {
     const prod = resourcesOf(production.workersTemplate);
     const logGroups = Object.values(prod).filter((r) => r.Type === 'AWS::Logs::LogGroup');
-    expect(logGroups.length).toBe(3);
+    expect(logGroups.length).toBe(4);
     // Not when a first create rolls back, though (api-stack.ts says why).
     for (const group of logGroups)
       expect([group.DeletionPolicy, group.UpdateReplacePolicy]).toEqual(['RetainExceptOnCreate', 'Retain']);
@@ -1812,6 +1820,8 @@ describe('key policy', () => {
       expect(bankPathOf(s.workersTemplate, s.workers.functions.processor)).toBe(path('decrypt'));
       expect(pathOf(s.workersTemplate, s.workers.functions.deliverer)).toBeUndefined();
       expect(pathOf(s.workersTemplate, s.workers.functions.sweeper)).toBeUndefined();
+      // The bank link unwraps its own password, kept under the bank-account purpose.
+      expect(bankPathOf(s.workersTemplate, s.workers.functions.bankLink)).toBe(path('decrypt'));
       // Today some routes encrypt account numbers and only the processor reads them back.
       expect(FUNCTIONS.some((f) => accessOf(f.routes).includes('kms:encrypt:bank-account'))).toBe(true);
       // No other role of the app (audit ingester, API Gateway's logging role, custom resources) is under them.
@@ -1821,7 +1831,7 @@ describe('key policy', () => {
         ),
       );
       expect(underPaths).toHaveLength(
-        FUNCTIONS.filter((f) => accessOf(f.routes).includes('kms:encrypt:bank-account')).length + 1,
+        FUNCTIONS.filter((f) => accessOf(f.routes).includes('kms:encrypt:bank-account')).length + 2,
       );
     });
   });

@@ -1,0 +1,66 @@
+import { defaultTable } from '../../shared/adapters/dynamo.js';
+import { fieldEncryptor } from '../../shared/adapters/envelope-encryption.js';
+import { fileSealer } from '../../shared/adapters/file-sealer.js';
+import { logger } from '../../shared/adapters/logger.js';
+import { defaultObjectStore } from '../../shared/adapters/object-store.js';
+import { observe } from '../../shared/adapters/observability.js';
+import { connectSftp } from '../../shared/adapters/sftp-transport.js';
+import { BankLinkRepository } from '../../shared/data/bank-link-repository.js';
+import { inParallel } from '../../shared/data/batch.js';
+import { DisbursementFileRepository } from '../../shared/data/disbursement-file-repository.js';
+import { DisbursementSequenceRepository } from '../../shared/data/disbursement-sequence-repository.js';
+import { EmployeeRepository } from '../../shared/data/employee-repository.js';
+import { Transactions } from '../../shared/data/item.js';
+import { MoneyBackWrites } from '../../shared/data/money-back-writes.js';
+import { OrganizationRepository } from '../../shared/data/organization-repository.js';
+import { PayrollRepository } from '../../shared/data/payroll-repository.js';
+import { PaystubRepository } from '../../shared/data/paystub-repository.js';
+import { type BankLinkServices, serveBankLink } from '../../shared/use-cases/bank-link/serve-bank-link.js';
+import { eventServicesOver } from '../../shared/use-cases/events.js';
+
+const table = defaultTable();
+const organizations = new OrganizationRepository(table);
+/** Exported for the local stack, which runs the same passes on a timer against its sandbox bank. */
+export const services: BankLinkServices = {
+  ...eventServicesOver(table),
+  payrolls: new PayrollRepository(table),
+  paystubs: new PaystubRepository(table),
+  employees: new EmployeeRepository(table),
+  organizations,
+  sequences: new DisbursementSequenceRepository(table),
+  disbursementFiles: new DisbursementFileRepository(table),
+  moneyBackWrites: new MoneyBackWrites(table),
+  objects: defaultObjectStore(),
+  files: fileSealer(),
+  // Unwraps the link's password or key; wraps a corrected account number a bank's change notice carries.
+  encryptor: fieldEncryptor('bank-account'),
+  transactions: new Transactions(table),
+  bankLinks: new BankLinkRepository(table),
+  connect: connectSftp,
+};
+
+/** Organizations served at once: each pass is one SFTP session. */
+const PARALLEL = 4;
+
+/**
+ * The bank link, on a schedule: for every organization with a link, one pass (deliver ready files, pick up the
+ * bank's acknowledgements and return files, raise late files). A pass that fails is recorded on the link's status
+ * and tried again at the next run; nothing it did is lost (each step is idempotent).
+ */
+export const handler = observe(async () => {
+  const linked = await services.bankLinks.withBankLinks();
+  const outcomes: { organization_id: string; sent: number; picked_up: number; late: number; failure?: string }[] = [];
+  await inParallel(linked, PARALLEL, async ({ organizationId, settings }) => {
+    const o = await serveBankLink(services, organizationId, settings.bank_link!);
+    outcomes.push({
+      organization_id: organizationId,
+      sent: o.sent.length + o.foundSent.length,
+      picked_up: o.pickedUp.length,
+      late: o.late.length,
+      ...(o.failure && { failure: o.failure }),
+    });
+  });
+  const failing = outcomes.filter((o) => o.failure);
+  if (failing.length > 0) logger.warn('bank link passes failed', { failing });
+  return { organizations: linked.length, outcomes };
+});
