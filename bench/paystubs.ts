@@ -60,7 +60,6 @@ async function seed(
       chunk_size: 1000,
       chunk_count: 2,
       chunks_done: new Set(),
-      returned_employee_ids: new Set(),
       returns_count: 0,
       returns_amount: 0,
       funding: null,

@@ -9,7 +9,18 @@ import { ApiKeyRepository } from '../shared/data/api-key-repository.js';
 import { OrganizationRepository } from '../shared/data/organization-repository.js';
 import { TOKEN_TYPES, type TokenType } from '../shared/domain/scopes.js';
 import { createApiKey, createOrganization } from '../shared/use-cases/api-keys.js';
-import { dataDir, isAlive, readState } from './stack-state.js';
+import { fieldEncryptor } from '../shared/adapters/envelope-encryption.js';
+import { updateSettings } from '../shared/use-cases/settings.js';
+import { sandboxBankLink } from './sandbox-bank-link.js';
+import {
+  dataDir,
+  handlerEnvironment,
+  isAlive,
+  type LocalSecrets,
+  localSecrets,
+  readState,
+  type StackState,
+} from './stack-state.js';
 
 /**
  * The operator's CLI. Against the local stack it finds the engines through the data folder's stack.json (the
@@ -17,7 +28,7 @@ import { dataDir, isAlive, readState } from './stack-state.js';
  * environment and the stack's CloudFormation outputs. --json writes the JSON alone on stdout.
  */
 const USAGE = `Usage:
-  admin org create --name <name> [--json] [--stack <stateful stack name> --environment sandbox|production]
+  admin org create --name <name> [--json] [--without-bank-link] [--stack <stateful stack name> --environment sandbox|production]
   admin token create --org <organization_id> --type ${TOKEN_TYPES.join('|')} [--name <name>] [--expires-at <ISO 8601>] [--json] [--stack …]`;
 
 class UsageError extends Error {}
@@ -25,6 +36,8 @@ class UsageError extends Error {}
 interface Target {
   table: TableRef;
   environment: Environment;
+  /** The local stack's state and secrets (not for a deployed stack). */
+  local?: { state: StackState; secrets: LocalSecrets };
 }
 
 async function resolveTarget(stack: string | undefined, environmentFlag: string | undefined): Promise<Target> {
@@ -50,7 +63,11 @@ async function resolveTarget(stack: string | undefined, environmentFlag: string 
     region: state.region,
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
-  return { table: { doc: createDocumentClient(client), tableName: state.table_name }, environment: state.environment };
+  return {
+    table: { doc: createDocumentClient(client), tableName: state.table_name },
+    environment: state.environment,
+    local: { state, secrets: localSecrets(dir) },
+  };
 }
 
 function print(json: boolean, value: Record<string, unknown>, human: string): void {
@@ -69,6 +86,7 @@ export async function main(argv: string[]): Promise<void> {
       json: { type: 'boolean', default: false },
       stack: { type: 'string' },
       environment: { type: 'string' },
+      'without-bank-link': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -82,10 +100,19 @@ export async function main(argv: string[]): Promise<void> {
     const name = values.name?.trim();
     if (!name || name.length > 100) throw new UsageError('org create needs --name (1 to 100 characters)');
     const target = await resolveTarget(values.stack, values.environment);
-    const result = await createOrganization(new OrganizationRepository(target.table), systemDeps, {
-      name,
-      environment: target.environment,
-    });
+    const organizations = new OrganizationRepository(target.table);
+    const result = await createOrganization(organizations, systemDeps, { name, environment: target.environment });
+    // A sandbox organization of the local stack is linked to its sandbox bank: its files are delivered there, and the
+    // bank's acknowledgements and returns come back by themselves.
+    if (target.local && target.environment === 'sandbox' && !values['without-bank-link']) {
+      const { state, secrets } = target.local;
+      Object.assign(process.env, handlerEnvironment(state, secrets));
+      await updateSettings(
+        { organizations, deps: systemDeps, encryptor: fieldEncryptor('bank-account') },
+        { organizationId: result.organization_id, environment: 'sandbox' },
+        { bank_link: sandboxBankLink(state.sandbox_bank, secrets, result.organization_id) },
+      );
+    }
     print(
       values.json,
       result,

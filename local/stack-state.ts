@@ -23,6 +23,8 @@ export interface StackState {
   http_port: number;
   base_url: string;
   environment: 'sandbox' | 'production';
+  /** The sandbox bank (an SFTP server on loopback) that new sandbox organizations are linked to. */
+  sandbox_bank: { port: number; host_key_fingerprint: string };
 }
 
 export interface LocalSecrets {

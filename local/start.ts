@@ -7,6 +7,7 @@ import { asFunction, guardTable } from './table-guard.js';
 import { startAuditBatcher, type AuditBatcher } from './audit-batcher.js';
 import { localCertificate } from './certificate.js';
 import { startLocalWorkers, type Worker } from './workers.js';
+import { startLocalBankLink } from './bank-link-loop.js';
 import { startEngines } from './engines/index.js';
 import { createApiServer, createHttpRejectServer, listen } from './server.js';
 import {
@@ -76,8 +77,20 @@ async function main(): Promise<void> {
   }
   await assertPortFree(httpsPort, 'PAYROLL_HTTPS_PORT');
   await assertPortFree(httpPort, 'PAYROLL_HTTP_PORT');
+  const bankPort = port('PAYROLL_SANDBOX_BANK_PORT', 8022);
+  await assertPortFree(bankPort, 'PAYROLL_SANDBOX_BANK_PORT');
 
-  const [tls, engines] = await Promise.all([localCertificate(dir), startEngines({ dataDir: dir })]);
+  const secrets = localSecrets(dir);
+  const [tls, engines, bankLink] = await Promise.all([
+    localCertificate(dir),
+    startEngines({ dataDir: dir }),
+    startLocalBankLink({
+      dataDir: dir,
+      port: bankPort,
+      secrets,
+      log: (line) => process.stderr.write(`${line}\n`),
+    }),
+  ]);
   let api: Server | undefined;
   let plain: Server | undefined;
   const workers: Worker[] = [];
@@ -94,13 +107,13 @@ async function main(): Promise<void> {
       ),
     );
     await Promise.all(workers.map((w) => w.stop()));
+    await bankLink.stop();
     await audit?.stop();
     await engines.stop();
     rmSync(stateFile(dir), { force: true });
     process.exit(code);
   };
   try {
-    const secrets = localSecrets(dir);
     // The handlers read their configuration from the environment, exactly as deployed.
     const partial: Omit<StackState, 'https_port' | 'http_port' | 'base_url'> = {
       version: 1,
@@ -108,6 +121,7 @@ async function main(): Promise<void> {
       started_at: new Date().toISOString(),
       environment,
       ...engines.state,
+      sandbox_bank: { port: bankLink.bank.port, host_key_fingerprint: bankLink.bank.hostKeyFingerprint },
     };
     Object.assign(
       process.env,
@@ -156,9 +170,12 @@ async function main(): Promise<void> {
       60_000,
     );
     sweeper.unref();
+    // The bank link's passes: deployed, a scheduled worker; here a timer, against the sandbox bank.
+    await bankLink.start();
     writeState(dir, state);
     printReady(state, tls.certPath, performance.now() - started, resumed);
   } catch (err) {
+    await bankLink.stop();
     await engines.stop();
     throw err;
   }
@@ -183,6 +200,7 @@ function printReady(state: StackState, certPath: string, ms: number, resumed: nu
       `  Developer dashboard: https://localhost:${state.https_port}/dashboard/ (sign in with an admin token)`,
       `  TLS certificate: ${certPath}`,
       `  DynamoDB Local: ${state.dynamodb_endpoint}  SQS/S3: ${state.sqs_endpoint}`,
+      `  Sandbox bank (SFTP): 127.0.0.1:${state.sandbox_bank.port}, host key ${state.sandbox_bank.host_key_fingerprint}`,
       `  data folder: ${dataDir()}`,
       `  Create an organization: npm run --silent admin -- org create --name "Acme" --json`,
       '',

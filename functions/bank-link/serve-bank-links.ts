@@ -15,11 +15,13 @@ import { MoneyBackWrites } from '../../shared/data/money-back-writes.js';
 import { OrganizationRepository } from '../../shared/data/organization-repository.js';
 import { PayrollRepository } from '../../shared/data/payroll-repository.js';
 import { PaystubRepository } from '../../shared/data/paystub-repository.js';
+import type { BankLink } from '../../shared/domain/bank-link.js';
 import { type BankLinkServices, serveBankLink } from '../../shared/use-cases/bank-link/serve-bank-link.js';
 import { eventServicesOver } from '../../shared/use-cases/events.js';
 
 const table = defaultTable();
-const organizations = new OrganizationRepository(table);
+/** Exported for the local stack, which keeps its sandbox links pointed at its bank. */
+export const organizations = new OrganizationRepository(table);
 /** Exported for the local stack, which runs the same passes on a timer against its sandbox bank. */
 export const services: BankLinkServices = {
   ...eventServicesOver(table),
@@ -42,16 +44,31 @@ export const services: BankLinkServices = {
 /** Organizations served at once: each pass is one SFTP session. */
 const PARALLEL = 4;
 
+export interface ServedOrganization {
+  organization_id: string;
+  sent: number;
+  picked_up: number;
+  late: number;
+  failure?: string;
+}
+
 /**
- * The bank link, on a schedule: for every organization with a link, one pass (deliver ready files, pick up the
- * bank's acknowledgements and return files, raise late files). A pass that fails is recorded on the link's status
- * and tried again at the next run; nothing it did is lost (each step is idempotent).
+ * One pass for every organization with a bank link (or those of `only`): deliver ready files, pick up the bank's
+ * acknowledgements and return files, raise late files. A pass that fails is recorded on the link's status and tried
+ * again at the next run; nothing it did is lost (each step is idempotent). `before` runs ahead of each pass (the
+ * local stack registers the organization's account with its sandbox bank there).
  */
-export const handler = observe(async () => {
-  const linked = await services.bankLinks.withBankLinks();
-  const outcomes: { organization_id: string; sent: number; picked_up: number; late: number; failure?: string }[] = [];
+export async function serveLinkedOrganizations(
+  options: { only?: ReadonlySet<string>; before?: (orgId: string, link: BankLink) => Promise<void> } = {},
+): Promise<ServedOrganization[]> {
+  const linked = (await services.bankLinks.withBankLinks()).filter(
+    (o) => options.only === undefined || options.only.has(o.organizationId),
+  );
+  const outcomes: ServedOrganization[] = [];
   await inParallel(linked, PARALLEL, async ({ organizationId, settings }) => {
-    const o = await serveBankLink(services, organizationId, settings.bank_link!);
+    const link = settings.bank_link!;
+    await options.before?.(organizationId, link);
+    const o = await serveBankLink(services, organizationId, link);
     outcomes.push({
       organization_id: organizationId,
       sent: o.sent.length + o.foundSent.length,
@@ -62,5 +79,11 @@ export const handler = observe(async () => {
   });
   const failing = outcomes.filter((o) => o.failure);
   if (failing.length > 0) logger.warn('bank link passes failed', { failing });
-  return { organizations: linked.length, outcomes };
+  return outcomes;
+}
+
+/** The bank link, on a schedule: every organization with a link, one pass each. */
+export const handler = observe(async () => {
+  const outcomes = await serveLinkedOrganizations();
+  return { organizations: outcomes.length, outcomes };
 });

@@ -1,5 +1,4 @@
 import type { PayrollRecord } from '../data/payroll-repository.js';
-import type { PaystubRecord } from '../data/paystub-repository.js';
 import type { Finding } from '../domain/compliance.js';
 import type { PayrollSubmission } from '../domain/payroll.js';
 
@@ -17,13 +16,6 @@ export interface Bank {
    * submission is read only if the bank asks for it.
    */
   failsProcessing(submission: () => Promise<PayrollSubmission>): Promise<string | undefined>;
-  /** Whether the deposit to this account will come back: its chunk records the employee with the run. */
-  returnsDeposit(accountNumber: string): boolean;
-  /**
-   * The return files the bank sends once the run's file is released, for the deposits it said would come back (those
-   * not returned yet): written as a bank writes them, each at most what one report may carry.
-   */
-  returnFiles(run: PayrollRecord, deposits: readonly PaystubRecord[], at: () => Date): string[];
 }
 
 /** The bank of each environment, chosen by the wiring. */
@@ -33,6 +25,4 @@ export type Banks = Record<PayrollRecord['environment'], Bank>;
 export const productionBank: Bank = {
   reviewEntries: () => [],
   failsProcessing: async () => undefined,
-  returnsDeposit: () => false,
-  returnFiles: () => [],
 };

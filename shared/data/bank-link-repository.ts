@@ -138,7 +138,9 @@ export class BankLinkRepository {
 
   /**
    * The organization's files the bank link still owes something (`ready`: to send; `transmitted`: awaiting the
-   * bank's acknowledgement), oldest first, all pages: read once per pass.
+   * bank's acknowledgement), oldest first, all pages: read once per pass, from the sparse index that holds only
+   * those files (a file leaves it when acknowledged or withdrawn), so a pass never reads the organization's history.
+   * The index lags the table by a moment: a file is read again, consistently, before it is sent.
    */
   async openFiles(orgId: string): Promise<DisbursementFileRecord[]> {
     const out: DisbursementFileRecord[] = [];
@@ -147,23 +149,37 @@ export class BankLinkRepository {
       const page = await queryPage(
         this.table,
         {
-          KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
-          FilterExpression: '#status IN (:ready, :transmitted)',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: {
-            ':pk': keys.orgPartition(orgId),
-            ':prefix': keys.disbursementFilePrefix,
-            ':ready': 'ready',
-            ':transmitted': 'transmitted',
-          },
-          ConsistentRead: true,
+          IndexName: GSI2.name,
+          KeyConditionExpression: 'GSI2PK = :open AND begins_with(GSI2SK, :org)',
+          ExpressionAttributeValues: { ':open': keys.openFilesIndex, ':org': keys.openFileSort(orgId, '') },
         },
         1000,
         start,
         parseFileItem,
       );
-      out.push(...page.items);
+      out.push(...page.items.filter((f) => f.status === 'ready' || f.status === 'transmitted'));
       start = page.lastKey;
+    } while (start);
+    return out;
+  }
+
+  /** The organizations the bank link owes something (a file to send, or an acknowledgement to pick up). */
+  async organizationsWithOpenFiles(): Promise<Set<string>> {
+    const out = new Set<string>();
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.table.doc.send(
+        new QueryCommand({
+          TableName: this.table.tableName,
+          IndexName: GSI2.name,
+          KeyConditionExpression: 'GSI2PK = :open',
+          ProjectionExpression: 'organization_id',
+          ExpressionAttributeValues: { ':open': keys.openFilesIndex },
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? []) out.add(String(item.organization_id));
+      start = page.LastEvaluatedKey;
     } while (start);
     return out;
   }
@@ -192,11 +208,16 @@ export class BankLinkRepository {
     file: Pick<DisbursementFileRecord, 'organization_id' | 'file_id'>,
     at: string,
   ): Promise<boolean> {
-    return this.conditionally(file, 'SET #status = :acknowledged, acknowledged_at = :at', '#status = :transmitted', {
-      ':acknowledged': 'acknowledged',
-      ':at': at,
-      ':transmitted': 'transmitted',
-    });
+    return this.conditionally(
+      file,
+      'SET #status = :acknowledged, acknowledged_at = :at REMOVE GSI2PK, GSI2SK',
+      '#status = :transmitted',
+      {
+        ':acknowledged': 'acknowledged',
+        ':at': at,
+        ':transmitted': 'transmitted',
+      },
+    );
   }
 
   /** Records that the file is late, once (in the transaction of its `disbursement_file.late` event). */
@@ -206,9 +227,11 @@ export class BankLinkRepository {
         TableName: this.table.tableName,
         Key: keys.disbursementFile(file.organization_id, file.file_id),
         UpdateExpression: 'SET late_at = :at',
+        // Still owed (the work list it was judged on lags a moment): an acknowledged or withdrawn file is not late.
         ConditionExpression:
-          'attribute_exists(PK) AND (attribute_not_exists(late_at) OR attribute_type(late_at, :null))',
-        ExpressionAttributeValues: { ':at': at, ':null': 'NULL' },
+          'attribute_exists(PK) AND #status IN (:ready, :transmitted) AND (attribute_not_exists(late_at) OR attribute_type(late_at, :null))',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':at': at, ':null': 'NULL', ':ready': 'ready', ':transmitted': 'transmitted' },
       },
     };
   }

@@ -85,7 +85,16 @@ export class DisbursementFileRepository {
     return {
       Put: {
         TableName: this.table.tableName,
-        Item: { ...keys.disbursementFile(file.organization_id, file.file_id), entity: 'disbursement_file', ...file },
+        Item: {
+          ...keys.disbursementFile(file.organization_id, file.file_id),
+          entity: 'disbursement_file',
+          ...file,
+          // On the bank link's work list until the bank acknowledges it (or it is withdrawn).
+          ...(file.status === 'ready' && {
+            GSI2PK: keys.openFilesIndex,
+            GSI2SK: keys.openFileSort(file.organization_id, file.file_id),
+          }),
+        },
         ConditionExpression: 'attribute_not_exists(PK)',
       },
     };

@@ -24,7 +24,7 @@
  * | trace sequence    | ORG#<org>              | SEQ#TRACE#<odfi>        | `value`: the last trace sequence reserved |
  * | file ID sequence  | ORG#<org>              | SEQ#FILE#<destination>#<creation date> | `value`: files that day (ttl 35 days) |
  * | trace block       | ORG#<org>              | TRACEBLOCK#<odfi>#<first sequence, 7 digits> | the run (or file) whose entries carry it |
- * | disbursement file | ORG#<org>              | DFILE#<file id, time-ordered> | every NACHA file written: type, totals, status |
+ * | disbursement file | ORG#<org>              | DFILE#<file id, time-ordered> | every NACHA file written: type, totals, status; GSI2: OPEN_FILES / <org>#<file id> while the bank link owes it something (`ready`, `transmitted`; sparse) |
  * | funding hold      | ORG#<org>              | FUNDINGHOLD#<payroll>   | a returned funding debit not yet re-debited or resolved |
  * | inbound file      | ORG#<org>              | INBOUND#<remote name>#<sha256> | a file picked up from the bank: what it was, its outcome |
  * | bank link status  | ORG#<org>              | BANKLINK_STATUS         | the last connection's outcome |
@@ -63,6 +63,9 @@ export const keys = {
   idempotency: (orgId: string, keyHash: string): Key => ({ PK: `ORG#${orgId}`, SK: `IDEMPOTENCY#${keyHash}` }),
   activePayrollsIndex: 'ACTIVE_PAYROLLS',
   bankLinksIndex: 'BANK_LINKS',
+  /** Files still to send or awaiting the bank's acknowledgement, by organization: the bank link's work list. */
+  openFilesIndex: 'OPEN_FILES',
+  openFileSort: (orgId: string, fileId: string): string => `${orgId}#${fileId}`,
   paystub: (paystubId: string): Key => ({ PK: `STUB#${paystubId}`, SK: 'STUB' }),
   paystubsByEmployee: (employeeId: string) => `EMP#${employeeId}`,
   paystubDateBounds: (orgId: string): Key => ({ PK: `ORG#${orgId}`, SK: 'PAYSTUB_BOUNDS' }),

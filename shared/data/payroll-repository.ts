@@ -67,10 +67,6 @@ const payrollItem = z.object({
     .set(z.number())
     .optional()
     .transform((s) => s ?? new Set<number>()),
-  returned_employee_ids: z
-    .set(z.string())
-    .optional()
-    .transform((s) => s ?? new Set<string>()),
   processing_started_at: z.string().nullable().default(null),
   findings: z
     .array(
@@ -162,14 +158,13 @@ export type CreateOutcome =
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
 
 function toItem(record: PayrollRecord): Record<string, unknown> {
-  const { chunks_done, returned_employee_ids, ...rest } = record;
+  const { chunks_done, ...rest } = record;
   return {
     ...keys.payroll(record.organization_id, record.payroll_id),
     entity: 'payroll',
     ...rest,
     // Empty sets cannot be stored; absent means empty.
     ...(chunks_done.size > 0 && { chunks_done }),
-    ...(returned_employee_ids.size > 0 && { returned_employee_ids }),
     ...(PAYROLL_STATES[record.status].inFlight && {
       GSI2PK: keys.activePayrollsIndex,
       GSI2SK: `${record.updated_at}#${record.payroll_id}`,
@@ -463,7 +458,8 @@ export class PayrollRepository {
         Update: {
           TableName: this.table.tableName,
           Key: keys.disbursementFile(record.organization_id, move.fileId),
-          UpdateExpression: 'SET #status = :withdrawn',
+          // Off the bank link's work list in the same write: a withdrawn file is never sent.
+          UpdateExpression: 'SET #status = :withdrawn REMOVE GSI2PK, GSI2SK',
           ConditionExpression: 'attribute_exists(PK)',
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: { ':withdrawn': 'withdrawn' },
@@ -616,13 +612,7 @@ export class PayrollRepository {
    * the chunk was already done (a twin delivery of its message finished it first): exactly one call per chunk gets
    * the record, so what it does once per chunk (counting the chunk's paystubs) happens once.
    */
-  async markChunkDone(
-    orgId: string,
-    payrollId: string,
-    chunk: number,
-    returnedEmployeeIds: string[],
-    at: string,
-  ): Promise<PayrollRecord | undefined> {
+  async markChunkDone(orgId: string, payrollId: string, chunk: number, at: string): Promise<PayrollRecord | undefined> {
     const values: Record<string, unknown> = {
       ':chunk': new Set([chunk]),
       ':n': chunk,
@@ -630,11 +620,7 @@ export class PayrollRepository {
       ':at': at,
       ':gsi2sk': `${at}#${payrollId}`,
     };
-    let update = 'ADD chunks_done :chunk SET updated_at = :at, GSI2SK = :gsi2sk';
-    if (returnedEmployeeIds.length > 0) {
-      update = 'ADD chunks_done :chunk, returned_employee_ids :returned SET updated_at = :at, GSI2SK = :gsi2sk';
-      values[':returned'] = new Set(returnedEmployeeIds);
-    }
+    const update = 'ADD chunks_done :chunk SET updated_at = :at, GSI2SK = :gsi2sk';
     try {
       const out = await this.table.doc.send(
         new UpdateCommand({

@@ -292,7 +292,6 @@ export async function submitPayroll(
       chunk_size: s.chunkSize,
       chunk_count: null,
       chunks_done: new Set(),
-      returned_employee_ids: new Set(),
       processing_started_at: null,
       findings: [],
       disbursement: null,

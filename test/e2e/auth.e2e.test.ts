@@ -562,6 +562,7 @@ describe('the local stack process', () => {
         PAYROLL_DATA_DIR: dir,
         PAYROLL_HTTPS_PORT: String(port),
         PAYROLL_HTTP_PORT: '0',
+        PAYROLL_SANDBOX_BANK_PORT: '0',
       });
       expect(res.code).toBe(1);
       expect(res.stderr.trim()).toBe(
@@ -583,6 +584,7 @@ describe('the local stack process', () => {
         PAYROLL_DATA_DIR: dir,
         PAYROLL_HTTPS_PORT: '0',
         PAYROLL_HTTP_PORT: '0',
+        PAYROLL_SANDBOX_BANK_PORT: '0',
       });
       expect(res.code).toBe(1);
       const lines = res.stderr.trim().split('\n');

@@ -1,6 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
+import SftpClient from 'ssh2-sftp-client';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { localSecrets } from '../../local/stack-state.js';
+import { sandboxBankAccount } from '../../local/sandbox-bank-link.js';
+import { transmitBy } from '../../shared/domain/bank-link.js';
 import { startLocalStack, type RunningStack } from '../support/local-stack.js';
-import { asReceived, typedClient } from '../support/typed-client.js';
+import { asReceived, typedClient, type TypedClient } from '../support/typed-client.js';
+import { startReceiver } from '../support/webhook-receiver.js';
 
 /**
  * Setting a bank link over HTTPS: validated as strictly as a connection needs, the password write-only, the link's
@@ -76,5 +82,125 @@ describe('the bank link settings', () => {
     const removed = await api.PATCH('/v1/settings', { body: { bank_link: null } });
     expect(removed.data!.data.bank_link).toBeNull();
     expect((await api.GET('/v1/bank-link')).data!.data.configured).toBe(false);
+  });
+});
+
+const at = (id: string) => ({ params: { path: { id } } });
+let seq = 0;
+
+async function hire(api: TypedClient, account: string): Promise<string> {
+  const n = seq++;
+  const res = await api.POST('/v1/employees', {
+    body: {
+      first_name: 'Bank',
+      last_name: `Link ${n}`,
+      email: `bank-link${n}@example.com`,
+      employment_type: 'full_time',
+      pay_group: 'default',
+      pay_schedule: 'biweekly',
+      start_date: '2020-01-06',
+      bank_account: { account_number: account, routing_number: '011000015', account_type: 'checking' },
+    },
+  });
+  expect(res.response.status, asReceived(res.response).text).toBe(201);
+  return res.data!.data.employee_id;
+}
+
+describe('the local sandbox bank', () => {
+  it('receives the file of a run by itself, byte for byte, acknowledges it, and returns the deposit to 000000000 with no call to the returns intake', async () => {
+    const { organization_id: orgId, token } = await stack.createOrganization('Sandbox Bank Co');
+    const api = typedClient(stack, token);
+    // Linked at creation to the stack's sandbox bank, under an account of its own.
+    const settings = (await api.GET('/v1/settings')).data!.data;
+    expect(settings.bank_link).toMatchObject({
+      host: '127.0.0.1',
+      port: stack.state.sandbox_bank.port,
+      username: orgId,
+      host_key_fingerprint: stack.state.sandbox_bank.host_key_fingerprint,
+      credential: 'password',
+    });
+    const receiver = await startReceiver();
+    await api.POST('/v1/webhooks', { body: { url: receiver.url, events: ['payment.returned'] } });
+    const bounce = await hire(api, '000000000');
+    const fine = await hire(api, '70000123');
+    // A pay date ahead, so the file is due at the bank (its release day's cut-off) after it is sent.
+    const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+    const submitted = await api.POST('/v1/payroll', {
+      body: {
+        pay_period_start: day(-4),
+        pay_period_end: day(9),
+        pay_date: day(14),
+        employees: [
+          { employee_id: bounce, gross_pay: 1500, hours_worked: 80 },
+          { employee_id: fine, gross_pay: 1600, hours_worked: 80 },
+        ],
+      },
+    });
+    expect(submitted.response.status, asReceived(submitted.response).text).toBe(202);
+    const payrollId = (submitted.data!.data as { payroll_id: string }).payroll_id;
+
+    // The file goes to the bank and is acknowledged, with nobody calling anything.
+    const file = await vi.waitFor(
+      async () => {
+        const list = await api.GET('/v1/disbursement-files', { params: { query: { payroll_id: payrollId } } });
+        const found = list.data?.data.files[0];
+        if (found?.status !== 'acknowledged') throw new Error(`file: ${found?.status ?? 'none yet'}`);
+        return found;
+      },
+      { timeout: 30_000, interval: 100 },
+    );
+    expect(file.remote_name).toBe(`${file.file_id}.ach`);
+    expect(Date.parse(file.transmitted_at!)).toBeLessThanOrEqual(Date.parse(file.acknowledged_at!));
+    expect(Date.parse(file.transmitted_at!)).toBeLessThan(transmitBy(file.release_by, '16:00').getTime());
+
+    // What the bank holds is what the API answers, byte for byte (read over SFTP with the organization's account).
+    const text = asReceived(
+      (await api.GET('/v1/disbursement-files/{id}', { ...at(file.file_id), parseAs: 'text' })).response,
+    ).text;
+    // The test's own SFTP client (not the service's adapter), checking the host key it was given.
+    const bank = new SftpClient('e2e');
+    await bank.connect({
+      host: '127.0.0.1',
+      port: stack.state.sandbox_bank.port,
+      username: orgId,
+      password: sandboxBankAccount(localSecrets(stack.dir), orgId).password,
+      hostVerifier: (key: Buffer) =>
+        `SHA256:${createHash('sha256').update(key).digest('base64').replace(/=+$/, '')}` ===
+        stack.state.sandbox_bank.host_key_fingerprint,
+    });
+    try {
+      expect(((await bank.get(`/inbound/${file.remote_name}`)) as Buffer).toString('latin1')).toBe(text);
+      const outbound = (await bank.list('/outbound')).map((f) => f.name).sort();
+      expect(outbound).toEqual([`${file.remote_name}.ack`, expect.stringMatching(/^RET_.*\.ach$/)].sort());
+    } finally {
+      await bank.end();
+    }
+
+    // The bank's R03 of the magic account came back through the link: the event, the paystub, the run, the account.
+    const [delivery] = await receiver.waitFor((all) => all.length >= 1);
+    await receiver.close();
+    expect(JSON.parse(delivery!.body)).toMatchObject({
+      type: 'payment.returned',
+      data: { code: 'R03', employee_id: bounce, payroll_id: payrollId },
+    });
+    const run = (await api.GET('/v1/payroll/{id}', at(payrollId))).data!.data;
+    expect(run).toMatchObject({ status: 'completed', returns: { count: 1 } });
+    expect((await api.GET('/v1/employees/{id}', at(bounce))).data!.data.bank_account!.status).toBe('invalid');
+    expect((await api.GET('/v1/employees/{id}', at(fine))).data!.data.bank_account!.status).toBe('active');
+
+    // Each file the bank left is recorded once, with what came of it.
+    const inbound = await vi.waitFor(async () => {
+      const list = (await api.GET('/v1/bank-link/inbound-files')).data!.data.inbound_files;
+      if (list.length < 2) throw new Error(`${list.length} inbound files`);
+      return list;
+    });
+    expect(inbound.map((f) => [f.kind, f.outcome]).sort()).toEqual([
+      ['acknowledgement', 'acknowledged'],
+      ['returns', 'applied'],
+    ]);
+    expect((await api.GET('/v1/bank-link')).data!.data).toMatchObject({ configured: true, state: 'ok', reason: null });
+    // Nothing was posted to the returns intake: the audit log has no such request.
+    const logs = (await api.GET('/v1/logs', { params: { query: { limit: 100 } } })).data!.data;
+    expect(JSON.stringify(logs)).not.toContain('/v1/disbursement-returns');
   });
 });

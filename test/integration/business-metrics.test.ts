@@ -9,7 +9,6 @@ import {
   type ProcessorMessage,
   type ProcessorServices,
   runPaystubIds,
-  SIMULATED_RETURN_ACCOUNT,
 } from '../../shared/use-cases/process-payroll.js';
 import { submitPayroll } from '../../shared/use-cases/submit-payroll.js';
 import { drain, payrollBody, payrollWorld } from '../support/payroll-fixture.js';
@@ -38,10 +37,8 @@ async function thrice(s: ProcessorServices, m: ProcessorMessage): Promise<void> 
 }
 
 describe('business metrics, counted once at the transition', () => {
-  it('counts a run submitted, its paystubs, its completion and its simulated return once each, whatever is repeated', async () => {
-    const world = await payrollWorld(60, {
-      accountNumber: (i) => (i === 7 ? SIMULATED_RETURN_ACCOUNT : String(10_000_000 + i)),
-    });
+  it('counts a run submitted, its paystubs, its completion and its returns once each, whatever is repeated', async () => {
+    const world = await payrollWorld(60);
     const count = counter();
     const orgId = world.org.organization_id;
     const caller = { organizationId: orgId, environment: 'sandbox' as const };
@@ -56,13 +53,12 @@ describe('business metrics, counted once at the transition', () => {
     await drain(world.services, world.queues.payroll, orgId, payrollId, thrice);
 
     const record = (await world.services.payrolls.get(orgId, payrollId))!;
-    expect(record).toMatchObject({ status: 'completed', chunk_count: 3, returns_count: 1 });
+    expect(record).toMatchObject({ status: 'completed', chunk_count: 3, returns_count: 0 });
     expect(count(METRIC_NAMES.payrollsSubmitted)).toBe(1);
     expect(count(METRIC_NAMES.paystubsWritten)).toBe(60);
     expect(count(METRIC_NAMES.payrollsCompleted)).toBe(1);
     expect(count(METRIC_NAMES.payrollsFailed)).toBe(0);
-    // The sandbox's bank returns the deposit to account 000000000, through the code that applies a bank's report.
-    expect(count(METRIC_NAMES.returnsApplied)).toBe(1);
+    expect(count(METRIC_NAMES.returnsApplied)).toBe(0);
 
     // A report of one return and one correction (C01: a new account number), applied twice at once, then again.
     const stubs = await world.services.paystubs.getMany(await runPaystubIds(world.services, record));
@@ -78,7 +74,7 @@ describe('business metrics, counted once at the transition', () => {
     ];
     await Promise.all([applyBankReport(world.services, orgId, items), applyBankReport(world.services, orgId, items)]);
     await applyBankReport(world.services, orgId, items);
-    expect(count(METRIC_NAMES.returnsApplied)).toBe(2);
+    expect(count(METRIC_NAMES.returnsApplied)).toBe(1);
     expect(count(METRIC_NAMES.correctionsApplied)).toBe(1);
   });
 

@@ -388,40 +388,28 @@ describe('the payroll pipeline on the real engines', () => {
     expect(record.disbursement).toBeNull();
   });
 
-  it('completes a run with a sandbox deposit to 000000000, then returns that one deposit R03 through the bank-file path', async () => {
+  it('completes a run with a sandbox deposit to 000000000 as any other: the return is for the sandbox bank to send, never the processor', async () => {
     const world = await payrollWorld(3, {
       accountNumber: (i) => (i === 2 ? SIMULATED_RETURN_ACCOUNT : String(55_000_000 + i)),
     });
     const orgId = world.org.organization_id;
     const accepted = await submit(world);
     await drain(world.services, world.queues.payroll, orgId, accepted.data.payroll_id);
-    const record = (await world.services.payrolls.get(orgId, accepted.data.payroll_id))!;
-    expect(record.status).toBe('completed');
-    expect(record.status_history.map((h) => h.status)).toEqual(['pending', 'processing', 'completed']);
-    expect(record.returns_count).toBe(1);
-    const stubs = await paystubsOf(world, accepted.data.payroll_id);
-    expect(stubs).toHaveLength(3);
-    expect(stubs.every((s) => s.status === 'issued')).toBe(true);
-    const returned = stubs.find((s) => s.employee_id === world.employeeIds[2])!;
-    expect(returned.payment).toMatchObject({
-      status: 'returned',
-      return: { code: 'R03', reason: 'No account / unable to locate account' },
-    });
-    expect(record.returns_amount).toBe(returned.net_pay);
-    expect(stubs.filter((s) => s.payment.status === 'scheduled')).toHaveLength(2);
-    const employee = (await world.services.employees.get(orgId, world.employeeIds[2]!))!;
-    expect(employee.bank_account).toMatchObject({ status: 'invalid', status_reason: expect.stringContaining('R03') });
-    const events = (await world.services.events.list(orgId, {}, 100)).items.map((e) => e.type);
-    expect(events.filter((t) => t === 'payment.returned')).toHaveLength(1);
-    // A finalize delivered again re-applies the simulated return: nothing changes, no second event.
+    // A finalize delivered again changes nothing either.
     await processMessage(world.services, {
       kind: 'finalize',
       organization_id: orgId,
       payroll_id: accepted.data.payroll_id,
     });
-    expect((await world.services.payrolls.get(orgId, accepted.data.payroll_id))!.returns_count).toBe(1);
-    const again = (await world.services.events.list(orgId, {}, 100)).items.map((e) => e.type);
-    expect(again.filter((t) => t === 'payment.returned')).toHaveLength(1);
+    const record = (await world.services.payrolls.get(orgId, accepted.data.payroll_id))!;
+    expect(record.status).toBe('completed');
+    expect(record.returns_count).toBe(0);
+    const stubs = await paystubsOf(world, accepted.data.payroll_id);
+    expect(stubs.map((s) => s.payment.status)).toEqual(['scheduled', 'scheduled', 'scheduled']);
+    const employee = (await world.services.employees.get(orgId, world.employeeIds[2]!))!;
+    expect(employee.bank_account).toMatchObject({ status: 'active' });
+    const events = (await world.services.events.list(orgId, {}, 100)).items.map((e) => e.type);
+    expect(events).not.toContain('payment.returned');
   });
 
   it('lets exactly one of 50 concurrent identical submissions through and names it to the others', async () => {

@@ -90,6 +90,7 @@ export async function startLocalStack(
     PAYROLL_DATA_DIR: dir,
     PAYROLL_HTTPS_PORT: '0',
     PAYROLL_HTTP_PORT: '0',
+    PAYROLL_SANDBOX_BANK_PORT: '0',
     // Tests poll; the rate-limit tests set their own small limits.
     PAYROLL_RATE_LIMIT_READ: '100000',
     PAYROLL_RATE_LIMIT_PAYROLL_WRITE: '100000',

@@ -30,7 +30,8 @@ export interface BankLinkServices extends ReturnServices {
   bankLinks: BankLinkRepository;
   /** Unwraps the link's password or key (encrypted like account numbers). */
   encryptor: FieldEncryptor;
-  connect: (target: SftpTarget) => Promise<BankTransport>;
+  /** Opens a session with the organization's bank: SFTP directly (local stack, tests), or a Transfer Family connector. */
+  connect: (target: SftpTarget, organizationId: string) => Promise<BankTransport>;
 }
 
 export interface PassOutcome {
@@ -59,7 +60,7 @@ export async function serveBankLink(s: BankLinkServices, orgId: string, link: Ba
       username: link.username,
       hostKeyFingerprint: link.host_key_fingerprint,
       ...(link.credential.kind === 'password' ? { password: secret } : { privateKey: secret }),
-    });
+    }, orgId);
   } catch (err) {
     outcome.failure =
       err instanceof HostKeyMismatchError

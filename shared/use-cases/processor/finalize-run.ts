@@ -3,7 +3,6 @@ import { deterministicTimedId } from '../../adapters/ids.js';
 import { buildNachaFile, entryDetailRecord, MAX_ENTRY_CENTS, traceNumber } from '../../adapters/nacha.js';
 import { objectKeys } from '../../adapters/object-store.js';
 import { inParallel } from '../../data/batch.js';
-import { paystubIdOf, type PaystubRecord } from '../../data/paystub-repository.js';
 import type { DisbursementFileRecord } from '../../data/disbursement-file-repository.js';
 import type { FundingRecord, PayrollRecord } from '../../data/payroll-repository.js';
 import { effectiveEntryDate } from '../../domain/banking-calendar.js';
@@ -11,9 +10,7 @@ import { disbursementDates, fileNumbering } from '../../domain/disbursement.js';
 import { centsToNumber } from '../../domain/money.js';
 import { endedWithoutPaying, mayTake, reachedBy } from '../../domain/payroll-lifecycle.js';
 import { fileRetentionDays } from '../../domain/settings.js';
-import { applyBankReport, readBankReport } from '../disbursement-returns.js';
 import { payrollEvent } from '../events.js';
-import { payrollEmployeeIds } from '../payroll-employee-ids.js';
 import { transitionWithEvents } from '../payroll-transitions.js';
 import { failRun, voidWrittenPaystubs } from './end-run.js';
 import { bankOf, type EngineServices, type EntriesFile, loadSubmission, type PendingEntry } from './services.js';
@@ -37,8 +34,8 @@ type ReadyRecord = PayrollRecord & {
 export async function finalizeRun(s: EngineServices, orgId: string, payrollId: string): Promise<void> {
   const record = await s.payrolls.get(orgId, payrollId);
   if (!record) return;
-  // A finalize delivered again after completion: the bank's returns may not be applied yet.
-  if (reachedBy(record.status, 'finish')) return applyBankReturns(s, record);
+  // A finalize delivered again after completion: nothing left to do (what the bank sends back comes by the bank link).
+  if (reachedBy(record.status, 'finish')) return;
   // After the run ended without completing (a failure whose voiding was cut short, a cancel): finish voiding.
   if (endedWithoutPaying(record.status)) {
     await voidWrittenPaystubs(s, record);
@@ -54,8 +51,6 @@ export async function finalizeRun(s: EngineServices, orgId: string, payrollId: s
   const disbursement = await writeFile(s, record);
   if (disbursement === undefined) return; // cancelled or failed meanwhile: nothing to release
   await finishRun(s, record, disbursement);
-  // Completed here, or ended by a cancel that came first (then nothing comes back from the bank).
-  await applyBankReturns(s, (await s.payrolls.get(orgId, payrollId))!);
 }
 
 function isReady(record: PayrollRecord): record is ReadyRecord {
@@ -252,24 +247,6 @@ async function entryRecords(
     },
   );
   return records;
-}
-
-/**
- * The deposits of a finished run its bank said would come back (recorded by its chunks), not returned yet: the
- * bank's return files for them are applied by the code that applies a bank's file (POST /v1/disbursement-returns).
- * Idempotent: applied again, it changes nothing (the finalize message may be delivered more than once).
- */
-async function applyBankReturns(s: EngineServices, record: PayrollRecord): Promise<void> {
-  if (!reachedBy(record.status, 'finish') || record.returned_employee_ids.size === 0 || !record.originator) return;
-  const employees = await payrollEmployeeIds(s.objects, record.organization_id, record.payroll_id);
-  const deposits: PaystubRecord[] = (
-    await s.paystubs.getMany(
-      employees.flatMap((id, i) => (record.returned_employee_ids.has(id) ? [paystubIdOf(record, i, id)] : [])),
-    )
-  ).filter((p) => p.payment.trace_number !== null && !p.payment.return);
-  if (deposits.length === 0) return;
-  for (const file of bankOf(s, record).returnFiles(record, deposits, () => s.deps.now()))
-    await applyBankReport(s, record.organization_id, readBankReport(file));
 }
 
 function disbursementSummary(d: PayrollRecord['disbursement']) {

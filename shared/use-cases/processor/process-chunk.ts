@@ -9,7 +9,7 @@ import { effectiveEntryDate } from '../../domain/banking-calendar.js';
 import { fileNumbering } from '../../domain/disbursement.js';
 import { endedWithoutPaying, mayTake } from '../../domain/payroll-lifecycle.js';
 import { deductionsTotal, netPay, type PayrollEntry } from '../../domain/payroll.js';
-import { bankOf, type ChunkFile, type EngineServices, type EntriesFile, type PendingEntry, step } from './services.js';
+import { type ChunkFile, type EngineServices, type EntriesFile, type PendingEntry, step } from './services.js';
 
 /** A run the chunk step may work on: planned and still able to finish. */
 type PlannedRecord = PayrollRecord & {
@@ -58,8 +58,6 @@ async function voidChunk(s: EngineServices, record: PayrollRecord, chunk: number
 interface ChunkWork {
   paystubs: PaystubRecord[];
   pending: PendingEntry[];
-  /** Employees whose deposit the bank said will come back. */
-  returned: string[];
 }
 
 async function writeChunk(s: EngineServices, record: PlannedRecord, chunk: number): Promise<void> {
@@ -70,7 +68,7 @@ async function writeChunk(s: EngineServices, record: PlannedRecord, chunk: numbe
     orgId,
     file.entries.map((e) => e.employee_id),
   );
-  const work: ChunkWork = { paystubs: [], pending: [], returned: [] };
+  const work: ChunkWork = { paystubs: [], pending: [] };
   for (const [i, entry] of file.entries.entries()) await addEntry(s, record, work, file.offset + i, entry, employees);
   await Promise.all([
     s.paystubs.putAll(work.paystubs),
@@ -78,7 +76,7 @@ async function writeChunk(s: EngineServices, record: PlannedRecord, chunk: numbe
       entries: work.pending,
     } satisfies EntriesFile),
   ]);
-  const updated = await s.payrolls.markChunkDone(orgId, payrollId, chunk, work.returned, s.deps.now().toISOString());
+  const updated = await s.payrolls.markChunkDone(orgId, payrollId, chunk, s.deps.now().toISOString());
   if (!updated) {
     // No longer processing, or a twin delivery of this message finished the chunk first (its paystubs are the
     // same items, written twice). Cancelled (or failed) while this chunk was written: the cancel voided what
@@ -113,7 +111,6 @@ async function addEntry(
   let trace: string | null = null;
   if (net > 0) {
     const accountNumber = await s.encryptor.decrypt(bank.account_number_ciphertext, record.organization_id);
-    if (bankOf(s, record).returnsDeposit(accountNumber)) work.returned.push(entry.employee_id);
     trace = traceNumber(odfi, sequence);
     const fields: Omit<NachaEntryInput, 'accountNumber'> = {
       routingNumber: bank.routing_number,
