@@ -261,6 +261,10 @@ describe('authorization matrix: dead tokens and another organization, against re
       (await as('GET', `/v1/payroll/${ids.payroll}`)).body.data.status === 'completed' ? true : undefined,
     );
     ids.file = (await as('GET', `/v1/payroll/${ids.payroll}`)).body.data.disbursement.file_id;
+    // The bank link delivers the file to the sandbox bank by itself; its acknowledgement is the owner's inbound file.
+    await eventually("the bank's acknowledgement", async () =>
+      (await as('GET', '/v1/bank-link/inbound-files')).body.data.inbound_files.length > 0 ? true : undefined,
+    );
     ids.paystub = await eventually(
       'its paystub',
       async () => (await as('GET', `/v1/paystubs?payroll_id=${ids.payroll}`)).body.data.paystubs[0]?.paystub_id,
@@ -329,9 +333,7 @@ describe('authorization matrix: dead tokens and another organization, against re
       const mine = await stack.request('GET', route.path, { token: owner.token });
       expect(mine.status).toBe(200);
       // A list (it pages) must show the owner something of its own, or its emptiness for the intruder would prove nothing.
-      // Inbound bank files exist only after a bank-link pass, which this stack does not run yet: the intruder's view is
-      // still checked, and test/integration/bank-link.test.ts shows an organization its own.
-      if ('next_page_token' in mine.body.data && route.id !== 'listInboundFiles')
+      if ('next_page_token' in mine.body.data)
         expect(
           ownerSecrets.some((s) => mine.text.includes(s)),
           'the owner sees its own items',
