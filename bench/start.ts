@@ -23,7 +23,13 @@ function timeStart(dir: string): Promise<{ total: number; stack: number }> {
     const started = performance.now();
     const child = spawn('npm', ['start', '--silent'], {
       cwd: ROOT,
-      env: { ...process.env, PAYROLL_DATA_DIR: dir, PAYROLL_HTTPS_PORT: '0', PAYROLL_HTTP_PORT: '0', PAYROLL_SANDBOX_BANK_PORT: '0' },
+      env: {
+        ...process.env,
+        PAYROLL_DATA_DIR: dir,
+        PAYROLL_HTTPS_PORT: '0',
+        PAYROLL_HTTP_PORT: '0',
+        PAYROLL_SANDBOX_BANK_PORT: '0',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });

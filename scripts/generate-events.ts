@@ -27,7 +27,7 @@ import { auditRecordSchema } from '../shared/schemas/audit.js';
  *   examples, its example body, and `Authorization: Bearer <token>` where the route needs a token (the harness
  *   fills `<token>` from `--token` or PAYROLL_TOKEN);
  * - `events/processor/start.json` and `events/deliverer/delivery.json`: SQS batches of one message each;
- * - `events/sweeper/scheduled.json`: the EventBridge schedule's event;
+ * - `events/sweeper/scheduled.json` and `events/bank-link/scheduled.json`: the schedules' events;
  * - `events/audit-ingest/subscription.json`: a CloudWatch Logs subscription delivery of one audit line.
  *
  * Everything is derived from the declarations and fixed constants, so the output is the same on every run;
@@ -292,6 +292,13 @@ export function sampleEvents(): SampleEvent[] {
       function: 'sweeper',
       name: 'scheduled',
       description: 'EventBridge: the five-minute schedule',
+      default: true,
+      event: scheduledEvent(),
+    },
+    {
+      function: 'bank-link',
+      name: 'scheduled',
+      description: 'EventBridge Scheduler: the one-minute schedule (the pass reads nothing from its event)',
       default: true,
       event: scheduledEvent(),
     },

@@ -3,7 +3,12 @@ import { constants } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SandboxBankEvent } from './events.js';
-import { readNacha, returnFileFor } from './nacha.js';
+import { type NachaReading, readNacha, returnFileFor } from './nacha.js';
+
+/** Decrypts a delivered `.pgp` file with the bank's own key. */
+export type Decrypt = (bytes: Buffer) => Promise<Buffer>;
+
+const PGP_SUFFIX = /\.pgp$/;
 
 const LEDGER = '.bank-ledger.json';
 /** Prefixes of the bank's unfinished writes: hidden from clients, removed at start. */
@@ -77,12 +82,18 @@ export class Account {
     readonly root: string,
     private readonly ledger: Map<string, LedgerEntry>,
     private readonly emit: (e: SandboxBankEvent) => void,
+    private readonly decrypt: Decrypt,
   ) {
     this.inbound = join(root, 'inbound');
     this.outbound = join(root, 'outbound');
   }
 
-  static async open(username: string, root: string, emit: (e: SandboxBankEvent) => void): Promise<Account> {
+  static async open(
+    username: string,
+    root: string,
+    emit: (e: SandboxBankEvent) => void,
+    decrypt: Decrypt,
+  ): Promise<Account> {
     await mkdir(join(root, 'inbound'), { recursive: true, mode: 0o700 });
     await mkdir(join(root, 'outbound'), { recursive: true, mode: 0o700 });
     await removeLeftovers(root);
@@ -94,7 +105,7 @@ export class Account {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
         throw new Error(`sandbox bank: cannot read ${join(root, LEDGER)}: ${(error as Error).message}`);
     }
-    const account = new Account(username, root, ledger, emit);
+    const account = new Account(username, root, ledger, emit, decrypt);
     // Finish what a stop cut short: files taken in but not answered, and files published but not yet recorded.
     for (const [name, entry] of ledger) if (entry.state === 'pending') account.accept(name);
     for (const entry of await readdir(account.inbound, { withFileTypes: true }))
@@ -159,12 +170,14 @@ export class Account {
       await this.save();
     }
     const receivedAt = new Date(entry.received_at);
-    const reading = readNacha(bytes);
+    // The acknowledgement names the file as delivered and hashes the bytes received, encrypted or not.
+    const reading = await this.read(name, bytes);
     const ack = [`ACK ${name} ${sha256}`];
     if (reading.ok) {
       const returns = returnFileFor(reading, receivedAt);
       if (returns !== undefined) {
-        const returnFile = `RET_${stamp(receivedAt)}_${name}`;
+        // Returns go back in clear: named after the file without `.pgp`, so the name does not claim otherwise.
+        const returnFile = `RET_${stamp(receivedAt)}_${name.replace(PGP_SUFFIX, '')}`;
         await writeAtomic(this.outbound, returnFile, returns);
         entry.return_file = returnFile;
       }
@@ -184,5 +197,20 @@ export class Account {
     await writeAtomic(this.outbound, `${name}.ack`, `${ack.join('\n')}\n`);
     entry.state = 'done';
     await this.save();
+  }
+
+  /** A `.pgp` file is decrypted with the bank's key first; one that does not decrypt is refused with the reason. */
+  private async read(name: string, bytes: Buffer): Promise<NachaReading> {
+    if (!PGP_SUFFIX.test(name)) return readNacha(bytes);
+    let plain: Buffer;
+    try {
+      plain = await this.decrypt(bytes);
+    } catch (error) {
+      const why = String((error as Error).message ?? error)
+        .replace(/\s+/g, ' ')
+        .slice(0, 200);
+      return { ok: false, reason: `cannot decrypt with the bank's PGP key: ${why}` };
+    }
+    return readNacha(plain);
   }
 }

@@ -2,7 +2,8 @@
  * The sandbox bank: a real SFTP server (ssh2's Server and its SFTP subsystem) over a folder on disk, standing in for
  * the bank the service delivers NACHA files to, locally and in tests. Each account has /inbound, where the
  * originator uploads, and /outbound, where the bank answers each delivered file with an acknowledgement and, for
- * entries to the magic account 000000000, an R03 return file.
+ * entries to the magic account 000000000, an R03 return file. A file named `*.pgp` is decrypted with the bank's own
+ * PGP key (pgpPublicKey) before it is read.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { once } from 'node:events';
@@ -14,6 +15,7 @@ import ssh2 from 'ssh2';
 import { Account } from './account.js';
 import type { SandboxBankEvent } from './events.js';
 import { loadOrCreateHostKey } from './host-key.js';
+import { loadOrCreatePgpKey } from './pgp-key.js';
 import { type SftpSession, serveSftp } from './sftp-session.js';
 
 export type { SandboxBankEvent } from './events.js';
@@ -40,6 +42,8 @@ export interface SandboxBank {
   port: number;
   /** 'SHA256:' + unpadded base64 of the SHA-256 of the host public key blob, as `ssh-keygen -lf` prints it. */
   hostKeyFingerprint: string;
+  /** The bank's armored OpenPGP public key: a delivered `*.pgp` file is decrypted with its private half. */
+  pgpPublicKey: string;
   /**
    * Adds (or replaces the password of) an SFTP account rooted at `<dataDir>/accounts/<username>/`, holding
    * `inbound/` (the originator's uploads) and `outbound/` (the bank's acknowledgements and returns).
@@ -59,6 +63,7 @@ export async function startSandboxBank(options: SandboxBankOptions): Promise<San
   const dataDir = resolve(options.dataDir);
   await mkdir(join(dataDir, 'accounts'), { recursive: true, mode: 0o700 });
   const hostKey = await loadOrCreateHostKey(dataDir);
+  const pgpKey = await loadOrCreatePgpKey(dataDir);
   const emit = (e: SandboxBankEvent) => {
     try {
       options.onEvent?.(e);
@@ -130,6 +135,7 @@ export async function startSandboxBank(options: SandboxBankOptions): Promise<San
   return {
     port: address.port,
     hostKeyFingerprint: hostKey.fingerprint,
+    pgpPublicKey: pgpKey.publicKey,
     async addAccount(username, password) {
       if (!USERNAME.test(username))
         throw new Error(`sandbox bank: username ${JSON.stringify(username)} is not allowed`);
@@ -137,7 +143,7 @@ export async function startSandboxBank(options: SandboxBankOptions): Promise<San
       if (stopping) throw new Error('sandbox bank: stopped');
       let opening = accounts.get(username);
       if (!opening) {
-        opening = Account.open(username, join(dataDir, 'accounts', username), emit);
+        opening = Account.open(username, join(dataDir, 'accounts', username), emit, pgpKey.decrypt);
         accounts.set(username, opening);
         opening.catch(() => accounts.delete(username));
       }

@@ -2991,6 +2991,10 @@ export type components = {
                  * @enum {string}
                  */
                 credential: "password" | "private_key";
+                /** @description The bank's OpenPGP public key (armored, not secret): files are encrypted to it and sent as `<file id>.ach.pgp`; `null`: sent as they are */
+                pgp_public_key: string | null;
+                /** @description The PGP key's fingerprint (hex, upper case), to compare with the one the bank gives */
+                pgp_key_fingerprint: string | null;
             } | null;
             /**
              * Format: date-time
@@ -7241,6 +7245,8 @@ export interface operations {
                         cutoff_time: string;
                         password?: string;
                         private_key?: string;
+                        /** @description The bank's OpenPGP public key (armored): every file is then encrypted to it and sent as `<file id>.ach.pgp`. `null` or absent: files are sent as they are */
+                        pgp_public_key?: string | null;
                     } | null;
                 };
             };

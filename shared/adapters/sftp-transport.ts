@@ -1,10 +1,13 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import SftpClient from 'ssh2-sftp-client';
+import { type BankHostOptions, checkBankHost } from './bank-host.js';
 
 /**
- * The bank's SFTP server, through `ssh2-sftp-client`: list a directory, upload, download. The host key is pinned: a
- * server whose key does not hash to the configured fingerprint is refused before any credential is sent, and the
- * connection fails with `HostKeyMismatchError`.
+ * The bank's SFTP server, through `ssh2-sftp-client`: list a directory, upload, download. The host is guarded like a
+ * webhook URL: resolved once, every address checked (production: public only), and the connection opened to the
+ * checked address, so a refused host fails with `BankHostRefusedError` before any packet is sent to it. The host key
+ * is pinned: a server whose key does not hash to the configured fingerprint is refused before any credential is
+ * sent, and the connection fails with `HostKeyMismatchError`.
  */
 
 export interface SftpTarget {
@@ -40,6 +43,16 @@ export class HostKeyMismatchError extends Error {
   }
 }
 
+export class BankHostRefusedError extends Error {
+  constructor(
+    readonly host: string,
+    readonly reason: string,
+  ) {
+    super(`The bank's host ${host} is refused: ${reason}`);
+    this.name = 'BankHostRefusedError';
+  }
+}
+
 /** The fingerprint of a host key blob, as `ssh-keygen -lf` prints it. */
 export function hostKeyFingerprint(blob: Buffer): string {
   return `SHA256:${createHash('sha256').update(blob).digest('base64').replace(/=+$/, '')}`;
@@ -47,12 +60,25 @@ export function hostKeyFingerprint(blob: Buffer): string {
 
 const CONNECT_TIMEOUT_MS = 10_000;
 
-export async function connectSftp(target: SftpTarget): Promise<BankTransport> {
+/** Opens sessions under `options`' host policy (tests and the local stack name theirs). */
+export function sftpConnector(options: BankHostOptions = {}): (target: SftpTarget) => Promise<BankTransport> {
+  return (target) => openSftp(target, options);
+}
+
+/** Opens a session under the deployment's host policy. */
+export const connectSftp = sftpConnector();
+
+async function openSftp(target: SftpTarget, options: BankHostOptions): Promise<BankTransport> {
+  const check = await checkBankHost(target.host, target.port, options);
+  if (!check.ok) throw new BankHostRefusedError(target.host, check.reason);
+  // The checked address itself, never the name again: ssh2 opens an IP literal without asking DNS.
+  const address = check.addresses[0];
+  if (address === undefined) throw new BankHostRefusedError(target.host, 'hostname did not resolve');
   const client = new SftpClient('bank-link');
   let presented: string | undefined;
   try {
     await client.connect({
-      host: target.host,
+      host: address,
       port: target.port,
       username: target.username,
       ...(target.password !== undefined && { password: target.password }),

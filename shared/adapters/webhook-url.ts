@@ -6,18 +6,18 @@
  * answer that changes between the check and the connect (rebinding) cannot steer the request inside the network.
  * node:http is used rather than fetch because fetch offers no way to choose the address it connects to.
  */
-import { lookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type Socket } from 'node:net';
 import { isLoopbackAddress, isPublicAddress } from '../domain/ip-ranges.js';
+import { checkOutboundHost, type HostPolicy, isSandboxLoopback, type Resolver } from './outbound-host.js';
 
-export type WebhookEnvironment = 'sandbox' | 'production';
+export type { Resolver } from './outbound-host.js';
+
+export type WebhookEnvironment = HostPolicy;
 
 /** `addresses` are the validated IPs, in the resolver's order; postWebhook connects to the first. */
 export type UrlCheck = { ok: true; url: URL; addresses: readonly string[] } | { ok: false; reason: string };
-
-export type Resolver = (hostname: string) => Promise<string[]>;
 
 export interface WebhookPostOptions {
   environment: WebhookEnvironment;
@@ -54,9 +54,6 @@ const RESERVED_HEADERS = new Set([
   'content-type',
 ]);
 
-const systemResolver: Resolver = async (hostname) =>
-  (await lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
-
 /**
  * Static checks plus DNS. Production: https only, no credentials, any port, and every address the name resolves
  * to (or the IP literal itself) must be public. Sandbox: the same, and additionally http or https to localhost,
@@ -66,7 +63,7 @@ const systemResolver: Resolver = async (hostname) =>
 export async function checkWebhookUrl(
   raw: string,
   environment: WebhookEnvironment,
-  resolve: Resolver = systemResolver,
+  resolve?: Resolver,
 ): Promise<UrlCheck> {
   if (raw.length > MAX_URL_LENGTH) return refuse(`URL is longer than ${MAX_URL_LENGTH} characters`);
   let url: URL;
@@ -82,41 +79,15 @@ export async function checkWebhookUrl(
   // The WHATWG parser has already turned 0x7f.1, 2130706433 and friends into dotted IPv4, and lower-cased the name.
   const host = bareHost(url.hostname);
   if (host === '') return refuse('URL has no host');
-  const literal = isIP(host) !== 0;
-  const localhost = isLocalhostName(host);
-  const sandboxLoopback = environment === 'sandbox' && ((literal && isLoopbackAddress(host)) || host === 'localhost');
-
-  if (url.protocol === 'http:' && !sandboxLoopback) {
+  if (url.protocol === 'http:' && !isSandboxLoopback(host, environment)) {
     return refuse(
       environment === 'production'
         ? 'production webhooks must use https'
         : 'http is only allowed to localhost in sandbox',
     );
   }
-  if (sandboxLoopback) {
-    const port = portOf(url);
-    if (reservedLoopbackPorts().has(port))
-      return refuse(`port ${port} on loopback is one of the stack's own services, not a webhook receiver`);
-    // "localhost" is pinned here instead of asked of DNS or /etc/hosts, so the sandbox exemption always means loopback.
-    return { ok: true, url, addresses: literal ? [host] : ['127.0.0.1', '::1'] };
-  }
-  if (literal)
-    return isPublicAddress(host) ? { ok: true, url, addresses: [host] } : refuse(`address ${host} is not public`);
-  if (localhost) return refuse('localhost is not allowed here');
-
-  let addresses: unknown;
-  try {
-    addresses = await resolve(host);
-  } catch {
-    return refuse('hostname did not resolve');
-  }
-  if (!Array.isArray(addresses) || addresses.length === 0) return refuse('hostname did not resolve');
-  // Every address, not just the first: the resolver's order is not ours to rely on, and a later retry might pick another.
-  // The offending address is not named, so the reason cannot be used to map the internal DNS.
-  if (!addresses.every((address) => typeof address === 'string' && isPublicAddress(address))) {
-    return refuse('hostname resolves to an address that is not public');
-  }
-  return { ok: true, url, addresses: addresses as string[] };
+  const check = await checkOutboundHost(host, portOf(url), environment, { service: 'a webhook receiver', resolve });
+  return check.ok ? { ok: true, url, addresses: check.addresses } : refuse(check.reason);
 }
 
 /**
@@ -340,39 +311,10 @@ function portOf(url: URL): number {
   return url.protocol === 'https:' ? 443 : 80;
 }
 
-/**
- * The ports the local stack itself listens on (its engines, its HTTPS and HTTP listeners), from
- * PAYROLL_RESERVED_LOOPBACK_PORTS (comma-separated; set by local/start.ts). A sandbox webhook may target loopback, but
- * not these: it would drive the stack's own engines and copy their answers into the event log. Read on every check,
- * registration and delivery alike, so ports the stack chose after the handlers loaded count too.
- */
-function reservedLoopbackPorts(): ReadonlySet<number> {
-  const raw = process.env.PAYROLL_RESERVED_LOOPBACK_PORTS ?? '';
-  const ports = new Set<number>();
-  for (const entry of raw.split(',')) {
-    if (entry.trim() === '') continue;
-    const port = Number(entry);
-    // A malformed list fails closed: the check throws, so registration errs and delivery fails.
-    if (!Number.isInteger(port) || port < 1 || port > 65_535)
-      throw new Error(`PAYROLL_RESERVED_LOOPBACK_PORTS must be comma-separated port numbers, got "${raw}"`);
-    ports.add(port);
-  }
-  // Deployed, a function's loopback holds Lambda's own Runtime API (AWS_LAMBDA_RUNTIME_API, e.g. 127.0.0.1:9001): a
-  // sandbox webhook aimed there would post into the function's own runtime.
-  const runtime = process.env.AWS_LAMBDA_RUNTIME_API;
-  if (runtime) ports.add(Number(/:(\d+)$/.exec(runtime)?.[1] ?? 80));
-  return ports;
-}
-
 function bareHost(hostname: string): string {
   const unbracketed = hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
   // "localhost." is the same name as "localhost"; without this the trailing dot would dodge the comparison.
   return unbracketed.endsWith('.') ? unbracketed.slice(0, -1) : unbracketed;
-}
-
-function isLocalhostName(host: string): boolean {
-  // RFC 6761: every *.localhost name is loopback, whatever a resolver might claim.
-  return host === 'localhost' || host.endsWith('.localhost');
 }
 
 function refuse(reason: string): UrlCheck {

@@ -4,6 +4,7 @@ import * as z from 'zod';
 import type { settingsView } from '../use-cases/settings.js';
 import { updateSettingsBody } from '../schemas/settings.js';
 import { ACH_CHARACTERS } from '../domain/ach-text.js';
+import { ARMORED_PUBLIC_KEY, MAX_PGP_PUBLIC_KEY_CHARS } from '../domain/bank-link.js';
 import {
   EXAMPLE_IDS,
   EXAMPLE_ORIGINATOR,
@@ -148,6 +149,16 @@ export const settings = z
           .regex(/^SHA256:[A-Za-z0-9+/]{43}$/),
         cutoff_time: z.string().max(5).regex(TIME_OF_DAY),
         credential: z.enum(['password', 'private_key']).meta({ description: 'Which secret is kept (never answered)' }),
+        pgp_public_key: z.string().max(MAX_PGP_PUBLIC_KEY_CHARS).regex(ARMORED_PUBLIC_KEY).nullable().meta({
+          description:
+            "The bank's OpenPGP public key (armored, not secret): files are encrypted to it and sent as `<file id>.ach.pgp`; `null`: sent as they are",
+        }),
+        pgp_key_fingerprint: z
+          .string()
+          .max(64)
+          .regex(/^[0-9A-F]{40,64}$/)
+          .nullable()
+          .meta({ description: "The PGP key's fingerprint (hex, upper case), to compare with the one the bank gives" }),
       })
       .nullable()
       .meta({

@@ -56,6 +56,8 @@ export const settingsItem = z.object({
       host_key_fingerprint: z.string(),
       cutoff_time: z.string(),
       credential: z.object({ kind: z.enum(['password', 'private_key']), ciphertext: z.string() }),
+      pgp_public_key: z.string().nullable().optional(),
+      pgp_key_fingerprint: z.string().nullable().optional(),
     })
     .nullable()
     .optional(),

@@ -21,6 +21,13 @@ export function isRemoteDirectory(path: string): boolean {
 export const REMOTE_HOST =
   /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 
+/** The most a bank's armored PGP public key may hold (a 4096-bit RSA key with a few user ids is about 3 KB). */
+export const MAX_PGP_PUBLIC_KEY_CHARS = 20_000;
+
+/** The shape of an armored OpenPGP public key block; the key itself is read by the PGP adapter. */
+export const ARMORED_PUBLIC_KEY =
+  /^\s*-----BEGIN PGP PUBLIC KEY BLOCK-----\r?\n[\s\S]+\r?\n-----END PGP PUBLIC KEY BLOCK-----\s*$/;
+
 export interface BankLink {
   host: string;
   port: number;
@@ -33,14 +40,24 @@ export interface BankLink {
   /** `HH:MM`, New York time: a file must be at the bank by its `release_by` day at this time. */
   cutoff_time: string;
   credential: { kind: 'password' | 'private_key'; ciphertext: string };
+  /** The bank's armored OpenPGP public key: when set, every file is encrypted to it before it is sent. Not secret. */
+  pgp_public_key?: string | null;
+  /** Its fingerprint (hex, upper case), read when the key was set. */
+  pgp_key_fingerprint?: string | null;
 }
 
-/** The name a file has on the bank's server: its id, so a remote listing tells whether it was already sent. */
-export const remoteNameOf = (fileId: string) => `${fileId}.ach`;
+/** Whether files are encrypted to the bank's PGP key before they are sent. */
+export const encryptsFiles = (link: Pick<BankLink, 'pgp_public_key'>): boolean => !!link.pgp_public_key;
 
-/** The file a remote name is, if it is one of ours. */
+/**
+ * The name a file has on the bank's server: its id, so a remote listing tells whether it was already sent; `.ach.pgp`
+ * when it is sent encrypted to the bank's PGP key.
+ */
+export const remoteNameOf = (fileId: string, encrypted = false) => `${fileId}.ach${encrypted ? '.pgp' : ''}`;
+
+/** The file a remote name is (`<id>.ach` or `<id>.ach.pgp`), if it is one of ours. */
 export function fileIdOfRemoteName(name: string): string | undefined {
-  const m = /^(file_[0-9a-hjkmnp-tv-z]{26})\.ach$/.exec(name);
+  const m = /^(file_[0-9a-hjkmnp-tv-z]{26})\.ach(?:\.pgp)?$/.exec(name);
   return m?.[1];
 }
 

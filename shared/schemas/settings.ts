@@ -2,7 +2,13 @@ import { TIME_OF_DAY } from '../domain/banking-calendar.js';
 import * as z from 'zod';
 import { MAX_ENTRY_CENTS, MAX_TOTAL_CENTS } from '../domain/disbursement.js';
 import { formatCents } from '../domain/money.js';
-import { HOST_KEY_FINGERPRINT, isRemoteDirectory, REMOTE_HOST } from '../domain/bank-link.js';
+import {
+  ARMORED_PUBLIC_KEY,
+  HOST_KEY_FINGERPRINT,
+  isRemoteDirectory,
+  MAX_PGP_PUBLIC_KEY_CHARS,
+  REMOTE_HOST,
+} from '../domain/bank-link.js';
 import { APPROVAL_MODES, DEFAULT_FILE_RETENTION_DAYS, MAX_FILE_RETENTION_DAYS } from '../domain/settings.js';
 import { money, moneyForms, text } from './common.js';
 import { bankAccountInput } from './employee.js';
@@ -32,6 +38,22 @@ const remoteDirectory = z
   .max(201)
   .refine(isRemoteDirectory, { message: 'An absolute directory: `/`, then letters, digits, `.`, `_`, `-` and `/`' })
   .meta({ pattern: '^/[A-Za-z0-9._/-]*$' });
+
+/**
+ * The bank's OpenPGP public key, as armored text. Only its shape is checked here (schemas are synchronous); the key
+ * itself is read where the settings are written (shared/use-cases/settings.ts).
+ */
+const pgpPublicKey = z
+  .string()
+  .max(MAX_PGP_PUBLIC_KEY_CHARS)
+  .regex(ARMORED_PUBLIC_KEY, {
+    message:
+      'An armored OpenPGP public key: `-----BEGIN PGP PUBLIC KEY BLOCK-----` … `-----END PGP PUBLIC KEY BLOCK-----`',
+  })
+  .meta({
+    description:
+      "The bank's OpenPGP public key (armored): every file is then encrypted to it and sent as `<file id>.ach.pgp`. `null` or absent: files are sent as they are",
+  });
 
 /** The bank's SFTP server; the password or private key is write-only (never answered). */
 export const bankLinkInput = z
@@ -63,6 +85,7 @@ export const bankLinkInput = z
         message: 'A private key in PEM or OpenSSH form',
       })
       .optional(),
+    pgp_public_key: pgpPublicKey.nullable().optional(),
   })
   .refine((l) => (l.password === undefined) !== (l.private_key === undefined), {
     message: 'Give exactly one of `password` and `private_key`',

@@ -1,6 +1,11 @@
 import { isConditionalCheckFailure } from '../data/item.js';
 import type { FundingHold, OrganizationRepository } from '../data/organization-repository.js';
-import { ConcurrentModificationError, NotFoundError } from '../domain/errors.js';
+import {
+  ConcurrentModificationError,
+  InvalidRequestError,
+  NotFoundError,
+  type ProblemDetail,
+} from '../domain/errors.js';
 import { centsToNumber, formatCents, parseMoney } from '../domain/money.js';
 import {
   approvalCutoffTime,
@@ -14,6 +19,8 @@ import {
 import type { UpdateSettingsInput } from '../schemas/settings.js';
 import type { Deps } from '../adapters/clock.js';
 import type { FieldEncryptor } from '../adapters/envelope-encryption.js';
+import { readBankPublicKey } from '../adapters/pgp.js';
+import { type BankHostOptions, bankHostPolicy, checkBankHost } from '../adapters/bank-host.js';
 
 const moneyNumber = (text: string) => {
   const parsed = parseMoney(text);
@@ -50,6 +57,8 @@ export function settingsView(s: OrganizationSettings, environment: Environment, 
           host_key_fingerprint: s.bank_link.host_key_fingerprint,
           cutoff_time: s.bank_link.cutoff_time,
           credential: s.bank_link.credential.kind,
+          pgp_public_key: s.bank_link.pgp_public_key ?? null,
+          pgp_key_fingerprint: s.bank_link.pgp_key_fingerprint ?? null,
         }
       : null,
     updated_at: s.updated_at,
@@ -65,14 +74,48 @@ export async function loadSettings(
   return settings;
 }
 
-/** Read, merge, write on the condition nobody wrote in between; on a lost race read again and re-apply. */
+type BankLinkInput = NonNullable<UpdateSettingsInput['bank_link']>;
+
+/**
+ * What the schema cannot check synchronously: the host, guarded like a webhook URL (production: a name resolving to
+ * public addresses only; a sandbox stack may also use loopback, and a name its resolver does not know yet, since every
+ * connection checks again), and the PGP key, read as the link will use it. The key's fingerprint when there is one.
+ */
+async function checkBankLink(
+  s: { deps: Deps; bankHost?: BankHostOptions },
+  input: BankLinkInput,
+): Promise<{ pgpKeyFingerprint: string | null }> {
+  const problems: ProblemDetail[] = [];
+  const host = await checkBankHost(input.host, input.port, s.bankHost);
+  if (!host.ok && !(host.unresolved && bankHostPolicy(s.bankHost) === 'sandbox'))
+    problems.push({ field: 'bank_link.host', code: 'unsafe_host', message: host.reason });
+  let pgpKeyFingerprint: string | null = null;
+  if (input.pgp_public_key) {
+    const key = await readBankPublicKey(input.pgp_public_key, s.deps.now());
+    if (key.ok) pgpKeyFingerprint = key.fingerprint;
+    else problems.push({ field: 'bank_link.pgp_public_key', code: 'invalid_pgp_key', message: key.reason });
+  }
+  if (problems.length > 0) throw new InvalidRequestError(problems);
+  return { pgpKeyFingerprint };
+}
+
+/**
+ * Read, merge, write on the condition nobody wrote in between; on a lost race read again and re-apply. `bankHost`:
+ * the host policy a bank link is checked under (by default the deployment's, as for webhook URLs).
+ */
 export async function updateSettings(
-  s: { organizations: OrganizationRepository; deps: Deps; encryptor: FieldEncryptor },
+  s: {
+    organizations: OrganizationRepository;
+    deps: Deps;
+    encryptor: FieldEncryptor;
+    bankHost?: BankHostOptions;
+  },
   caller: { organizationId: string; environment: Environment },
   patch: UpdateSettingsInput,
 ): Promise<OrganizationSettings> {
   const { organizations, deps } = s;
   const orgId = caller.organizationId;
+  const linkChecked = patch.bank_link ? await checkBankLink(s, patch.bank_link) : undefined;
   // Encrypted once, outside the retry loop: the same ciphertext is written whichever attempt wins.
   const funding = patch.funding_account && {
     routing_number: patch.funding_account.routing_number,
@@ -92,6 +135,9 @@ export async function updateSettings(
     credential: patch.bank_link.password
       ? { kind: 'password' as const, ciphertext: await s.encryptor.encrypt(patch.bank_link.password, orgId) }
       : { kind: 'private_key' as const, ciphertext: await s.encryptor.encrypt(patch.bank_link.private_key!, orgId) },
+    // The link is given whole each time: a key left out is a key removed.
+    pgp_public_key: patch.bank_link.pgp_public_key ?? null,
+    pgp_key_fingerprint: linkChecked?.pgpKeyFingerprint ?? null,
   };
   const set = new Set(Object.keys(patch.originator ?? {}) as OriginatorField[]);
   for (let attempt = 0; attempt < 5; attempt++) {

@@ -35,7 +35,10 @@ afterAll(async () => {
 
 describe('the bank link settings', () => {
   it('validates the link, keeps the password write-only, and answers the link status and inbound files', async () => {
-    const { token } = await stack.createOrganization('Bank Link Co');
+    // An organization with no link yet (the admin CLI links sandbox organizations to the sandbox bank unless told not to).
+    const created = await stack.admin('org', 'create', '--name', 'Bank Link Co', '--without-bank-link', '--json');
+    const { token } = JSON.parse(created.stdout) as { token: string };
+    expect((await typedClient(stack, token).GET('/v1/settings')).data!.data.bank_link).toBeNull();
     const api = typedClient(stack, token);
     const fieldsOf = (details: { field?: string }[]) => new Set(details.map((d) => d.field));
     const bad = await api.PATCH('/v1/settings', {
@@ -63,10 +66,20 @@ describe('the bank link settings', () => {
     const secret = 'correct horse battery staple';
     const set = await api.PATCH('/v1/settings', { body: { bank_link: { ...LINK, password: secret } } });
     expect(set.response.status, asReceived(set.response).text).toBe(200);
-    expect(set.data!.data.bank_link).toEqual({ ...LINK, credential: 'password' });
+    expect(set.data!.data.bank_link).toEqual({
+      ...LINK,
+      credential: 'password',
+      pgp_public_key: null,
+      pgp_key_fingerprint: null,
+    });
     expect(asReceived(set.response).text).not.toContain(secret);
     const read = await api.GET('/v1/settings');
-    expect(read.data!.data.bank_link).toEqual({ ...LINK, credential: 'password' });
+    expect(read.data!.data.bank_link).toEqual({
+      ...LINK,
+      credential: 'password',
+      pgp_public_key: null,
+      pgp_key_fingerprint: null,
+    });
     expect(asReceived(read.response).text).not.toContain(secret);
 
     const status = await api.GET('/v1/bank-link');

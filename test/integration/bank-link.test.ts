@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SandboxBank, startSandboxBank } from '../../local/sandbox-bank/index.js';
 import { productionBank } from '../../shared/adapters/bank.js';
 import type { FieldEncryptor } from '../../shared/adapters/envelope-encryption.js';
-import { type BankTransport, connectSftp } from '../../shared/adapters/sftp-transport.js';
+import { type BankTransport, sftpConnector } from '../../shared/adapters/sftp-transport.js';
 import { BankLinkRepository } from '../../shared/data/bank-link-repository.js';
 import type { PaystubRecord } from '../../shared/data/paystub-repository.js';
 import { remoteNameOf } from '../../shared/domain/bank-link.js';
@@ -26,6 +26,9 @@ const MAGIC = '000000000';
 const iso = (d: Date) => d.toISOString().slice(0, 10);
 let bank: SandboxBank;
 let bankDir: string;
+/** The sandbox bank listens on loopback: reachable under the sandbox host policy only, as on a local stack. */
+const bankHost = { policy: 'sandbox' } as const;
+const connectSftp = sftpConnector(bankHost);
 let accounts = 0;
 
 beforeAll(async () => {
@@ -39,7 +42,11 @@ afterAll(async () => {
 });
 
 /** A world whose processor simulates nothing (the bank answers by files), linked to its own account at the bank. */
-async function linkedWorld(accountNumber: (i: number) => string, fingerprint = bank.hostKeyFingerprint) {
+async function linkedWorld(
+  accountNumber: (i: number) => string,
+  fingerprint = bank.hostKeyFingerprint,
+  pgpPublicKey?: string,
+) {
   const world = await payrollWorld(3, { accountNumber });
   const services = { ...world.services, banks: { sandbox: productionBank, production: productionBank } };
   const orgId = world.org.organization_id;
@@ -47,7 +54,7 @@ async function linkedWorld(accountNumber: (i: number) => string, fingerprint = b
   const password = `secret-${username}`;
   const account = await bank.addAccount(username, password);
   await updateSettings(
-    { ...services, encryptor: services.encryptor },
+    { ...services, encryptor: services.encryptor, bankHost },
     { organizationId: orgId, environment: 'sandbox' },
     {
       bank_link: {
@@ -59,6 +66,7 @@ async function linkedWorld(accountNumber: (i: number) => string, fingerprint = b
         host_key_fingerprint: fingerprint,
         cutoff_time: '15:00',
         password,
+        ...(pgpPublicKey && { pgp_public_key: pgpPublicKey }),
       },
     },
   );
@@ -166,6 +174,51 @@ describe('the bank link', () => {
     const marked = (await world.services.disbursementFiles.get(orgId, fileId))!;
     expect(['transmitted', 'acknowledged']).toContain(marked.status);
     expect(marked.transmitted_at).not.toBeNull();
+  });
+
+  it("encrypts to the bank's PGP key: the bank decrypts and acknowledges the bytes it holds, also after a crash between upload and mark", async () => {
+    const { world, orgId, link, username, linkServices } = await linkedWorld(
+      (i) => `7500${i}123`,
+      bank.hostKeyFingerprint,
+      bank.pgpPublicKey,
+    );
+    expect(link.pgp_key_fingerprint).toMatch(/^[0-9A-F]{40,64}$/);
+    const { payrollId } = await completedRun(world);
+    const fileId = (await world.services.payrolls.get(orgId, payrollId))!.disbursement!.file_id!;
+    const crashing: BankLinkServices = {
+      ...linkServices,
+      connect: async (target) => {
+        const transport = await connectSftp(target);
+        return {
+          ...transport,
+          put: async (dir, name, bytes) => {
+            await transport.put(dir, name, bytes);
+            await transport.end();
+            throw new Error('Task timed out after the upload');
+          },
+        } satisfies BankTransport;
+      },
+    };
+    expect((await serveBankLink(crashing, orgId, link)).failure).toMatch(/timed out/);
+    const name = remoteNameOf(fileId, true);
+    const held = await readFile(join(bankDir, 'accounts', username, 'inbound', name));
+    // Not the file in the clear: an OpenPGP message (binary packets), which the bank can open.
+    const plain = await openListedFile(world.services, (await world.services.disbursementFiles.get(orgId, fileId))!);
+    expect(held.toString('latin1')).not.toContain(plain.slice(0, 94));
+    expect(held[0]! & 0x80).toBe(0x80);
+
+    await passUntil(
+      linkServices,
+      orgId,
+      link,
+      async () => (await world.services.disbursementFiles.get(orgId, fileId))!.status === 'acknowledged',
+    );
+    const file = (await world.services.disbursementFiles.get(orgId, fileId))!;
+    expect(file.remote_name).toBe(name);
+    const inbound = (await linkServices.bankLinks.listInbound(orgId, 10)).items;
+    expect(inbound).toEqual([
+      expect.objectContaining({ kind: 'acknowledgement', outcome: 'acknowledged', file_id: fileId }),
+    ]);
   });
 
   it('a return file whose record was lost is applied again as already applied: each return counts once', async () => {

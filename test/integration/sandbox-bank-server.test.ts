@@ -4,18 +4,20 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import * as openpgp from 'openpgp';
 import ssh2 from 'ssh2';
 import SftpClient from 'ssh2-sftp-client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type SandboxBank, type SandboxBankEvent, startSandboxBank } from '../../local/sandbox-bank/index.js';
 import { buildNachaFile, entryDetailRecord } from '../../shared/adapters/nacha.js';
+import { encryptForBank, readBankPublicKey } from '../../shared/adapters/pgp.js';
 import { parseReturnFile } from '../../shared/adapters/nacha-returns.js';
 import type { Originator } from '../../shared/domain/settings.js';
 
 /*
  * The sandbox bank as the service meets it: over real SFTP (ssh2-sftp-client), pinning the host key, delivering a
- * NACHA file written by the service's own writer, and reading back what the bank answers with the service's own
- * return-file reader.
+ * NACHA file written by the service's own writer (in clear, or encrypted to the bank's PGP key), and reading back
+ * what the bank answers with the service's own return-file reader.
  */
 
 const USER = 'acme';
@@ -296,6 +298,7 @@ describe('the sandbox bank over SFTP', () => {
 
   it('after a restart on the same folder: the same host key, and no file answered twice', async () => {
     const fingerprint = bank.hostKeyFingerprint;
+    const pgpPublicKey = bank.pgpPublicKey;
     const before = await connect();
     const outboundBefore = await before.list('/outbound');
     await bank.stop();
@@ -304,6 +307,7 @@ describe('the sandbox bank over SFTP', () => {
 
     await start();
     expect(bank.hostKeyFingerprint).toBe(fingerprint);
+    expect(bank.pgpPublicKey).toBe(pgpPublicKey);
     const client = await connect();
     // Files are answered in the order they arrive: once the next file's answer is there, any repeat would be too.
     const next = payrollFile(10);
@@ -383,5 +387,60 @@ describe('the sandbox bank over SFTP', () => {
     await client.put(Buffer.from(payrollFile(20).content), '/inbound/HALF.ach');
     await outboundOnceItHas(client, 'HALF.ach.ack');
     expect(await download(client, '/outbound/HALF.ach.ack')).toMatch(/\nACCEPTED\n$/);
+  });
+
+  it('a file encrypted to its PGP key (`.ach.pgp`) is decrypted, read and acknowledged under the name delivered', async () => {
+    // What the half upload before this left: not this test's concern.
+    events.length = 0;
+    const reading = await readBankPublicKey(bank.pgpPublicKey);
+    expect(reading).toMatchObject({ ok: true });
+    const client = await connect();
+    const file = payrollFile(50);
+    const encrypted = await encryptForBank(Buffer.from(file.content, 'ascii'), bank.pgpPublicKey);
+    const name = 'PAYROLL_20260313_C.ach.pgp';
+    await client.put(encrypted, `/inbound/${name}`);
+    const names = await outboundOnceItHas(client, `${name}.ack`);
+    // The hash is of the bytes received (the encrypted file), as the service hashes what it sends.
+    expect(await download(client, `/outbound/${name}.ack`)).toBe(
+      [
+        `ACK ${name} ${createHash('sha256').update(encrypted).digest('hex')}`,
+        'ENTRIES 3',
+        `TOTAL_DEBIT_CENTS ${file.control.totalDebitCents}`,
+        `TOTAL_CREDIT_CENTS ${file.control.totalCreditCents}`,
+        'ACCEPTED',
+        '',
+      ].join('\n'),
+    );
+    // The return of the magic account comes back in clear, named after the file without `.pgp`.
+    const returnFile = names.find((n) => n.startsWith('RET_') && n.endsWith('_PAYROLL_20260313_C.ach'));
+    expect(returnFile).toBeDefined();
+    const returned = parseReturnFile(await download(client, `/outbound/${returnFile}`));
+    expect(returned.ok && returned.items.map((i) => [i.trace_number, i.code])).toEqual([[`${ODFI8}0000050`, 'R03']]);
+    expect(events).toEqual([]);
+  });
+
+  it('a `.pgp` file it cannot decrypt (another key, or not PGP at all) is acknowledged as REJECTED with the reason', async () => {
+    const client = await connect();
+    const other = await openpgp.generateKey({ type: 'curve25519', userIDs: [{ name: 'Another bank' }] });
+    const wrongKey = await encryptForBank(Buffer.from(payrollFile(60).content, 'ascii'), other.publicKey);
+    await client.put(wrongKey, '/inbound/WRONG_KEY.ach.pgp');
+    await client.put(Buffer.from(payrollFile(70).content, 'ascii'), '/inbound/CLEAR.ach.pgp');
+    await outboundOnceItHas(client, 'CLEAR.ach.pgp.ack');
+    for (const [name, bytes] of [
+      ['WRONG_KEY.ach.pgp', wrongKey],
+      ['CLEAR.ach.pgp', Buffer.from(payrollFile(70).content, 'ascii')],
+    ] as const) {
+      const ack = (await download(client, `/outbound/${name}.ack`)).split('\n');
+      expect(ack[0]).toBe(`ACK ${name} ${createHash('sha256').update(bytes).digest('hex')}`);
+      expect(ack[1]).toMatch(/^REJECTED cannot decrypt with the bank's PGP key: \S/);
+      expect(ack).not.toContain('ACCEPTED');
+    }
+    // Nothing was read from them: no return file.
+    expect((await client.list('/outbound')).some((f) => /_(WRONG_KEY|CLEAR)\.ach/.test(f.name))).toBe(false);
+    expect(events.map((e) => [e.type, 'file' in e && e.file])).toEqual([
+      ['file-rejected', 'WRONG_KEY.ach.pgp'],
+      ['file-rejected', 'CLEAR.ach.pgp'],
+    ]);
+    events.length = 0;
   });
 });

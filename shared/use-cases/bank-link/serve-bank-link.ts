@@ -1,12 +1,19 @@
 import { createHash } from 'node:crypto';
 import type { FieldEncryptor } from '../../adapters/envelope-encryption.js';
-import { type BankTransport, HostKeyMismatchError, type SftpTarget } from '../../adapters/sftp-transport.js';
+import { encryptForBank } from '../../adapters/pgp.js';
+import {
+  BankHostRefusedError,
+  type BankTransport,
+  HostKeyMismatchError,
+  type SftpTarget,
+} from '../../adapters/sftp-transport.js';
 import type { BankLinkRepository } from '../../data/bank-link-repository.js';
 import type { DisbursementFileRecord } from '../../data/disbursement-file-repository.js';
 import type { NewEvent } from '../../data/event-repository.js';
 import {
   ACKNOWLEDGE_WITHIN_MS,
   type BankLink,
+  encryptsFiles,
   fileIdOfRemoteName,
   readAcknowledgement,
   remoteNameOf,
@@ -54,18 +61,23 @@ export async function serveBankLink(s: BankLinkServices, orgId: string, link: Ba
   let transport: BankTransport;
   try {
     const secret = await s.encryptor.decrypt(link.credential.ciphertext, orgId);
-    transport = await s.connect({
-      host: link.host,
-      port: link.port,
-      username: link.username,
-      hostKeyFingerprint: link.host_key_fingerprint,
-      ...(link.credential.kind === 'password' ? { password: secret } : { privateKey: secret }),
-    }, orgId);
+    transport = await s.connect(
+      {
+        host: link.host,
+        port: link.port,
+        username: link.username,
+        hostKeyFingerprint: link.host_key_fingerprint,
+        ...(link.credential.kind === 'password' ? { password: secret } : { privateKey: secret }),
+      },
+      orgId,
+    );
   } catch (err) {
     outcome.failure =
       err instanceof HostKeyMismatchError
         ? `host_key_mismatch: the server presented ${err.presented}, not the pinned ${link.host_key_fingerprint}; nothing was sent`
-        : `connection_failed: ${(err as Error).message}`.slice(0, 500);
+        : err instanceof BankHostRefusedError
+          ? `host_refused: ${err.message}; nothing was sent`.slice(0, 500)
+          : `connection_failed: ${(err as Error).message}`.slice(0, 500);
     await s.bankLinks.putStatus(orgId, { state: 'failing', reason: outcome.failure, checked_at: now() });
     await raiseLate(s, orgId, link, open, outcome);
     return outcome;
@@ -94,16 +106,28 @@ async function deliver(
 ): Promise<void> {
   const ready = open.filter((f) => f.status === 'ready');
   if (ready.length === 0) return;
-  // What is on the server already: an upload that landed before a crash is not sent a second time.
+  // What is on the server already: an upload that landed before a crash is not sent a second time (under either
+  // name: the bank's PGP key may have been set or removed since).
   const there = new Set((await transport.list(link.remote_inbound_dir)).map((f) => f.name));
+  const encrypted = encryptsFiles(link);
   for (const file of ready.sort((a, b) => a.file_id.localeCompare(b.file_id))) {
-    const name = remoteNameOf(file.file_id);
     // Read again just before sending: a file withdrawn since it was listed is never sent.
     const fresh = await s.disbursementFiles.get(orgId, file.file_id);
     if (fresh?.status !== 'ready') continue;
-    const bytes = Buffer.from(await openListedFile(s, fresh), 'ascii');
-    if (there.has(name)) outcome.foundSent.push(file.file_id);
-    else {
+    const landed = [remoteNameOf(file.file_id, encrypted), remoteNameOf(file.file_id, !encrypted)].find((n) =>
+      there.has(n),
+    );
+    let name: string;
+    let bytes: Buffer;
+    if (landed !== undefined) {
+      // Its acknowledgement hashes the bytes the bank holds (an encryption is never the same twice): read them back.
+      name = landed;
+      bytes = await transport.get(link.remote_inbound_dir, landed);
+      outcome.foundSent.push(file.file_id);
+    } else {
+      name = remoteNameOf(file.file_id, encrypted);
+      const plain = Buffer.from(await openListedFile(s, fresh), 'ascii');
+      bytes = encrypted ? await encryptForBank(plain, link.pgp_public_key!) : plain;
       await transport.put(link.remote_inbound_dir, name, bytes);
       outcome.sent.push(file.file_id);
     }
