@@ -4,7 +4,7 @@ import { fileSealer } from '../../shared/adapters/file-sealer.js';
 import { logger } from '../../shared/adapters/logger.js';
 import { defaultObjectStore } from '../../shared/adapters/object-store.js';
 import { observe } from '../../shared/adapters/observability.js';
-import { connectSftp } from '../../shared/adapters/sftp-transport.js';
+import { bankTransport } from '../../shared/adapters/bank-transport.js';
 import { BankLinkRepository } from '../../shared/data/bank-link-repository.js';
 import { inParallel } from '../../shared/data/batch.js';
 import { DisbursementFileRepository } from '../../shared/data/disbursement-file-repository.js';
@@ -38,7 +38,7 @@ export const services: BankLinkServices = {
   encryptor: fieldEncryptor('bank-account'),
   transactions: new Transactions(table),
   bankLinks: new BankLinkRepository(table),
-  connect: connectSftp,
+  connect: bankTransport(),
 };
 
 /** Organizations served at once: each pass is one SFTP session. */
