@@ -57,9 +57,11 @@ export class MoneyBackWrites {
         Key: keys.payroll(run.organization_id, run.payroll_id),
         UpdateExpression:
           'SET funding.#status = :redebiting, funding.redebits = list_append(funding.redebits, :redebit), funding.outstanding_trace = :trace, funding.outstanding_amount = :amount',
-        ConditionExpression: 'funding.#status = :returned AND size(funding.redebits) = :count',
+        // A completed run only: a cancelled one's file is withdrawn, and nothing is asked again for it.
+        ConditionExpression: '#status = :completed AND funding.#status = :returned AND size(funding.redebits) = :count',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
+          ':completed': 'completed',
           ':redebiting': 'redebit_scheduled',
           ':redebit': [redebit],
           ':trace': redebit.trace_number,

@@ -449,7 +449,15 @@ export class PayrollRepository {
       values[':gsi2sk'] = `${at}#${record.payroll_id}`;
       update = update.replace('SET ', 'SET GSI2PK = :gsi2pk, GSI2SK = :gsi2sk, ');
     }
-    const condition = `#status IN (${sources.map((_, i) => `:from${i}`).join(', ')})`;
+    let condition = `#status IN (${sources.map((_, i) => `:from${i}`).join(', ')})`;
+    if (move.withdrawFile) {
+      // A file some money came back through (a reversal, a re-debit) is never withdrawn: those files are live. In the
+      // write itself, so a reversal committed since the caller read the run cannot slip past.
+      condition +=
+        ' AND (attribute_not_exists(reversals_count) OR reversals_count = :none)' +
+        ' AND (attribute_not_exists(funding.redebits) OR size(funding.redebits) = :none)';
+      values[':none'] = 0;
+    }
     const key = keys.payroll(record.organization_id, record.payroll_id);
     const alsoWrite = [...(options.alsoWrite ?? [])];
     // A listed file is marked withdrawn with its run: it must never reach a bank.

@@ -25,8 +25,7 @@ export async function cancelPayroll(
   if (record.status === 'cancelled') return refuseAgain(s, record);
   if (!allowed.ok) throw new PayrollNotCancellableError(record.status);
   // Money already came back or was asked again for this run: withdrawing its file would leave those files live.
-  if (record.reversals_count > 0 || (record.funding?.redebits.length ?? 0) > 0)
-    throw new PayrollNotCancellableError(record.status, 'it has reversals or re-debits');
+  if (hasMoneyBack(record)) throw new PayrollNotCancellableError(record.status, 'it has reversals or re-debits');
   const cancelled = await transitionWithEvents(s, record, 'cancel', {
     reason: environment === 'sandbox' ? 'Cancelled through the API (sandbox)' : 'Cancelled before approval',
     alsoWrite: s.payrolls.windowRelease(record),
@@ -38,11 +37,17 @@ export async function cancelPayroll(
     if (now.status === 'cancelled') return refuseAgain(s, now);
     const again = transition(now.status, 'cancel', { environment });
     if (!again.ok && again.reason === 'sandbox_only') throw new SandboxOnlyError();
+    // A reversal or re-debit written between the read and the cancel's write: the write refused the cancel.
+    if (hasMoneyBack(now)) throw new PayrollNotCancellableError(now.status, 'it has reversals or re-debits');
     throw new PayrollNotCancellableError(now.status);
   }
   await voidAndRecord(s, now);
   return now;
 }
+
+/** Money already came back or was asked again through the run's file: the same rule its conditional write holds. */
+const hasMoneyBack = (record: PayrollRecord) =>
+  record.reversals_count > 0 || (record.funding?.redebits.length ?? 0) > 0;
 
 type Services = Parameters<typeof voidWrittenPaystubs>[0] & Pick<ProcessorServices, 'payrolls' | 'deps'>;
 

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { Transactions } from '../../shared/data/item.js';
 import type { PaystubRecord } from '../../shared/data/paystub-repository.js';
 import type { BankReportItem } from '../../shared/domain/returns.js';
+import { cancelPayroll } from '../../shared/use-cases/cancel-payroll.js';
 import { applyBankReport } from '../../shared/use-cases/disbursement-returns.js';
 import { redebitFunding } from '../../shared/use-cases/money-back/funding.js';
 import { reversePayments } from '../../shared/use-cases/money-back/reversals.js';
@@ -125,6 +126,40 @@ describe('money back when something fails half-way', () => {
     await expect(redebitFunding(world.services, orgId, payrollId)).rejects.toMatchObject({
       code: 'redebit_not_allowed',
     });
+  });
+
+  it('a cancel that read the run before a reversal committed is refused by its own write: the reversal file stays live, the run completed', async () => {
+    const world = await payrollWorld(3);
+    const orgId = world.org.organization_id;
+    const { payrollId, stubs } = await paidRun(world);
+    const stale = (await world.services.payrolls.get(orgId, payrollId))!;
+    const request = { reason: 'duplicate' as const, paystub_ids: [stubs[0]!.paystub_id] };
+    await reversePayments(world.services, orgId, payrollId, request, 'race-1');
+    // The cancel as it would run having read the run a moment before the reversal: its read is the stale record.
+    const racing = {
+      ...world.services,
+      payrolls: Object.assign(Object.create(Object.getPrototypeOf(world.services.payrolls)), world.services.payrolls, {
+        get: (() => {
+          let first = true;
+          return async (o: string, p: string) => {
+            if (first) {
+              first = false;
+              return stale;
+            }
+            return world.services.payrolls.get(o, p);
+          };
+        })(),
+      }) as typeof world.services.payrolls,
+    };
+    await expect(cancelPayroll(racing, 'sandbox', orgId, payrollId)).rejects.toMatchObject({
+      code: 'payroll_not_cancellable',
+    });
+    const run = (await world.services.payrolls.get(orgId, payrollId))!;
+    expect(run).toMatchObject({ status: 'completed', reversals_count: 1 });
+    const [payrollFile] = (await world.services.disbursementFiles.list(orgId, { type: 'payroll' }, 10)).items;
+    const [reversalFile] = (await world.services.disbursementFiles.list(orgId, { type: 'reversal' }, 10)).items;
+    expect(payrollFile!.status).toBe('ready');
+    expect(reversalFile!.status).toBe('ready');
   });
 
   it('a return that meets another transaction on its run is retried, never answered as done or unknown', async () => {
