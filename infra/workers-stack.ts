@@ -3,6 +3,7 @@ import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { QUEUE_DEFINITIONS } from '../shared/data/table-definition.js';
 import { baseEnvironment } from './api-stack.js';
+import { BankConnector, stageBank } from './constructs/bank-connector.js';
 import { BankLinkWorker } from './constructs/bank-link-worker.js';
 import { Alarms } from './constructs/monitoring.js';
 import { PayrollProcessor } from './constructs/payroll-processor.js';
@@ -22,13 +23,15 @@ export interface WorkersStackProps extends StackProps, ServiceResources {
 
 /**
  * The functions that run off queues and schedules rather than requests: the payroll processor, its stuck-run
- * sweeper, the webhook deliverer and the bank link. Stateless like the API stack and beside it, not inside it: the two only meet
+ * sweeper, the webhook deliverer and the bank link (with Transfer Family's side of it). Stateless like the API stack and beside it, not inside it: the two only meet
  * at the queues, so either deploys, rolls back or is torn down without touching the other.
  */
 export class WorkersStack extends Stack {
   readonly payroll: PayrollProcessor;
   readonly webhooks: WebhookDeliverer;
   readonly bankLink: BankLinkWorker;
+  /** Transfer Family's roles for the bank link, and the stage's connector when the stage names a bank. */
+  readonly bankConnector: BankConnector;
   /** By name, for tests and outputs. */
   readonly functions: Record<'processor' | 'sweeper' | 'deliverer' | 'bankLink', PayrollFunction>;
 
@@ -52,7 +55,22 @@ export class WorkersStack extends Stack {
       environment,
       removalPolicy,
     });
-    this.bankLink = new BankLinkWorker(this, 'BankLink', { resources: props, environment, removalPolicy });
+    const deployment = deploymentName(props.environment, props.stage);
+    this.bankConnector = new BankConnector(this, 'BankConnector', {
+      environment: props.environment,
+      stage: props.stage,
+      bucket: props.disbursementBucket,
+      key: props.key,
+      removalPolicy,
+      bank: stageBank(this),
+    });
+    this.bankLink = new BankLinkWorker(this, 'BankLink', {
+      resources: props,
+      environment,
+      removalPolicy,
+      connector: this.bankConnector,
+      deployment,
+    });
     this.functions = {
       processor: this.payroll.processor,
       sweeper: this.payroll.sweeper,
@@ -63,7 +81,9 @@ export class WorkersStack extends Stack {
     const alarms = new Alarms(this, 'Alarms', props.alarmTopic);
     alarms.functions(Object.values(this.functions));
     // Any run that ends failed, whichever function publishes it (shared/adapters/metric-names.ts).
-    alarms.payrollsFailed(deploymentName(props.environment, props.stage));
+    alarms.payrollsFailed(deployment);
+    // Files late at the bank, and bank link passes failing for a while (constructs/bank-link-worker.ts).
+    alarms.notify(...this.bankLink.alarms);
 
     new CfnOutput(this, 'ProcessorFunctionName', { value: this.payroll.processor.function.functionName });
     new CfnOutput(this, 'ProcessorLogGroupName', { value: this.payroll.processor.logGroup.logGroupName });

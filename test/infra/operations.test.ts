@@ -185,8 +185,8 @@ describe('alarms', () => {
     for (const [, d] of deployments) {
       expect(all(d).filter((r) => r.Type === 'AWS::SNS::Topic')).toHaveLength(1);
       // Errors and throttles of each function, the API's two, the payroll queue's age, the table's throttles, failed
-      // runs, and the three parked-message queues.
-      expect(alarms(d)).toHaveLength(2 * functionsOf(d).length + 2 + 1 + 1 + 1 + 3);
+      // runs, the three parked-message queues, and the bank link's late files and failing passes.
+      expect(alarms(d)).toHaveLength(2 * functionsOf(d).length + 2 + 1 + 1 + 1 + 3 + 2);
       for (const alarm of alarms(d)) {
         const { AlarmActions, OKActions, ActionsEnabled } = alarm.Properties!;
         expect(AlarmActions, alarm.id).toHaveLength(1);

@@ -220,6 +220,7 @@ function expectInvokedDirectly(resources: Resources) {
       'AWS::Lambda::Permission',
       'AWS::Lambda::EventSourceMapping',
       'AWS::Events::Rule',
+      'AWS::Scheduler::Schedule',
       'AWS::Logs::SubscriptionFilter',
     ].includes(r.Type),
   );
@@ -1175,11 +1176,16 @@ describe('workers stack', () => {
   });
 
   it('invokes the sweeper every five minutes, and the bank link every minute', () => {
-    template.resourceCountIs('AWS::Events::Rule', 2);
+    // The sweeper by an EventBridge rule, the bank link by EventBridge Scheduler (test/infra/bank-connector.test.ts).
+    template.resourceCountIs('AWS::Events::Rule', 1);
     const rules = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::Events::Rule');
     const targetOf = (fn: { functionId: string }) =>
       rules.find(([, r]) => JSON.stringify(r.Properties!.Targets).includes(fn.functionId))!;
-    expect(targetOf(bankLink)[1].Properties).toMatchObject({ ScheduleExpression: 'rate(1 minute)', State: 'ENABLED' });
+    template.hasResourceProperties('AWS::Scheduler::Schedule', {
+      ScheduleExpression: 'rate(1 minute)',
+      State: 'ENABLED',
+      Target: Match.objectLike({ Arn: { 'Fn::GetAtt': [bankLink.functionId, 'Arn'] } }),
+    });
     const rule = targetOf(sweeper);
     expect(rule[1].Properties).toMatchObject({
       ScheduleExpression: 'rate(5 minutes)',
