@@ -20,6 +20,7 @@ import { type BankLinkServices, serveBankLink } from '../../shared/use-cases/ban
 import { eventServicesOver } from '../../shared/use-cases/events.js';
 
 const table = defaultTable();
+const bankLinks = new BankLinkRepository(table);
 /** Exported for the local stack, which keeps its sandbox links pointed at its bank. */
 export const organizations = new OrganizationRepository(table);
 /** Exported for the local stack, which runs the same passes on a timer against its sandbox bank. */
@@ -37,8 +38,8 @@ export const services: BankLinkServices = {
   // Unwraps the link's password or key; wraps a corrected account number a bank's change notice carries.
   encryptor: fieldEncryptor('bank-account'),
   transactions: new Transactions(table),
-  bankLinks: new BankLinkRepository(table),
-  connect: bankTransport(),
+  bankLinks,
+  connect: bankTransport(bankLinks.connectorStore()),
 };
 
 /** Organizations served at once: each pass is one SFTP session. */

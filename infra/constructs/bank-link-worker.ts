@@ -1,3 +1,4 @@
+import { METRIC_NAMES } from '../../shared/adapters/metric-names.js';
 import { Aws, Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -29,8 +30,8 @@ export const BANK_LINK_EVERY = Duration.minutes(1);
  * a file raised late (`disbursement_file.late`), and a pass that ended `failing` for an organization.
  */
 export const BANK_LINK_METRICS = {
-  filesLate: 'DisbursementFilesLate',
-  passesFailed: 'BankLinkPassesFailed',
+  filesLate: METRIC_NAMES.disbursementFilesLate,
+  passesFailed: METRIC_NAMES.bankLinkPassesFailed,
 } as const;
 
 /** Failing passes in this many of the last 15 minutes page: one failed pass is retried a minute later anyway. */

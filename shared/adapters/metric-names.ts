@@ -26,4 +26,8 @@ export const METRIC_NAMES = {
   returnsApplied: 'ReturnsApplied',
   /** Notifications of change applied (an employee's bank account corrected). */
   correctionsApplied: 'CorrectionsApplied',
+  /** A disbursement file found late by the bank link (not at the bank by its cut-off, or not acknowledged an hour after). */
+  disbursementFilesLate: 'DisbursementFilesLate',
+  /** A bank-link pass that ended `failing` (no connection, a refused host, a host key not the pinned one, a transfer). */
+  bankLinkPassesFailed: 'BankLinkPassesFailed',
 } as const;

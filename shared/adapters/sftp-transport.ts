@@ -1,6 +1,13 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import SftpClient from 'ssh2-sftp-client';
 import { type BankHostOptions, checkBankHost } from './bank-host.js';
+import {
+  BankHostRefusedError,
+  type BankTransport,
+  HostKeyMismatchError,
+  hostKeyFingerprint,
+  type SftpTarget,
+} from './bank-transport.js';
 
 /**
  * The bank's SFTP server, through `ssh2-sftp-client`: list a directory, upload, download. The host is guarded like a
@@ -10,53 +17,14 @@ import { type BankHostOptions, checkBankHost } from './bank-host.js';
  * sent, and the connection fails with `HostKeyMismatchError`.
  */
 
-export interface SftpTarget {
-  host: string;
-  port: number;
-  username: string;
-  /** `SHA256:` and the unpadded base64 of the host key blob's SHA-256 (`ssh-keygen -lf`). */
-  hostKeyFingerprint: string;
-  password?: string;
-  privateKey?: string;
-}
-
-export interface RemoteFile {
-  name: string;
-  size: number;
-}
-
-export interface BankTransport {
-  list(dir: string): Promise<RemoteFile[]>;
-  /**
-   * Uploads under its name, as banks' servers expect (many refuse renames); a bank processes a file once its upload
-   * is closed, and a retry after a crash first lists the directory to see whether it arrived.
-   */
-  put(dir: string, name: string, bytes: Buffer): Promise<void>;
-  get(dir: string, name: string): Promise<Buffer>;
-  end(): Promise<void>;
-}
-
-export class HostKeyMismatchError extends Error {
-  constructor(readonly presented: string) {
-    super(`The bank's server presented host key ${presented}, not the pinned one`);
-    this.name = 'HostKeyMismatchError';
-  }
-}
-
-export class BankHostRefusedError extends Error {
-  constructor(
-    readonly host: string,
-    readonly reason: string,
-  ) {
-    super(`The bank's host ${host} is refused: ${reason}`);
-    this.name = 'BankHostRefusedError';
-  }
-}
-
-/** The fingerprint of a host key blob, as `ssh-keygen -lf` prints it. */
-export function hostKeyFingerprint(blob: Buffer): string {
-  return `SHA256:${createHash('sha256').update(blob).digest('base64').replace(/=+$/, '')}`;
-}
+export {
+  BankHostRefusedError,
+  type BankTransport,
+  HostKeyMismatchError,
+  hostKeyFingerprint,
+  type RemoteFile,
+  type SftpTarget,
+} from './bank-transport.js';
 
 const CONNECT_TIMEOUT_MS = 10_000;
 

@@ -20,7 +20,7 @@ import {
   UpdateConnectorCommand,
 } from '@aws-sdk/client-transfer';
 import * as z from 'zod';
-import { type BankTransport, HostKeyMismatchError, hostKeyFingerprint, type SftpTarget } from './sftp-transport.js';
+import { type BankTransport, HostKeyMismatchError, hostKeyFingerprint, type SftpTarget } from './bank-transport.js';
 
 /**
  * The bank's SFTP server through an AWS Transfer Family SFTP connector, one per organization: the connector holds the

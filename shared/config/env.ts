@@ -53,6 +53,13 @@ const schema = z.object({
     }),
   /** Set by the local stack only: it is where a loopback webhook URL means the developer's own machine. */
   PAYROLL_LOCAL_STACK: z.enum(['true', 'false']).optional(),
+  /** How the bank link reaches banks: SFTP from the function (default), or a Transfer Family connector (deployed). */
+  PAYROLL_BANK_TRANSPORT: z.enum(['sftp', 'connector']).optional(),
+  /** The connector transport's roles, secret name prefix and deployment tag (infra/constructs/bank-connector.ts). */
+  PAYROLL_BANK_CONNECTOR_ACCESS_ROLE_ARN: z.string().min(1).optional(),
+  PAYROLL_BANK_CONNECTOR_LOGGING_ROLE_ARN: z.string().min(1).optional(),
+  PAYROLL_BANK_CONNECTOR_SECRET_PREFIX: z.string().min(1).optional(),
+  PAYROLL_BANK_CONNECTOR_DEPLOYMENT: z.string().min(1).optional(),
   /** The origin browsers may call the API from (`*`, or e.g. the dashboard's https://…): stamped on every answer. Unset: no CORS. */
   PAYROLL_CORS_ALLOW_ORIGIN: z
     .string()

@@ -1,6 +1,7 @@
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
+import type { ConnectorRecord, ConnectorStore } from '../adapters/transfer-connector.js';
 import { isConditionalCheckFailure, parseItem } from './item.js';
 import { type DisbursementFileRecord, parseFileItem } from './disbursement-file-repository.js';
 import { GSI2, keys } from './keys.js';
@@ -30,6 +31,14 @@ const statusItem = z.object({
   checked_at: z.string(),
 });
 export type BankLinkStatus = z.infer<typeof statusItem>;
+
+const connectorItem = z.object({
+  connector_id: z.string(),
+  secret_arn: z.string(),
+  url: z.string(),
+  trusted_host_key: z.string().optional(),
+  settings_digest: z.string().optional(),
+}) satisfies z.ZodType<ConnectorRecord>;
 
 /**
  * What the bank link keeps and moves: every file picked up from the bank (by name and hash), the link's status, the
@@ -103,6 +112,26 @@ export class BankLinkRepository {
       new GetCommand({ TableName: this.table.tableName, Key: keys.bankLinkStatus(orgId), ConsistentRead: true }),
     );
     return out.Item ? parseItem(statusItem, out.Item, 'bank link status') : undefined;
+  }
+
+  /** Where the connector transport keeps each organization's connector (deployed only). */
+  connectorStore(): ConnectorStore {
+    return {
+      get: async (orgId) => {
+        const out = await this.table.doc.send(
+          new GetCommand({ TableName: this.table.tableName, Key: keys.bankLinkConnector(orgId), ConsistentRead: true }),
+        );
+        return out.Item ? parseItem(connectorItem, out.Item, 'bank connector') : undefined;
+      },
+      put: async (orgId, record) => {
+        await this.table.doc.send(
+          new PutCommand({
+            TableName: this.table.tableName,
+            Item: { ...keys.bankLinkConnector(orgId), entity: 'bank_connector', ...record },
+          }),
+        );
+      },
+    };
   }
 
   /** Records the last pass's outcome. */

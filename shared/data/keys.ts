@@ -28,6 +28,7 @@
  * | funding hold      | ORG#<org>              | FUNDINGHOLD#<payroll>   | a returned funding debit not yet re-debited or resolved |
  * | inbound file      | ORG#<org>              | INBOUND#<remote name>#<sha256> | a file picked up from the bank: what it was, its outcome |
  * | bank link status  | ORG#<org>              | BANKLINK_STATUS         | the last connection's outcome |
+ * | bank connector    | ORG#<org>              | BANKLINK_CONNECTOR      | deployed: the organization's Transfer Family connector, its secret, the key it trusts |
  *
  * Paystubs get a partition each rather than living under the organization, so a 25,000-employee run spreads
  * its writes instead of pressing on one partition key; the organization is checked on every read. No index key
@@ -114,6 +115,7 @@ export const keys = {
   }),
   inboundFilePrefix: 'INBOUND#',
   bankLinkStatus: (orgId: string): Key => ({ PK: `ORG#${orgId}`, SK: 'BANKLINK_STATUS' }),
+  bankLinkConnector: (orgId: string): Key => ({ PK: `ORG#${orgId}`, SK: 'BANKLINK_CONNECTOR' }),
 } as const;
 
 /**

@@ -1,7 +1,9 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { METRIC_NAMES } from '../../shared/adapters/metric-names.js';
+import { businessMetrics } from '../../shared/adapters/observability.js';
 import { type SandboxBank, startSandboxBank } from '../../local/sandbox-bank/index.js';
 import { productionBank } from '../../shared/adapters/bank.js';
 import type { FieldEncryptor } from '../../shared/adapters/envelope-encryption.js';
@@ -248,6 +250,9 @@ describe('the bank link', () => {
   it('a server with another host key: nothing is sent, the link says why, and a file past its cut-off is late once', async () => {
     const wrong = `SHA256:${'A'.repeat(43)}`;
     const { world, orgId, link, linkServices } = await linkedWorld((i) => `7600${i}123`, wrong);
+    // The alarms count these (infra/constructs/bank-link-worker.ts): a failing pass each time, a late file once.
+    const counted = vi.spyOn(businessMetrics, 'count');
+    const count = (name: string) => counted.mock.calls.filter(([n]) => n === name).length;
     const { payrollId } = await completedRun(world);
     const run = (await world.services.payrolls.get(orgId, payrollId))!;
     const fileId = run.disbursement!.file_id!;
@@ -265,6 +270,9 @@ describe('the bank link', () => {
     };
     expect((await serveBankLink(later, orgId, link)).late).toEqual([fileId]);
     expect((await serveBankLink(later, orgId, link)).late).toEqual([]);
+    expect(count(METRIC_NAMES.bankLinkPassesFailed)).toBe(3);
+    expect(count(METRIC_NAMES.disbursementFilesLate)).toBe(1);
+    counted.mockRestore();
     const late = await world.services.events.list(orgId, { type: 'disbursement_file.late' }, 10);
     expect(late.items.map((e) => e.data)).toEqual([
       expect.objectContaining({ file_id: fileId, reason: 'not_transmitted_by_cutoff' }),

@@ -1,3 +1,5 @@
+import { METRIC_NAMES } from '../../adapters/metric-names.js';
+import { businessMetrics } from '../../adapters/observability.js';
 import { createHash } from 'node:crypto';
 import type { FieldEncryptor } from '../../adapters/envelope-encryption.js';
 import { encryptForBank } from '../../adapters/pgp.js';
@@ -6,7 +8,7 @@ import {
   type BankTransport,
   HostKeyMismatchError,
   type SftpTarget,
-} from '../../adapters/sftp-transport.js';
+} from '../../adapters/bank-transport.js';
 import type { BankLinkRepository } from '../../data/bank-link-repository.js';
 import type { DisbursementFileRecord } from '../../data/disbursement-file-repository.js';
 import type { NewEvent } from '../../data/event-repository.js';
@@ -79,6 +81,7 @@ export async function serveBankLink(s: BankLinkServices, orgId: string, link: Ba
           ? `host_refused: ${err.message}; nothing was sent`.slice(0, 500)
           : `connection_failed: ${(err as Error).message}`.slice(0, 500);
     await s.bankLinks.putStatus(orgId, { state: 'failing', reason: outcome.failure, checked_at: now() });
+    businessMetrics.count(METRIC_NAMES.bankLinkPassesFailed);
     await raiseLate(s, orgId, link, open, outcome);
     return outcome;
   }
@@ -89,6 +92,7 @@ export async function serveBankLink(s: BankLinkServices, orgId: string, link: Ba
   } catch (err) {
     outcome.failure = `transfer_failed: ${(err as Error).message}`.slice(0, 500);
     await s.bankLinks.putStatus(orgId, { state: 'failing', reason: outcome.failure, checked_at: now() });
+    businessMetrics.count(METRIC_NAMES.bankLinkPassesFailed);
   } finally {
     await transport.end();
   }
@@ -248,6 +252,7 @@ async function raiseLate(
     )
       continue;
     outcome.late.push(file.file_id);
+    businessMetrics.count(METRIC_NAMES.disbursementFilesLate);
     events.push(event);
   }
   await dispatchQuietly(s, events);
