@@ -7,7 +7,7 @@ import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Topic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import type { KeyPurpose } from '../shared/adapters/envelope-encryption.js';
-import { WORK_FILE_PREFIX } from '../shared/adapters/object-store.js';
+import { BANK_LINK_OBJECT_PREFIX, WORK_FILE_PREFIX } from '../shared/adapters/object-store.js';
 import { QUEUE_DEFINITIONS, TABLE_DEFINITION } from '../shared/data/table-definition.js';
 import { QueueWithDlq } from './constructs/queue-with-dlq.js';
 import type { ServiceResources } from './constructs/service-access.js';
@@ -24,6 +24,8 @@ export const WORK_FILE_NONCURRENT_DAYS = 1;
  * queue keeps a message (SQS: 14 days at most), so a message redriven after an outage still finds its files.
  */
 export const WORK_FILE_DAYS = 21;
+/** The bank link's staged copies and listings: a day is every pass's worth of them. */
+export const BANK_LINK_STAGING_DAYS = 1;
 
 export type DeploymentEnvironment = 'sandbox' | 'production';
 export type QueueName = keyof typeof QUEUE_DEFINITIONS;
@@ -382,6 +384,14 @@ export class StatefulStack extends Stack {
           id: 'ExpireWorkFiles',
           prefix: WORK_FILE_PREFIX,
           expiration: Duration.days(WORK_FILE_DAYS),
+          noncurrentVersionExpiration: Duration.days(WORK_FILE_NONCURRENT_DAYS),
+        },
+        {
+          // The bank link's staging (deployed: what a connector sends or retrieves, and its directory listings, one a
+          // minute per organization): copies of files whose record is elsewhere, not kept past the pass that used them.
+          id: 'ExpireBankLinkStaging',
+          prefix: `${BANK_LINK_OBJECT_PREFIX}/`,
+          expiration: Duration.days(BANK_LINK_STAGING_DAYS),
           noncurrentVersionExpiration: Duration.days(WORK_FILE_NONCURRENT_DAYS),
         },
         // Nothing expires a run's own objects (`payrolls/<org>/<run>/…`: the submitted body, chunks, the NACHA file),

@@ -110,6 +110,11 @@ export function defaultObjectStore(): ObjectStore {
  * organization id always starts `org_`, never `work`); no runtime role deletes an object.
  */
 export const WORK_FILE_PREFIX = 'payrolls/work/';
+/**
+ * Where the deployed bank link stages what its connectors move: files being sent, directory listings, files picked
+ * up. Copies and listings only (the record of each file is its own object under `payrolls/`): they expire.
+ */
+export const BANK_LINK_OBJECT_PREFIX = 'bank-link';
 
 /** Where each object of a payroll lives. */
 export const objectKeys = {

@@ -30,7 +30,8 @@ import { type BankTransport, HostKeyMismatchError, hostKeyFingerprint, type Sftp
  */
 
 /** Where the bank link's objects live in the disbursement bucket: `bank-link/<organization>/{listings,outbound,inbound}/`. */
-export const BANK_LINK_OBJECT_PREFIX = 'bank-link';
+export { BANK_LINK_OBJECT_PREFIX } from './object-store.js';
+import { BANK_LINK_OBJECT_PREFIX } from './object-store.js';
 
 /**
  * The tag every connector the worker makes carries, valued with the deployment's name: the worker's IAM policy lets it

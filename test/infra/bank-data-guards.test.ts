@@ -18,7 +18,7 @@ import type { PayrollFunction } from '../../infra/constructs/payroll-function.js
 import { PayrollProcessor } from '../../infra/constructs/payroll-processor.js';
 import { COMMON_RULE_SET_COUNT_ONLY, MANAGED_RULE_GROUPS } from '../../infra/constructs/web-acl.js';
 import { DELIVERER_TIMEOUT, WebhookDeliverer } from '../../infra/constructs/webhook-deliverer.js';
-import { objectKeys, WORK_FILE_PREFIX } from '../../shared/adapters/object-store.js';
+import { BANK_LINK_OBJECT_PREFIX, objectKeys, WORK_FILE_PREFIX } from '../../shared/adapters/object-store.js';
 import { BANK_LINK_OBJECT_PREFIX } from '../../shared/adapters/transfer-connector.js';
 import type { Access } from '../../shared/api/route.js';
 import { FUNCTIONS } from '../../shared/api/routes.js';
@@ -364,10 +364,13 @@ describe.each(deployments)('the disbursement bucket, in %s', (_, d) => {
       expect(typeof prefix === 'string' && prefix.length > 0, rule.Id).toBe(true);
       expect(rule.TagFilters, rule.Id).toBeUndefined();
       expect(nacha.startsWith(prefix), rule.Id).toBe(false);
-      expect(prefix, rule.Id).toBe(WORK_FILE_PREFIX);
+      expect([WORK_FILE_PREFIX, `${BANK_LINK_OBJECT_PREFIX}/`], rule.Id).toContain(prefix);
     }
-    // The noncurrent versions purged are the work files' alone.
-    expect(rules.filter((r) => r.NoncurrentVersionExpiration).map((r) => r.Prefix)).toEqual([WORK_FILE_PREFIX]);
+    // The noncurrent versions purged are the work files' and the bank link's staged copies alone.
+    expect(rules.filter((r) => r.NoncurrentVersionExpiration).map((r) => r.Prefix)).toEqual([
+      WORK_FILE_PREFIX,
+      `${BANK_LINK_OBJECT_PREFIX}/`,
+    ]);
   });
 });
 

@@ -349,6 +349,13 @@ describe('stateful stack', () => {
           ExpirationInDays: WORK_FILE_DAYS,
           NoncurrentVersionExpiration: { NoncurrentDays: WORK_FILE_NONCURRENT_DAYS },
         },
+        {
+          Id: 'ExpireBankLinkStaging',
+          Status: 'Enabled',
+          Prefix: 'bank-link/',
+          ExpirationInDays: 1,
+          NoncurrentVersionExpiration: { NoncurrentDays: WORK_FILE_NONCURRENT_DAYS },
+        },
       ]);
     }
     // Lifecycle prefixes are literal: the work files alone start with this one, never a run's own objects.
