@@ -491,6 +491,14 @@ describe('reversals', () => {
       headers: { 'Idempotency-Key': key },
     });
     expect(reused.response.status).toBe(422);
+    // The key is the organization's, not the run's: sent for another run, it is a key reused, not a new request.
+    const elsewhere = await org.api.POST('/v1/payroll/{id}/reversals', {
+      ...at('pay_00000000000000000000000000'),
+      body,
+      headers: { 'Idempotency-Key': key },
+    });
+    expect(elsewhere.response.status).toBe(422);
+    expect(elsewhere.error!.error.code).toBe('idempotency_key_reused');
     expect((await files(org, { type: 'reversal' })).length).toBe(1);
 
     // Payments, paystubs, the run, events.

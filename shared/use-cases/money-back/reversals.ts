@@ -52,8 +52,9 @@ export async function reversePayments(
 ): Promise<ReversalOutcome> {
   const ids = [...new Set(request.paystub_ids)];
   const contentHash = sha256(JSON.stringify({ payrollId, reason: request.reason, ids: [...ids].sort() }));
-  const keyHash =
-    idempotencyKey === undefined ? undefined : sha256(`reversal\u0000${payrollId}\u0000${idempotencyKey}`);
+  // Scoped to the organization, not the run: the same key sent for another run is another request under a key
+  // already used (its content names the run), answered 422 rather than reversing a second run.
+  const keyHash = idempotencyKey === undefined ? undefined : sha256(`reversal\u0000${idempotencyKey}`);
   const replay = async (): Promise<ReversalOutcome | undefined> => {
     if (keyHash === undefined) return undefined;
     const known = await s.payrolls.getIdempotency(orgId, keyHash, s.deps.now());
