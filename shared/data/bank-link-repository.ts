@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
 import type { ConnectorRecord, ConnectorStore } from '../adapters/transfer-connector.js';
@@ -8,7 +8,7 @@ import { GSI2, keys } from './keys.js';
 import { settingsItem } from './organization-repository.js';
 import type { OrganizationSettings } from '../domain/settings.js';
 import type { TransactItems } from './item.js';
-import { queryPage, type Page } from './paginate.js';
+import { queryAll, queryPage, type Page } from './paginate.js';
 
 const inboundItem = z.object({
   name: z.string(),
@@ -50,25 +50,17 @@ export class BankLinkRepository {
   /** The files picked up so far, by name: their hash and size (all pages; a bank's folder is cleared by the bank). */
   async pickedUp(orgId: string): Promise<Map<string, { sha256: string; size: number }[]>> {
     const out = new Map<string, { sha256: string; size: number }[]>();
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.table.doc.send(
-        new QueryCommand({
-          TableName: this.table.tableName,
-          KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
-          ExpressionAttributeValues: { ':pk': keys.orgPartition(orgId), ':prefix': keys.inboundFilePrefix },
-          ProjectionExpression: '#name, sha256, #size',
-          ExpressionAttributeNames: { '#name': 'name', '#size': 'size' },
-          ExclusiveStartKey: start,
-          ConsistentRead: true,
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        const name = String(item.name);
-        out.set(name, [...(out.get(name) ?? []), { sha256: String(item.sha256), size: Number(item.size) }]);
-      }
-      start = page.LastEvaluatedKey;
-    } while (start);
+    const items = await queryAll(this.table, {
+      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+      ExpressionAttributeValues: { ':pk': keys.orgPartition(orgId), ':prefix': keys.inboundFilePrefix },
+      ProjectionExpression: '#name, sha256, #size',
+      ExpressionAttributeNames: { '#name': 'name', '#size': 'size' },
+      ConsistentRead: true,
+    });
+    for (const item of items) {
+      const name = String(item.name);
+      out.set(name, [...(out.get(name) ?? []), { sha256: String(item.sha256), size: Number(item.size) }]);
+    }
     return out;
   }
 
@@ -146,23 +138,15 @@ export class BankLinkRepository {
 
   /** Every organization with a bank link, and its settings: what the bank-link worker serves (all pages). */
   async withBankLinks(): Promise<{ organizationId: string; settings: OrganizationSettings }[]> {
-    const out: { organizationId: string; settings: OrganizationSettings }[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.table.doc.send(
-        new QueryCommand({
-          TableName: this.table.tableName,
-          IndexName: GSI2.name,
-          KeyConditionExpression: 'GSI2PK = :linked',
-          ExpressionAttributeValues: { ':linked': keys.bankLinksIndex },
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of page.Items ?? [])
-        out.push({ organizationId: String(item.GSI2SK), settings: parseItem(settingsItem, item, 'settings') });
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return out;
+    const items = await queryAll(this.table, {
+      IndexName: GSI2.name,
+      KeyConditionExpression: 'GSI2PK = :linked',
+      ExpressionAttributeValues: { ':linked': keys.bankLinksIndex },
+    });
+    return items.map((item) => ({
+      organizationId: String(item.GSI2SK),
+      settings: parseItem(settingsItem, item, 'settings'),
+    }));
   }
 
   /**
@@ -172,45 +156,23 @@ export class BankLinkRepository {
    * The index lags the table by a moment: a file is read again, consistently, before it is sent.
    */
   async openFiles(orgId: string): Promise<DisbursementFileRecord[]> {
-    const out: DisbursementFileRecord[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await queryPage(
-        this.table,
-        {
-          IndexName: GSI2.name,
-          KeyConditionExpression: 'GSI2PK = :open AND begins_with(GSI2SK, :org)',
-          ExpressionAttributeValues: { ':open': keys.openFilesIndex, ':org': keys.openFileSort(orgId, '') },
-        },
-        1000,
-        start,
-        parseFileItem,
-      );
-      out.push(...page.items.filter((f) => f.status === 'ready' || f.status === 'transmitted'));
-      start = page.lastKey;
-    } while (start);
-    return out;
+    const items = await queryAll(this.table, {
+      IndexName: GSI2.name,
+      KeyConditionExpression: 'GSI2PK = :open AND begins_with(GSI2SK, :org)',
+      ExpressionAttributeValues: { ':open': keys.openFilesIndex, ':org': keys.openFileSort(orgId, '') },
+    });
+    return items.map(parseFileItem).filter((f) => f.status === 'ready' || f.status === 'transmitted');
   }
 
   /** The organizations the bank link owes something (a file to send, or an acknowledgement to pick up). */
   async organizationsWithOpenFiles(): Promise<Set<string>> {
-    const out = new Set<string>();
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.table.doc.send(
-        new QueryCommand({
-          TableName: this.table.tableName,
-          IndexName: GSI2.name,
-          KeyConditionExpression: 'GSI2PK = :open',
-          ProjectionExpression: 'organization_id',
-          ExpressionAttributeValues: { ':open': keys.openFilesIndex },
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of page.Items ?? []) out.add(String(item.organization_id));
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return out;
+    const items = await queryAll(this.table, {
+      IndexName: GSI2.name,
+      KeyConditionExpression: 'GSI2PK = :open',
+      ProjectionExpression: 'organization_id',
+      ExpressionAttributeValues: { ':open': keys.openFilesIndex },
+    });
+    return new Set(items.map((item) => String(item.organization_id)));
   }
 
   /** The file reached the bank: from `ready` only (a withdrawn file is never marked sent). False if it had moved. */

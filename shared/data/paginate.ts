@@ -64,3 +64,20 @@ export async function queryPage<T>(
   const last = page.at(-1)!;
   return { items: page.map(parse), lastKey: Object.fromEntries(keyNames.map((k) => [k, last[k]])) };
 }
+
+/** Every item a query matches, all pages read one after another (for sets a pass works through whole). */
+export async function queryAll(
+  table: TableRef,
+  input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>,
+): Promise<Record<string, unknown>[]> {
+  const out: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await table.doc.send(
+      new QueryCommand({ ...input, TableName: table.tableName, ExclusiveStartKey: start }),
+    );
+    out.push(...(page.Items ?? []));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return out;
+}

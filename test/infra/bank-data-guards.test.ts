@@ -19,7 +19,6 @@ import { PayrollProcessor } from '../../infra/constructs/payroll-processor.js';
 import { COMMON_RULE_SET_COUNT_ONLY, MANAGED_RULE_GROUPS } from '../../infra/constructs/web-acl.js';
 import { DELIVERER_TIMEOUT, WebhookDeliverer } from '../../infra/constructs/webhook-deliverer.js';
 import { BANK_LINK_OBJECT_PREFIX, objectKeys, WORK_FILE_PREFIX } from '../../shared/adapters/object-store.js';
-import { BANK_LINK_OBJECT_PREFIX } from '../../shared/adapters/transfer-connector.js';
 import type { Access } from '../../shared/api/route.js';
 import { FUNCTIONS } from '../../shared/api/routes.js';
 import { accessOf } from '../../infra/lambda-functions.js';
