@@ -71,6 +71,7 @@ export const ERROR_CODES = {
     'already_reversed',
     'payment_returned',
     'payment_not_reversible',
+    'bank_link_not_configured',
     'conflict',
   ],
   410: ['disbursement_withdrawn'],

@@ -21,8 +21,8 @@ const USAGE = `Usage:
   npm run invoke -- <function> [options]           invoke one function once, in a fresh process
   npm run invoke -- --sam-env-vars <file> [--sam-template]   write what \`sam local invoke\` needs (docs/invoke.md)
 
-<function>: a name (employees, payroll, returns, paystubs, webhooks, admin, docs, disbursements, processor, sweeper,
-deliverer, bank-link, audit-ingest) or a logical id (EmployeesFunction953319AA).
+<function>: a name (employees, payroll, returns, paystubs, webhooks, admin, docs, disbursements, bank-link-api,
+processor, sweeper, deliverer, bank-link, audit-ingest) or a logical id (EmployeesFunction953319AA).
 
 Options:
   --event <file|name|->  the event: a file, a sample's name (getEmployee → events/<function>/getEmployee.json)

@@ -53,6 +53,9 @@ export type BankLink = NonNullable<Settings['bank_link']>;
 export type BankLinkUpdate = NonNullable<SettingsUpdate['bank_link']>;
 /** `GET /v1/bank-link`: whether a link is set, and the outcome of its last pass (`state: null` before the first). */
 export type BankLinkStatus = Schemas['BankLinkStatus'];
+/** `POST /v1/bank-link/test`: both directories listed (`ok: true`), or why the bank's server could not be. */
+export type BankConnectionTest = Schemas['BankConnectionTest'];
+export type BankDirectoryListing = Schemas['BankDirectoryListing'];
 /** A file the bank link picked up from the bank (`GET /v1/bank-link/inbound-files`): an acknowledgement, returns, or neither. */
 export type InboundFile = Schemas['InboundFile'];
 export type InboundFileKind = InboundFile['kind'];

@@ -3,11 +3,9 @@ import { defaultTable } from '../../shared/adapters/dynamo.js';
 import { fieldEncryptor } from '../../shared/adapters/envelope-encryption.js';
 import { observeApi } from '../../shared/adapters/observability.js';
 import { apiKeyRoutes } from '../../shared/api/api-keys.js';
-import { bankLinkRoutes } from '../../shared/api/bank-link.js';
 import { logRoutes } from '../../shared/api/logs.js';
 import { settingsRoutes } from '../../shared/api/settings.js';
 import { AuditRepository } from '../../shared/data/audit-repository.js';
-import { BankLinkRepository } from '../../shared/data/bank-link-repository.js';
 import { OrganizationRepository } from '../../shared/data/organization-repository.js';
 import { apiRouter } from '../../shared/http/api-handler.js';
 import { created, ok } from '../../shared/http/envelope.js';
@@ -21,14 +19,13 @@ const table = defaultTable();
 const gate = gateOver(table);
 const { apiKeys } = gate;
 const organizations = new OrganizationRepository(table);
-const bankLinks = new BankLinkRepository(table);
 const audit = new AuditRepository(table);
 // The funding account is envelope-encrypted like an employee's bank account.
 const encryptor = fieldEncryptor('bank-account');
 
 /** The organization's administration: API keys, settings and the audit log. */
 const router = apiRouter(
-  { ...apiKeyRoutes, ...settingsRoutes, ...bankLinkRoutes, ...logRoutes },
+  { ...apiKeyRoutes, ...settingsRoutes, ...logRoutes },
   {
     createApiKey: async ({ principal, body }) => {
       const { record, token } = await createApiKey(
@@ -77,37 +74,6 @@ const router = apiRouter(
       const settings = await updateSettings({ organizations, encryptor, deps: systemDeps }, principal, body);
       const holds = await organizations.fundingHolds(principal.organizationId);
       return ok(settingsView(settings, principal.environment, holds), 'Settings updated');
-    },
-    getBankLinkStatus: async ({ principal }) => {
-      const [settings, status] = await Promise.all([
-        loadSettings(organizations, principal.organizationId),
-        bankLinks.status(principal.organizationId),
-      ]);
-      return ok({
-        configured: !!settings.bank_link,
-        state: status?.state ?? null,
-        reason: status?.reason ?? null,
-        checked_at: status?.checked_at ?? null,
-      });
-    },
-    listInboundFiles: async ({ principal, query }) => {
-      const orgId = principal.organizationId;
-      const found = await listPage({ orgId, query: 'inbound-files' }, query.page_token, (start) =>
-        bankLinks.listInbound(orgId, query.limit, start),
-      );
-      return ok({
-        inbound_files: found.items.map((f) => ({
-          name: f.name,
-          sha256: f.sha256,
-          size: f.size,
-          kind: f.kind,
-          picked_up_at: f.picked_up_at,
-          file_id: f.file_id,
-          outcome: f.outcome,
-          items: f.items,
-        })),
-        next_page_token: found.next_page_token,
-      });
     },
     listLogs: async ({ principal, query }) => {
       const orgId = principal.organizationId;

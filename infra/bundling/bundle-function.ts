@@ -30,7 +30,9 @@ export function bundleFunction(spec: FunctionBundleSpec, outdir: string): Bundle
     metafile: true,
   });
   for (const file of spec.files ?? []) copyFileSync(join(REPO_ROOT, file), join(outdir, basename(file)));
-  const index = Object.values(metafile!.outputs).find((o) => o.entryPoint !== undefined)!;
+  // The handler's own output: each module imported on first use is an entry point of the metafile too.
+  const entry = `functions/${spec.handler}.ts`;
+  const index = Object.values(metafile!.outputs).find((o) => o.entryPoint === entry)!;
   return { index, outputs: metafile!.outputs };
 }
 

@@ -651,6 +651,28 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/bank-link/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test the bank link: sign in to the bank's server and list both directories
+         * @description Opens one SFTP session with the stored link (the host checked and its key pinned as for every pass, then the password or key) and lists `remote_inbound_dir` and `remote_outbound_dir` (their regular files by name, at most 100 each). Nothing is sent, fetched or marked, and `GET /v1/bank-link` still answers the last pass. What the bank's server answered is the outcome, answered 200: `ok: false` with a `reason` when it could not be reached or listed. Bounded in time: at most 12 s to open the session, 22 s in all. No body.
+         *
+         *     Requires a token with the `admin` scope. Rate limit: the employee-write bucket.
+         */
+        post: operations["testBankConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api-keys": {
         parameters: {
             query?: never;
@@ -1037,6 +1059,65 @@ export type components = {
              * @example 2026-11-21T10:02:28.752Z
              */
             corrected_at: string;
+        };
+        /** @description The outcome of one session with the bank's server: `ok` with both directories listed (`inbound`: `remote_inbound_dir`, where files are delivered; `outbound`: `remote_outbound_dir`, where the bank leaves its files), or why not. */
+        BankConnectionTest: {
+            /** @enum {boolean} */
+            ok: true;
+            /**
+             * Format: date-time
+             * @description UTC, ISO 8601 with milliseconds
+             * @example 2026-11-21T10:02:28.752Z
+             */
+            checked_at: string;
+            inbound: components["schemas"]["BankDirectoryListing"];
+            outbound: components["schemas"]["BankDirectoryListing"];
+        } | {
+            /** @enum {boolean} */
+            ok: false;
+            /**
+             * Format: date-time
+             * @description UTC, ISO 8601 with milliseconds
+             * @example 2026-11-21T10:02:28.752Z
+             */
+            checked_at: string;
+            /**
+             * @description `host_key_mismatch`: the server presented another host key than the pinned one (the service did not sign in, nothing was sent); `host_refused`: the host is not one the service may reach; `connection_failed`: no session (unreachable, timed out, or the credentials were refused); `listing_failed`: signed in, but a directory could not be listed
+             * @enum {string}
+             */
+            reason: "host_key_mismatch" | "host_refused" | "connection_failed" | "listing_failed";
+            /** @description What happened, as the connection reported it */
+            message: string;
+            /** @description `host_key_mismatch`: the fingerprint of the key the server presented */
+            presented_fingerprint?: string;
+        };
+        BankConnectionTestResponse: {
+            /**
+             * Format: int32
+             * @example 200
+             */
+            status: number;
+            /** @example Connection tested */
+            message: string;
+            data: components["schemas"]["BankConnectionTest"];
+            /** @example bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1 */
+            request_id: string;
+        };
+        BankDirectoryListing: {
+            /** @description The directory listed, as the link names it */
+            dir: string;
+            /** @description Its regular files by name, at most 100 */
+            files: {
+                /** @description The file's name on the bank's server (control characters shown as U+FFFD) */
+                name: string;
+                /**
+                 * Format: int64
+                 * @description Bytes
+                 */
+                size: number;
+            }[];
+            /** @description Whether the directory holds more than 100 files */
+            truncated: boolean;
         };
         BankLinkStatus: {
             /** @description Whether `settings.bank_link` is set */
@@ -1537,7 +1618,7 @@ export type components = {
                  * @example employee_already_exists
                  * @enum {string}
                  */
-                code: "employee_already_exists" | "duplicate_payroll_window" | "payroll_immutable" | "payroll_not_cancellable" | "payroll_not_awaiting_approval" | "payroll_rejected" | "funding_not_returned" | "already_reversed" | "payment_returned" | "payment_not_reversible" | "conflict";
+                code: "employee_already_exists" | "duplicate_payroll_window" | "payroll_immutable" | "payroll_not_cancellable" | "payroll_not_awaiting_approval" | "payroll_rejected" | "funding_not_returned" | "already_reversed" | "payment_returned" | "payment_not_reversible" | "bank_link_not_configured" | "conflict";
                 /** @example Invalid request body */
                 message: string;
                 details: components["schemas"]["ProblemDetail"][];
@@ -7493,6 +7574,97 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    testBankConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The outcome: both listings, or why the server could not be reached or listed */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 200,
+                     *       "message": "Connection tested",
+                     *       "data": {
+                     *         "ok": true,
+                     *         "checked_at": "2026-11-28T14:02:11.480Z",
+                     *         "inbound": {
+                     *           "dir": "/inbound",
+                     *           "files": [
+                     *             {
+                     *               "name": "file_01kfz8k2d4f6h8k0m2p4r6t8vw.ach",
+                     *               "size": 1894
+                     *             }
+                     *           ],
+                     *           "truncated": false
+                     *         },
+                     *         "outbound": {
+                     *           "dir": "/outbound",
+                     *           "files": [
+                     *             {
+                     *               "name": "file_01kfz8k2d4f6h8k0m2p4r6t8vw.ach.ack",
+                     *               "size": 112
+                     *             }
+                     *           ],
+                     *           "truncated": false
+                     *         }
+                     *       },
+                     *       "request_id": "bdb6885f-a0f8-48ff-8d00-7a77a3b6d1a1"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BankConnectionTestResponse"];
+                };
+            };
+            /** @description `invalid_request_body`: a body that is not a JSON object (this operation reads none) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description `bank_link_not_configured`: the organization has no bank link (`settings.bank_link`) */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Warning: components["headers"]["Warning.optional"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };

@@ -1,6 +1,14 @@
 import * as z from 'zod';
 import { limitParam, pageTokenParam } from '../schemas/common.js';
-import { EXAMPLE_IDS, id, int32, page, printable, timestamp } from './common.js';
+import {
+  CONNECTION_TEST_FAILURES,
+  type ConnectionTestView,
+  MAX_LISTED_FILES,
+  MAX_LISTED_NAME,
+  MAX_TEST_MESSAGE,
+  TEST_BUDGET,
+} from '../use-cases/bank-link/test-connection.js';
+import { EXAMPLE_IDS, type Fits, fits, id, int32, page, printable, timestamp } from './common.js';
 import { routes } from './route.js';
 
 const inboundFile = z
@@ -43,7 +51,66 @@ const linkStatus = z
   })
   .meta({ id: 'BankLinkStatus' });
 
-export const bankLinkRoutes = routes('admin', {
+const remoteDirectory = z
+  .string()
+  .max(201)
+  .regex(/^\/[A-Za-z0-9._/-]*$/);
+const hostKeyFingerprint = z
+  .string()
+  .max(50)
+  .regex(/^SHA256:[A-Za-z0-9+/]{43}$/);
+
+const directoryListing = z
+  .strictObject({
+    dir: remoteDirectory.meta({ description: 'The directory listed, as the link names it' }),
+    files: z
+      .array(
+        z.strictObject({
+          name: printable(MAX_LISTED_NAME).meta({
+            description: "The file's name on the bank's server (control characters shown as U+FFFD)",
+          }),
+          size: z.int().min(0).max(Number.MAX_SAFE_INTEGER).meta({ format: 'int64', description: 'Bytes' }),
+        }),
+      )
+      .max(MAX_LISTED_FILES)
+      .meta({ description: `Its regular files by name, at most ${MAX_LISTED_FILES}` }),
+    truncated: z.boolean().meta({ description: `Whether the directory holds more than ${MAX_LISTED_FILES} files` }),
+  })
+  .meta({ id: 'BankDirectoryListing' });
+
+const connectionTest = z
+  .discriminatedUnion('ok', [
+    z.strictObject({
+      ok: z.literal(true),
+      checked_at: timestamp,
+      inbound: directoryListing,
+      outbound: directoryListing,
+    }),
+    z.strictObject({
+      ok: z.literal(false),
+      checked_at: timestamp,
+      reason: z.enum(CONNECTION_TEST_FAILURES).meta({
+        description:
+          '`host_key_mismatch`: the server presented another host key than the pinned one (the service did not sign in, nothing was sent); `host_refused`: the host is not one the service may reach; `connection_failed`: no session (unreachable, timed out, or the credentials were refused); `listing_failed`: signed in, but a directory could not be listed',
+      }),
+      message: printable(MAX_TEST_MESSAGE).meta({ description: 'What happened, as the connection reported it' }),
+      presented_fingerprint: hostKeyFingerprint
+        .optional()
+        .meta({ description: '`host_key_mismatch`: the fingerprint of the key the server presented' }),
+    }),
+  ])
+  .meta({
+    id: 'BankConnectionTest',
+    description:
+      "The outcome of one session with the bank's server: `ok` with both directories listed (`inbound`: `remote_inbound_dir`, where files are delivered; `outbound`: `remote_outbound_dir`, where the bank leaves its files), or why not.",
+  });
+fits<Fits<ConnectionTestView, typeof connectionTest>>(true);
+
+/**
+ * The bank link's routes: their own function, which alone unwraps the link's secret (the connection test) and
+ * carries the SSH client, loaded on the test's first use.
+ */
+export const bankLinkRoutes = routes('bank-link-api', {
   getBankLinkStatus: {
     method: 'GET',
     path: '/v1/bank-link',
@@ -99,5 +166,39 @@ export const bankLinkRoutes = routes('admin', {
       },
     ],
     errors: { 400: 'An invalid `limit` or an altered or foreign `page_token`' },
+  },
+  testBankConnection: {
+    method: 'POST',
+    path: '/v1/bank-link/test',
+    scope: 'admin',
+    bucket: 'employee_write',
+    summary: "Test the bank link: sign in to the bank's server and list both directories",
+    access: ['kms:decrypt:bank-account'],
+    tag: 'Bank link',
+    description: `Opens one SFTP session with the stored link (the host checked and its key pinned as for every pass, then the password or key) and lists \`remote_inbound_dir\` and \`remote_outbound_dir\` (their regular files by name, at most ${MAX_LISTED_FILES} each). Nothing is sent, fetched or marked, and \`GET /v1/bank-link\` still answers the last pass. What the bank's server answered is the outcome, answered 200: \`ok: false\` with a \`reason\` when it could not be reached or listed. Bounded in time: at most ${TEST_BUDGET.connectMs / 1000} s to open the session, ${TEST_BUDGET.totalMs / 1000} s in all. No body.`,
+    success: [
+      {
+        status: 200,
+        description: 'The outcome: both listings, or why the server could not be reached or listed',
+        schema: connectionTest,
+        envelope: 'BankConnectionTestResponse',
+        message: 'Connection tested',
+        example: {
+          ok: true,
+          checked_at: '2026-11-28T14:02:11.480Z',
+          inbound: {
+            dir: '/inbound',
+            files: [{ name: 'file_01kfz8k2d4f6h8k0m2p4r6t8vw.ach', size: 1894 }],
+            truncated: false,
+          },
+          outbound: {
+            dir: '/outbound',
+            files: [{ name: 'file_01kfz8k2d4f6h8k0m2p4r6t8vw.ach.ack', size: 112 }],
+            truncated: false,
+          },
+        },
+      },
+    ],
+    errors: { 409: '`bank_link_not_configured`: the organization has no bank link (`settings.bank_link`)' },
   },
 });

@@ -17,6 +17,7 @@ export type FunctionName =
   | 'paystubs'
   | 'webhooks'
   | 'admin'
+  | 'bank-link-api'
   | 'docs';
 
 /**

@@ -85,6 +85,8 @@ export const TABLE_ACCESS: Record<ComputeName, TableAccess | null> = {
   webhooks: api({ reads: ['org'], indexes: ['GSI2'] }),
   // API keys (and their token items), settings, the audit log (read only: lines are written by the audit writer).
   admin: api({ reads: ['audit'], writes: ['token'] }),
+  // The bank link's settings, the last pass's status and what it picked up: reads (beyond what authenticating writes).
+  'bank-link-api': api({ reads: ['org'] }),
   processor: {
     readActions: ['GetItem', 'BatchGetItem', 'Query'],
     reads: [],

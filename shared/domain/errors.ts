@@ -327,3 +327,16 @@ const REVERSAL_REFUSALS = {
   payment_not_reversible: 'Payment not reversible',
   paystub_not_found: 'Paystub not found',
 } as const;
+
+/** An operation on the bank link of an organization that has none (`settings.bank_link` is not set). */
+export class BankLinkNotConfiguredError extends DomainError {
+  constructor() {
+    super('conflict', 'bank_link_not_configured', 'Bank link not configured', [
+      {
+        field: 'bank_link',
+        code: 'bank_link_not_configured',
+        message: 'The organization has no bank link: set `bank_link` in its settings first',
+      },
+    ]);
+  }
+}

@@ -17,9 +17,11 @@ import {
 
 /**
  * The bank link in the console: Settings → Bank link set through its form (the API's problems shown next to their
- * fields, the password write-only and never shown again), its status ("configured, not yet checked": the local stack
- * runs no bank link worker, so nothing is ever transmitted here), the Inbound bank files page (empty), and the link
- * removed after a confirmation. Each page checked by axe-core and for sideways scrolling on a phone.
+ * fields, the password write-only and never shown again), its status ("configured, not yet checked": the organization
+ * is made without the sandbox bank's link, and the host it is given never answers), the Inbound bank files page
+ * (empty), and the link removed after a confirmation; then the connection test of an organization linked to the local
+ * stack's sandbox bank (both directories listed; a wrong pinned key explained). Each page checked by axe-core and for
+ * sideways scrolling on a phone.
  */
 let stack: RunningStack;
 let browser: Browser;
@@ -54,7 +56,9 @@ describe.skipIf(!hasChromium)('the bank link in the dashboard', () => {
   beforeAll(async () => {
     stack = await startLocalStack();
     base = `https://localhost:${stack.state.https_port}`;
-    ({ token } = await stack.createOrganization('Fjord Freight'));
+    // Without the link to the sandbox bank the admin CLI gives a sandbox organization: this one sets its own.
+    const created = await stack.admin('org', 'create', '--name', 'Fjord Freight', '--without-bank-link', '--json');
+    ({ token } = JSON.parse(created.stdout) as { token: string });
     browser = await launchChromium();
     admin = await newPage(browser, base, LAPTOP);
     // newPage accepts every dialog; this only records what each asked.
@@ -173,6 +177,8 @@ describe.skipIf(!hasChromium)('the bank link in the dashboard', () => {
       host_key_fingerprint: FINGERPRINT,
       cutoff_time: '14:30',
       credential: 'password',
+      pgp_public_key: null,
+      pgp_key_fingerprint: null,
     });
 
     // Configured, not yet checked: the local stack runs no bank link worker.
@@ -275,5 +281,141 @@ describe.skipIf(!hasChromium)('the bank link in the dashboard', () => {
     expect(await card.getByRole('heading', { name: 'Set up the bank link' }).count()).toBe(1);
     expect(await storedLink()).toBeNull();
     expect((await stack.request('GET', '/v1/bank-link', { token })).body.data.configured).toBe(false);
+  });
+
+  describe('the connection test, for an organization linked to the sandbox bank', () => {
+    let linked: { organization_id: string; token: string };
+    let page: Page;
+    let fileId: string;
+
+    beforeAll(async () => {
+      linked = await stack.createOrganization('Harbour Haulage');
+      // A run: the link is served at once (which opens the organization's account at the sandbox bank) and its file
+      // is delivered to the upload directory, then acknowledged in the pick-up directory.
+      const employee = await hire(stack, linked.token, 2, 'Grace', 'Hopper');
+      const day = (n: number) => new Date(Date.now() + n * 86_400_000).toISOString().slice(0, 10);
+      const submitted = await stack.request('POST', '/v1/payroll', {
+        token: linked.token,
+        body: {
+          type: 'off_cycle',
+          pay_period_start: day(-9),
+          pay_period_end: day(5),
+          pay_date: day(10),
+          employees: [{ employee_id: employee, gross_pay: '2100.00', hours_worked: 80 }],
+        },
+      });
+      expect(submitted.status, submitted.text).toBe(202);
+      const runId = submitted.body.data.payroll_id as string;
+      fileId = await vi.waitFor(
+        async () => {
+          const files = await stack.request('GET', `/v1/disbursement-files?payroll_id=${runId}`, {
+            token: linked.token,
+          });
+          const file = files.body.data.files[0] as { file_id: string; status: string } | undefined;
+          if (file?.status !== 'acknowledged') throw new Error(`file: ${file?.status ?? 'none yet'}`);
+          return file.file_id;
+        },
+        { timeout: 30_000, interval: 200 },
+      );
+      ({ page } = await newPage(browser, base, LAPTOP));
+      await signIn(page, base, linked.token);
+    });
+
+    it('lists both directories after a busy state, the delivered file and its acknowledgement among them', async () => {
+      await nav(page, 'Settings').click();
+      const card = page.getByTestId('bank-link-card');
+      await card.getByTestId('bank-link-current').waitFor();
+      await settled(page);
+      const button = card.getByRole('button', { name: 'Test connection' });
+      const result = card.getByTestId('bank-link-test-result');
+      expect(await result.getAttribute('aria-live')).toBe('polite');
+      expect(await page.locator(`#${await button.getAttribute('aria-describedby')}`).textContent()).toMatch(
+        /Nothing is sent/,
+      );
+
+      // Held back until the busy state is seen: the button says so and cannot be pressed twice.
+      let release: () => void = () => undefined;
+      const held = new Promise<void>((r) => {
+        release = r;
+      });
+      await page.route('**/v1/bank-link/test', async (route) => {
+        await held;
+        await route.continue();
+      });
+      const answered = page.waitForResponse((r) => r.url().endsWith('/v1/bank-link/test'));
+      await button.click();
+      const busy = card.getByRole('button', { name: 'Testing…' });
+      await busy.waitFor();
+      expect(await busy.isDisabled()).toBe(true);
+      expect(await result.getAttribute('aria-busy')).toBe('true');
+      expect(await result.textContent()).toMatch(/Connecting to the bank’s server/);
+      release();
+      const response = await answered;
+      await page.unroute('**/v1/bank-link/test');
+      expect(response.request().method()).toBe('POST');
+      expect(response.status()).toBe(200);
+
+      await result.getByText('Signed in to', { exact: false }).waitFor();
+      expect(await result.getAttribute('aria-busy')).toBe('false');
+      expect(await card.getByRole('button', { name: 'Test connection' }).isEnabled()).toBe(true);
+      const summary = await result.locator('p').first().textContent();
+      expect(summary).toContain(`127.0.0.1:${stack.state.sandbox_bank.port}`);
+      expect(summary).toContain('1 file in the upload directory, 1 file in the pick-up directory');
+      expect(summary).toContain('Nothing was sent or picked up');
+      const size = (await stack.request('GET', `/v1/disbursement-files/${fileId}`, { token: linked.token })).raw.length;
+      const inbound = result.getByTestId('bank-link-test-inbound');
+      expect(await inbound.getByRole('heading').textContent()).toBe('Upload directory /inbound');
+      const sent = inbound.locator(`tr[data-name="${fileId}.ach"]`);
+      expect(await sent.locator('td').allTextContents()).toEqual([
+        `${fileId}.ach`,
+        `${size.toLocaleString('en-US')} bytes`,
+      ]);
+      const outbound = result.getByTestId('bank-link-test-outbound');
+      expect(await outbound.getByRole('heading').textContent()).toBe('Pick-up directory /outbound');
+      await outbound.locator(`tr[data-name="${fileId}.ach.ack"]`).waitFor();
+      expect(await seriousAxeViolations(page)).toEqual([]);
+      // The listings fit a phone's width too.
+      await page.setViewportSize(PHONE);
+      expect(await overflowing(page)).toEqual([]);
+      await page.setViewportSize(LAPTOP);
+    });
+
+    it('explains a host key mismatch: both fingerprints, and that nothing was sent', async () => {
+      const wrong = `SHA256:${'C'.repeat(43)}`;
+      const current = (await stack.request('GET', '/v1/settings', { token: linked.token })).body.data.bank_link;
+      const changed = await stack.request('PATCH', '/v1/settings', {
+        token: linked.token,
+        body: {
+          bank_link: {
+            host: current.host,
+            port: current.port,
+            username: current.username,
+            remote_inbound_dir: current.remote_inbound_dir,
+            remote_outbound_dir: current.remote_outbound_dir,
+            host_key_fingerprint: wrong,
+            cutoff_time: current.cutoff_time,
+            password: 'any password at all',
+          },
+        },
+      });
+      expect(changed.status, changed.text).toBe(200);
+      await page.reload();
+      const card = page.getByTestId('bank-link-card');
+      await card.getByTestId('bank-link-current').waitFor();
+      await settled(page);
+      await card.getByRole('button', { name: 'Test connection' }).click();
+      const result = card.getByTestId('bank-link-test-result');
+      await result.getByText('host key mismatch').waitFor();
+      const text = await result.textContent();
+      expect(text).toMatch(/did not sign in and nothing was sent/);
+      const fingerprints = result.getByTestId('bank-link-test-fingerprints');
+      expect(await fingerprints.locator('dd').allTextContents()).toEqual([
+        wrong,
+        stack.state.sandbox_bank.host_key_fingerprint,
+      ]);
+      expect(await fingerprints.locator('dt').allTextContents()).toEqual(['Pinned in the link', 'Shown by the server']);
+      expect(await result.getByTestId('bank-link-test-inbound').count()).toBe(0);
+      expect(await seriousAxeViolations(page)).toEqual([]);
+    });
   });
 });

@@ -318,7 +318,7 @@ describe('authorization matrix: dead tokens and another organization, against re
     );
     expect([...unknownPath, ...unknownQuery]).toEqual([]);
     // The tables the it.each blocks run over are never empty: a filter gone wrong would skip them silently.
-    expect(authenticated).toHaveLength(41);
+    expect(authenticated).toHaveLength(42);
     expect(withIds).toHaveLength(24);
     expect(collections).toHaveLength(11);
     // Every kind of resource the table names is made for real in the owner's organization.

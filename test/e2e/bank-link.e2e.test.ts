@@ -217,3 +217,111 @@ describe('the local sandbox bank', () => {
     expect(JSON.stringify(logs)).not.toContain('/v1/disbursement-returns');
   });
 });
+
+describe('the connection test', () => {
+  it('signs in with the stored link and lists both directories; a missing directory, a wrong pinned key, no link and a non-admin key are told apart', async () => {
+    const { organization_id: orgId, token } = await stack.createOrganization('Connection Test Co');
+    const api = typedClient(stack, token);
+    // A run, so the link is served at once: the pass registers the organization's account with the sandbox bank (it
+    // keeps passwords in memory) and delivers the run's file, which the bank acknowledges.
+    const employee = await hire(api, '70000456');
+    const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+    const submitted = await api.POST('/v1/payroll', {
+      body: {
+        type: 'off_cycle',
+        pay_period_start: day(-4),
+        pay_period_end: day(9),
+        pay_date: day(14),
+        employees: [{ employee_id: employee, gross_pay: 1700, hours_worked: 80 }],
+      },
+    });
+    expect(submitted.response.status, asReceived(submitted.response).text).toBe(202);
+    const payrollId = (submitted.data!.data as { payroll_id: string }).payroll_id;
+    const file = await vi.waitFor(
+      async () => {
+        const list = await api.GET('/v1/disbursement-files', { params: { query: { payroll_id: payrollId } } });
+        const found = list.data?.data.files[0];
+        if (found?.status !== 'acknowledged') throw new Error(`file: ${found?.status ?? 'none yet'}`);
+        return found;
+      },
+      { timeout: 30_000, interval: 100 },
+    );
+    const sent = asReceived(
+      (await api.GET('/v1/disbursement-files/{id}', { ...at(file.file_id), parseAs: 'text' })).response,
+    ).raw;
+
+    const tested = await api.POST('/v1/bank-link/test');
+    expect(tested.response.status, asReceived(tested.response).text).toBe(200);
+    expect(tested.data!.message).toBe('Connection tested');
+    const outcome = tested.data!.data;
+    expect(outcome).toEqual({
+      ok: true,
+      checked_at: expect.any(String),
+      inbound: { dir: '/inbound', files: [{ name: `${file.file_id}.ach`, size: sent.length }], truncated: false },
+      outbound: {
+        dir: '/outbound',
+        files: [{ name: `${file.file_id}.ach.ack`, size: expect.any(Number) }],
+        truncated: false,
+      },
+    });
+    const password = sandboxBankAccount(localSecrets(stack.dir), orgId).password;
+    expect(asReceived(tested.response).text).not.toContain(password);
+    const relink = async (change: Record<string, string>) => {
+      const changed = await api.PATCH('/v1/settings', {
+        body: {
+          bank_link: {
+            host: '127.0.0.1',
+            port: stack.state.sandbox_bank.port,
+            username: orgId,
+            remote_inbound_dir: '/inbound',
+            remote_outbound_dir: '/outbound',
+            host_key_fingerprint: stack.state.sandbox_bank.host_key_fingerprint,
+            cutoff_time: '16:00',
+            password,
+            ...change,
+          },
+        },
+      });
+      expect(changed.response.status, asReceived(changed.response).text).toBe(200);
+    };
+
+    // Signed in, but a directory the bank does not have: which one, and why.
+    await relink({ remote_outbound_dir: '/outbound/elsewhere' });
+    const unlisted = await api.POST('/v1/bank-link/test');
+    expect(unlisted.data!.data).toEqual({
+      ok: false,
+      checked_at: expect.any(String),
+      reason: 'listing_failed',
+      message: expect.stringContaining('/outbound/elsewhere'),
+    });
+
+    // The same server under a pinned key it does not hold: refused before signing in, and the key it showed named.
+    const wrong = `SHA256:${'B'.repeat(43)}`;
+    await relink({ host_key_fingerprint: wrong, password: 'not the password either' });
+    const mismatch = await api.POST('/v1/bank-link/test');
+    expect(mismatch.response.status, asReceived(mismatch.response).text).toBe(200);
+    expect(mismatch.data!.data).toEqual({
+      ok: false,
+      checked_at: expect.any(String),
+      reason: 'host_key_mismatch',
+      message: expect.stringMatching(/nothing was sent/),
+      presented_fingerprint: stack.state.sandbox_bank.host_key_fingerprint,
+    });
+    const said = JSON.stringify(mismatch.data!.data);
+    expect(said).toContain(`host key ${stack.state.sandbox_bank.host_key_fingerprint}, not the pinned ${wrong}`);
+
+    // A payroll submitter may not test the link.
+    const key = await api.POST('/v1/api-keys', { body: { name: 'submitter', type: 'payroll-submitter' } });
+    const submitter = typedClient(stack, key.data!.data.token);
+    const refused = await submitter.POST('/v1/bank-link/test');
+    expect(refused.response.status).toBe(403);
+    expect(refused.error!.error.code).toBe('insufficient_scope');
+
+    // No link: a conflict with the organization's state, not a diagnostic.
+    const created = await stack.admin('org', 'create', '--name', 'No Link Co', '--without-bank-link', '--json');
+    const unlinked = typedClient(stack, (JSON.parse(created.stdout) as { token: string }).token);
+    const none = await unlinked.POST('/v1/bank-link/test');
+    expect(none.response.status).toBe(409);
+    expect(none.error!.error.code).toBe('bank_link_not_configured');
+  });
+});

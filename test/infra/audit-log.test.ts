@@ -66,6 +66,7 @@ describe('audit log ingestion', () => {
       'paystubs',
       'webhooks',
       'admin',
+      'bank-link-api',
     ]);
     expect(filters.length).toBe(AUTHENTICATED.length);
     const subscribed = filters.map((f) => (f.LogGroupName as { Ref: string }).Ref).sort();

@@ -204,6 +204,19 @@ describe('function bundles', () => {
     }
   });
 
+  it('loads the SSH client on first use only: in the bank link worker and the function of the connection test', () => {
+    // ssh2 is about 400 KB: the bank link's status and inbound files answer without it, a test loads it.
+    const users = bundles
+      .filter((b) => b.load.onFirstUse.some((u) => u.entryPoint === 'shared/adapters/sftp-transport.ts'))
+      .map((b) => b.entry)
+      .sort();
+    expect(users).toEqual([apiHandlerOf(routeById.testBankConnection.function), WORKER_HANDLERS.bankLink].sort());
+    for (const bundle of bundles) {
+      const sshAtLoad = bundle.load.inputsAtLoad.filter((input) => /node_modules\/ssh2(-sftp-client)?\//.test(input));
+      expect({ entry: bundle.entry, static: sshAtLoad }).toEqual({ entry: bundle.entry, static: [] });
+    }
+  });
+
   describe('a bundle built with the same options, against the DynamoDB engine', () => {
     let bundle: string;
 

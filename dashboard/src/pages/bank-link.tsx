@@ -2,6 +2,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api } from '../api.js';
 import { withQuery } from '../router.js';
 import type {
+  BankConnectionTest,
+  BankDirectoryListing,
   BankLink,
   BankLinkStatus,
   BankLinkUpdate,
@@ -105,6 +107,9 @@ const credentialWords = (c: Credential) => (c === 'password' ? 'password' : 'pri
 
 const inputId = (name: string) => `bank-link-${name.replace(/_/g, '-')}`;
 
+/** A size in bytes, as a listing or a picked-up file shows it. */
+const bytes = (n: number) => (n === 1 ? '1 byte' : `${n.toLocaleString('en-US')} bytes`);
+
 /** The link's status, read on its own: a page goes on when it cannot be read, and says so. */
 export function useBankLinkStatus(): Async<BankLinkStatus> {
   return useAsync(async () => (await api<BankLinkStatus>('GET', '/v1/bank-link')).data, []);
@@ -202,6 +207,160 @@ function CurrentLink({ link }: { link: BankLink }) {
         <dd>A {credentialWords(link.credential)}, kept encrypted and never shown</dd>
       </div>
     </dl>
+  );
+}
+
+/** Why a connection test failed, in an operator's words, by its reason. */
+const TEST_FAILURES: Record<Extract<BankConnectionTest, { ok: false }>['reason'], { label: string; says: string }> = {
+  host_key_mismatch: {
+    label: 'host key mismatch',
+    says: 'The server showed a host key other than the pinned fingerprint, so the service did not sign in and nothing was sent. If your bank changed its key, confirm the new fingerprint with the bank over a channel you trust and save it here; if not, someone may be impersonating its server.',
+  },
+  host_refused: {
+    label: 'host not allowed',
+    says: 'The service may not connect to this host, so nothing was sent. In production the bank’s server must have a public address.',
+  },
+  connection_failed: {
+    label: 'could not connect',
+    says: 'The service could not connect or sign in to the bank’s server: check the host, port, user name and password or key, and that the server lets the service in.',
+  },
+  listing_failed: {
+    label: 'directory not listed',
+    says: 'The service signed in, but could not list a directory: check the upload and pick-up directories with your bank.',
+  },
+};
+
+/** One remote directory as the test listed it: its files by name and size. */
+function Listing({ title, listing, testId }: { title: string; listing: BankDirectoryListing; testId: string }) {
+  return (
+    <div data-testid={testId} class="bank-link-listing">
+      <h4>
+        {title} <code class="break">{listing.dir}</code>
+      </h4>
+      {listing.files.length === 0 ? (
+        <p class="small muted">Empty: no files.</p>
+      ) : (
+        <TableRegion label={`${title} ${listing.dir}`}>
+          <table class="table responsive">
+            <caption class="sr-only">
+              Files in {listing.dir}, by name{listing.truncated ? `: the first ${listing.files.length}` : ''}
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">File</th>
+                <th scope="col">Size</th>
+              </tr>
+            </thead>
+            <tbody>
+              {listing.files.map((f) => (
+                <tr key={f.name} data-name={f.name}>
+                  <td data-label="File">
+                    <code class="break">{f.name}</code>
+                  </td>
+                  <td data-label="Size" class="nowrap">
+                    {bytes(f.size)}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableRegion>
+      )}
+      {listing.truncated && (
+        <p class="small muted">
+          Only the first {listing.files.length} files by name are shown: the directory holds more.
+        </p>
+      )}
+    </div>
+  );
+}
+
+/** What the connection test found: both listings, or why the server could not be reached or listed. */
+function ConnectionTestResult({ result, link }: { result: BankConnectionTest; link: BankLink }) {
+  if (result.ok) {
+    const count = (l: BankDirectoryListing) =>
+      `${l.files.length}${l.truncated ? '+' : ''} ${l.files.length === 1 && !l.truncated ? 'file' : 'files'}`;
+    return (
+      <>
+        <p>
+          <StatusBadge status="ok" label="connected" /> Signed in to{' '}
+          <span class="mono break">
+            {link.host}:{link.port}
+          </span>{' '}
+          and listed both directories: {count(result.inbound)} in the upload directory, {count(result.outbound)} in the
+          pick-up directory. Nothing was sent or picked up. Tested <When iso={result.checked_at} />.
+        </p>
+        <Listing title="Upload directory" listing={result.inbound} testId="bank-link-test-inbound" />
+        <Listing title="Pick-up directory" listing={result.outbound} testId="bank-link-test-outbound" />
+      </>
+    );
+  }
+  const failure = TEST_FAILURES[result.reason];
+  return (
+    <>
+      <p>
+        <StatusBadge status="failing" label={failure?.label ?? result.reason} />{' '}
+        {failure?.says ?? 'The connection test failed.'} Tested <When iso={result.checked_at} />.
+      </p>
+      {result.reason === 'host_key_mismatch' && (
+        <dl class="facts" data-testid="bank-link-test-fingerprints">
+          <div>
+            <dt>Pinned in the link</dt>
+            <dd class="mono break">{link.host_key_fingerprint}</dd>
+          </div>
+          <div>
+            <dt>Shown by the server</dt>
+            <dd class="mono break">{result.presented_fingerprint ?? 'not known'}</dd>
+          </div>
+        </dl>
+      )}
+      <p class="small">
+        The connection said: <code class="break">{result.message}</code>
+      </p>
+    </>
+  );
+}
+
+/**
+ * Test connection: one session with the bank's server under the saved link, listing its upload and pick-up
+ * directories (nothing sent or picked up). Its outcome is announced politely; the listings follow it.
+ */
+function ConnectionTest({ link }: { link: BankLink }) {
+  const [busy, setBusy] = useState(false);
+  const [result, setResult] = useState<BankConnectionTest | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const run = async () => {
+    setBusy(true);
+    setError(null);
+    setResult(null);
+    try {
+      setResult((await api<BankConnectionTest>('POST', '/v1/bank-link/test')).data);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div class="bank-link-test">
+      <div class="section-head">
+        <h3 class="h3" id="bank-link-test-title">
+          Connection test
+        </h3>
+        <button type="button" class="button" onClick={run} disabled={busy} aria-describedby="bank-link-test-hint">
+          {busy ? 'Testing…' : 'Test connection'}
+        </button>
+      </div>
+      <p class="small muted" id="bank-link-test-hint">
+        Signs in to the bank’s server with the saved link and lists its upload and pick-up directories. Nothing is sent
+        or picked up, and the status above stays that of the last pass.
+      </p>
+      <div data-testid="bank-link-test-result" aria-live="polite" aria-busy={busy ? 'true' : 'false'}>
+        {busy && <p class="muted">Connecting to the bank’s server: this can take up to 20 seconds…</p>}
+        <ErrorBox error={error} title="The connection test could not run" />
+        {result && <ConnectionTestResult result={result} link={link} />}
+      </div>
+    </div>
   );
 }
 
@@ -323,6 +482,7 @@ export function BankLinkCard({ settings, onSaved }: { settings: Settings; onSave
         </button>
       </div>
       <BankLinkStatusView status={status} />
+      {link && <ConnectionTest key={saves} link={link} />}
 
       <form key={saves} onSubmit={save} noValidate aria-labelledby="bank-link-form-title">
         <h3 id="bank-link-form-title" class="h3">
@@ -452,8 +612,6 @@ const ITEM_LABELS: Record<InboundItemOutcome, string> = {
   unknown_trace: 'no matching payment',
   amount_mismatch: 'amount differs',
 };
-
-const bytes = (n: number) => (n === 1 ? '1 byte' : `${n.toLocaleString('en-US')} bytes`);
 
 function Outcome({ file }: { file: InboundFile }) {
   const known = OUTCOMES[file.outcome];
