@@ -71,9 +71,10 @@ export class BankLinkWorker extends Construct {
     });
     grantTable(this.worker, resources, TABLE_ACCESS['bank-link']!);
     // The link's password or key (wrapped like account numbers), a corrected account number a change notice
-    // carries, the sealed files it sends, and the events returns raise.
+    // carries (encrypted again under a new data key), the sealed files it sends, and the events returns raise.
     for (const access of [
       'kms:decrypt:bank-account',
+      'kms:encrypt:bank-account',
       'kms:decrypt:disbursement-file',
       'bucket:read',
       'queue:webhooks:send',
@@ -83,7 +84,8 @@ export class BankLinkWorker extends Construct {
     this.grantConnectors(props);
 
     // A failed pass is not retried: the next one, a minute later, does the same work.
-    this.worker.function.configureAsyncInvoke({ retryAttempts: 0 });
+    // A pass that outlasts the minute throttles the next invocation (one at a time): that one is dropped, not queued.
+    this.worker.function.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(2) });
     this.schedule = new Schedule(this, 'BankLinkSchedule', {
       description: 'Every minute: deliver ready files to the bank and pick up what it sent back',
       schedule: ScheduleExpression.rate(BANK_LINK_EVERY),

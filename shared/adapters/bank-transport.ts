@@ -21,7 +21,10 @@ export interface SftpTarget {
 
 export interface RemoteFile {
   name: string;
+  /** -1 when the server does not say. */
   size: number;
+  /** When the server last modified it (ms since the epoch), when it says. */
+  modified?: number;
 }
 
 export interface BankTransport {

@@ -69,7 +69,9 @@ async function openSftp(target: SftpTarget, options: BankHostOptions): Promise<B
   return {
     async list(dir) {
       const entries = await client.list(dir);
-      return entries.filter((e) => e.type === '-').map((e) => ({ name: e.name, size: e.size }));
+      return entries
+        .filter((e) => e.type === '-')
+        .map((e) => ({ name: e.name, size: e.size, ...(e.modifyTime > 0 && { modified: e.modifyTime }) }));
     },
     async put(dir, name, bytes) {
       await client.put(bytes, path(dir, name));

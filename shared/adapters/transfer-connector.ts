@@ -96,7 +96,13 @@ const MAX_LISTED = 10_000;
 /** The listing file StartDirectoryListing writes: `files` (`filePath`, optional `size`), `paths`, `truncated`. */
 const listingFile = z.object({
   files: z
-    .array(z.object({ filePath: z.string().min(1), size: z.number().int().nonnegative().optional() }))
+    .array(
+      z.object({
+        filePath: z.string().min(1),
+        size: z.number().int().nonnegative().optional(),
+        modifiedTimestamp: z.union([z.string(), z.number()]).optional(),
+      }),
+    )
     .default([]),
   truncated: z.boolean().default(false),
 });
@@ -319,7 +325,10 @@ export function connectorTransport(
         // A partial listing could hide a file already delivered, which would then be sent again.
         if (listing.truncated) throw new Error(`The listing of ${dir} holds more than ${MAX_LISTED} entries`);
         // A size the server does not report matches no size seen before: such a file is fetched and told by its hash.
-        return listing.files.map((f) => ({ name: basename(f.filePath), size: f.size ?? -1 }));
+        return listing.files.map((f) => {
+          const modified = f.modifiedTimestamp === undefined ? Number.NaN : new Date(f.modifiedTimestamp).getTime();
+          return { name: basename(f.filePath), size: f.size ?? -1, ...(modified > 0 && { modified }) };
+        });
       },
       async put(dir, name, bytes) {
         const key = keyOf('outbound', safeName(name));

@@ -14,6 +14,8 @@ const inboundItem = z.object({
   name: z.string(),
   sha256: z.string(),
   size: z.number().int(),
+  /** When the bank's server said it last modified the file (ms), if it said: with the size, what tells a file again. */
+  modified: z.number().nullable().default(null),
   kind: z.enum(['acknowledgement', 'returns', 'unreadable']),
   picked_up_at: z.string(),
   /** An acknowledgement: the file it is about, and whether the bank accepted it. */
@@ -23,7 +25,13 @@ const inboundItem = z.object({
   /** A return file: its items' outcomes by kind (`applied`: 2, `unknown_trace`: 1 …). */
   items: z.record(z.string(), z.number().int()).default({}),
 });
-export type InboundFileRecord = z.infer<typeof inboundItem>;
+export type InboundFileRecord = z.input<typeof inboundItem>;
+/** A file picked up before, as a pass tells it again: its hash, size and modification time. */
+export interface PickedUp {
+  sha256: string;
+  size: number;
+  modified: number | null;
+}
 
 const statusItem = z.object({
   state: z.enum(['ok', 'failing']),
@@ -48,18 +56,19 @@ export class BankLinkRepository {
   constructor(private readonly table: TableRef) {}
 
   /** The files picked up so far, by name: their hash and size (all pages; a bank's folder is cleared by the bank). */
-  async pickedUp(orgId: string): Promise<Map<string, { sha256: string; size: number }[]>> {
-    const out = new Map<string, { sha256: string; size: number }[]>();
+  async pickedUp(orgId: string): Promise<Map<string, PickedUp[]>> {
+    const out = new Map<string, PickedUp[]>();
     const items = await queryAll(this.table, {
       KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
       ExpressionAttributeValues: { ':pk': keys.orgPartition(orgId), ':prefix': keys.inboundFilePrefix },
-      ProjectionExpression: '#name, sha256, #size',
+      ProjectionExpression: '#name, sha256, #size, modified',
       ExpressionAttributeNames: { '#name': 'name', '#size': 'size' },
       ConsistentRead: true,
     });
     for (const item of items) {
       const name = String(item.name);
-      out.set(name, [...(out.get(name) ?? []), { sha256: String(item.sha256), size: Number(item.size) }]);
+      const modified = typeof item.modified === 'number' ? item.modified : null;
+      out.set(name, [...(out.get(name) ?? []), { sha256: String(item.sha256), size: Number(item.size), modified }]);
     }
     return out;
   }
@@ -79,6 +88,19 @@ export class BankLinkRepository {
       if (isConditionalCheckFailure(err)) return false;
       throw err;
     }
+  }
+
+  /** The same content met again under a new modification time: remembered, so it is not fetched at every pass. */
+  async touchInbound(orgId: string, name: string, sha256: string, modified: number): Promise<void> {
+    await this.table.doc.send(
+      new UpdateCommand({
+        TableName: this.table.tableName,
+        Key: keys.inboundFile(orgId, name, sha256),
+        UpdateExpression: 'SET modified = :modified',
+        ConditionExpression: 'attribute_exists(PK)',
+        ExpressionAttributeValues: { ':modified': modified },
+      }),
+    );
   }
 
   async listInbound(
@@ -212,7 +234,12 @@ export class BankLinkRepository {
   }
 
   /** Records that the file is late, once (in the transaction of its `disbursement_file.late` event). */
-  lateItem(file: Pick<DisbursementFileRecord, 'organization_id' | 'file_id'>, at: string): TransactItems[number] {
+  lateItem(
+    file: Pick<DisbursementFileRecord, 'organization_id' | 'file_id'>,
+    at: string,
+    /** Sent after its cut-off: late whatever the bank said since. */
+    evenAcknowledged = false,
+  ): TransactItems[number] {
     return {
       Update: {
         TableName: this.table.tableName,
@@ -220,9 +247,15 @@ export class BankLinkRepository {
         UpdateExpression: 'SET late_at = :at',
         // Still owed (the work list it was judged on lags a moment): an acknowledged or withdrawn file is not late.
         ConditionExpression:
-          'attribute_exists(PK) AND #status IN (:ready, :transmitted) AND (attribute_not_exists(late_at) OR attribute_type(late_at, :null))',
+          'attribute_exists(PK) AND #status IN (:ready, :transmitted, :also) AND (attribute_not_exists(late_at) OR attribute_type(late_at, :null))',
         ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':at': at, ':null': 'NULL', ':ready': 'ready', ':transmitted': 'transmitted' },
+        ExpressionAttributeValues: {
+          ':at': at,
+          ':null': 'NULL',
+          ':ready': 'ready',
+          ':transmitted': 'transmitted',
+          ':also': evenAcknowledged ? 'acknowledged' : 'transmitted',
+        },
       },
     };
   }

@@ -58,6 +58,7 @@ export const settingsItem = z.object({
       credential: z.object({ kind: z.enum(['password', 'private_key']), ciphertext: z.string() }),
       pgp_public_key: z.string().nullable().optional(),
       pgp_key_fingerprint: z.string().nullable().optional(),
+      linked_at: z.string().optional(),
     })
     .nullable()
     .optional(),

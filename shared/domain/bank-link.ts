@@ -40,6 +40,11 @@ export interface BankLink {
   /** `HH:MM`, New York time: a file must be at the bank by its `release_by` day at this time. */
   cutoff_time: string;
   credential: { kind: 'password' | 'private_key'; ciphertext: string };
+  /**
+   * When the organization got its link (absent on links stored before it was kept): the link delivers the files made
+   * since, never one made while there was none, which the organization may have taken to the bank by hand.
+   */
+  linked_at?: string;
   /** The bank's armored OpenPGP public key: when set, every file is encrypted to it before it is sent. Not secret. */
   pgp_public_key?: string | null;
   /** Its fingerprint (hex, upper case), read when the key was set. */

@@ -154,7 +154,11 @@ export async function updateSettings(
       originator: { ...current.originator, ...patch.originator },
       originator_placeholders: placeholdersOf(current, caller.environment).filter((f) => !set.has(f)),
       funding_account: funding === undefined ? current.funding_account : funding,
-      ...(link !== undefined && { bank_link: link }),
+      // The files the link is to deliver are those made since the organization had one: a link edited keeps its
+      // `linked_at`; set where there was none, it starts now (files made before were the organization's to deliver).
+      ...(link !== undefined && {
+        bank_link: link && { ...link, linked_at: current.bank_link?.linked_at ?? deps.now().toISOString() },
+      }),
       ...(patch.file_retention_days !== undefined && { file_retention_days: patch.file_retention_days }),
       ...(patch.payroll_approval !== undefined && { payroll_approval: patch.payroll_approval }),
       ...(patch.approval_cutoff_time !== undefined && { approval_cutoff_time: patch.approval_cutoff_time }),

@@ -277,6 +277,24 @@ describe('the bank link worker', () => {
     ]);
   });
 
+  it('drops an invocation the last pass held up (one at a time) rather than queueing it', () => {
+    const configs = ofType(resources, 'AWS::Lambda::EventInvokeConfig').filter(([, r]) =>
+      JSON.stringify(r.Properties).includes(functionId),
+    );
+    expect(configs.map(([, r]) => r.Properties)).toEqual([
+      expect.objectContaining({ MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 120 }),
+    ]);
+  });
+
+  it('may wrap a corrected account number a change notice brings (a new data key under the bank-account purpose)', () => {
+    const wrapping = statements.filter(
+      (s) =>
+        covers(s as any, 'kms:GenerateDataKey') &&
+        JSON.stringify(s.Condition ?? {}).includes('"kms:EncryptionContext:purpose":"bank-account"'),
+    );
+    expect(wrapping).toHaveLength(1);
+  });
+
   it('is told to go through the connectors, with their roles, secret prefix and deployment', () => {
     expect(resources[functionId]!.Properties!.Environment.Variables).toMatchObject({
       PAYROLL_BANK_TRANSPORT: 'connector',

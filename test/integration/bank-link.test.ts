@@ -15,6 +15,7 @@ import { type BankLinkServices, serveBankLink } from '../../shared/use-cases/ban
 import { openListedFile } from '../../shared/use-cases/money-back/file-store.js';
 import { runPaystubIds } from '../../shared/use-cases/process-payroll.js';
 import { loadSettings, updateSettings } from '../../shared/use-cases/settings.js';
+import { bankReturnFile } from '../support/bank-return-file.js';
 import { drain, payrollBody, payrollWorld, submitRun } from '../support/payroll-fixture.js';
 
 /**
@@ -111,6 +112,60 @@ async function passUntil(
     if (await done()) return outcomes;
   }
   throw new Error(`not done after 100 passes: ${JSON.stringify(outcomes.at(-1))}`);
+}
+
+/** The bank's side as a test sets it: a listing and the files behind it (the service's storage stays real). */
+function bankServing(
+  s: BankLinkServices,
+  outbound: () => { name: string; bytes: Buffer; modified?: number; claimedSize?: number }[],
+): { services: BankLinkServices; fetched: string[] } {
+  const fetched: string[] = [];
+  const services: BankLinkServices = {
+    ...s,
+    connect: async () => ({
+      list: async (dir) =>
+        dir === '/outbound'
+          ? outbound().map((f) => ({
+              name: f.name,
+              size: f.claimedSize ?? f.bytes.length,
+              ...(f.modified !== undefined && { modified: f.modified }),
+            }))
+          : [],
+      put: async () => {},
+      get: async (_dir, name) => {
+        fetched.push(name);
+        return outbound().find((f) => f.name === name)!.bytes;
+      },
+      end: async () => {},
+    }),
+  };
+  return { services, fetched };
+}
+
+/** The bank's return of one deposit, as a bank writes it. */
+async function returnFileOf(world: World, stub: PaystubRecord, code: string): Promise<Buffer> {
+  const settings = await loadSettings(world.services.organizations, world.org.organization_id);
+  const text = bankReturnFile(
+    {
+      odfiRouting: settings.originator.immediate_destination.trim(),
+      rdfiRouting: stub.payment.routing_number,
+      companyName: 'BANK LINK',
+      companyIdentification: settings.originator.company_identification,
+    },
+    {
+      returns: [
+        {
+          originalTrace: stub.payment.trace_number!,
+          code,
+          amountCents: stub.net_pay,
+          routing: stub.payment.routing_number,
+          account: `0000${stub.payment.account_number_last4}`,
+          individualId: stub.employee_id.slice(-15),
+        },
+      ],
+    },
+  );
+  return Buffer.from(text, 'latin1');
 }
 
 describe('the bank link', () => {
@@ -276,6 +331,179 @@ describe('the bank link', () => {
     const late = await world.services.events.list(orgId, { type: 'disbursement_file.late' }, 10);
     expect(late.items.map((e) => e.data)).toEqual([
       expect.objectContaining({ file_id: fileId, reason: 'not_transmitted_by_cutoff' }),
+    ]);
+  });
+});
+
+describe('the bank link, as a bank and an operator would try it', () => {
+  it('does not send a file made while the organization had no link (it may have gone to the bank by hand)', async () => {
+    const world = await payrollWorld(3, { accountNumber: (i) => `7400${i}123` });
+    const orgId = world.org.organization_id;
+    const before = await completedRun(world);
+    const fileBefore = (await world.services.payrolls.get(orgId, before.payrollId))!.disbursement!.file_id!;
+    const username = `org${accounts++}`;
+    const account = await bank.addAccount(username, 'pw-before');
+    const setLink = () =>
+      updateSettings(
+        { ...world.services, bankHost },
+        { organizationId: orgId, environment: 'sandbox' },
+        {
+          bank_link: {
+            host: '127.0.0.1',
+            port: bank.port,
+            username,
+            remote_inbound_dir: account.inboundDir,
+            remote_outbound_dir: account.outboundDir,
+            host_key_fingerprint: bank.hostKeyFingerprint,
+            cutoff_time: '15:00',
+            password: 'pw-before',
+          },
+        },
+      );
+    await setLink();
+    const linkedAt = (await loadSettings(world.services.organizations, orgId)).bank_link!.linked_at!;
+    // The link given again whole (a password rotated) keeps when it began.
+    await setLink();
+    const link = (await loadSettings(world.services.organizations, orgId)).bank_link!;
+    expect(link.linked_at).toBe(linkedAt);
+    const s: BankLinkServices = {
+      ...world.services,
+      bankLinks: new BankLinkRepository(world.table),
+      connect: connectSftp,
+    };
+    const first = await serveBankLink(s, orgId, link);
+    expect(first.failure).toBeUndefined();
+    expect(first.sent).toEqual([]);
+    expect((await world.services.disbursementFiles.get(orgId, fileBefore))!.status).toBe('ready');
+    // A run made since is the link's to deliver; the earlier file still is not, nor is it ever late.
+    const world2 = { ...world, employeeIds: world.employeeIds };
+    const after = await completedRun(world2);
+    const fileAfter = (await world.services.payrolls.get(orgId, after.payrollId))!.disbursement!.file_id!;
+    const later = { ...s, deps: { ...s.deps, now: () => new Date(Date.now() + 60 * 86_400_000) } };
+    const outcome = await serveBankLink(later, orgId, link);
+    expect(outcome.sent).toEqual([fileAfter]);
+    expect(outcome.late).not.toContain(fileBefore);
+  });
+
+  it('tells a return file under a reused name by its content, not its size: the second day of ACH_RETURNS.txt is applied', async () => {
+    const { world, orgId, link, linkServices } = await linkedWorld((i) => `7300${i}123`);
+    const { stubs } = await completedRun(world);
+    const [first, second] = await Promise.all([
+      returnFileOf(world, stubs[0]!, 'R01'),
+      returnFileOf(world, stubs[1]!, 'R01'),
+    ]);
+    expect(first.length).toBe(second.length);
+    let today = { name: 'ACH_RETURNS.txt', bytes: first, modified: Date.parse('2026-11-20T06:00:00Z') };
+    const { services } = bankServing(linkServices, () => [today]);
+    await serveBankLink(services, orgId, link);
+    today = { name: 'ACH_RETURNS.txt', bytes: second, modified: Date.parse('2026-11-21T06:00:00Z') };
+    await serveBankLink(services, orgId, link);
+    const returned = await world.services.paystubs.getMany([stubs[0]!.paystub_id, stubs[1]!.paystub_id]);
+    expect(returned.map((p) => p.payment.status)).toEqual(['returned', 'returned']);
+    // Met again unchanged, it is neither fetched nor applied again.
+    const again = bankServing(linkServices, () => [today]);
+    expect(await serveBankLink(again.services, orgId, link)).toMatchObject({ pickedUp: [] });
+    expect(again.fetched).toEqual([]);
+  });
+
+  it('does not fetch a file bigger than a return file can be, records why once, and reads the files after it', async () => {
+    const { world, orgId, link, linkServices } = await linkedWorld((i) => `7200${i}123`);
+    const { stubs } = await completedRun(world);
+    const real = await returnFileOf(world, stubs[2]!, 'R03');
+    const { services, fetched } = bankServing(linkServices, () => [
+      { name: 'A_HUGE.txt', bytes: Buffer.alloc(0), claimedSize: 5 * 1024 ** 3, modified: 1 },
+      { name: 'B_RETURNS.txt', bytes: real, modified: 2 },
+    ]);
+    await serveBankLink(services, orgId, link);
+    await serveBankLink(services, orgId, link);
+    expect(fetched).toEqual(['B_RETURNS.txt']);
+    const inbound = (await linkServices.bankLinks.listInbound(orgId, 10)).items;
+    expect(inbound.map((f) => [f.name, f.kind])).toEqual(
+      expect.arrayContaining([
+        ['A_HUGE.txt', 'unreadable'],
+        ['B_RETURNS.txt', 'returns'],
+      ]),
+    );
+    expect(inbound).toHaveLength(2);
+    expect((await world.services.paystubs.get(orgId, stubs[2]!.paystub_id))!.payment.status).toBe('returned');
+  });
+
+  it('a file that fails to apply (a fault) is tried again at the next pass, and does not hold back the files after it', async () => {
+    const { world, orgId, link, linkServices } = await linkedWorld((i) => `7100${i}123`);
+    const { stubs } = await completedRun(world);
+    const [a, b] = await Promise.all([returnFileOf(world, stubs[0]!, 'R01'), returnFileOf(world, stubs[1]!, 'R01')]);
+    let broken = true;
+    const { services } = bankServing(linkServices, () => [
+      { name: 'A.txt', bytes: a, modified: 1 },
+      { name: 'B.txt', bytes: b, modified: 1 },
+    ]);
+    const faulty: BankLinkServices = {
+      ...services,
+      connect: async (t, o) => {
+        const inner = await services.connect(t, o);
+        return {
+          ...inner,
+          get: async (dir, name) => {
+            if (name === 'A.txt' && broken)
+              throw new Error('Throttling: Rate exceeded for arn:aws:kms:us-east-1:123456789012:key/x');
+            return inner.get(dir, name);
+          },
+        };
+      },
+    };
+    const first = await serveBankLink(faulty, orgId, link);
+    expect(first.failure).toMatch(/^pickup_failed: A\.txt/);
+    // What the organization sees names no account or resource of the platform.
+    expect(first.failure).not.toMatch(/123456789012|arn:aws:kms/);
+    expect((await world.services.paystubs.get(orgId, stubs[1]!.paystub_id))!.payment.status).toBe('returned');
+    broken = false;
+    expect((await serveBankLink(faulty, orgId, link)).failure).toBeUndefined();
+    expect((await world.services.paystubs.get(orgId, stubs[0]!.paystub_id))!.payment.status).toBe('returned');
+  });
+
+  it('a partial upload left under the name of the file is not taken as sent, nor sent again: the link says so', async () => {
+    const { world, orgId, link, linkServices } = await linkedWorld((i) => `7000${i}123`);
+    const { payrollId } = await completedRun(world);
+    const fileId = (await world.services.payrolls.get(orgId, payrollId))!.disbursement!.file_id!;
+    let uploads = 0;
+    const dropping: BankLinkServices = {
+      ...linkServices,
+      connect: async (target) => {
+        const transport = await connectSftp(target);
+        return {
+          ...transport,
+          put: async (dir, name, bytes) => {
+            uploads++;
+            await transport.put(dir, name, bytes.subarray(0, 300));
+            await transport.end();
+            throw new Error('Connection lost mid-upload');
+          },
+        } satisfies BankTransport;
+      },
+    };
+    await serveBankLink(dropping, orgId, link);
+    const next = await serveBankLink(dropping, orgId, link);
+    expect(next.failure).toMatch(/partial_upload: .*300 bytes/);
+    expect(uploads).toBe(1);
+    expect((await world.services.disbursementFiles.get(orgId, fileId))!.status).toBe('ready');
+  });
+
+  it('a file first sent after its cut-off is late (it settles a banking day late), once', async () => {
+    const { world, orgId, link, linkServices } = await linkedWorld((i) => `6900${i}123`);
+    const { payrollId } = await completedRun(world);
+    const fileId = (await world.services.payrolls.get(orgId, payrollId))!.disbursement!.file_id!;
+    const file = (await world.services.disbursementFiles.get(orgId, fileId))!;
+    const afterCutoff = {
+      ...linkServices,
+      deps: { ...linkServices.deps, now: () => new Date(`${file.release_by}T20:30:00Z`) },
+    };
+    const outcome = await serveBankLink(afterCutoff, orgId, link);
+    expect(outcome.failure).toBeUndefined();
+    expect(outcome.sent).toEqual([fileId]);
+    expect(outcome.late).toEqual([fileId]);
+    const late = await world.services.events.list(orgId, { type: 'disbursement_file.late' }, 10);
+    expect(late.items.map((e) => e.data)).toEqual([
+      expect.objectContaining({ file_id: fileId, reason: 'transmitted_after_cutoff', status: 'transmitted' }),
     ]);
   });
 });

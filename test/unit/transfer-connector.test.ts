@@ -333,7 +333,7 @@ describe('the transport', () => {
       .resolves(body(JSON.stringify(listing)));
     const files = await transport.list('/outbound');
     expect(files).toEqual([
-      { name: 'ACK_file_01.txt', size: 120 },
+      { name: 'ACK_file_01.txt', size: 120, modified: Date.parse('2026-11-27T20:34:54Z') },
       { name: 'RETURNS_20261127.ach', size: 940 },
       { name: 'no-size.txt', size: -1 },
     ]);
