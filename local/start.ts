@@ -55,6 +55,13 @@ async function assertPortFree(p: number, variable: string): Promise<void> {
   });
 }
 
+async function isPortFree(p: number): Promise<boolean> {
+  return assertPortFree(p, '').then(
+    () => true,
+    () => false,
+  );
+}
+
 const boundPort = (server: Server) => (server.address() as { port: number }).port;
 
 async function main(): Promise<void> {
@@ -77,8 +84,11 @@ async function main(): Promise<void> {
   }
   await assertPortFree(httpsPort, 'PAYROLL_HTTPS_PORT');
   await assertPortFree(httpPort, 'PAYROLL_HTTP_PORT');
-  const bankPort = port('PAYROLL_SANDBOX_BANK_PORT', 8022);
-  await assertPortFree(bankPort, 'PAYROLL_SANDBOX_BANK_PORT');
+  // The sandbox bank's port: the one asked for must be free; by default 8022, or any free one when another stack has
+  // it (links are re-pointed at each start, so a second stack side by side needs no setting).
+  let bankPort = port('PAYROLL_SANDBOX_BANK_PORT', 8022);
+  if (process.env.PAYROLL_SANDBOX_BANK_PORT) await assertPortFree(bankPort, 'PAYROLL_SANDBOX_BANK_PORT');
+  else if (!(await isPortFree(bankPort))) bankPort = 0;
 
   const secrets = localSecrets(dir);
   const [tls, engines, bankLink] = await Promise.all([

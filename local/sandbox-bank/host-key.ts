@@ -14,16 +14,23 @@ export function fingerprintOf(blob: Buffer): string {
   return `SHA256:${createHash('sha256').update(blob).digest('base64').replace(/=+$/, '')}`;
 }
 
-/** `<dataDir>/host_key`, made once (ed25519, mode 0600) and reused, so clients can pin its fingerprint. */
-export async function loadOrCreateHostKey(dataDir: string): Promise<HostKey> {
-  const path = join(dataDir, 'host_key');
+/**
+ * `<dataDir>/host_key`, made once (ed25519, mode 0600) and reused, so clients can pin its fingerprint; or, for a bank
+ * reached through AWS Transfer Family connectors (which trust RSA and ECDSA host keys only), `host_key_ecdsa`.
+ */
+export async function loadOrCreateHostKey(dataDir: string, type: 'ed25519' | 'ecdsa' = 'ed25519'): Promise<HostKey> {
+  const path = join(dataDir, type === 'ed25519' ? 'host_key' : 'host_key_ecdsa');
   let privateKey: string;
   try {
     privateKey = await readFile(path, 'utf8');
     await chmod(path, 0o600);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    privateKey = ssh2.utils.generateKeyPairSync('ed25519').private;
+    privateKey = (
+      type === 'ed25519'
+        ? ssh2.utils.generateKeyPairSync('ed25519')
+        : ssh2.utils.generateKeyPairSync('ecdsa', { bits: 256 })
+    ).private;
     try {
       await writeFile(path, privateKey, { mode: 0o600, flag: 'wx' });
     } catch (writeError) {

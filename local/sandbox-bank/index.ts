@@ -24,8 +24,10 @@ export { fingerprintOf } from './host-key.js';
 export interface SandboxBankOptions {
   /** Folder holding the host key and every account's directories (created if missing). */
   dataDir: string;
-  /** Bind address: always loopback. */
-  host?: '127.0.0.1';
+  /** Bind address: loopback unless told (`npm run sandbox-bank -- --listen 0.0.0.0` for a deployed sandbox stage). */
+  host?: string;
+  /** The host key's type: ed25519 (the default), or ecdsa for a bank reached through Transfer Family connectors. */
+  hostKeyType?: 'ed25519' | 'ecdsa';
   /** 0 (the default) picks a free port. */
   port?: number;
   /** Called for each problem the bank sees (a file it cannot read): for logs and tests. */
@@ -62,7 +64,7 @@ const digestOf = (password: string) => createHash('sha256').update(password, 'ut
 export async function startSandboxBank(options: SandboxBankOptions): Promise<SandboxBank> {
   const dataDir = resolve(options.dataDir);
   await mkdir(join(dataDir, 'accounts'), { recursive: true, mode: 0o700 });
-  const hostKey = await loadOrCreateHostKey(dataDir);
+  const hostKey = await loadOrCreateHostKey(dataDir, options.hostKeyType);
   const pgpKey = await loadOrCreatePgpKey(dataDir);
   const emit = (e: SandboxBankEvent) => {
     try {

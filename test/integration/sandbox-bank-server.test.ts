@@ -342,6 +342,34 @@ describe('the sandbox bank over SFTP', () => {
     expect(events).toEqual([]);
   });
 
+  it('presents an ECDSA host key when asked (what Transfer Family connectors trust), kept apart from its ed25519 one', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sandbox-bank-ecdsa-'));
+    const ecdsa = await startSandboxBank({ dataDir: dir, port: 0, hostKeyType: 'ecdsa' });
+    try {
+      await ecdsa.addAccount('connector', 'pw-connector');
+      const client = new SftpClient('ecdsa');
+      let presented: string | undefined;
+      await client.connect({
+        host: '127.0.0.1',
+        port: ecdsa.port,
+        username: 'connector',
+        password: 'pw-connector',
+        hostVerifier: (key: Buffer) => {
+          presented = key.subarray(4, 4 + key.readUInt32BE(0)).toString('latin1');
+          return fingerprintOf(key) === ecdsa.hostKeyFingerprint;
+        },
+      });
+      expect(presented).toBe('ecdsa-sha2-nistp256');
+      expect(await client.list('/inbound')).toEqual([]);
+      await client.end();
+      expect(existsSync(join(dir, 'host_key_ecdsa'))).toBe(true);
+      expect(existsSync(join(dir, 'host_key'))).toBe(false);
+    } finally {
+      await ecdsa.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a half upload (the client gone mid-write) leaves nothing in /inbound and is not acknowledged', async () => {
     const conn = new ssh2.Client();
     conn.on('error', () => {});
