@@ -1,6 +1,5 @@
 import { join } from 'node:path';
 import type { ServedOrganization } from '../functions/bank-link/serve-bank-links.js';
-import type { BankLink } from '../shared/domain/bank-link.js';
 import { startSandboxBank, type SandboxBank } from './sandbox-bank/index.js';
 import { isSandboxLink, sandboxBankAccount } from './sandbox-bank-link.js';
 import type { LocalSecrets } from './stack-state.js';
@@ -15,8 +14,11 @@ import { asFunction } from './table-guard.js';
 
 /** How often organizations with open files are served (the bank's acknowledgement and returns follow in a second). */
 const QUICK_EVERY_MS = 1_000;
-/** Every organization with a link, for files the bank leaves later (deployed: every minute, all of them). */
-const FULL_EVERY_MS = 30_000;
+/**
+ * Every organization with a link, for files the bank leaves later (deployed: every minute, all of them). The sandbox
+ * bank answers a file as it arrives, which the quick passes pick up: this one is for the rest (late files, status).
+ */
+const FULL_EVERY_MS = 120_000;
 /** An organization whose pass failed waits this long before the quick passes try it again. */
 const FAILED_WAIT_MS = 30_000;
 
@@ -36,9 +38,11 @@ export async function startLocalBankLink(options: {
   const bank = await startSandboxBank({
     dataDir: join(options.dataDir, 'sandbox-bank'),
     port: options.port,
+    // Each organization's account opens on its first sign-in, with the password only this stack derives.
+    accountPassword: (username) =>
+      username.startsWith('org_') ? sandboxBankAccount(options.secrets, username).password : undefined,
     onEvent: (e) => options.log(`sandbox bank: ${JSON.stringify(e)}`),
   });
-  const registered = new Set<string>();
   const failedAt = new Map<string, number>();
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
@@ -47,13 +51,6 @@ export async function startLocalBankLink(options: {
 
   // Loaded once the handler environment is in place (the worker module reads it at import).
   const worker = () => import('../functions/bank-link/serve-bank-links.js');
-
-  /** The sandbox bank keeps passwords in memory: each organization's account is registered before its first pass. */
-  const before = async (orgId: string, link: BankLink) => {
-    if (!isSandboxLink(orgId, link, bank.hostKeyFingerprint) || registered.has(orgId)) return;
-    await bank.addAccount(orgId, sandboxBankAccount(options.secrets, orgId).password);
-    registered.add(orgId);
-  };
 
   const pass = async () => {
     const { serveLinkedOrganizations, services } = await worker();
@@ -69,7 +66,7 @@ export async function startLocalBankLink(options: {
       );
       if (only.size === 0) return;
     }
-    const outcomes: ServedOrganization[] = await serveLinkedOrganizations({ ...(only && { only }), before });
+    const outcomes: ServedOrganization[] = await serveLinkedOrganizations(only && { only });
     for (const o of outcomes) {
       if (o.failure) failedAt.set(o.organization_id, Date.now());
       else failedAt.delete(o.organization_id);

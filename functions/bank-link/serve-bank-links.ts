@@ -15,7 +15,6 @@ import { MoneyBackWrites } from '../../shared/data/money-back-writes.js';
 import { OrganizationRepository } from '../../shared/data/organization-repository.js';
 import { PayrollRepository } from '../../shared/data/payroll-repository.js';
 import { PaystubRepository } from '../../shared/data/paystub-repository.js';
-import type { BankLink } from '../../shared/domain/bank-link.js';
 import { type BankLinkServices, serveBankLink } from '../../shared/use-cases/bank-link/serve-bank-link.js';
 import { eventServicesOver } from '../../shared/use-cases/events.js';
 
@@ -56,20 +55,26 @@ export interface ServedOrganization {
 /**
  * One pass for every organization with a bank link (or those of `only`): deliver ready files, pick up the bank's
  * acknowledgements and return files, raise late files. A pass that fails is recorded on the link's status and tried
- * again at the next run; nothing it did is lost (each step is idempotent). `before` runs ahead of each pass (the
- * local stack registers the organization's account with its sandbox bank there).
+ * again at the next run; nothing it did is lost (each step is idempotent).
  */
 export async function serveLinkedOrganizations(
-  options: { only?: ReadonlySet<string>; before?: (orgId: string, link: BankLink) => Promise<void> } = {},
+  options: { only?: ReadonlySet<string> } = {},
 ): Promise<ServedOrganization[]> {
-  const linked = (await services.bankLinks.withBankLinks()).filter(
-    (o) => options.only === undefined || options.only.has(o.organizationId),
-  );
+  // A few organizations (the local stack's quick passes): their own settings, not every linked organization's.
+  const linked =
+    options.only === undefined
+      ? await services.bankLinks.withBankLinks()
+      : (
+          await Promise.all(
+            [...options.only].map(async (organizationId) => ({
+              organizationId,
+              settings: await organizations.getSettings(organizationId),
+            })),
+          )
+        ).flatMap((o) => (o.settings?.bank_link ? [{ organizationId: o.organizationId, settings: o.settings }] : []));
   const outcomes: ServedOrganization[] = [];
   await inParallel(linked, PARALLEL, async ({ organizationId, settings }) => {
-    const link = settings.bank_link!;
-    await options.before?.(organizationId, link);
-    const o = await serveBankLink(services, organizationId, link);
+    const o = await serveBankLink(services, organizationId, settings.bank_link!);
     outcomes.push({
       organization_id: organizationId,
       sent: o.sent.length + o.foundSent.length,

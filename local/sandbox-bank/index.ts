@@ -30,6 +30,11 @@ export interface SandboxBankOptions {
   hostKeyType?: 'ed25519' | 'ecdsa';
   /** 0 (the default) picks a free port. */
   port?: number;
+  /**
+   * The password of an account not added yet, if it is one the bank should open on first sign-in (the local stack
+   * derives each organization's from its master key, so an organization linked a moment ago signs in at once).
+   */
+  accountPassword?: (username: string) => string | undefined;
   /** Called for each problem the bank sees (a file it cannot read): for logs and tests. */
   onEvent?: (e: SandboxBankEvent) => void;
 }
@@ -88,6 +93,19 @@ export async function startSandboxBank(options: SandboxBankOptions): Promise<San
     client.on('authentication', (ctx) => {
       if (ctx.method !== 'password') return ctx.reject(['password']);
       const known = credentials.get(ctx.username);
+      if (!known && USERNAME.test(ctx.username)) {
+        const expected = options.accountPassword?.(ctx.username);
+        if (expected !== undefined && timingSafeEqual(digestOf(ctx.password), digestOf(expected))) {
+          // Opened on its first sign-in, then known like any other.
+          return void bank.addAccount(ctx.username, expected).then(
+            () => {
+              account = credentials.get(ctx.username)!.account;
+              ctx.accept();
+            },
+            () => ctx.reject(['password']),
+          );
+        }
+      }
       const match = timingSafeEqual(digestOf(ctx.password), known?.digest ?? nobody);
       if (!known || !match) return ctx.reject(['password']);
       account = known.account;
@@ -134,7 +152,7 @@ export async function startSandboxBank(options: SandboxBankOptions): Promise<San
     await Promise.all([...accounts.values()].map(async (account) => (await account).idle()));
   };
 
-  return {
+  const bank: SandboxBank = {
     port: address.port,
     hostKeyFingerprint: hostKey.fingerprint,
     pgpPublicKey: pgpKey.publicKey,
@@ -158,4 +176,5 @@ export async function startSandboxBank(options: SandboxBankOptions): Promise<San
       return stopping;
     },
   };
+  return bank;
 }

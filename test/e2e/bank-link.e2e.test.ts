@@ -132,6 +132,9 @@ describe('the local sandbox bank', () => {
       host_key_fingerprint: stack.state.sandbox_bank.host_key_fingerprint,
       credential: 'password',
     });
+    // Its account at the bank opens on its first sign-in: reachable at once, before any pass served it.
+    const tested = await api.POST('/v1/bank-link/test');
+    expect(tested.data!.data).toMatchObject({ ok: true });
     const receiver = await startReceiver();
     await api.POST('/v1/webhooks', { body: { url: receiver.url, events: ['payment.returned'] } });
     const bounce = await hire(api, '000000000');
