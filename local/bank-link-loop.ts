@@ -47,7 +47,8 @@ export async function startLocalBankLink(options: {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
-  let lastFull = 0;
+  // The first full pass a while after start: what a restart left open is served by the quick passes at once.
+  let lastFull = Date.now();
 
   // Loaded once the handler environment is in place (the worker module reads it at import).
   const worker = () => import('../functions/bank-link/serve-bank-links.js');
