@@ -114,6 +114,30 @@ async function passUntil(
   throw new Error(`not done after 100 passes: ${JSON.stringify(outcomes.at(-1))}`);
 }
 
+/**
+ * The link's services with a pass that dies right after an upload (a Lambda timing out): `keep` is what of the file
+ * reaches the bank. Counts the uploads.
+ */
+function crashingAfterUpload(s: BankLinkServices, keep: (bytes: Buffer) => Buffer = (b) => b) {
+  const uploads = { count: 0 };
+  const services: BankLinkServices = {
+    ...s,
+    connect: async (target) => {
+      const transport = await connectSftp(target);
+      return {
+        ...transport,
+        put: async (dir, name, bytes) => {
+          uploads.count++;
+          await transport.put(dir, name, keep(bytes));
+          await transport.end();
+          throw new Error('Task timed out after the upload');
+        },
+      } satisfies BankTransport;
+    },
+  };
+  return { services, uploads };
+}
+
 /** The bank's side as a test sets it: a listing and the files behind it (the service's storage stays real). */
 function bankServing(
   s: BankLinkServices,
@@ -206,28 +230,13 @@ describe('the bank link', () => {
     const { world, orgId, link, linkServices } = await linkedWorld((i) => `7800${i}123`);
     const { payrollId } = await completedRun(world);
     const fileId = (await world.services.payrolls.get(orgId, payrollId))!.disbursement!.file_id!;
-    let uploads = 0;
-    const crashing: BankLinkServices = {
-      ...linkServices,
-      connect: async (target) => {
-        const transport = await connectSftp(target);
-        return {
-          ...transport,
-          put: async (dir, name, bytes) => {
-            uploads++;
-            await transport.put(dir, name, bytes);
-            await transport.end();
-            throw new Error('Task timed out after the upload');
-          },
-        } satisfies BankTransport;
-      },
-    };
+    const { services: crashing, uploads } = crashingAfterUpload(linkServices);
     const crashed = await serveBankLink(crashing, orgId, link);
     expect(crashed.failure).toMatch(/timed out/);
     expect((await world.services.disbursementFiles.get(orgId, fileId))!.status).toBe('ready');
     const resumed = await serveBankLink(crashing, orgId, link);
     expect(resumed).toMatchObject({ sent: [], foundSent: [fileId] });
-    expect(uploads).toBe(1);
+    expect(uploads.count).toBe(1);
     const marked = (await world.services.disbursementFiles.get(orgId, fileId))!;
     expect(['transmitted', 'acknowledged']).toContain(marked.status);
     expect(marked.transmitted_at).not.toBeNull();
@@ -242,20 +251,7 @@ describe('the bank link', () => {
     expect(link.pgp_key_fingerprint).toMatch(/^[0-9A-F]{40,64}$/);
     const { payrollId } = await completedRun(world);
     const fileId = (await world.services.payrolls.get(orgId, payrollId))!.disbursement!.file_id!;
-    const crashing: BankLinkServices = {
-      ...linkServices,
-      connect: async (target) => {
-        const transport = await connectSftp(target);
-        return {
-          ...transport,
-          put: async (dir, name, bytes) => {
-            await transport.put(dir, name, bytes);
-            await transport.end();
-            throw new Error('Task timed out after the upload');
-          },
-        } satisfies BankTransport;
-      },
-    };
+    const { services: crashing } = crashingAfterUpload(linkServices);
     expect((await serveBankLink(crashing, orgId, link)).failure).toMatch(/timed out/);
     const name = remoteNameOf(fileId, true);
     const held = await readFile(join(bankDir, 'accounts', username, 'inbound', name));
@@ -465,26 +461,11 @@ describe('the bank link, as a bank and an operator would try it', () => {
     const { world, orgId, link, linkServices } = await linkedWorld((i) => `7000${i}123`);
     const { payrollId } = await completedRun(world);
     const fileId = (await world.services.payrolls.get(orgId, payrollId))!.disbursement!.file_id!;
-    let uploads = 0;
-    const dropping: BankLinkServices = {
-      ...linkServices,
-      connect: async (target) => {
-        const transport = await connectSftp(target);
-        return {
-          ...transport,
-          put: async (dir, name, bytes) => {
-            uploads++;
-            await transport.put(dir, name, bytes.subarray(0, 300));
-            await transport.end();
-            throw new Error('Connection lost mid-upload');
-          },
-        } satisfies BankTransport;
-      },
-    };
+    const { services: dropping, uploads } = crashingAfterUpload(linkServices, (bytes) => bytes.subarray(0, 300));
     await serveBankLink(dropping, orgId, link);
     const next = await serveBankLink(dropping, orgId, link);
     expect(next.failure).toMatch(/partial_upload: .*300 bytes/);
-    expect(uploads).toBe(1);
+    expect(uploads.count).toBe(1);
     expect((await world.services.disbursementFiles.get(orgId, fileId))!.status).toBe('ready');
   });
 
