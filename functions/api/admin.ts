@@ -6,6 +6,7 @@ import { apiKeyRoutes } from '../../shared/api/api-keys.js';
 import { logRoutes } from '../../shared/api/logs.js';
 import { settingsRoutes } from '../../shared/api/settings.js';
 import { AuditRepository } from '../../shared/data/audit-repository.js';
+import { BankLinkRepository } from '../../shared/data/bank-link-repository.js';
 import { OrganizationRepository } from '../../shared/data/organization-repository.js';
 import { apiRouter } from '../../shared/http/api-handler.js';
 import { created, ok } from '../../shared/http/envelope.js';
@@ -19,6 +20,7 @@ const table = defaultTable();
 const gate = gateOver(table);
 const { apiKeys } = gate;
 const organizations = new OrganizationRepository(table);
+const bankLinks = new BankLinkRepository(table);
 const audit = new AuditRepository(table);
 // The funding account is envelope-encrypted like an employee's bank account.
 const encryptor = fieldEncryptor('bank-account');
@@ -71,7 +73,16 @@ const router = apiRouter(
       return ok(settingsView(settings, principal.environment, holds));
     },
     updateSettings: async ({ principal, body }) => {
-      const settings = await updateSettings({ organizations, encryptor, deps: systemDeps }, principal, body);
+      const settings = await updateSettings(
+        {
+          organizations,
+          encryptor,
+          deps: systemDeps,
+          bankLinkStatus: { clear: (orgId) => bankLinks.clearStatus(orgId) },
+        },
+        principal,
+        body,
+      );
       const holds = await organizations.fundingHolds(principal.organizationId);
       return ok(settingsView(settings, principal.environment, holds), 'Settings updated');
     },

@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { TableRef } from '../adapters/dynamo.js';
 import type { ConnectorRecord, ConnectorStore } from '../adapters/transfer-connector.js';
@@ -146,6 +146,11 @@ export class BankLinkRepository {
         );
       },
     };
+  }
+
+  /** Forgets the last pass's outcome (the link now points elsewhere). */
+  async clearStatus(orgId: string): Promise<void> {
+    await this.table.doc.send(new DeleteCommand({ TableName: this.table.tableName, Key: keys.bankLinkStatus(orgId) }));
   }
 
   /** Records the last pass's outcome. */

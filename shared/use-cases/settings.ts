@@ -109,6 +109,8 @@ export async function updateSettings(
     deps: Deps;
     encryptor: FieldEncryptor;
     bankHost?: BankHostOptions;
+    /** Forgets the last pass's outcome when the link points elsewhere: it was another server's. */
+    bankLinkStatus?: { clear(orgId: string): Promise<void> };
   },
   caller: { organizationId: string; environment: Environment },
   patch: UpdateSettingsInput,
@@ -168,6 +170,15 @@ export async function updateSettings(
       next.updated_at = new Date(Date.parse(next.updated_at) + 1).toISOString();
     try {
       await organizations.putSettings(orgId, next, current.updated_at);
+      const before = current.bank_link;
+      const after = next.bank_link;
+      const destination = (l: typeof before) =>
+        l
+          ? [l.host, l.port, l.username, l.remote_inbound_dir, l.remote_outbound_dir, l.host_key_fingerprint].join(
+              '\u0000',
+            )
+          : '';
+      if (link !== undefined && destination(before) !== destination(after)) await s.bankLinkStatus?.clear(orgId);
       return next;
     } catch (err) {
       if (!isConditionalCheckFailure(err)) throw err;

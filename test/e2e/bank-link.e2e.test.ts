@@ -215,6 +215,10 @@ describe('the local sandbox bank', () => {
       ['returns', 'applied'],
     ]);
     expect((await api.GET('/v1/bank-link')).data!.data).toMatchObject({ configured: true, state: 'ok', reason: null });
+    // Pointed at another server, the link has no outcome yet: the last one was the sandbox bank's.
+    const moved = await api.PATCH('/v1/settings', { body: { bank_link: { ...LINK, password: 'another' } } });
+    expect(moved.response.status).toBe(200);
+    expect((await api.GET('/v1/bank-link')).data!.data).toMatchObject({ configured: true, state: null });
     // Nothing was posted to the returns intake: the audit log has no such request.
     const logs = (await api.GET('/v1/logs', { params: { query: { limit: 100 } } })).data!.data;
     expect(JSON.stringify(logs)).not.toContain('/v1/disbursement-returns');
