@@ -1,3 +1,4 @@
+import type { Context } from 'aws-lambda';
 import { defaultTable } from '../../shared/adapters/dynamo.js';
 import { fieldEncryptor } from '../../shared/adapters/envelope-encryption.js';
 import { fileSealer } from '../../shared/adapters/file-sealer.js';
@@ -6,7 +7,6 @@ import { defaultObjectStore } from '../../shared/adapters/object-store.js';
 import { observe } from '../../shared/adapters/observability.js';
 import { bankTransport } from '../../shared/adapters/bank-transport.js';
 import { BankLinkRepository } from '../../shared/data/bank-link-repository.js';
-import { inParallel } from '../../shared/data/batch.js';
 import { DisbursementFileRepository } from '../../shared/data/disbursement-file-repository.js';
 import { DisbursementSequenceRepository } from '../../shared/data/disbursement-sequence-repository.js';
 import { EmployeeRepository } from '../../shared/data/employee-repository.js';
@@ -15,6 +15,7 @@ import { MoneyBackWrites } from '../../shared/data/money-back-writes.js';
 import { OrganizationRepository } from '../../shared/data/organization-repository.js';
 import { PayrollRepository } from '../../shared/data/payroll-repository.js';
 import { PaystubRepository } from '../../shared/data/paystub-repository.js';
+import { withinBudget } from '../../shared/use-cases/bank-link/pass-budget.js';
 import { type BankLinkServices, serveBankLink } from '../../shared/use-cases/bank-link/serve-bank-link.js';
 import { eventServicesOver } from '../../shared/use-cases/events.js';
 
@@ -58,7 +59,7 @@ export interface ServedOrganization {
  * again at the next run; nothing it did is lost (each step is idempotent).
  */
 export async function serveLinkedOrganizations(
-  options: { only?: ReadonlySet<string> } = {},
+  options: { only?: ReadonlySet<string>; remainingMs?: () => number } = {},
 ): Promise<ServedOrganization[]> {
   // A few organizations (the local stack's quick passes): their own settings, not every linked organization's.
   const linked =
@@ -72,24 +73,29 @@ export async function serveLinkedOrganizations(
             })),
           )
         ).flatMap((o) => (o.settings?.bank_link ? [{ organizationId: o.organizationId, settings: o.settings }] : []));
-  const outcomes: ServedOrganization[] = [];
-  await inParallel(linked, PARALLEL, async ({ organizationId, settings }) => {
-    const o = await serveBankLink(services, organizationId, settings.bank_link!);
-    outcomes.push({
-      organization_id: organizationId,
-      sent: o.sent.length + o.foundSent.length,
-      picked_up: o.pickedUp.length,
-      late: o.late.length,
-      ...(o.failure && { failure: o.failure }),
-    });
-  });
+  const { served: outcomes, deferred } = await withinBudget(
+    linked,
+    { parallel: PARALLEL, ...(options.remainingMs && { remainingMs: options.remainingMs }) },
+    async ({ organizationId, settings }): Promise<ServedOrganization> => {
+      const o = await serveBankLink(services, organizationId, settings.bank_link!);
+      return {
+        organization_id: organizationId,
+        sent: o.sent.length + o.foundSent.length,
+        picked_up: o.pickedUp.length,
+        late: o.late.length,
+        ...(o.failure && { failure: o.failure }),
+      };
+    },
+  );
+  // More organizations than one invocation holds: the operator's cue to give the worker room, or to fan it out.
+  if (deferred.length > 0) logger.warn('bank link passes deferred to the next run', { deferred: deferred.length });
   const failing = outcomes.filter((o) => o.failure);
   if (failing.length > 0) logger.warn('bank link passes failed', { failing });
   return outcomes;
 }
 
 /** The bank link, on a schedule: every organization with a link, one pass each. */
-export const handler = observe(async () => {
-  const outcomes = await serveLinkedOrganizations();
+export const handler = observe(async (_event: unknown, context: Context) => {
+  const outcomes = await serveLinkedOrganizations({ remainingMs: () => context.getRemainingTimeInMillis() });
   return { organizations: outcomes.length, outcomes };
 });
